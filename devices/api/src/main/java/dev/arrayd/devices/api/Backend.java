@@ -1,0 +1,29 @@
+package dev.arrayd.devices.api;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A device family (cpu, opencl, cuda). A backend whose native library or toolchain is missing
+ * reports itself unavailable with the reason; it never breaks the others.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** Lower-case name used in device ids. */
+    String name();
+
+    /** Empty when usable; otherwise why not (e.g. "libOpenCL.so.1 not found"). */
+    Optional<String> unavailableReason();
+
+    /**
+     * Opens devices. {@code count} is the number the operator asked for (e.g. 2 for {@code cpu:2});
+     * 0 means "all the backend finds" (or one, for backends that split a single resource).
+     */
+    List<Device> openDevices(int count);
+
+    /** The compiler shared by every device of this backend. */
+    KernelCompiler compiler();
+
+    @Override
+    void close();
+}

@@ -1,0 +1,13 @@
+package dev.arrayd.devices.api;
+
+/**
+ * Completion of one {@link DeviceCommand}. Called exactly once, on a backend thread; must be fast
+ * and must not throw (paired lifecycle: every submit ends in exactly one of these).
+ */
+public interface CommandCallback {
+
+    /** @param deviceNanos time the command spent executing on the device */
+    void completed(long deviceNanos);
+
+    void failed(ArraydException cause);
+}

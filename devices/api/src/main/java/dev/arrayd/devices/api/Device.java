@@ -1,0 +1,34 @@
+package dev.arrayd.devices.api;
+
+/**
+ * One compute device. Memory is managed as slabs (OCANNL's {@code alloc_pool} / {@code free_pool}):
+ * the scheduler's slab pool asks for large slabs by pool id and sub-allocates buffers inside them,
+ * addressing memory only as {@link MemRef}. Native pointers never leave the backend.
+ */
+public interface Device extends AutoCloseable {
+
+    DeviceId id();
+
+    DeviceInfo info();
+
+    /**
+     * Allocates the slab {@code poolId} of {@code bytes}, aligned to at least {@code alignment}.
+     *
+     * @throws ArraydException RESOURCE_EXHAUSTED when the device cannot provide it;
+     *                         ALREADY_EXISTS when the pool id is taken
+     */
+    void allocPool(int poolId, long bytes, long alignment);
+
+    /** Frees slab {@code poolId}. Unknown ids are ignored. */
+    void freePool(int poolId);
+
+    /** Zeroes a range synchronously (no stream command may be touching it). */
+    void memsetZero(MemRef ref);
+
+    /** A new in-order stream on this device. */
+    NativeStream newStream(String name);
+
+    /** Releases streams and slabs. */
+    @Override
+    void close();
+}
