@@ -1,0 +1,117 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.ErrorCode;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One submitted command on its way to a device. It counts its unfinished dependencies (starting
+ * at one, the submitter's own hold, so it cannot start before submission is over); the last one
+ * to finish hands it to its native stream, or fails it if a data dependency failed.
+ *
+ * <p>Data dependencies (explicit waits, read-after-write) pass failure on; ordering-only ones
+ * (write-after-read, write-after-write, stream order) only delay.
+ */
+final class Command implements EventListener, CommandCallback {
+
+    private final Event event;
+    private final Session session;
+    private final Stream stream;
+    private final DeviceCommand op;
+    private final Object result;
+    private final ModuleRef module;
+    private final AtomicInteger unfinished = new AtomicInteger(1);
+    private final AtomicReference<ArraydException> depFailure = new AtomicReference<>();
+    private final EventListener orderOnly = this::orderDone;
+
+    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module) {
+        this.event = event;
+        this.session = session;
+        this.stream = stream;
+        this.op = op;
+        this.result = result;
+        this.module = module;
+    }
+
+    Event event() {
+        return event;
+    }
+
+    /** Adds a dependency that passes failure on. Only before {@link #release()}. */
+    void dependOnData(Event dep) {
+        if (dep == Event.SUCCEEDED || dep == event) {
+            return;
+        }
+        unfinished.incrementAndGet();
+        dep.onDone(this);
+    }
+
+    /** Adds a dependency that only orders. Only before {@link #release()}. */
+    void dependOnOrder(Event dep) {
+        if (dep == Event.SUCCEEDED || dep == event || dep.isDone()) {
+            return;
+        }
+        unfinished.incrementAndGet();
+        dep.onDone(orderOnly);
+    }
+
+    /** Drops the submitter's hold: from here on the command starts when its dependencies are done. */
+    void release() {
+        if (unfinished.decrementAndGet() == 0) {
+            start();
+        }
+    }
+
+    @Override
+    public void onEvent(Event dep) {
+        if (dep.isFailed()) {
+            depFailure.compareAndSet(null, DependencyFailedException.of(dep));
+        }
+        orderDone(dep);
+    }
+
+    private void orderDone(Event dep) {
+        if (unfinished.decrementAndGet() == 0) {
+            start();
+        }
+    }
+
+    private void start() {
+        ArraydException failure = depFailure.get();
+        if (failure != null) {
+            // Failing fires dependents, which may fail theirs: run that chain as a loop, not as
+            // recursion, so a long chain cannot overflow the stack.
+            Trampoline.run(() -> failed(failure));
+            return;
+        }
+        try {
+            stream.nativeStream().submit(op, this);
+        } catch (RuntimeException e) {
+            failed(e instanceof ArraydException a ? a
+                    : new ArraydException(ErrorCode.INTERNAL, "submit to " + stream + " failed: " + e, e));
+        }
+    }
+
+    @Override
+    public void completed(long deviceNanos) {
+        finish();
+        event.succeed(deviceNanos, result);
+        session.settled(event);
+    }
+
+    @Override
+    public void failed(ArraydException cause) {
+        finish();
+        event.fail(cause);
+        session.settled(event);
+    }
+
+    private void finish() {
+        if (module != null) {
+            module.release();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.KernelArg;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A command as a client describes it, with handles not yet resolved. The scheduler validates it
+ * against the caller's session before anything runs.
+ *
+ * @param event  the event id it signals (0 = assign one)
+ * @param waits  events that must complete first
+ * @param stream stream handle; 0 = the session's default stream on the command's device
+ */
+public record CommandSpec(long event, long[] waits, long stream, Op op) {
+
+    public CommandSpec {
+        Objects.requireNonNull(op, "op");
+        waits = waits == null ? new long[0] : waits;
+    }
+
+    /** What the command does. */
+    public sealed interface Op {}
+
+    /** @param device device id; empty = the device of the first buffer argument, else the stream's */
+    public record LaunchOp(long kernel, long[] globalDims, long[] localDims, List<Arg> args, String device) implements Op {}
+
+    public record CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes) implements Op {}
+
+    /** @param value a scalar of the buffer's dtype (an f32 for f16 / bf16 buffers) */
+    public record FillOp(long buffer, KernelArg.Scalar value, long offsetElements, long countElements) implements Op {}
+
+    /** {@code data} must stay valid until the command's event completes. */
+    public record UploadOp(long buffer, long offsetBytes, MemorySegment data) implements Op {}
+
+    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes) implements Op {}
+
+    /** A launch argument: a buffer handle or a scalar value. */
+    public sealed interface Arg {}
+
+    public record BufferArg(long buffer) implements Arg {}
+
+    public record ScalarArg(KernelArg.Scalar value) implements Arg {}
+}

@@ -1,0 +1,47 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelSignature;
+import java.util.Map;
+import java.util.Set;
+
+/** A session's kernel handle: one entry point, compiled for one or more backends. */
+public final class CompiledKernel {
+
+    private final long handle;
+    private final KernelSignature signature;
+    private final Map<String, Kernel> byBackend;
+    private final ModuleRef module;
+    volatile boolean destroyed;
+
+    CompiledKernel(long handle, KernelSignature signature, Map<String, Kernel> byBackend, ModuleRef module) {
+        this.handle = handle;
+        this.signature = signature;
+        this.byBackend = Map.copyOf(byBackend);
+        this.module = module;
+    }
+
+    public long handle() {
+        return handle;
+    }
+
+    public String name() {
+        return signature.name();
+    }
+
+    public KernelSignature signature() {
+        return signature;
+    }
+
+    public Set<String> backends() {
+        return byBackend.keySet();
+    }
+
+    Kernel forBackend(String backend) {
+        return byBackend.get(backend);
+    }
+
+    ModuleRef module() {
+        return module;
+    }
+}

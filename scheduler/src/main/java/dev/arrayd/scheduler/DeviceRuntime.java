@@ -1,0 +1,74 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.NativeStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A device as the scheduler runs it: the backend device, its slab pool, and the shared native
+ * streams that carry the sessions' default streams.
+ */
+public final class DeviceRuntime {
+
+    private final Device device;
+    private final String backend;
+    private final SlabPool pool;
+    private final List<NativeStream> sharedStreams;
+    private final AtomicInteger nextShared = new AtomicInteger();
+
+    DeviceRuntime(Device device, String backend, SchedulerConfig config) {
+        this.device = device;
+        this.backend = backend;
+        DeviceInfo info = device.info();
+        long budget = (long) (info.memoryBytes() * config.memoryBudgetFraction());
+        this.pool = new SlabPool(device, info.baseAlignment(), Math.min(config.slabBytes(), budget), budget);
+        int n = Math.max(1, info.suggestedStreams());
+        List<NativeStream> streams = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            streams.add(device.newStream(device.id() + "-shared-" + i));
+        }
+        this.sharedStreams = List.copyOf(streams);
+    }
+
+    public DeviceId id() {
+        return device.id();
+    }
+
+    public DeviceInfo info() {
+        return device.info();
+    }
+
+    public String backend() {
+        return backend;
+    }
+
+    public SlabPool pool() {
+        return pool;
+    }
+
+    Device device() {
+        return device;
+    }
+
+    /** Spreads default streams of sessions over the shared native streams. */
+    NativeStream nextSharedStream() {
+        return sharedStreams.get(Math.floorMod(nextShared.getAndIncrement(), sharedStreams.size()));
+    }
+
+    void close() {
+        for (NativeStream s : sharedStreams) {
+            s.close();
+        }
+        pool.releaseAll();
+        device.close();
+    }
+
+    @Override
+    public String toString() {
+        return device.id().toString();
+    }
+}

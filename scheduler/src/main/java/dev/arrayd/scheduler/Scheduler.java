@@ -1,0 +1,929 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduler: sessions, buffers, kernels and streams, and the ordering of every command.
+ *
+ * <h2>The life of a command</h2>
+ * <ol>
+ *   <li>{@link #submit} resolves the command's handles in the caller's session and validates it
+ *       (shapes, ranges, argument types) — a batch is accepted whole or not at all;</li>
+ *   <li>under the submit lock it registers the command's event and adds its dependencies: explicit
+ *       waits and read-after-write on each buffer it reads (both pass failure on), write-after-read
+ *       and write-after-write on each buffer it writes, and the previous command of its stream
+ *       (these only order);</li>
+ *   <li>when the last dependency completes, the command goes to its device's native stream;</li>
+ *   <li>the device's callback completes the event, which releases dependents and tells listeners.</li>
+ * </ol>
+ *
+ * <p>Pure Java over {@code devices/api}: no gRPC, no protobuf.
+ */
+public final class Scheduler implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
+    private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
+
+    private final SchedulerConfig config;
+    private final Map<DeviceId, DeviceRuntime> devices = new LinkedHashMap<>();
+    private final List<DeviceRuntime> deviceList;
+    private final Map<String, KernelCompiler> compilers;
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Object submitLock = new Object();
+    private final ExecutorService housekeeping;
+    private final LongSupplier nanoTime;
+    private volatile boolean closed;
+
+    /**
+     * @param devices   the devices to run, in the order clients see them (the first is the default)
+     * @param compilers the compiler of each backend, by backend name
+     */
+    public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers,
+            LongSupplier nanoTime) {
+        if (devices.isEmpty()) {
+            throw new IllegalArgumentException("devices: none (expected: at least one)");
+        }
+        this.config = config;
+        this.nanoTime = nanoTime;
+        for (Device d : devices) {
+            this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config));
+        }
+        this.deviceList = List.copyOf(this.devices.values());
+        this.compilers = Map.copyOf(compilers);
+        this.housekeeping = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "arrayd-housekeeping");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers) {
+        this(config, devices, compilers, System::nanoTime);
+    }
+
+    public SchedulerConfig config() {
+        return config;
+    }
+
+    // ---------------------------------------------------------------- devices
+
+    public List<DeviceRuntime> devices() {
+        return deviceList;
+    }
+
+    /** The device with this id; empty = the first device. */
+    public DeviceRuntime device(String id) {
+        if (id == null || id.isEmpty()) {
+            return deviceList.getFirst();
+        }
+        DeviceId parsed;
+        try {
+            parsed = DeviceId.parse(id);
+        } catch (IllegalArgumentException e) {
+            throw ArraydException.invalid(e.getMessage());
+        }
+        DeviceRuntime d = devices.get(parsed);
+        if (d == null) {
+            throw ArraydException.notFound("device: \"" + id + "\" (not found; devices: " + devices.keySet() + ")");
+        }
+        return d;
+    }
+
+    // ---------------------------------------------------------------- sessions
+
+    public Session openSession(String clientName) {
+        checkOpen();
+        Session s = new Session(Handles.sessionToken(), clientName == null ? "" : clientName, nanoTime.getAsLong());
+        sessions.put(s.token(), s);
+        log.debug("opened {}", s);
+        return s;
+    }
+
+    /** The open session with this token. */
+    public Session session(String token) {
+        Session s = token == null ? null : sessions.get(token);
+        if (s == null) {
+            String shown = token == null || token.isEmpty() ? "(empty)"
+                    : "\"" + token.substring(0, Math.min(8, token.length())) + "…\"";
+            throw ArraydException.notFound("session: " + shown + " (not found or closed)");
+        }
+        return s;
+    }
+
+    public Collection<Session> sessions() {
+        return sessions.values();
+    }
+
+    /**
+     * Closes a session: its handles disappear at once; memory, modules and streams are freed as
+     * soon as the commands already submitted on them complete.
+     */
+    public void closeSession(Session s) {
+        if (sessions.remove(s.token(), s)) {
+            s.closed = true;
+            for (Long b : List.copyOf(s.buffers.keySet())) {
+                try {
+                    destroyBuffer(s, b);
+                } catch (ArraydException ignored) {
+                    // destroyed concurrently
+                }
+            }
+            for (Long k : List.copyOf(s.kernels.keySet())) {
+                try {
+                    destroyKernel(s, k);
+                } catch (ArraydException ignored) {
+                    // destroyed concurrently
+                }
+            }
+            for (Long st : List.copyOf(s.streams.keySet())) {
+                try {
+                    destroyStream(s, st);
+                } catch (ArraydException ignored) {
+                    // destroyed concurrently
+                }
+            }
+            log.debug("closed {}", s);
+        }
+    }
+
+    // ---------------------------------------------------------------- buffers
+
+    /** Creates a buffer; when {@code zeroInit}, a zero fill is ordered before its first use. */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, boolean zeroInit, String label) {
+        checkSession(s);
+        if (dtype == null) {
+            throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
+        }
+        long elements = elementCount(dims, dtype);
+        DeviceRuntime d = device(device);
+        if (!d.info().dtypes().contains(dtype)) {
+            throw ArraydException.invalid("dtype: " + dtype.wireName() + " (not supported by device " + d.id() + ")");
+        }
+        MemRef mem = d.pool().allocate(elements * dtype.byteSize());
+        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, mem, label == null ? "" : label);
+        if (zeroInit) {
+            Stream stream = defaultStream(s, d);
+            Event e = new Event(0);
+            Command c = new Command(e, s, stream, new DeviceCommand.Fill(mem, 0, 1), null, null);
+            synchronized (submitLock) {
+                c.dependOnOrder(stream.tail);
+                stream.tail = e;
+                b.lastWriter = e;
+            }
+            c.release();
+        }
+        s.buffers.put(b.handle(), b);
+        return b;
+    }
+
+    public Buffer buffer(Session s, long handle) {
+        return s.buffer(handle, "buffer");
+    }
+
+    /** Forgets the handle now; frees its memory once every command already submitted on it completes. */
+    public void destroyBuffer(Session s, long handle) {
+        Buffer b = s.buffers.remove(handle);
+        if (b == null) {
+            throw ArraydException.notFound("buffer: " + Handles.format(handle) + " (not found in this session)");
+        }
+        List<Event> users = new ArrayList<>();
+        synchronized (submitLock) {
+            b.destroyed = true;
+            if (b.lastWriter != null && !b.lastWriter.isDone()) {
+                users.add(b.lastWriter);
+            }
+            for (int i = 0; i < b.readerCount; i++) {
+                if (!b.readers[i].isDone()) {
+                    users.add(b.readers[i]);
+                }
+            }
+            b.lastWriter = null;
+            b.readers = new Event[0];
+            b.readerCount = 0;
+        }
+        whenAllDone(users, () -> b.device().pool().free(b.mem()));
+    }
+
+    // ---------------------------------------------------------------- kernels
+
+    /**
+     * Compiles modules; all of them or none (a failure unloads what was already built).
+     * Blocking: it runs the compiler. Call it off event-loop threads.
+     */
+    public List<CompileResult> compile(Session s, List<ModuleSpec> modules) {
+        checkSession(s);
+        if (modules.isEmpty()) {
+            throw ArraydException.invalid("modules: none (expected: at least one)");
+        }
+        List<CompileResult> results = new ArrayList<>();
+        List<ModuleRef> built = new ArrayList<>();
+        try {
+            for (int m = 0; m < modules.size(); m++) {
+                results.add(compileOne(s, modules.get(m), "modules[" + m + "]", built));
+            }
+        } catch (RuntimeException e) {
+            for (CompileResult r : results) {
+                for (CompiledKernel k : r.kernels()) {
+                    s.kernels.remove(k.handle());
+                }
+            }
+            for (ModuleRef ref : built) {
+                while (ref.refCount() > 0) {
+                    ref.release();
+                }
+            }
+            throw e;
+        }
+        return results;
+    }
+
+    private CompileResult compileOne(Session s, ModuleSpec spec, String where, List<ModuleRef> built) {
+        KernelSource src = spec.source();
+        if (src.dialect().isNative() && !config.allowNativeSource()) {
+            throw new ArraydException(ErrorCode.PERMISSION_DENIED, where + ".dialect: " + src.dialect()
+                    + " is native source, which can do anything the daemon can; the daemon was started without"
+                    + " --allow-native-source");
+        }
+        validateSignatures(src.entryPoints(), where);
+        List<String> backends = new ArrayList<>();
+        if (spec.backend() != null && !spec.backend().isEmpty()) {
+            KernelCompiler c = compilers.get(spec.backend());
+            if (c == null) {
+                throw ArraydException.notFound(where + ".backend: \"" + spec.backend() + "\" (not available; available: "
+                        + compilers.keySet() + ")");
+            }
+            if (!c.dialects().contains(src.dialect())) {
+                throw ArraydException.invalid(where + ".dialect: " + src.dialect() + " (backend " + spec.backend()
+                        + " compiles " + c.dialects() + ")");
+            }
+            backends.add(spec.backend());
+        } else {
+            for (var e : compilers.entrySet()) {
+                if (e.getValue().dialects().contains(src.dialect())) {
+                    backends.add(e.getKey());
+                }
+            }
+            backends.sort(null);
+            if (backends.isEmpty()) {
+                throw ArraydException.invalid(where + ".dialect: " + src.dialect()
+                        + " (no available backend compiles it; backends: " + compilers.keySet() + ")");
+            }
+        }
+        List<KernelModule> mods = new ArrayList<>();
+        StringBuilder diagnostics = new StringBuilder();
+        try {
+            for (String backend : backends) {
+                KernelModule km = compilers.get(backend).compile(src);
+                mods.add(km);
+                if (!km.diagnostics().isBlank()) {
+                    diagnostics.append(km.diagnostics());
+                }
+            }
+        } catch (RuntimeException e) {
+            mods.forEach(KernelModule::close);
+            throw e;
+        }
+        ModuleRef ref = new ModuleRef(mods, src.entryPoints().size());
+        built.add(ref);
+        List<CompiledKernel> kernels = new ArrayList<>();
+        for (KernelSignature sig : src.entryPoints()) {
+            Map<String, Kernel> byBackend = new HashMap<>();
+            for (KernelModule km : mods) {
+                for (Kernel k : km.kernels()) {
+                    if (k.name().equals(sig.name())) {
+                        byBackend.put(k.backend(), k);
+                    }
+                }
+            }
+            CompiledKernel ck = new CompiledKernel(Handles.next(), sig, byBackend, ref);
+            s.kernels.put(ck.handle(), ck);
+            kernels.add(ck);
+        }
+        return new CompileResult(kernels, diagnostics.toString(), backends);
+    }
+
+    private static void validateSignatures(List<KernelSignature> entries, String where) {
+        if (entries.isEmpty()) {
+            throw ArraydException.invalid(where + ".entry_points: none (expected: at least one)");
+        }
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < entries.size(); i++) {
+            KernelSignature sig = entries.get(i);
+            String at = where + ".entry_points[" + i + "]";
+            if (!IDENT.matcher(sig.name()).matches()) {
+                throw ArraydException.invalid(at + ".name: \"" + sig.name() + "\" (expected: a C identifier)");
+            }
+            if (!names.add(sig.name())) {
+                throw ArraydException.invalid(at + ".name: \"" + sig.name() + "\" (declared twice)");
+            }
+            Set<String> params = new HashSet<>();
+            for (int p = 0; p < sig.params().size(); p++) {
+                KernelParam kp = sig.params().get(p);
+                if (!IDENT.matcher(kp.name()).matches()) {
+                    throw ArraydException.invalid(at + ".params[" + p + "].name: \"" + kp.name() + "\" (expected: a C identifier)");
+                }
+                if (!params.add(kp.name())) {
+                    throw ArraydException.invalid(at + ".params[" + p + "].name: \"" + kp.name() + "\" (declared twice)");
+                }
+            }
+        }
+    }
+
+    public CompiledKernel kernel(Session s, long handle) {
+        return s.kernel(handle, "kernel");
+    }
+
+    public void destroyKernel(Session s, long handle) {
+        CompiledKernel k = s.kernels.remove(handle);
+        if (k == null) {
+            throw ArraydException.notFound("kernel: " + Handles.format(handle) + " (not found in this session)");
+        }
+        k.destroyed = true;
+        k.module().release();
+    }
+
+    // ---------------------------------------------------------------- streams
+
+    /** A new stream with its own native stream on {@code device} (empty = the first device). */
+    public Stream createStream(Session s, String device) {
+        checkSession(s);
+        DeviceRuntime d = device(device);
+        Stream st = new Stream(Handles.next(), d, d.device().newStream(d.id() + "-" + s.clientName()), true);
+        s.streams.put(st.handle(), st);
+        return st;
+    }
+
+    /** Forgets the stream now; its native stream closes once its pending work completes. */
+    public void destroyStream(Session s, long handle) {
+        Stream st = s.streams.remove(handle);
+        if (st == null) {
+            throw ArraydException.notFound("stream: " + Handles.format(handle) + " (not found in this session)");
+        }
+        Event tail;
+        synchronized (submitLock) {
+            st.destroyed = true;
+            tail = st.tail;
+        }
+        // closing joins the stream's thread, which may be the one completing `tail`: hop threads
+        tail.onDone(e -> housekeeping.execute(() -> st.nativeStream().close()));
+    }
+
+    /** A stream by handle, or the session's default stream on {@code device} when the handle is 0. */
+    public Stream stream(Session s, long handle, String device) {
+        if (handle != 0) {
+            return s.stream(handle, "stream");
+        }
+        return defaultStream(s, device(device));
+    }
+
+    private Stream defaultStream(Session s, DeviceRuntime d) {
+        return s.defaultStreams.computeIfAbsent(d.id(), id -> new Stream(0, d, d.nextSharedStream(), false));
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /** The event with this id in the session ({@link Event#SUCCEEDED} for one long done). */
+    public Event event(Session s, long id) {
+        Event e = s.events.lookup(id);
+        if (e == null) {
+            throw ArraydException.notFound("event: " + id + " (not found in this session)");
+        }
+        return e;
+    }
+
+    // ---------------------------------------------------------------- submission
+
+    /** A validated command, ready to be tracked. */
+    private record Prepared(CommandSpec spec, Stream stream, DeviceCommand op, Buffer[] buffers, boolean[] reads,
+            boolean[] writes, Object result, CompiledKernel kernel) {}
+
+    /**
+     * Submits a batch: validates every command, then orders and starts them. The batch is accepted
+     * whole or rejected whole (nothing registered, nothing run).
+     *
+     * @param listener told about each command's event when it completes (may be null)
+     * @return the event of each command, in order
+     * @throws ArraydException naming {@code commands[i]} and the bad value
+     */
+    public List<Event> submit(Session s, List<CommandSpec> batch, EventListener listener) {
+        checkSession(s);
+        Prepared[] prepared = new Prepared[batch.size()];
+        for (int i = 0; i < prepared.length; i++) {
+            try {
+                prepared[i] = prepare(s, batch.get(i));
+            } catch (ArraydException e) {
+                throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
+            }
+        }
+        Command[] commands = new Command[prepared.length];
+        List<Event> events = new ArrayList<>(prepared.length);
+        synchronized (submitLock) {
+            if (s.closed) {
+                throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
+            }
+            // First pass: everything that can fail, before anything changes.
+            long[] ids = new long[prepared.length];
+            Set<Long> inBatch = prepared.length > 1 ? new HashSet<>() : null;
+            for (int i = 0; i < prepared.length; i++) {
+                Prepared p = prepared[i];
+                String at = "commands[" + i + "]: ";
+                try {
+                    long id = p.spec().event();
+                    if (id != 0) {
+                        s.events.checkUnused(id);
+                        if (inBatch != null && !inBatch.add(id)) {
+                            throw new ArraydException(ErrorCode.ALREADY_EXISTS, "event: " + id + " (used twice in this batch)");
+                        }
+                    }
+                    ids[i] = id;
+                    long[] waits = p.spec().waits();
+                    for (int w = 0; w < waits.length; w++) {
+                        boolean earlierInBatch = inBatch != null && inBatch.contains(waits[w]) && waits[w] != id;
+                        if (!earlierInBatch && s.events.lookup(waits[w]) == null) {
+                            throw ArraydException.notFound("wait_events[" + w + "]: event " + waits[w]
+                                    + " (not found in this session)");
+                        }
+                    }
+                    for (Buffer b : p.buffers()) {
+                        if (b.destroyed) {
+                            throw ArraydException.notFound(b + " (destroyed)");
+                        }
+                    }
+                    if (p.stream().destroyed) {
+                        throw ArraydException.notFound(p.stream() + " (destroyed)");
+                    }
+                    if (p.kernel() != null && p.kernel().destroyed) {
+                        throw ArraydException.notFound("kernel " + p.kernel().name() + " (destroyed)");
+                    }
+                } catch (ArraydException e) {
+                    throw new ArraydException(e.code(), at + e.getMessage(), e);
+                }
+            }
+            // Second pass: register, order, track.
+            for (int i = 0; i < prepared.length; i++) {
+                Prepared p = prepared[i];
+                long id = ids[i] != 0 ? ids[i] : s.events.assign();
+                Event e = new Event(id);
+                s.events.register(e);
+                ModuleRef module = null;
+                if (p.kernel() != null) {
+                    module = p.kernel().module();
+                    module.retain();
+                }
+                Command c = new Command(e, s, p.stream(), p.op(), p.result(), module);
+                for (long w : p.spec().waits()) {
+                    c.dependOnData(s.events.lookup(w));
+                }
+                Stream st = p.stream();
+                c.dependOnOrder(st.tail);
+                st.tail = e;
+                for (int b = 0; b < p.buffers().length; b++) {
+                    track(c, e, p.buffers()[b], p.reads()[b], p.writes()[b]);
+                }
+                if (listener != null) {
+                    e.onDone(listener);
+                }
+                commands[i] = c;
+                events.add(e);
+            }
+        }
+        for (Command c : commands) {
+            c.release();
+        }
+        return events;
+    }
+
+    /** Hazards on one buffer: RAW passes failure on; WAR and WAW only order. */
+    private static void track(Command c, Event e, Buffer b, boolean reads, boolean writes) {
+        Event w = b.lastWriter;
+        if (w != null && w.isDone() && !w.isFailed()) {
+            b.lastWriter = w = null;
+        }
+        if (w != null) {
+            if (reads) {
+                c.dependOnData(w);
+            } else {
+                c.dependOnOrder(w);
+            }
+        }
+        if (writes) {
+            for (int i = 0; i < b.readerCount; i++) {
+                c.dependOnOrder(b.readers[i]);
+                b.readers[i] = null;
+            }
+            b.readerCount = 0;
+            b.lastWriter = e;
+        } else {
+            // drop finished readers, then add this one
+            int n = 0;
+            for (int i = 0; i < b.readerCount; i++) {
+                if (!b.readers[i].isDone()) {
+                    b.readers[n++] = b.readers[i];
+                }
+            }
+            for (int i = n; i < b.readerCount; i++) {
+                b.readers[i] = null;
+            }
+            if (n == b.readers.length) {
+                b.readers = Arrays.copyOf(b.readers, Math.max(2, n * 2));
+            }
+            b.readers[n++] = e;
+            b.readerCount = n;
+        }
+    }
+
+    private Prepared prepare(Session s, CommandSpec spec) {
+        return switch (spec.op()) {
+            case CommandSpec.LaunchOp l -> prepareLaunch(s, spec, l);
+            case CommandSpec.CopyOp c -> prepareCopy(s, spec, c);
+            case CommandSpec.FillOp f -> prepareFill(s, spec, f);
+            case CommandSpec.UploadOp u -> prepareUpload(s, spec, u);
+            case CommandSpec.DownloadOp d -> prepareDownload(s, spec, d);
+        };
+    }
+
+    private Prepared prepareLaunch(Session s, CommandSpec spec, CommandSpec.LaunchOp l) {
+        CompiledKernel k = s.kernel(l.kernel(), "launch.kernel");
+        KernelSignature sig = k.signature();
+        List<KernelParam> params = sig.params();
+        List<CommandSpec.Arg> args = l.args() == null ? List.of() : l.args();
+        if (args.size() != params.size()) {
+            throw ArraydException.invalid("launch.args: " + args.size() + " given (expected: " + params.size()
+                    + " for kernel " + describe(sig) + ")");
+        }
+        // Resolve buffers first: they decide the default device.
+        Buffer[] argBuffers = new Buffer[args.size()];
+        for (int i = 0; i < args.size(); i++) {
+            if (args.get(i) instanceof CommandSpec.BufferArg ba) {
+                argBuffers[i] = s.buffer(ba.buffer(), "launch.args[" + i + "]");
+            }
+        }
+        DeviceRuntime d;
+        Stream stream;
+        if (spec.stream() != 0) {
+            stream = s.stream(spec.stream(), "stream");
+            d = stream.device();
+            if (l.device() != null && !l.device().isEmpty() && !device(l.device()).equals(d)) {
+                throw ArraydException.invalid("launch.device: \"" + l.device() + "\" (expected: " + d.id()
+                        + ", the device of " + stream + ")");
+            }
+        } else {
+            if (l.device() != null && !l.device().isEmpty()) {
+                d = device(l.device());
+            } else {
+                d = Arrays.stream(argBuffers).filter(b -> b != null).map(Buffer::device).findFirst()
+                        .orElse(deviceList.getFirst());
+            }
+            stream = defaultStream(s, d);
+        }
+        Kernel native_ = k.forBackend(d.backend());
+        if (native_ == null) {
+            throw ArraydException.invalid("launch.kernel: " + k.name() + " is compiled for " + k.backends()
+                    + ", not for " + d.id() + "'s backend " + d.backend());
+        }
+        DeviceInfo info = d.info();
+        long[] global = l.globalDims();
+        if (global == null || global.length == 0 || global.length > Math.min(3, info.maxGridDims())) {
+            throw ArraydException.invalid("launch.global_dims: " + Arrays.toString(global) + " (expected: 1 to "
+                    + Math.min(3, info.maxGridDims()) + " dims)");
+        }
+        long items = 1;
+        for (int i = 0; i < global.length; i++) {
+            if (global[i] <= 0) {
+                throw ArraydException.invalid("launch.global_dims[" + i + "]: " + Long.toUnsignedString(global[i])
+                        + " (expected: > 0)");
+            }
+            items = multiplyOrMax(items, global[i]);
+        }
+        if (items > config.maxGridItems()) {
+            throw ArraydException.invalid("launch.global_dims: " + Arrays.toString(global) + " (expected: at most "
+                    + config.maxGridItems() + " work-items in all)");
+        }
+        long[] local = l.localDims();
+        if (local != null && local.length == 0) {
+            local = null;
+        }
+        if (local != null) {
+            if (local.length != global.length) {
+                throw ArraydException.invalid("launch.local_dims: " + Arrays.toString(local) + " (expected: "
+                        + global.length + " dims like global_dims)");
+            }
+            long groupItems = 1;
+            for (int i = 0; i < local.length; i++) {
+                if (local[i] <= 0 || global[i] % local[i] != 0) {
+                    throw ArraydException.invalid("launch.local_dims[" + i + "]: " + Long.toUnsignedString(local[i])
+                            + " (expected: > 0 and dividing global_dims[" + i + "] = " + global[i] + ")");
+                }
+                groupItems = multiplyOrMax(groupItems, local[i]);
+            }
+            if (groupItems > info.maxWorkGroupSize()) {
+                throw ArraydException.invalid("launch.local_dims: " + Arrays.toString(local) + " (expected: at most "
+                        + info.maxWorkGroupSize() + " work-items per group on " + d.id() + ")");
+            }
+        }
+        List<KernelArg> kargs = new ArrayList<>(args.size());
+        List<Buffer> touched = new ArrayList<>();
+        List<Access> accesses = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            KernelParam p = params.get(i);
+            CommandSpec.Arg a = args.get(i);
+            String at = "launch.args[" + i + "]: ";
+            if (p.isBuffer()) {
+                if (!(a instanceof CommandSpec.BufferArg)) {
+                    throw ArraydException.invalid(at + describeArg(a) + " (expected: buffer of " + p.dtype().wireName()
+                            + " for parameter " + p.name() + ")");
+                }
+                Buffer b = argBuffers[i];
+                if (b.dtype() != p.dtype()) {
+                    throw ArraydException.invalid(at + b + " (expected: buffer of " + p.dtype().wireName()
+                            + " for parameter " + p.name() + ")");
+                }
+                if (!b.device().equals(d)) {
+                    throw ArraydException.invalid(at + b + " (expected: a buffer on " + d.id()
+                            + ", where the launch runs; cross-device launches need a copy first)");
+                }
+                kargs.add(new KernelArg.Buffer(b.data(0, b.sizeBytes())));
+                int seen = touched.indexOf(b);
+                if (seen < 0) {
+                    touched.add(b);
+                    accesses.add(p.access());
+                } else if (accesses.get(seen) != p.access()) {
+                    accesses.set(seen, Access.READ_WRITE);
+                }
+            } else {
+                if (!(a instanceof CommandSpec.ScalarArg sa) || sa.value() == null) {
+                    throw ArraydException.invalid(at + describeArg(a) + " (expected: " + p.dtype().wireName()
+                            + " scalar for parameter " + p.name() + ")");
+                }
+                if (sa.value().dtype() != p.dtype()) {
+                    throw ArraydException.invalid(at + sa.value().dtype().wireName() + " scalar (expected: "
+                            + p.dtype().wireName() + " scalar for parameter " + p.name() + ")");
+                }
+                kargs.add(sa.value());
+            }
+        }
+        Buffer[] buffers = touched.toArray(Buffer[]::new);
+        boolean[] reads = new boolean[buffers.length];
+        boolean[] writes = new boolean[buffers.length];
+        for (int i = 0; i < buffers.length; i++) {
+            reads[i] = accesses.get(i).reads();
+            writes[i] = accesses.get(i).writes();
+        }
+        DeviceCommand op = new DeviceCommand.Launch(native_, global.clone(), local == null ? null : local.clone(), kargs);
+        return new Prepared(spec, stream, op, buffers, reads, writes, null, k);
+    }
+
+    private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c) {
+        Buffer src = s.buffer(c.src(), "copy.src");
+        Buffer dst = s.buffer(c.dst(), "copy.dst");
+        long size = c.sizeBytes() == 0 ? src.sizeBytes() - Math.min(c.srcOffsetBytes(), src.sizeBytes()) : c.sizeBytes();
+        checkRange("copy.src", src, c.srcOffsetBytes(), size);
+        checkRange("copy.dst", dst, c.dstOffsetBytes(), size);
+        if (!src.device().equals(dst.device())) {
+            throw ArraydException.invalid("copy.dst: " + dst + " (expected: on " + src.device().id()
+                    + " like the source; cross-device copies are not supported yet)");
+        }
+        if (src == dst && c.srcOffsetBytes() < c.dstOffsetBytes() + size && c.dstOffsetBytes() < c.srcOffsetBytes() + size) {
+            throw ArraydException.invalid("copy: ranges [" + c.srcOffsetBytes() + ", +" + size + ") and ["
+                    + c.dstOffsetBytes() + ", +" + size + ") of " + src + " overlap");
+        }
+        Stream stream = streamOn(s, spec, src.device(), "copy");
+        DeviceCommand op = new DeviceCommand.Copy(src.data(c.srcOffsetBytes(), size), dst.data(c.dstOffsetBytes(), size));
+        if (src == dst) {
+            return new Prepared(spec, stream, op, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true}, null, null);
+        }
+        return new Prepared(spec, stream, op, new Buffer[] {src, dst}, new boolean[] {true, false},
+                new boolean[] {false, true}, null, null);
+    }
+
+    private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f) {
+        Buffer b = s.buffer(f.buffer(), "fill.buffer");
+        if (f.value() == null) {
+            throw ArraydException.invalid("fill.value: unset (expected: " + b.dtype().wireName() + " scalar)");
+        }
+        long count = f.countElements() == 0 ? b.elements() - Math.min(f.offsetElements(), b.elements()) : f.countElements();
+        if (f.offsetElements() < 0 || count < 0 || f.offsetElements() > b.elements() - count) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, "fill: elements [" + f.offsetElements() + ", +" + count
+                    + ") (expected: within the " + b.elements() + " elements of " + b + ")");
+        }
+        long pattern = fillPattern(b.dtype(), f.value());
+        int width = b.dtype().byteSize();
+        Stream stream = streamOn(s, spec, b.device(), "fill");
+        DeviceCommand op = new DeviceCommand.Fill(b.data(f.offsetElements() * width, count * width), pattern, width);
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null);
+    }
+
+    private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
+        Buffer b = s.buffer(u.buffer(), "upload.buffer");
+        MemorySegment data = u.data();
+        checkRange("upload", b, u.offsetBytes(), data.byteSize());
+        Stream stream = streamOn(s, spec, b.device(), "upload");
+        DeviceCommand op = new DeviceCommand.Upload(data, b.data(u.offsetBytes(), data.byteSize()));
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null);
+    }
+
+    private Prepared prepareDownload(Session s, CommandSpec spec, CommandSpec.DownloadOp d) {
+        Buffer b = s.buffer(d.buffer(), "download.buffer");
+        long size = d.sizeBytes() == 0 ? b.sizeBytes() - Math.min(d.offsetBytes(), b.sizeBytes()) : d.sizeBytes();
+        checkRange("download", b, d.offsetBytes(), size);
+        if (size > Integer.MAX_VALUE - 16) {
+            throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
+        }
+        byte[] out = new byte[(int) size];
+        Stream stream = streamOn(s, spec, b.device(), "download");
+        DeviceCommand op = new DeviceCommand.Download(b.data(d.offsetBytes(), size), MemorySegment.ofArray(out));
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {true}, new boolean[] {false}, out, null);
+    }
+
+    private Stream streamOn(Session s, CommandSpec spec, DeviceRuntime d, String what) {
+        if (spec.stream() == 0) {
+            return defaultStream(s, d);
+        }
+        Stream st = s.stream(spec.stream(), "stream");
+        if (!st.device().equals(d)) {
+            throw ArraydException.invalid("stream: " + st + " (expected: a stream on " + d.id() + ", where the "
+                    + what + "'s buffer lives)");
+        }
+        return st;
+    }
+
+    private static void checkRange(String what, Buffer b, long offset, long size) {
+        if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, what + ": bytes [" + Long.toUnsignedString(offset) + ", +"
+                    + Long.toUnsignedString(size) + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
+        }
+    }
+
+    static long fillPattern(DType target, KernelArg.Scalar v) {
+        DType given = v.dtype();
+        boolean halfFromF32 = (target == DType.F16 || target == DType.BF16) && given == DType.F32;
+        if (given != target && !halfFromF32) {
+            throw ArraydException.invalid("fill.value: " + given.wireName() + " scalar (expected: "
+                    + (target == DType.F16 || target == DType.BF16 ? "f32" : target.wireName()) + " for a buffer of "
+                    + target.wireName() + ")");
+        }
+        return switch (target) {
+            case F16 -> Float.floatToFloat16(Float.intBitsToFloat((int) v.bits())) & 0xffffL;
+            case BF16 -> bf16Bits(Float.intBitsToFloat((int) v.bits()));
+            case F32, I32 -> v.bits() & 0xffff_ffffL;
+            case U8 -> v.bits() & 0xffL;
+            case F64, I64 -> v.bits();
+        };
+    }
+
+    /** f32 to bfloat16, rounding to nearest even; NaN stays NaN. */
+    static long bf16Bits(float f) {
+        int bits = Float.floatToRawIntBits(f);
+        if (Float.isNaN(f)) {
+            return ((bits >>> 16) | 0x40) & 0xffffL;
+        }
+        int rounded = bits + 0x7fff + ((bits >>> 16) & 1);
+        return (rounded >>> 16) & 0xffffL;
+    }
+
+    private long elementCount(long[] dims, DType dtype) {
+        if (dims == null || dims.length == 0 || dims.length > config.maxDims()) {
+            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: 1 to " + config.maxDims() + " extents)");
+        }
+        long n = 1;
+        for (int i = 0; i < dims.length; i++) {
+            if (dims[i] <= 0) {
+                throw ArraydException.invalid("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
+            }
+            n = multiplyOrMax(n, dims[i]);
+        }
+        if (multiplyOrMax(n, dtype.byteSize()) > (1L << 62)) {
+            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: at most 2^62 bytes of "
+                    + dtype.wireName() + " in all)");
+        }
+        return n;
+    }
+
+    private static long multiplyOrMax(long a, long b) {
+        long hi = Math.multiplyHigh(a, b);
+        long lo = a * b;
+        return (hi != 0 || lo < 0) ? Long.MAX_VALUE : lo;
+    }
+
+    private static String describe(KernelSignature sig) {
+        StringBuilder sb = new StringBuilder(sig.name()).append('(');
+        for (int i = 0; i < sig.params().size(); i++) {
+            KernelParam p = sig.params().get(i);
+            sb.append(i == 0 ? "" : ", ").append(p.isBuffer() ? p.dtype().wireName() + "[] " : p.dtype().wireName() + " ")
+                    .append(p.name());
+        }
+        return sb.append(')').toString();
+    }
+
+    private static String describeArg(CommandSpec.Arg a) {
+        return switch (a) {
+            case CommandSpec.BufferArg b -> "buffer " + Handles.format(b.buffer());
+            case CommandSpec.ScalarArg sa when sa.value() != null -> sa.value().dtype().wireName() + " scalar";
+            case CommandSpec.ScalarArg sa -> "unset scalar";
+            case null -> "unset";
+        };
+    }
+
+    private static void whenAllDone(List<Event> events, Runnable action) {
+        if (events.isEmpty()) {
+            action.run();
+            return;
+        }
+        AtomicInteger left = new AtomicInteger(events.size());
+        for (Event e : events) {
+            e.onDone(x -> {
+                if (left.decrementAndGet() == 0) {
+                    action.run();
+                }
+            });
+        }
+    }
+
+    private void checkSession(Session s) {
+        checkOpen();
+        if (s.closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ArraydException(ErrorCode.UNAVAILABLE, "the scheduler is shut down");
+        }
+    }
+
+    /**
+     * Closes every session, waits up to {@code timeoutMillis} for submitted work, then releases the devices.
+     */
+    public void close(long timeoutMillis) {
+        if (closed) {
+            return;
+        }
+        List<Event> pending = new ArrayList<>();
+        for (Session s : List.copyOf(sessions.values())) {
+            s.events.pendingEvents().forEach(pending::add);
+            closeSession(s);
+        }
+        closed = true;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        for (Event e : pending) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                e.toFuture().get(left, TimeUnit.NANOSECONDS);
+            } catch (Exception ignored) {
+                break;
+            }
+        }
+        housekeeping.shutdown();
+        try {
+            housekeeping.awaitTermination(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (DeviceRuntime d : deviceList) {
+            d.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        close(10_000);
+    }
+}

@@ -1,0 +1,36 @@
+package dev.arrayd.scheduler;
+
+/**
+ * Scheduler settings.
+ *
+ * @param allowNativeSource    accept native kernel dialects (C, OpenCL C, CUDA C, PTX); off by default
+ *                             because a native kernel can do anything the daemon process can
+ * @param memoryBudgetFraction part of each device's memory the slab pool may hold (default 0.9)
+ * @param slabBytes            preferred slab size (default 64 MiB)
+ * @param maxDims              most dimensions of a buffer (default 8)
+ * @param maxGridItems         most work-items of one launch (default 2^40)
+ * @param maxInlineBytes       largest Upload / Download carried inline in a command (default 16 MiB)
+ */
+public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFraction, long slabBytes, int maxDims,
+        long maxGridItems, long maxInlineBytes) {
+
+    public static final double DEFAULT_MEMORY_BUDGET_FRACTION = 0.9;
+    public static final long DEFAULT_SLAB_BYTES = 64L << 20;
+
+    public SchedulerConfig {
+        if (!(memoryBudgetFraction > 0 && memoryBudgetFraction <= 1)) {
+            throw new IllegalArgumentException("memoryBudgetFraction: " + memoryBudgetFraction + " (expected: 0 < f <= 1)");
+        }
+        if (slabBytes <= 0) {
+            throw new IllegalArgumentException("slabBytes: " + slabBytes + " (expected: > 0)");
+        }
+    }
+
+    public static SchedulerConfig defaults() {
+        return new SchedulerConfig(false, DEFAULT_MEMORY_BUDGET_FRACTION, DEFAULT_SLAB_BYTES, 8, 1L << 40, 16L << 20);
+    }
+
+    public SchedulerConfig withAllowNativeSource(boolean allow) {
+        return new SchedulerConfig(allow, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes);
+    }
+}

@@ -1,0 +1,229 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A device made of Java: heap slabs, one thread per stream, kernels as Java code. Lets the
+ * scheduler be tested with real concurrency and no native code. Timing is jittered on purpose so
+ * that missing ordering edges show up as wrong results.
+ */
+final class FakeDevice implements Device {
+
+    private final DeviceId id;
+    private final long memory;
+    private final Map<Integer, MemorySegment> pools = new ConcurrentHashMap<>();
+    private final List<FakeStream> streams = new ArrayList<>();
+    private final AtomicInteger streamsOpen = new AtomicInteger();
+    private long allocated;
+    private volatile boolean jitter = true;
+
+    FakeDevice(int ordinal, long memory) {
+        this.id = new DeviceId("fake", ordinal);
+        this.memory = memory;
+    }
+
+    void jitter(boolean on) {
+        jitter = on;
+    }
+
+    int openStreams() {
+        return streamsOpen.get();
+    }
+
+    synchronized long allocatedBytes() {
+        return allocated;
+    }
+
+    @Override
+    public DeviceId id() {
+        return id;
+    }
+
+    @Override
+    public DeviceInfo info() {
+        return new DeviceInfo(id, "fake device", memory, 2, 256, List.of(256L, 256L, 256L), 0, 16,
+                EnumSet.allOf(DType.class), 2, true, EnumSet.of(Dialect.C), 3);
+    }
+
+    @Override
+    public synchronized void allocPool(int poolId, long bytes, long alignment) {
+        if (pools.containsKey(poolId)) {
+            throw new ArraydException(ErrorCode.ALREADY_EXISTS, "pool " + poolId);
+        }
+        if (allocated + bytes > memory) {
+            throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "fake device full");
+        }
+        pools.put(poolId, MemorySegment.ofArray(new byte[Math.toIntExact(bytes)]));
+        allocated += bytes;
+    }
+
+    @Override
+    public synchronized void freePool(int poolId) {
+        MemorySegment s = pools.remove(poolId);
+        if (s != null) {
+            allocated -= s.byteSize();
+        }
+    }
+
+    @Override
+    public void memsetZero(MemRef ref) {
+        segment(ref).fill((byte) 0);
+    }
+
+    MemorySegment segment(MemRef ref) {
+        MemorySegment pool = pools.get(ref.poolId());
+        if (pool == null) {
+            throw new ArraydException(ErrorCode.INVALID_ARGUMENT, "no pool " + ref.poolId());
+        }
+        return pool.asSlice(ref.offset(), ref.bytes());
+    }
+
+    @Override
+    public synchronized NativeStream newStream(String name) {
+        FakeStream s = new FakeStream(name);
+        streams.add(s);
+        return s;
+    }
+
+    @Override
+    public void close() {
+        List<FakeStream> all;
+        synchronized (this) {
+            all = List.copyOf(streams);
+        }
+        all.forEach(FakeStream::close);
+    }
+
+    void execute(DeviceCommand cmd) {
+        switch (cmd) {
+            case DeviceCommand.Launch l -> {
+                FakeKernel k = (FakeKernel) l.kernel();
+                List<MemorySegment> bufs = new ArrayList<>();
+                List<Long> scalars = new ArrayList<>();
+                for (KernelArg a : l.args()) {
+                    switch (a) {
+                        case KernelArg.Buffer b -> bufs.add(segment(b.ref()));
+                        case KernelArg.Scalar s -> scalars.add(s.bits());
+                    }
+                }
+                k.body().run(bufs, scalars, l.globalDims());
+            }
+            case DeviceCommand.Upload u -> MemorySegment.copy(u.src(), 0, segment(u.dst()), 0, u.dst().bytes());
+            case DeviceCommand.Download d -> MemorySegment.copy(segment(d.src()), 0, d.dst(), 0, d.src().bytes());
+            case DeviceCommand.Copy c -> MemorySegment.copy(segment(c.src()), 0, segment(c.dst()), 0, c.src().bytes());
+            case DeviceCommand.Fill f -> {
+                MemorySegment seg = segment(f.dst());
+                for (long o = 0; o < seg.byteSize(); o += f.patternBytes()) {
+                    for (int b = 0; b < f.patternBytes(); b++) {
+                        seg.set(ValueLayout.JAVA_BYTE, o + b, (byte) (f.pattern() >>> (8 * b)));
+                    }
+                }
+            }
+        }
+    }
+
+    private final class FakeStream implements NativeStream {
+        private record Item(DeviceCommand cmd, CommandCallback cb) {}
+
+        private static final Item STOP = new Item(null, null);
+        private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private final Thread worker;
+        private volatile boolean closed;
+
+        FakeStream(String name) {
+            streamsOpen.incrementAndGet();
+            worker = Thread.ofPlatform().daemon().name("fake-stream-" + name).start(this::loop);
+        }
+
+        private void loop() {
+            try {
+                while (true) {
+                    Item it = queue.take();
+                    if (it == STOP) {
+                        return;
+                    }
+                    if (jitter) {
+                        int spins = ThreadLocalRandom.current().nextInt(200);
+                        for (int i = 0; i < spins; i++) {
+                            Thread.onSpinWait();
+                        }
+                        if (ThreadLocalRandom.current().nextInt(8) == 0) {
+                            Thread.yield();
+                        }
+                    }
+                    long t0 = System.nanoTime();
+                    try {
+                        execute(it.cmd());
+                        inFlight.decrementAndGet();
+                        it.cb().completed(System.nanoTime() - t0);
+                    } catch (ArraydException e) {
+                        inFlight.decrementAndGet();
+                        it.cb().failed(e);
+                    } catch (RuntimeException e) {
+                        inFlight.decrementAndGet();
+                        it.cb().failed(new ArraydException(ErrorCode.INTERNAL, e.toString(), e));
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                streamsOpen.decrementAndGet();
+            }
+        }
+
+        @Override
+        public DeviceId device() {
+            return id;
+        }
+
+        @Override
+        public void submit(DeviceCommand command, CommandCallback callback) {
+            if (closed) {
+                throw new ArraydException(ErrorCode.UNAVAILABLE, "stream closed");
+            }
+            inFlight.incrementAndGet();
+            queue.add(new Item(command, callback));
+        }
+
+        @Override
+        public boolean isIdle() {
+            return inFlight.get() == 0;
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            queue.add(STOP);
+            try {
+                worker.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

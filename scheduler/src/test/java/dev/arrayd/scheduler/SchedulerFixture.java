@@ -1,0 +1,91 @@
+package dev.arrayd.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.ArraydException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A scheduler over fake devices, with the kernels the tests use, and the invariants checked when
+ * it closes: no slab left on any device, no stream thread left, no module left loaded.
+ */
+final class SchedulerFixture implements AutoCloseable {
+
+    static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED;
+
+    /** b[i] = b[i] * 3 + a[i] + k */
+    static final KernelSignature MIX = new KernelSignature("mix", List.of(
+            KernelParam.buffer("a", DType.I64, Access.READ),
+            KernelParam.buffer("b", DType.I64, Access.READ_WRITE),
+            KernelParam.scalar("k", DType.I64)));
+
+    /** out[i] = k * i + 1 */
+    static final KernelSignature SET = new KernelSignature("set", List.of(
+            KernelParam.buffer("out", DType.I64, Access.WRITE),
+            KernelParam.scalar("k", DType.I64)));
+
+    /** always fails */
+    static final KernelSignature BOOM = new KernelSignature("boom", List.of(
+            KernelParam.buffer("out", DType.I64, Access.WRITE)));
+
+    final List<FakeDevice> devices;
+    final FakeCompiler compiler;
+    final Scheduler scheduler;
+
+    SchedulerFixture(int deviceCount) {
+        this(deviceCount, 1L << 24, 1L << 20);
+    }
+
+    SchedulerFixture(int deviceCount, long memory, long slabBytes) {
+        devices = new java.util.ArrayList<>();
+        for (int i = 0; i < deviceCount; i++) {
+            devices.add(new FakeDevice(i, memory));
+        }
+        compiler = new FakeCompiler(Map.of(
+                "mix", (bufs, scalars, global) -> {
+                    MemorySegment a = bufs.get(0);
+                    MemorySegment b = bufs.get(1);
+                    long k = scalars.get(0);
+                    for (long i = 0; i < global[0]; i++) {
+                        b.setAtIndex(I64, i, b.getAtIndex(I64, i) * 3 + a.getAtIndex(I64, i) + k);
+                    }
+                },
+                "set", (bufs, scalars, global) -> {
+                    for (long i = 0; i < global[0]; i++) {
+                        bufs.get(0).setAtIndex(I64, i, scalars.get(0) * i + 1);
+                    }
+                },
+                "boom", (bufs, scalars, global) -> {
+                    throw new ArraydException(ErrorCode.OUT_OF_RANGE, "boom: index 99 of out");
+                }));
+        SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20);
+        scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler));
+    }
+
+    Map<String, CompiledKernel> compileAll(Session s) {
+        CompileResult r = scheduler.compile(s, List.of(new ModuleSpec(
+                new KernelSource(Dialect.C, "mix set boom", List.of(MIX, SET, BOOM)), ""))).getFirst();
+        return Map.of("mix", r.kernels().get(0), "set", r.kernels().get(1), "boom", r.kernels().get(2));
+    }
+
+    @Override
+    public void close() {
+        scheduler.close();
+        for (FakeDevice d : devices) {
+            assertEquals(0, d.allocatedBytes(), d.id() + ": slab bytes left allocated");
+            assertEquals(0, d.openStreams(), d.id() + ": stream threads left running");
+        }
+        assertEquals(0, compiler.loaded.get(), "modules left loaded");
+    }
+}
