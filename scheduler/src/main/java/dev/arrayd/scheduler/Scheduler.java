@@ -138,7 +138,7 @@ public final class Scheduler implements AutoCloseable {
         Session s = token == null ? null : sessions.get(token);
         if (s == null) {
             String shown = token == null || token.isEmpty() ? "(empty)"
-                    : "\"" + token.substring(0, Math.min(8, token.length())) + "…\"";
+                    : "\"" + (token.length() > 8 ? token.substring(0, 8) + "…" : token) + "\"";
             throw ArraydException.notFound("session: " + shown + " (not found or closed)");
         }
         return s;
@@ -750,6 +750,11 @@ public final class Scheduler implements AutoCloseable {
     private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
         Buffer b = s.buffer(u.buffer(), "upload.buffer");
         MemorySegment data = u.data();
+        int width = b.dtype().byteSize();
+        if (u.offsetBytes() % width != 0 || data.byteSize() % width != 0) {
+            throw ArraydException.invalid("upload: " + data.byteSize() + " bytes at offset " + u.offsetBytes()
+                    + " (expected: whole " + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + b + ")");
+        }
         checkRange("upload", b, u.offsetBytes(), data.byteSize());
         Stream stream = streamOn(s, spec, b.device(), "upload");
         DeviceCommand op = new DeviceCommand.Upload(data, b.data(u.offsetBytes(), data.byteSize()));

@@ -1,0 +1,264 @@
+package dev.arrayd.client;
+
+import dev.arrayd.proto.v1.CloseSessionRequest;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.ListDevicesRequest;
+import dev.arrayd.proto.v1.ListDevicesResponse;
+import dev.arrayd.proto.v1.OpenSessionRequest;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A connection to one arrayd daemon: device queries and sessions.
+ *
+ * <pre>{@code
+ * try (ArraydClient client = ArraydClient.connect("127.0.0.1:7700");
+ *      Session s = client.openSession("trainer-7").join()) {
+ *     BufferHandle a = s.createBuffer(DType.F32, 1024).join();
+ *     s.write(a, new float[1024]).future().join();
+ * }
+ * }</pre>
+ *
+ * <p><b>Threads.</b> The client is thread-safe. Its gRPC channel runs with a direct executor: responses
+ * are handled, and futures completed, on the transport's event-loop threads, because every thread hop
+ * costs tens of microseconds. Callbacks attached with {@code thenApply} / {@code thenAccept} therefore
+ * run on a transport thread and must be short and never block; hop with {@code thenApplyAsync} (or
+ * {@code thenApplyAsync(fn, yourExecutor)}) for heavy work. Besides the transport, the client owns one
+ * daemon thread that sends the sessions' lease pings.
+ *
+ * <p><b>Defaults.</b> Plaintext; maximum message size 64 MiB in both directions (bulk data travels in
+ * 1 MiB chunks, so this bounds inline uploads, downloads and completions); no bearer token; close
+ * timeout 10 s.
+ */
+public final class ArraydClient implements AutoCloseable {
+
+    /** Default maximum message size, inbound and outbound: 64 MiB. */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 << 20;
+    /** Default bound on {@link #close()} and {@link Session#close()}: 10 s. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+    private final ManagedChannel channel;
+    private final Stubs stubs;
+    private final Duration closeTimeout;
+    private final ScheduledThreadPoolExecutor timer;
+    private final Set<SessionImpl> sessions = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private ArraydClient(Builder b) {
+        this.channel = b.channel != null ? b.channel
+                : Grpc.newChannelBuilder(b.target, InsecureChannelCredentials.create())
+                        .directExecutor()
+                        .maxInboundMessageSize(b.maxMessageBytes)
+                        .build();
+        Channel ch = b.bearerToken == null ? channel
+                : ClientInterceptors.intercept(channel, new BearerTokenInterceptor(b.bearerToken));
+        this.stubs = Stubs.of(ch, b.maxMessageBytes);
+        this.closeTimeout = b.closeTimeout;
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "arrayd-client-keepalive");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    /** Connects to {@code target} (e.g. {@code "127.0.0.1:7700"}) with the defaults. */
+    public static ArraydClient connect(String target) {
+        return builder().target(target).build();
+    }
+
+    /** A builder with the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Every device of the daemon. */
+    public CompletableFuture<List<DeviceInfo>> devices() {
+        return inventory().thenApply(DeviceInventory::devices);
+    }
+
+    /** Every device and every backend of the daemon, unavailable ones with their reason. */
+    public CompletableFuture<DeviceInventory> inventory() {
+        CompletableFuture<DeviceInventory> f = new CompletableFuture<>();
+        stubs.devices().listDevices(ListDevicesRequest.getDefaultInstance(),
+                new FutureObserver<>(f, (ListDevicesResponse r) -> {
+                    List<DeviceInfo> devices = new ArrayList<>(r.getDevicesCount());
+                    r.getDevicesList().forEach(d -> devices.add(Protos.device(d)));
+                    List<BackendInfo> backends = new ArrayList<>(r.getBackendsCount());
+                    r.getBackendsList().forEach(d -> backends.add(Protos.backend(d)));
+                    return new DeviceInventory(devices, backends);
+                }));
+        return f;
+    }
+
+    /** One device by id; fails with {@code NOT_FOUND} for an unknown id. */
+    public CompletableFuture<DeviceInfo> device(String id) {
+        CompletableFuture<DeviceInfo> f = new CompletableFuture<>();
+        stubs.devices().getDevice(GetDeviceRequest.newBuilder().setDevice(id).build(),
+                new FutureObserver<>(f, Protos::device));
+        return f;
+    }
+
+    /** Opens a session with the daemon's default lease. */
+    public CompletableFuture<Session> openSession(String clientName) {
+        return openSession(clientName, Duration.ZERO);
+    }
+
+    /**
+     * Opens a session, asking for {@code lease} ({@link Duration#ZERO} = the daemon's default), opens its
+     * stream and attaches. Completes when the daemon has attached the stream.
+     */
+    public CompletableFuture<Session> openSession(String clientName, Duration lease) {
+        Objects.requireNonNull(clientName, "clientName");
+        if (lease.isNegative()) {
+            throw new IllegalArgumentException("lease: " + lease + " (expected: >= 0)");
+        }
+        if (closed.get()) {
+            throw new IllegalStateException("client is closed");
+        }
+        CompletableFuture<Session> opened = new CompletableFuture<>();
+        OpenSessionRequest req = OpenSessionRequest.newBuilder()
+                .setClientName(clientName).setLeaseMillis(lease.toMillis()).build();
+        CompletableFuture<SessionImpl> created = new CompletableFuture<>();
+        stubs.sessions().openSession(req, new FutureObserver<>(created, r -> new SessionImpl(stubs, timer,
+                closeTimeout, sessions::remove, r.getSession(), clientName,
+                Duration.ofMillis(r.getLeaseMillis() > 0 ? r.getLeaseMillis() : 30_000))));
+        created.whenComplete((session, error) -> {
+            if (error != null) {
+                opened.completeExceptionally(error);
+                return;
+            }
+            sessions.add(session);
+            session.start().whenComplete((s, attachError) -> {
+                if (attachError == null) {
+                    opened.complete(s);
+                    return;
+                }
+                sessions.remove(session);
+                stubs.sessions().closeSession(CloseSessionRequest.newBuilder().setSession(session.id()).build(),
+                        new FutureObserver<>(new CompletableFuture<>(), r -> null));
+                opened.completeExceptionally(attachError);
+            });
+        });
+        return opened;
+    }
+
+    /**
+     * Closes every open session (best effort: their errors are ignored), then shuts the channel down,
+     * waiting at most the close timeout for each step before forcing it. The channel is shut down even
+     * when it was given to the builder. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        long deadline = System.nanoTime() + closeTimeout.toNanos();
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (SessionImpl s : sessions) {
+            closing.add(s.closeAsync().exceptionally(e -> null));
+        }
+        try {
+            CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            // timed out or failed: the channel shutdown below ends the streams
+        }
+        timer.shutdownNow();
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                channel.shutdownNow();
+                channel.awaitTermination(1, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            channel.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Settings of a client. Exactly one of {@link #target} and {@link #channel} is required.
+     * Not thread-safe.
+     */
+    public static final class Builder {
+        private String target;
+        private ManagedChannel channel;
+        private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+        private String bearerToken;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+
+        private Builder() {
+        }
+
+        /** The daemon's address, e.g. {@code "127.0.0.1:7700"} or {@code "dns:///arrayd:7700"}; plaintext. */
+        public Builder target(String target) {
+            this.target = Objects.requireNonNull(target, "target");
+            return this;
+        }
+
+        /**
+         * Uses an existing channel instead of {@link #target}. The client takes ownership and shuts it down
+         * on {@link ArraydClient#close()}. Give it a direct executor for the lowest latency.
+         */
+        public Builder channel(ManagedChannel channel) {
+            this.channel = Objects.requireNonNull(channel, "channel");
+            return this;
+        }
+
+        /** Maximum message size in bytes, inbound and outbound; default 64 MiB; at least 2 MiB. */
+        public Builder maxMessageBytes(int maxMessageBytes) {
+            if (maxMessageBytes < (2 << 20)) {
+                throw new IllegalArgumentException("maxMessageBytes: " + maxMessageBytes
+                        + " (expected: >= 2097152, room for a 1 MiB chunk)");
+            }
+            this.maxMessageBytes = maxMessageBytes;
+            return this;
+        }
+
+        /** Sends {@code authorization: Bearer <token>} on every call; default none. */
+        public Builder bearerToken(String token) {
+            Objects.requireNonNull(token, "token");
+            if (token.isBlank() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                throw new IllegalArgumentException("bearerToken: " + token.length()
+                        + " characters (expected: non-empty printable ASCII without spaces)");
+            }
+            this.bearerToken = token;
+            return this;
+        }
+
+        /** Bound on {@code close()} of the client and of each session; default 10 s. */
+        public Builder closeTimeout(Duration closeTimeout) {
+            if (closeTimeout.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout: " + closeTimeout + " (expected: >= 0)");
+            }
+            this.closeTimeout = closeTimeout;
+            return this;
+        }
+
+        /** Builds the client. Connecting is lazy: the first call connects. */
+        public ArraydClient build() {
+            if ((target == null) == (channel == null)) {
+                throw new IllegalStateException("target: " + target + ", channel: " + channel
+                        + " (expected: exactly one of them)");
+            }
+            return new ArraydClient(this);
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.arrayd.client;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where and after what a copy, fill, upload or download runs. Immutable; start from {@link #defaults()}.
+ *
+ * @param waitFor events that must complete first; default none (buffer hazards are still ordered by the
+ *                daemon)
+ * @param stream  stream to run on; 0 (the default) = the session's default stream of the buffer's device
+ */
+public record CommandOptions(List<Long> waitFor, long stream) {
+    private static final CommandOptions DEFAULTS = new CommandOptions(List.of(), 0);
+
+    public CommandOptions {
+        waitFor = List.copyOf(waitFor);
+        if (stream < 0) {
+            throw new IllegalArgumentException("stream: " + stream + " (expected: >= 0)");
+        }
+    }
+
+    /** No waits, default stream. */
+    public static CommandOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /** Adds events that must complete first. */
+    public CommandOptions waitFor(Event... events) {
+        List<Long> next = new ArrayList<>(waitFor);
+        for (Event e : events) {
+            next.add(e.id());
+        }
+        return new CommandOptions(next, stream);
+    }
+
+    /** Runs on {@code stream}. */
+    public CommandOptions on(StreamHandle stream) {
+        return new CommandOptions(waitFor, stream.id());
+    }
+}

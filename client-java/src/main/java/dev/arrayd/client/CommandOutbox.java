@@ -1,0 +1,240 @@
+package dev.arrayd.client;
+
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.CommandBatch;
+import dev.arrayd.proto.v1.ExecuteRequest;
+import dev.arrayd.proto.v1.Ping;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.LongFunction;
+
+/**
+ * The session's send side: sequences commands and ordered calls, batches commands, and is the only
+ * caller of the session stream's {@code onNext} (which is not thread-safe).
+ *
+ * <pre>
+ *  producers (any thread)                        the draining thread (whoever wins the flag)
+ *  seq = ++lastSeq  ─┐
+ *  build entry(seq)  ├─> queue (lock-free) ──> reorder by seq ──> CommandBatch ≤ 512 cmds / ~1 MiB ─> onNext
+ *  offer; drain()   ─┘                        (holdback heap)  └─> ordered call: flush batch, start call
+ * </pre>
+ *
+ * <p>Every entry takes a sequence number, which is also the event id of the commands and writes, so the
+ * daemon receives event ids strictly increasing. Two producers may offer out of order; the drainer holds
+ * an early entry back until the one before it arrives (its producer then drains). A producer never
+ * waits: if another thread is draining, it leaves its entry in the queue; the drainer re-checks the queue
+ * after releasing the flag, so no entry is stranded.
+ */
+final class CommandOutbox {
+
+    static final int MAX_BATCH_COMMANDS = 512;
+    static final int MAX_BATCH_BYTES = 1 << 20;
+
+    /** A call that must reach the daemon after the commands enqueued before it. */
+    interface OrderedCall {
+        /** Starts the call; runs on the draining thread. Must not throw. */
+        void start();
+
+        /** The call will not be started: fail its result with {@code status}. */
+        void fail(Status status);
+    }
+
+    private abstract static sealed class Entry permits CommandEntry, CallEntry {
+        final long seq;
+
+        Entry(long seq) {
+            this.seq = seq;
+        }
+    }
+
+    private static final class CommandEntry extends Entry {
+        final Command command;
+        final EventTable.Pending event;
+
+        CommandEntry(long seq, Command command, EventTable.Pending event) {
+            super(seq);
+            this.command = command;
+            this.event = event;
+        }
+    }
+
+    private static final class CallEntry extends Entry {
+        final OrderedCall call;
+
+        CallEntry(long seq, OrderedCall call) {
+            super(seq);
+            this.call = call;
+        }
+    }
+
+    private final Consumer<ExecuteRequest> wire;
+    private final EventTable events;
+
+    private final AtomicLong lastSeq = new AtomicLong();
+    private final ConcurrentLinkedQueue<Entry> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean draining = new AtomicBoolean();
+    /** Nonce of the ping to send next; 0 = none. */
+    private final AtomicLong pingNonce = new AtomicLong();
+    private final AtomicLong pingCounter = new AtomicLong();
+    private final AtomicLong batchesSent = new AtomicLong();
+    /** Once set, entries are failed with it instead of sent. */
+    private volatile Status terminal;
+
+    // Touched only by the thread holding `draining`.
+    private final PriorityQueue<Entry> holdback = new PriorityQueue<>(Comparator.comparingLong(e -> e.seq));
+    private long nextSeq = 1;
+    private long nextBatchId = 1;
+
+    CommandOutbox(Consumer<ExecuteRequest> wire, EventTable events) {
+        this.wire = wire;
+        this.events = events;
+    }
+
+    /** Enqueues a command: assigns its event id, registers the event and drains. Never throws. */
+    EventTable.Pending submit(Command.Builder command) {
+        long seq = lastSeq.incrementAndGet();
+        EventTable.Pending p = events.register(seq);
+        queue.offer(new CommandEntry(seq, command.setEvent(seq).build(), p));
+        drain();
+        return p;
+    }
+
+    /**
+     * Enqueues a call behind the commands enqueued so far. {@code factory} gets the call's sequence number
+     * (usable as an event id) and must not throw.
+     */
+    void submitCall(LongFunction<OrderedCall> factory) {
+        long seq = lastSeq.incrementAndGet();
+        queue.offer(new CallEntry(seq, factory.apply(seq)));
+        drain();
+    }
+
+    /** Asks for a ping to be sent with the next drain. */
+    void ping() {
+        pingNonce.set(pingCounter.incrementAndGet());
+        drain();
+    }
+
+    /** From now on, fails entries with {@code status} instead of sending them. First call wins. */
+    void terminate(Status status) {
+        if (terminal == null) {
+            terminal = status;
+        }
+        drain();
+    }
+
+    long batchesSent() {
+        return batchesSent.get();
+    }
+
+    void drain() {
+        do {
+            if (!draining.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                drainHoldingFlag();
+            } finally {
+                draining.set(false);
+            }
+        } while (!queue.isEmpty() || pingNonce.get() != 0);
+    }
+
+    private void drainHoldingFlag() {
+        long nonce = pingNonce.getAndSet(0);
+        if (nonce != 0 && terminal == null) {
+            send(ExecuteRequest.newBuilder().setPing(Ping.newBuilder().setNonce(nonce)).build(), List.of());
+        }
+        CommandBatch.Builder batch = null;
+        List<EventTable.Pending> batchEvents = null;
+        int batchBytes = 0;
+        Entry e;
+        while ((e = nextInOrder()) != null) {
+            Status t = terminal;
+            if (t != null) {
+                fail(e, t);
+                continue;
+            }
+            if (e instanceof CommandEntry c) {
+                int size = c.command.getSerializedSize() + 8;
+                if (batch != null
+                        && (batchEvents.size() == MAX_BATCH_COMMANDS || batchBytes + size > MAX_BATCH_BYTES)) {
+                    sendBatch(batch, batchEvents);
+                    batch = null;
+                }
+                if (batch == null) {
+                    batch = CommandBatch.newBuilder();
+                    batchEvents = new ArrayList<>();
+                    batchBytes = 0;
+                }
+                batch.addCommands(c.command);
+                batchEvents.add(c.event);
+                batchBytes += size;
+            } else if (e instanceof CallEntry call) {
+                if (batch != null) {
+                    sendBatch(batch, batchEvents);
+                    batch = null;
+                }
+                try {
+                    call.call.start();
+                } catch (RuntimeException ex) {
+                    call.call.fail(Status.INTERNAL.withDescription("starting an ordered call failed").withCause(ex));
+                }
+            }
+        }
+        if (batch != null) {
+            sendBatch(batch, batchEvents);
+        }
+    }
+
+    private Entry nextInOrder() {
+        Entry head = holdback.peek();
+        if (head != null && head.seq == nextSeq) {
+            nextSeq++;
+            return holdback.poll();
+        }
+        Entry e;
+        while ((e = queue.poll()) != null) {
+            if (e.seq == nextSeq) {
+                nextSeq++;
+                return e;
+            }
+            holdback.add(e);
+        }
+        return null;
+    }
+
+    private void sendBatch(CommandBatch.Builder batch, List<EventTable.Pending> batchEvents) {
+        long batchId = nextBatchId++;
+        events.sending(batchId, batchEvents);
+        ExecuteRequest request = ExecuteRequest.newBuilder().setBatch(batch.setBatchId(batchId)).build();
+        batchesSent.incrementAndGet();
+        send(request, batchEvents);
+    }
+
+    private void send(ExecuteRequest request, List<EventTable.Pending> carried) {
+        try {
+            wire.accept(request);
+        } catch (RuntimeException ex) {
+            Status s = Status.INTERNAL.withDescription("sending on the session stream failed: " + ex).withCause(ex);
+            for (EventTable.Pending p : carried) {
+                events.fail(p.id, s);
+            }
+        }
+    }
+
+    private void fail(Entry e, Status status) {
+        if (e instanceof CommandEntry c) {
+            events.fail(c.seq, status);
+        } else if (e instanceof CallEntry call) {
+            call.call.fail(status);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+package dev.arrayd.client;
+
+/** Source language of a kernel module. */
+public enum Dialect {
+    /** C99 for the CPU backend. */
+    C,
+    OPENCL_C,
+    CUDA_C,
+    PTX,
+    /** arrayd's portable kernel IR (reserved). */
+    IR
+}

@@ -1,0 +1,142 @@
+package dev.arrayd.client;
+
+import dev.arrayd.proto.v1.EventCompletion;
+import io.grpc.Status;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The session's events that have not completed yet, and the batches in flight that hold them.
+ *
+ * <p>An event is registered when its command is enqueued and removed when it completes, fails, is
+ * rejected with its batch, or the session stream fails ({@link #terminate}). A batch stays in the table
+ * until each of its events has left it, so a {@code BatchRejected} can name exactly its events. Thread-safe.
+ */
+final class EventTable {
+
+    /** One event that has not completed. */
+    static final class Pending {
+        final long id;
+        final CompletableFuture<EventResult> future = new CompletableFuture<>();
+        /** The batch that carried the command; set by the draining thread before the batch is sent. */
+        volatile InflightBatch batch;
+
+        Pending(long id) {
+            this.id = id;
+        }
+    }
+
+    /** A sent batch whose events have not all left the table. */
+    static final class InflightBatch {
+        final long id;
+        final long[] events;
+        final AtomicInteger remaining;
+
+        InflightBatch(long id, long[] events) {
+            this.id = id;
+            this.events = events;
+            this.remaining = new AtomicInteger(events.length);
+        }
+    }
+
+    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, InflightBatch> batches = new ConcurrentHashMap<>();
+    private volatile Status terminal;
+
+    /** Registers event {@code id}; fails it at once if the table was terminated. */
+    Pending register(long id) {
+        Pending p = new Pending(id);
+        pending.put(id, p);
+        Status t = terminal;
+        if (t != null) {
+            fail(id, t);
+        }
+        return p;
+    }
+
+    /** Records that {@code events} travel in batch {@code batchId}; call before sending it. */
+    void sending(long batchId, List<Pending> events) {
+        long[] ids = new long[events.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = events.get(i).id;
+        }
+        InflightBatch b = new InflightBatch(batchId, ids);
+        batches.put(batchId, b);
+        for (Pending p : events) {
+            p.batch = b;
+        }
+    }
+
+    /** Applies a completion from the daemon; pending and unknown states are ignored. */
+    void apply(EventCompletion c) {
+        switch (c.getState()) {
+            case SUCCEEDED -> complete(c.getEvent(), Protos.result(c));
+            case FAILED -> fail(c.getEvent(), Protos.status(c.getCode(), c.getMessage()));
+            default -> { }
+        }
+    }
+
+    void complete(long id, EventResult result) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+            left(p);
+            p.future.complete(result);
+        }
+    }
+
+    void fail(long id, Status status) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+            left(p);
+            p.future.completeExceptionally(new ArraydCommandException(id, status));
+        }
+    }
+
+    /** Fails every event of batch {@code batchId} that is still pending. */
+    void rejected(long batchId, Status status) {
+        InflightBatch b = batches.remove(batchId);
+        if (b == null) {
+            return;
+        }
+        for (long id : b.events) {
+            Pending p = pending.remove(id);
+            if (p != null) {
+                p.future.completeExceptionally(new ArraydCommandException(id, status));
+            }
+        }
+    }
+
+    /** Fails every pending event, and every one registered later, with {@code status}. First call wins. */
+    void terminate(Status status) {
+        if (terminal == null) {
+            terminal = status;
+        }
+        Status t = terminal;
+        for (Long id : pending.keySet()) {
+            fail(id, t);
+        }
+    }
+
+    int pendingCount() {
+        return pending.size();
+    }
+
+    int inflightBatchCount() {
+        return batches.size();
+    }
+
+    private void left(Pending p) {
+        InflightBatch b = p.batch;
+        if (b != null) {
+            leave(b);
+        }
+    }
+
+    private void leave(InflightBatch b) {
+        if (b.remaining.decrementAndGet() == 0) {
+            batches.remove(b.id, b);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package dev.arrayd.client;
+
+import dev.arrayd.proto.v1.BufferInfo;
+import dev.arrayd.proto.v1.BufferParam;
+import dev.arrayd.proto.v1.EventCompletion;
+import dev.arrayd.proto.v1.KernelModuleSource;
+import dev.arrayd.proto.v1.KernelParam;
+import dev.arrayd.proto.v1.KernelSignature;
+import dev.arrayd.proto.v1.ScalarParam;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Conversions between the client's values and the {@code arrayd.v1} messages. */
+final class Protos {
+    private Protos() {
+    }
+
+    static dev.arrayd.proto.v1.DType dtype(DType d) {
+        return switch (d) {
+            case F32 -> dev.arrayd.proto.v1.DType.F32;
+            case F64 -> dev.arrayd.proto.v1.DType.F64;
+            case I32 -> dev.arrayd.proto.v1.DType.I32;
+            case I64 -> dev.arrayd.proto.v1.DType.I64;
+            case U8 -> dev.arrayd.proto.v1.DType.U8;
+            case F16 -> dev.arrayd.proto.v1.DType.F16;
+            case BF16 -> dev.arrayd.proto.v1.DType.BF16;
+        };
+    }
+
+    /** The client's dtype, or null for unspecified and values this client does not know. */
+    static DType dtype(dev.arrayd.proto.v1.DType d) {
+        return switch (d) {
+            case F32 -> DType.F32;
+            case F64 -> DType.F64;
+            case I32 -> DType.I32;
+            case I64 -> DType.I64;
+            case U8 -> DType.U8;
+            case F16 -> DType.F16;
+            case BF16 -> DType.BF16;
+            default -> null;
+        };
+    }
+
+    static dev.arrayd.proto.v1.Access access(Access a) {
+        return switch (a) {
+            case READ -> dev.arrayd.proto.v1.Access.READ;
+            case WRITE -> dev.arrayd.proto.v1.Access.WRITE;
+            case READ_WRITE -> dev.arrayd.proto.v1.Access.READ_WRITE;
+        };
+    }
+
+    static dev.arrayd.proto.v1.Dialect dialect(Dialect d) {
+        return switch (d) {
+            case C -> dev.arrayd.proto.v1.Dialect.C;
+            case OPENCL_C -> dev.arrayd.proto.v1.Dialect.OPENCL_C;
+            case CUDA_C -> dev.arrayd.proto.v1.Dialect.CUDA_C;
+            case PTX -> dev.arrayd.proto.v1.Dialect.PTX;
+            case IR -> dev.arrayd.proto.v1.Dialect.IR;
+        };
+    }
+
+    static Dialect dialect(dev.arrayd.proto.v1.Dialect d) {
+        return switch (d) {
+            case C -> Dialect.C;
+            case OPENCL_C -> Dialect.OPENCL_C;
+            case CUDA_C -> Dialect.CUDA_C;
+            case PTX -> Dialect.PTX;
+            case IR -> Dialect.IR;
+            default -> null;
+        };
+    }
+
+    static EventState state(dev.arrayd.proto.v1.EventState s) {
+        return switch (s) {
+            case PENDING -> EventState.PENDING;
+            case SUCCEEDED -> EventState.SUCCEEDED;
+            case FAILED -> EventState.FAILED;
+            default -> EventState.UNKNOWN;
+        };
+    }
+
+    static DeviceInfo device(dev.arrayd.proto.v1.DeviceInfo d) {
+        List<DType> dtypes = new ArrayList<>();
+        for (dev.arrayd.proto.v1.DType t : d.getDtypesList()) {
+            DType c = dtype(t);
+            if (c != null) {
+                dtypes.add(c);
+            }
+        }
+        List<Dialect> dialects = new ArrayList<>();
+        for (dev.arrayd.proto.v1.Dialect t : d.getDialectsList()) {
+            Dialect c = dialect(t);
+            if (c != null) {
+                dialects.add(c);
+            }
+        }
+        return new DeviceInfo(d.getId(), d.getBackend(), d.getName(), d.getMemoryBytes(),
+                d.getMemoryBudgetBytes(), d.getMemoryUsedBytes(), d.getComputeUnits(), d.getMaxWorkGroupSize(),
+                d.getMaxWorkItemSizesList(), d.getLocalMemoryBytes(), d.getBaseAlignmentBytes(), dtypes,
+                d.getSuggestedStreams(), d.getUnifiedMemory(), dialects, d.getMaxGridDims());
+    }
+
+    static BackendInfo backend(dev.arrayd.proto.v1.BackendInfo b) {
+        return new BackendInfo(b.getName(), b.getAvailable(), b.getReason(), b.getDevicesList());
+    }
+
+    static BufferHandle buffer(BufferInfo info, DType requested) {
+        DType dtype = dtype(info.getDtype());
+        return new BufferHandle(info.getBuffer(), dtype == null ? requested : dtype, info.getDimsList(),
+                info.getSizeBytes(), info.getDevice());
+    }
+
+    static EventResult result(EventCompletion c) {
+        return new EventResult(c.getEvent(), state(c.getState()), c.getCode(), c.getMessage(), c.getDeviceNanos(),
+                c.getData().isEmpty() ? null : c.getData().asReadOnlyByteBuffer());
+    }
+
+    static Status status(int code, String message) {
+        Status s = Status.fromCodeValue(code);
+        return message.isEmpty() ? s : s.withDescription(message);
+    }
+
+    static KernelSignature signature(KernelSpec spec) {
+        KernelSignature.Builder b = KernelSignature.newBuilder().setName(spec.name());
+        for (KernelSpec.Param p : spec.params()) {
+            KernelParam.Builder kp = KernelParam.newBuilder().setName(p.name());
+            switch (p) {
+                case KernelSpec.BufferParam bp -> kp.setBuffer(
+                        BufferParam.newBuilder().setDtype(dtype(bp.dtype())).setAccess(access(bp.access())));
+                case KernelSpec.ScalarParam sp -> kp.setScalar(ScalarParam.newBuilder().setDtype(dtype(sp.dtype())));
+            }
+            b.addParams(kp);
+        }
+        return b.build();
+    }
+
+    static KernelModuleSource module(KernelModuleSpec m) {
+        KernelModuleSource.Builder b = KernelModuleSource.newBuilder()
+                .setDialect(dialect(m.dialect()))
+                .setSource(m.source())
+                .setBackend(m.backend());
+        for (KernelSpec e : m.entries()) {
+            b.addEntryPoints(signature(e));
+        }
+        return b.build();
+    }
+}

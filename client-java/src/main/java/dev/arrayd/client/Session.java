@@ -1,0 +1,187 @@
+package dev.arrayd.client;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A client's namespace on the daemon (buffers, kernels, streams, events) and its session stream.
+ *
+ * <p><b>Commands and batching.</b> {@link #launch}, {@link #copy}, {@link #fill}, {@link #upload},
+ * {@link #download} and {@link #write} return an {@link Event} at once. Its id is taken from a per-session
+ * counter starting at 1 when the command is enqueued, so a later command can wait on it before it is
+ * sent. Enqueued commands go to a lock-free queue; the calling thread that finds nobody sending drains
+ * the queue into one {@code CommandBatch} (at most 512 commands or about 1 MiB) and sends it, repeating
+ * until the queue is empty. A lone caller pays no delay; concurrent callers share batches. Commands reach
+ * the daemon in event-id order.
+ *
+ * <p><b>Ordering of the other calls.</b> {@link #write}, {@link #read}, {@link #destroy(BufferHandle)},
+ * {@link #waitEvents}, {@link #awaitStream} and {@link #destroyStream} are issued in the same order as the
+ * commands enqueued before them, so e.g. a read after a launch sees the launch's writes. The other calls
+ * ({@link #createBuffer}, {@link #compile}, {@link #createStream}) are sent at once.
+ *
+ * <p><b>Errors.</b> Argument errors the client can see (a wrong dtype, a range outside the buffer, a
+ * missing launch argument) throw {@link IllegalArgumentException} at the call, naming the bad value. An
+ * event's future fails with {@link ArraydCommandException}: the command failed, its batch was rejected,
+ * the session stream failed (every pending event fails with the stream's status) or the session closed
+ * before the event completed. The futures of plain calls fail with {@link io.grpc.StatusRuntimeException};
+ * a failed compile's description carries the compiler's diagnostics.
+ *
+ * <p><b>Threads.</b> All methods are thread-safe and never block, except {@link #close()}. Futures complete
+ * on gRPC transport threads (the client uses a direct executor, because a thread hop costs tens of
+ * microseconds): keep callbacks short and hop with {@code thenApplyAsync} for heavy work.
+ *
+ * <p><b>Lease.</b> While open, the session pings on its stream every third of its lease.
+ */
+public interface Session extends AutoCloseable {
+
+    /** The daemon's session token. */
+    String id();
+
+    /** The name given to {@link ArraydClient#openSession(String)}. */
+    String clientName();
+
+    /** The lease the daemon granted. */
+    Duration lease();
+
+    // ---- buffers ----
+
+    /** Creates a buffer on the daemon's first device, contents unspecified. */
+    CompletableFuture<BufferHandle> createBuffer(DType dtype, long... dims);
+
+    /** Creates a buffer with {@code options} (device, zeroing, label). */
+    CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options);
+
+    /** Frees a buffer once the commands already enqueued on it have completed. */
+    CompletableFuture<Void> destroy(BufferHandle buffer);
+
+    /**
+     * Writes the remaining bytes of {@code data} (taken as they are, little-endian for arrays of numbers)
+     * into {@code buffer} at {@code offsetBytes}, streamed in 1 MiB chunks with {@code WriteBuffer}. The
+     * buffer's contents must not change until the event completes.
+     */
+    Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data);
+
+    /** Writes {@code data} at offset 0. */
+    Event write(BufferHandle buffer, ByteBuffer data);
+
+    /** Writes bytes at offset 0; any dtype. */
+    Event write(BufferHandle buffer, byte[] data);
+
+    /** Writes f32 values at offset 0; the buffer must be {@link DType#F32}. */
+    Event write(BufferHandle buffer, float[] data);
+
+    /** Writes f64 values at offset 0; the buffer must be {@link DType#F64}. */
+    Event write(BufferHandle buffer, double[] data);
+
+    /** Writes i32 values at offset 0; the buffer must be {@link DType#I32}. */
+    Event write(BufferHandle buffer, int[] data);
+
+    /** Writes i64 values at offset 0; the buffer must be {@link DType#I64}. */
+    Event write(BufferHandle buffer, long[] data);
+
+    /** Reads the whole buffer with {@code ReadBuffer}; the result is little-endian, position 0. */
+    CompletableFuture<ByteBuffer> read(BufferHandle buffer);
+
+    /** Reads {@code sizeBytes} bytes from {@code offsetBytes}. */
+    CompletableFuture<ByteBuffer> read(BufferHandle buffer, long offsetBytes, long sizeBytes);
+
+    /** Reads the whole buffer as bytes. */
+    CompletableFuture<byte[]> readBytes(BufferHandle buffer);
+
+    /** Reads a {@link DType#F32} buffer. */
+    CompletableFuture<float[]> readFloats(BufferHandle buffer);
+
+    /** Reads a {@link DType#F64} buffer. */
+    CompletableFuture<double[]> readDoubles(BufferHandle buffer);
+
+    /** Reads a {@link DType#I32} buffer. */
+    CompletableFuture<int[]> readInts(BufferHandle buffer);
+
+    /** Reads a {@link DType#I64} buffer. */
+    CompletableFuture<long[]> readLongs(BufferHandle buffer);
+
+    // ---- kernels ----
+
+    /**
+     * Compiles modules in one call and returns their kernels by entry-point name (names must be unique
+     * across the call). A compile error fails the future with {@code INVALID_ARGUMENT} and the compiler's
+     * diagnostics in the status description.
+     */
+    CompletableFuture<Map<String, KernelHandle>> compile(KernelModuleSpec... modules);
+
+    /** Frees a kernel. */
+    CompletableFuture<Void> destroy(KernelHandle kernel);
+
+    // ---- commands ----
+
+    /** Enqueues a kernel launch; see {@link Launch} for how arguments are checked and converted. */
+    Event launch(Launch launch);
+
+    /** Copies all of {@code src} to the start of {@code dst}. */
+    Event copy(BufferHandle src, BufferHandle dst, Event... waitFor);
+
+    /** Copies {@code sizeBytes} bytes (0 = the rest of {@code src}) between offsets. */
+    Event copy(BufferHandle src, long srcOffsetBytes, BufferHandle dst, long dstOffsetBytes, long sizeBytes,
+            CommandOptions options);
+
+    /** Sets every element to {@code value}, converted to the buffer's dtype. */
+    Event fill(BufferHandle buffer, Number value, Event... waitFor);
+
+    /** Sets {@code countElements} elements (0 = to the end) from {@code offsetElements}. */
+    Event fill(BufferHandle buffer, Number value, long offsetElements, long countElements, CommandOptions options);
+
+    /** Maximum payload of one {@link #upload}: 1 MiB. Use {@link #write} for more. */
+    int MAX_UPLOAD_BYTES = 1 << 20;
+
+    /** Writes a small payload inline in the batch at offset 0. */
+    Event upload(BufferHandle buffer, byte[] data, Event... waitFor);
+
+    /** Writes a small payload (at most {@link #MAX_UPLOAD_BYTES}) inline in the batch. */
+    Event upload(BufferHandle buffer, long offsetBytes, ByteBuffer data, CommandOptions options);
+
+    /** Reads the whole buffer inline: the event's result carries the data. For small buffers. */
+    Event download(BufferHandle buffer, Event... waitFor);
+
+    /** Reads {@code sizeBytes} bytes (0 = to the end) from {@code offsetBytes} inline. */
+    Event download(BufferHandle buffer, long offsetBytes, long sizeBytes, CommandOptions options);
+
+    // ---- streams and events ----
+
+    /** Creates a stream on {@code device} (empty = the daemon's first device). */
+    CompletableFuture<StreamHandle> createStream(String device);
+
+    /**
+     * Completes when everything enqueued on {@code stream} so far has completed, with the result of its
+     * last event (event 0 if it never ran anything); fails with {@link ArraydCommandException} if that
+     * event failed.
+     */
+    CompletableFuture<EventResult> awaitStream(StreamHandle stream);
+
+    /** Waits for the stream's pending work, then frees it. */
+    CompletableFuture<Void> destroyStream(StreamHandle stream);
+
+    /**
+     * Completes when all {@code events} have completed, with one result per event, failed ones included
+     * (state {@link EventState#FAILED}). Uses the unary {@code WaitEvents} call.
+     */
+    CompletableFuture<List<EventResult>> waitEvents(Event... events);
+
+    // ---- lifecycle ----
+
+    /**
+     * Sends what is enqueued, ends the session stream and closes the session on the daemon (which lets
+     * pending commands finish). Events still pending when the daemon has closed the session fail with
+     * {@code CANCELLED}; completed ones are untouched. Later calls fail. Idempotent.
+     */
+    CompletableFuture<Void> closeAsync();
+
+    /**
+     * {@link #closeAsync()} and waits for it, at most the client's close timeout (default 10 s). Do not
+     * call it from a future callback (a transport thread); use {@link #closeAsync()} there.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,759 @@
+package dev.arrayd.client;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.arrayd.proto.v1.Arg;
+import dev.arrayd.proto.v1.Attach;
+import dev.arrayd.proto.v1.AwaitStreamRequest;
+import dev.arrayd.proto.v1.AwaitStreamResponse;
+import dev.arrayd.proto.v1.CloseSessionRequest;
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.CompileRequest;
+import dev.arrayd.proto.v1.CompileResponse;
+import dev.arrayd.proto.v1.CompiledKernel;
+import dev.arrayd.proto.v1.CompiledModule;
+import dev.arrayd.proto.v1.Copy;
+import dev.arrayd.proto.v1.CreateBufferRequest;
+import dev.arrayd.proto.v1.CreateStreamRequest;
+import dev.arrayd.proto.v1.DestroyBufferRequest;
+import dev.arrayd.proto.v1.DestroyKernelRequest;
+import dev.arrayd.proto.v1.DestroyStreamRequest;
+import dev.arrayd.proto.v1.Download;
+import dev.arrayd.proto.v1.EventCompletion;
+import dev.arrayd.proto.v1.ExecuteRequest;
+import dev.arrayd.proto.v1.ExecuteResponse;
+import dev.arrayd.proto.v1.Fill;
+import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.Upload;
+import dev.arrayd.proto.v1.WaitEventsRequest;
+import dev.arrayd.proto.v1.WaitEventsResponse;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.StreamObserver;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/** The {@link Session} implementation: one {@code Execute} stream, its outbox and its event table. */
+final class SessionImpl implements Session {
+
+    private static final int READ_CHUNK_BYTES = 4 << 20;
+    private static final int MAX_READ_BYTES = Integer.MAX_VALUE - 8;
+
+    private final Stubs stubs;
+    private final ScheduledExecutorService timer;
+    private final Duration closeTimeout;
+    private final Consumer<SessionImpl> onClosed;
+    private final String id;
+    private final String clientName;
+    private final Duration lease;
+
+    private final EventTable events = new EventTable();
+    private final CommandOutbox outbox;
+    private final CompletableFuture<Session> attached = new CompletableFuture<>();
+    private final CompletableFuture<Void> streamDone = new CompletableFuture<>();
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final AtomicBoolean closing = new AtomicBoolean();
+
+    /** Set in {@link #start()} before anything else can reach the session; onNext only on the draining thread. */
+    private ClientCallStreamObserver<ExecuteRequest> requests;
+    private volatile ScheduledFuture<?> keepalive;
+
+    SessionImpl(Stubs stubs, ScheduledExecutorService timer, Duration closeTimeout, Consumer<SessionImpl> onClosed,
+            String id, String clientName, Duration lease) {
+        this.stubs = stubs;
+        this.timer = timer;
+        this.closeTimeout = closeTimeout;
+        this.onClosed = onClosed;
+        this.id = id;
+        this.clientName = clientName;
+        this.lease = lease;
+        this.outbox = new CommandOutbox(request -> requests.onNext(request), events);
+    }
+
+    /** Opens the session stream and attaches; completes when the daemon says {@code attached}. */
+    CompletableFuture<Session> start() {
+        stubs.execution().execute(new ExecuteObserver());
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(id)).build());
+        attached.thenRun(this::startKeepalive);
+        return attached;
+    }
+
+    private void startKeepalive() {
+        long period = Math.max(1, lease.toMillis() / 3);
+        try {
+            keepalive = timer.scheduleAtFixedRate(outbox::ping, period, period, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client is closing
+        }
+        if (closing.get() || streamDone.isDone()) {
+            stopKeepalive();
+        }
+    }
+
+    private void stopKeepalive() {
+        ScheduledFuture<?> k = keepalive;
+        if (k != null) {
+            k.cancel(false);
+        }
+    }
+
+    /** Test hook: batches sent so far. */
+    long batchesSent() {
+        return outbox.batchesSent();
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public String clientName() {
+        return clientName;
+    }
+
+    @Override
+    public Duration lease() {
+        return lease;
+    }
+
+    @Override
+    public String toString() {
+        return "Session[" + clientName + "]";
+    }
+
+    // ---- buffers ----
+
+    @Override
+    public CompletableFuture<BufferHandle> createBuffer(DType dtype, long... dims) {
+        return createBuffer(dtype, dims, BufferOptions.defaults());
+    }
+
+    @Override
+    public CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options) {
+        checkOpen();
+        if (dims.length < 1 || dims.length > 8) {
+            throw new IllegalArgumentException("dims: " + dims.length + " extents (expected: 1 to 8)");
+        }
+        CreateBufferRequest.Builder req = CreateBufferRequest.newBuilder()
+                .setSession(id)
+                .setDtype(Protos.dtype(dtype))
+                .setDevice(options.device())
+                .setZeroInit(options.zeroInit())
+                .setLabel(options.label());
+        for (int i = 0; i < dims.length; i++) {
+            if (dims[i] <= 0) {
+                throw new IllegalArgumentException("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
+            }
+            req.addDims(dims[i]);
+        }
+        return unary(req.build(), stubs.buffers()::createBuffer, info -> Protos.buffer(info, dtype));
+    }
+
+    @Override
+    public CompletableFuture<Void> destroy(BufferHandle buffer) {
+        checkOpen();
+        return orderedUnary(DestroyBufferRequest.newBuilder().setSession(id).setBuffer(buffer.id()).build(),
+                stubs.buffers()::destroyBuffer, r -> null);
+    }
+
+    /**
+     * Writes go over the session stream as Upload commands of at most {@link #MAX_UPLOAD_BYTES},
+     * each waiting on the one before it: they are ordered with every other command of the session
+     * exactly as they were called, and a failed chunk fails the rest.
+     */
+    @Override
+    public Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
+        // copy: the caller may reuse its buffer as soon as we return
+        ByteBuffer copy = ByteBuffer.allocate(data.remaining());
+        copy.put(data.duplicate()).flip();
+        return writeOwned(buffer, offsetBytes, copy);
+    }
+
+    /** Like write, for a buffer nobody else touches afterwards: it is sent without copying. */
+    private Event writeOwned(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
+        checkOpen();
+        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
+        Event last = null;
+        int total = data.remaining();
+        int pos = 0;
+        do {
+            int len = Math.min(MAX_UPLOAD_BYTES, total - pos);
+            ByteBuffer chunk = data.duplicate();
+            chunk.position(data.position() + pos).limit(data.position() + pos + len);
+            Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
+                    .setBuffer(buffer.id())
+                    .setOffsetBytes(offsetBytes + pos)
+                    .setData(UnsafeByteOperations.unsafeWrap(chunk)));
+            last = submit(cmd, last == null ? List.of() : List.of(last.id()), 0);
+            pos += len;
+        } while (pos < total);
+        return last;
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, ByteBuffer data) {
+        return write(buffer, 0, data);
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, byte[] data) {
+        return write(buffer, 0, ByteBuffer.wrap(data));
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, float[] data) {
+        checkDtype(buffer, DType.F32, "data", "float[" + data.length + "]");
+        ByteBuffer b = littleEndian(data.length, Float.BYTES);
+        b.asFloatBuffer().put(data);
+        return writeOwned(buffer, 0, b);
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, double[] data) {
+        checkDtype(buffer, DType.F64, "data", "double[" + data.length + "]");
+        ByteBuffer b = littleEndian(data.length, Double.BYTES);
+        b.asDoubleBuffer().put(data);
+        return writeOwned(buffer, 0, b);
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, int[] data) {
+        checkDtype(buffer, DType.I32, "data", "int[" + data.length + "]");
+        ByteBuffer b = littleEndian(data.length, Integer.BYTES);
+        b.asIntBuffer().put(data);
+        return writeOwned(buffer, 0, b);
+    }
+
+    @Override
+    public Event write(BufferHandle buffer, long[] data) {
+        checkDtype(buffer, DType.I64, "data", "long[" + data.length + "]");
+        ByteBuffer b = littleEndian(data.length, Long.BYTES);
+        b.asLongBuffer().put(data);
+        return writeOwned(buffer, 0, b);
+    }
+
+    private static ByteBuffer littleEndian(int count, int width) {
+        if ((long) count * width > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("data: " + count + " values (expected: at most "
+                    + Integer.MAX_VALUE / width + " per call; write a range)");
+        }
+        return ByteBuffer.allocate(count * width).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public CompletableFuture<ByteBuffer> read(BufferHandle buffer) {
+        return read(buffer, 0, buffer.sizeBytes());
+    }
+
+    @Override
+    public CompletableFuture<ByteBuffer> read(BufferHandle buffer, long offsetBytes, long sizeBytes) {
+        checkOpen();
+        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
+        if (sizeBytes > MAX_READ_BYTES) {
+            throw new IllegalArgumentException("sizeBytes: " + sizeBytes + " (expected: <= " + MAX_READ_BYTES
+                    + " to fit one array; read buffer " + buffer.id() + " in ranges)");
+        }
+        if (sizeBytes == 0) {
+            return CompletableFuture.completedFuture(ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN));
+        }
+        // Reads go over the session stream as Download commands, so they see every command called
+        // before them; the chunks are reassembled into one array.
+        byte[] out = new byte[(int) sizeBytes];
+        List<CompletableFuture<EventResult>> parts = new ArrayList<>();
+        for (long pos = 0; pos < sizeBytes; pos += READ_CHUNK_BYTES) {
+            long len = Math.min(READ_CHUNK_BYTES, sizeBytes - pos);
+            int at = (int) pos;
+            Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
+                    .setBuffer(buffer.id()).setOffsetBytes(offsetBytes + pos).setSizeBytes(len));
+            parts.add(submit(cmd, List.of(), 0).future().thenApply(r -> {
+                r.data().get(out, at, (int) len);
+                return r;
+            }));
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+    }
+
+    @Override
+    public CompletableFuture<byte[]> readBytes(BufferHandle buffer) {
+        return read(buffer).thenApply(b -> b.array());
+    }
+
+    @Override
+    public CompletableFuture<float[]> readFloats(BufferHandle buffer) {
+        checkDtype(buffer, DType.F32, "buffer", "readFloats");
+        return read(buffer).thenApply(b -> {
+            float[] out = new float[b.remaining() / Float.BYTES];
+            b.asFloatBuffer().get(out);
+            return out;
+        });
+    }
+
+    @Override
+    public CompletableFuture<double[]> readDoubles(BufferHandle buffer) {
+        checkDtype(buffer, DType.F64, "buffer", "readDoubles");
+        return read(buffer).thenApply(b -> {
+            double[] out = new double[b.remaining() / Double.BYTES];
+            b.asDoubleBuffer().get(out);
+            return out;
+        });
+    }
+
+    @Override
+    public CompletableFuture<int[]> readInts(BufferHandle buffer) {
+        checkDtype(buffer, DType.I32, "buffer", "readInts");
+        return read(buffer).thenApply(b -> {
+            int[] out = new int[b.remaining() / Integer.BYTES];
+            b.asIntBuffer().get(out);
+            return out;
+        });
+    }
+
+    @Override
+    public CompletableFuture<long[]> readLongs(BufferHandle buffer) {
+        checkDtype(buffer, DType.I64, "buffer", "readLongs");
+        return read(buffer).thenApply(b -> {
+            long[] out = new long[b.remaining() / Long.BYTES];
+            b.asLongBuffer().get(out);
+            return out;
+        });
+    }
+
+    // ---- kernels ----
+
+    @Override
+    public CompletableFuture<Map<String, KernelHandle>> compile(KernelModuleSpec... modules) {
+        checkOpen();
+        if (modules.length == 0) {
+            throw new IllegalArgumentException("modules: [] (expected: at least one module)");
+        }
+        Map<String, KernelSpec> specs = new HashMap<>();
+        CompileRequest.Builder req = CompileRequest.newBuilder().setSession(id);
+        for (int m = 0; m < modules.length; m++) {
+            for (int e = 0; e < modules[m].entries().size(); e++) {
+                KernelSpec spec = modules[m].entries().get(e);
+                if (specs.putIfAbsent(spec.name(), spec) != null) {
+                    throw new IllegalArgumentException("modules[" + m + "].entries[" + e + "]: \"" + spec.name()
+                            + "\" (expected: an entry point name not used elsewhere in this call)");
+                }
+            }
+            req.addModules(Protos.module(modules[m]));
+        }
+        return unary(req.build(), stubs.kernels()::compile, (CompileResponse resp) -> {
+            Map<String, KernelHandle> out = new LinkedHashMap<>();
+            for (CompiledModule module : resp.getModulesList()) {
+                for (CompiledKernel k : module.getKernelsList()) {
+                    KernelSpec spec = specs.get(k.getName());
+                    if (spec == null) {
+                        throw Status.INTERNAL.withDescription("compile response names kernel \"" + k.getName()
+                                + "\" (expected: one of " + specs.keySet() + ")").asRuntimeException();
+                    }
+                    out.put(k.getName(), new KernelHandle(k.getKernel(), k.getName(), spec));
+                }
+            }
+            return Map.copyOf(out);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> destroy(KernelHandle kernel) {
+        checkOpen();
+        return orderedUnary(DestroyKernelRequest.newBuilder().setSession(id).setKernel(kernel.id()).build(),
+                stubs.kernels()::destroyKernel, r -> null);
+    }
+
+    // ---- commands ----
+
+    @Override
+    public Event launch(Launch launch) {
+        checkOpen();
+        KernelSpec sig = launch.kernel().signature();
+        dev.arrayd.proto.v1.Launch.Builder lb = dev.arrayd.proto.v1.Launch.newBuilder()
+                .setKernel(launch.kernel().id())
+                .setDevice(launch.device());
+        List<Long> global = launch.global();
+        if (global.isEmpty() || global.size() > 3) {
+            throw new IllegalArgumentException("global: " + global + " (expected: 1 to 3 extents)");
+        }
+        for (int i = 0; i < global.size(); i++) {
+            if (global.get(i) <= 0) {
+                throw new IllegalArgumentException("global[" + i + "]: " + global.get(i) + " (expected: > 0)");
+            }
+            lb.addGlobalDims(global.get(i));
+        }
+        List<Long> local = launch.local();
+        if (!local.isEmpty() && local.size() != global.size()) {
+            throw new IllegalArgumentException("local: " + local + " (expected: " + global.size()
+                    + " extents, like global, or none)");
+        }
+        for (int i = 0; i < local.size(); i++) {
+            long l = local.get(i);
+            if (l <= 0 || global.get(i) % l != 0) {
+                throw new IllegalArgumentException("local[" + i + "]: " + l + " (expected: a divisor of global["
+                        + i + "] = " + global.get(i) + ")");
+            }
+            lb.addLocalDims(l);
+        }
+        List<Object> args = launch.args();
+        List<KernelSpec.Param> params = sig.params();
+        if (args.size() != params.size()) {
+            throw new IllegalArgumentException("args: " + args.size() + " values (expected: " + params.size()
+                    + ", one per parameter of " + sig.name() + ")");
+        }
+        for (int i = 0; i < args.size(); i++) {
+            lb.addArgs(arg(i, args.get(i), params.get(i)));
+        }
+        Command.Builder cmd = Command.newBuilder().setLaunch(lb);
+        return submit(cmd, launch.waitFor(), launch.stream());
+    }
+
+    private static Arg arg(int i, Object value, KernelSpec.Param param) {
+        String what = "args[" + i + "]";
+        return switch (param) {
+            case KernelSpec.BufferParam p -> {
+                if (!(value instanceof BufferHandle b)) {
+                    throw Scalars.bad(what, value, "a BufferHandle for buffer parameter " + p.name() + " of type "
+                            + p.dtype());
+                }
+                if (b.dtype() != p.dtype()) {
+                    throw Scalars.bad(what, value, "a buffer of type " + p.dtype() + " for buffer parameter "
+                            + p.name());
+                }
+                yield Arg.newBuilder().setBuffer(b.id()).build();
+            }
+            case KernelSpec.ScalarParam p -> Arg.newBuilder()
+                    .setScalar(Scalars.of(value, p.dtype(), what, "scalar parameter " + p.name() + " of type "
+                            + p.dtype()))
+                    .build();
+        };
+    }
+
+    @Override
+    public Event copy(BufferHandle src, BufferHandle dst, Event... waitFor) {
+        return copy(src, 0, dst, 0, 0, CommandOptions.defaults().waitFor(waitFor));
+    }
+
+    @Override
+    public Event copy(BufferHandle src, long srcOffsetBytes, BufferHandle dst, long dstOffsetBytes, long sizeBytes,
+            CommandOptions options) {
+        checkOpen();
+        checkRange(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes);
+        long n = sizeBytes == 0 ? src.sizeBytes() - srcOffsetBytes : sizeBytes;
+        checkRange(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n);
+        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder()
+                .setSrc(src.id())
+                .setDst(dst.id())
+                .setSrcOffsetBytes(srcOffsetBytes)
+                .setDstOffsetBytes(dstOffsetBytes)
+                .setSizeBytes(sizeBytes));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event fill(BufferHandle buffer, Number value, Event... waitFor) {
+        return fill(buffer, value, 0, 0, CommandOptions.defaults().waitFor(waitFor));
+    }
+
+    @Override
+    public Event fill(BufferHandle buffer, Number value, long offsetElements, long countElements,
+            CommandOptions options) {
+        checkOpen();
+        long elements = buffer.elementCount();
+        if (offsetElements < 0 || offsetElements > elements) {
+            throw new IllegalArgumentException("offsetElements: " + offsetElements + " (expected: 0 to " + elements
+                    + ", the element count of buffer " + buffer.id() + ")");
+        }
+        if (countElements < 0 || countElements > elements - offsetElements) {
+            throw new IllegalArgumentException("countElements: " + countElements + " (expected: 0 to "
+                    + (elements - offsetElements) + " from offsetElements " + offsetElements + " in buffer "
+                    + buffer.id() + ")");
+        }
+        Command.Builder cmd = Command.newBuilder().setFill(Fill.newBuilder()
+                .setBuffer(buffer.id())
+                .setValue(Scalars.of(value, buffer.dtype(), "value", "buffer " + buffer.id() + " of type "
+                        + buffer.dtype()))
+                .setOffsetElements(offsetElements)
+                .setCountElements(countElements));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event upload(BufferHandle buffer, byte[] data, Event... waitFor) {
+        return upload(buffer, 0, ByteBuffer.wrap(data), CommandOptions.defaults().waitFor(waitFor));
+    }
+
+    @Override
+    public Event upload(BufferHandle buffer, long offsetBytes, ByteBuffer data, CommandOptions options) {
+        checkOpen();
+        if (data.remaining() > MAX_UPLOAD_BYTES) {
+            throw new IllegalArgumentException("data: " + data.remaining() + " bytes (expected: <= "
+                    + MAX_UPLOAD_BYTES + " for an inline upload; use write)");
+        }
+        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
+        Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
+                .setBuffer(buffer.id())
+                .setOffsetBytes(offsetBytes)
+                .setData(ByteString.copyFrom(data.duplicate())));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event download(BufferHandle buffer, Event... waitFor) {
+        return download(buffer, 0, 0, CommandOptions.defaults().waitFor(waitFor));
+    }
+
+    @Override
+    public Event download(BufferHandle buffer, long offsetBytes, long sizeBytes, CommandOptions options) {
+        checkOpen();
+        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
+        Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
+                .setBuffer(buffer.id())
+                .setOffsetBytes(offsetBytes)
+                .setSizeBytes(sizeBytes));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    private Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {
+        cmd.addAllWaitEvents(waitFor).setStream(stream);
+        EventTable.Pending p = outbox.submit(cmd);
+        return new Event(p.id, p.future);
+    }
+
+    // ---- streams and events ----
+
+    @Override
+    public CompletableFuture<StreamHandle> createStream(String device) {
+        checkOpen();
+        return unary(CreateStreamRequest.newBuilder().setSession(id).setDevice(device).build(),
+                stubs.execution()::createStream, info -> new StreamHandle(info.getStream(), info.getDevice()));
+    }
+
+    @Override
+    public CompletableFuture<EventResult> awaitStream(StreamHandle stream) {
+        checkOpen();
+        AwaitStreamRequest req = AwaitStreamRequest.newBuilder()
+                .setSession(id).setStream(stream.id()).setDevice(stream.device()).build();
+        return orderedUnary(req, stubs.execution()::awaitStream, (AwaitStreamResponse r) -> {
+            if (!r.hasLast()) {
+                return EventResult.succeeded(0);
+            }
+            EventCompletion last = r.getLast();
+            if (last.getState() == dev.arrayd.proto.v1.EventState.FAILED) {
+                throw new ArraydCommandException(last.getEvent(), Protos.status(last.getCode(), last.getMessage()));
+            }
+            return Protos.result(last);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> destroyStream(StreamHandle stream) {
+        checkOpen();
+        return orderedUnary(DestroyStreamRequest.newBuilder().setSession(id).setStream(stream.id()).build(),
+                stubs.execution()::destroyStream, r -> null);
+    }
+
+    @Override
+    public CompletableFuture<List<EventResult>> waitEvents(Event... waitFor) {
+        checkOpen();
+        // Every event this session made has a future already; waiting needs no round trip.
+        List<CompletableFuture<EventResult>> results = new ArrayList<>(waitFor.length);
+        for (Event e : waitFor) {
+            results.add(e.future().handle((r, t) -> r != null ? r : failedResult(e.id(), t)));
+        }
+        return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+                .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+    }
+
+    private static EventResult failedResult(long event, Throwable t) {
+        Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+        Status st = cause instanceof ArraydCommandException a ? a.status() : Status.fromThrowable(cause);
+        return new EventResult(event, EventState.FAILED, st.getCode().value(),
+                st.getDescription() == null ? "" : st.getDescription(), 0, null);
+    }
+
+    // ---- lifecycle ----
+
+    @Override
+    public CompletableFuture<Void> closeAsync() {
+        if (!closing.compareAndSet(false, true)) {
+            return closed;
+        }
+        stopKeepalive();
+        outbox.submitCall(seq -> new CommandOutbox.OrderedCall() {
+            @Override
+            public void start() {
+                // Runs on the draining thread after everything enqueued before close was sent.
+                outbox.terminate(Status.CANCELLED.withDescription("session " + clientName + " is closed"));
+                if (!streamDone.isDone()) {
+                    try {
+                        requests.onCompleted();
+                    } catch (RuntimeException e) {
+                        requests.cancel("half-close failed", e);
+                    }
+                }
+                closeOnDaemon();
+            }
+
+            @Override
+            public void fail(Status status) {
+                closeOnDaemon(); // the stream failed already
+            }
+        });
+        return closed;
+    }
+
+    private void closeOnDaemon() {
+        CompletableFuture<Void> reply = new CompletableFuture<>();
+        stubs.sessions().closeSession(CloseSessionRequest.newBuilder().setSession(id).build(),
+                new FutureObserver<>(reply, r -> null));
+        reply.whenComplete((r, error) -> {
+            // The daemon has closed the session; it should end the stream itself. If it has not, stop it.
+            if (!streamDone.isDone()) {
+                requests.cancel("session closed", null);
+            }
+            streamDone.whenComplete((x, y) -> {
+                onClosed.accept(this);
+                if (error == null) {
+                    closed.complete(null);
+                } else {
+                    closed.completeExceptionally(error);
+                }
+            });
+        });
+    }
+
+    @Override
+    public void close() {
+        CompletableFuture<Void> f = closeAsync();
+        try {
+            f.get(closeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            requests.cancel("close timed out after " + closeTimeout, null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            requests.cancel("close interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException("closing session " + clientName + " failed", e.getCause());
+        }
+    }
+
+    // ---- helpers ----
+
+    private void checkOpen() {
+        if (closing.get()) {
+            throw new IllegalStateException("session " + clientName + " (" + id + ") is closed");
+        }
+    }
+
+    private static void checkDtype(BufferHandle buffer, DType expected, String what, String value) {
+        if (buffer.dtype() != expected) {
+            throw new IllegalArgumentException(what + ": " + value + " (expected: a buffer of type " + expected
+                    + "; buffer " + buffer.id() + " is " + buffer.dtype() + ")");
+        }
+    }
+
+    /** Checks that [offset, offset + size) lies within the buffer. */
+    private static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size) {
+        if (offset < 0 || offset > buffer.sizeBytes()) {
+            throw new IllegalArgumentException(offsetName + ": " + offset + " (expected: 0 to " + buffer.sizeBytes()
+                    + ", the size of buffer " + buffer.id() + ")");
+        }
+        if (size < 0 || size > buffer.sizeBytes() - offset) {
+            throw new IllegalArgumentException(sizeName + ": " + size + " bytes at " + offsetName + " " + offset
+                    + " (expected: <= " + (buffer.sizeBytes() - offset) + ", the rest of buffer " + buffer.id() + ")");
+        }
+    }
+
+    private static <Q, R, T> CompletableFuture<T> unary(Q request, BiConsumer<Q, StreamObserver<R>> method,
+            Function<R, T> mapper) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        method.accept(request, new FutureObserver<>(f, mapper));
+        return f;
+    }
+
+    /** A unary call issued after the commands enqueued before it. */
+    private <Q, R, T> CompletableFuture<T> orderedUnary(Q request, BiConsumer<Q, StreamObserver<R>> method,
+            Function<R, T> mapper) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        outbox.submitCall(seq -> new CommandOutbox.OrderedCall() {
+            @Override
+            public void start() {
+                method.accept(request, new FutureObserver<>(f, mapper));
+            }
+
+            @Override
+            public void fail(Status status) {
+                f.completeExceptionally(status.asRuntimeException());
+            }
+        });
+        return f;
+    }
+
+    /** Receives the session stream: attached, completions, rejections, pongs. */
+    private final class ExecuteObserver implements ClientResponseObserver<ExecuteRequest, ExecuteResponse> {
+        @Override
+        public void beforeStart(ClientCallStreamObserver<ExecuteRequest> requestStream) {
+            requests = requestStream;
+        }
+
+        @Override
+        public void onNext(ExecuteResponse response) {
+            switch (response.getMsgCase()) {
+                case ATTACHED -> attached.complete(SessionImpl.this);
+                case COMPLETIONS -> {
+                    for (EventCompletion c : response.getCompletions().getCompletionsList()) {
+                        events.apply(c);
+                    }
+                }
+                case REJECTED -> events.rejected(response.getRejected().getBatchId(),
+                        Protos.status(response.getRejected().getCode(), response.getRejected().getMessage()));
+                default -> { } // pong, or a message this client does not know
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            ended(Status.fromThrowable(t));
+        }
+
+        @Override
+        public void onCompleted() {
+            ended(Status.UNAVAILABLE.withDescription("the daemon ended the stream of session " + clientName));
+        }
+
+        private void ended(Status status) {
+            Status s = closing.get()
+                    ? Status.CANCELLED.withDescription("session " + clientName + " closed before the event completed")
+                    : status;
+            stopKeepalive();
+            outbox.terminate(s);
+            events.terminate(s);
+            attached.completeExceptionally(status.asRuntimeException());
+            streamDone.complete(null);
+        }
+    }
+}

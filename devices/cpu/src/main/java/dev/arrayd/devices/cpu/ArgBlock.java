@@ -1,0 +1,155 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+/**
+ * A stream's native argument memory, allocated once so that a launch allocates nothing native:
+ *
+ * <pre>
+ *  ranges : [chunk 0: lo[3] hi[3] gsize[3] lsize[3]] [chunk 1] ...   (12 × int64 each)
+ *  args   : [void* 0] [void* 1] ...      buffer: slab base + offset; scalar: &amp;slots[i]
+ *  slots  : [8 bytes 0] [8 bytes 1] ...  scalar values, stored at their C width, little-endian
+ * </pre>
+ *
+ * Only the stream's worker thread writes it; helper threads of a split launch read it while the
+ * worker waits for them.
+ */
+final class ArgBlock implements AutoCloseable {
+
+    private static final int INITIAL_ARGS = 32;
+    private static final long RANGE_BYTES = CSourceAssembler.RANGE_LONGS * Long.BYTES;
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment[] rangeSlots;
+    private MemorySegment args;
+    private MemorySegment slots;
+    private int capacity;
+
+    ArgBlock(int maxChunks) {
+        MemorySegment ranges = arena.allocate(RANGE_BYTES * maxChunks, 64);
+        rangeSlots = new MemorySegment[maxChunks];
+        for (int i = 0; i < maxChunks; i++) {
+            rangeSlots[i] = ranges.asSlice(i * RANGE_BYTES, RANGE_BYTES);
+        }
+        grow(INITIAL_ARGS);
+    }
+
+    MemorySegment args() {
+        return args;
+    }
+
+    MemorySegment range(int chunk) {
+        return rangeSlots[chunk];
+    }
+
+    int maxChunks() {
+        return rangeSlots.length;
+    }
+
+    /** Writes chunk {@code chunk}'s range: lo / hi from {@code bounds} at {@code at}, sizes from {@code dims}. */
+    void setRange(int chunk, long[] bounds, int at, long[] dims) {
+        MemorySegment r = rangeSlots[chunk];
+        for (int i = 0; i < 6; i++) {
+            r.setAtIndex(ValueLayout.JAVA_LONG, i, bounds[at + i]);
+        }
+        for (int i = 0; i < 6; i++) {
+            r.setAtIndex(ValueLayout.JAVA_LONG, 6 + i, dims[i]);
+        }
+    }
+
+    /** Checks {@code values} against {@code signature} and writes them; nothing is written past a bad one. */
+    void fill(KernelSignature signature, List<KernelArg> values, CpuDevice device) {
+        List<KernelParam> params = signature.params();
+        if (values == null || values.size() != params.size()) {
+            throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
+                    + " (expected: " + params.size() + " for " + describe(signature) + ")");
+        }
+        if (params.size() > capacity) {
+            grow(Math.max(params.size(), capacity * 2));
+        }
+        for (int i = 0; i < params.size(); i++) {
+            KernelParam param = params.get(i);
+            switch (values.get(i)) {
+                case KernelArg.Buffer buffer -> {
+                    if (!param.isBuffer()) {
+                        throw ArraydException.invalid("args[" + i + "]: buffer " + buffer.ref() + " (expected: "
+                                + describe(param) + ")");
+                    }
+                    long address = device.address(buffer.ref(), "args", i);
+                    args.setAtIndex(ValueLayout.JAVA_LONG, i, address);
+                }
+                case KernelArg.Scalar scalar -> {
+                    if (param.isBuffer() || scalar.dtype() != param.dtype()) {
+                        throw ArraydException.invalid("args[" + i + "]: " + scalar.dtype().wireName() + " scalar (expected: "
+                                + describe(param) + ")");
+                    }
+                    storeScalar(i, scalar, param);
+                    args.setAtIndex(ValueLayout.JAVA_LONG, i, slots.address() + (long) i * Long.BYTES);
+                }
+                case null -> throw ArraydException.invalid("args[" + i + "]: null (expected: " + describe(param) + ")");
+            }
+        }
+    }
+
+    private void storeScalar(int i, KernelArg.Scalar scalar, KernelParam param) {
+        long offset = (long) i * Long.BYTES;
+        long bits = scalar.bits();
+        DType dtype = scalar.dtype();
+        switch (dtype) {
+            case F64, I64 -> slots.set(ValueLayout.JAVA_LONG, offset, bits);
+            case F32 -> slots.set(ValueLayout.JAVA_INT, offset, (int) bits);
+            case I32 -> {
+                if (bits != (int) bits) {
+                    throw ArraydException.invalid("args[" + i + "]: i32 scalar " + bits + " (expected: a value in i32 range for "
+                            + describe(param) + ")");
+                }
+                slots.set(ValueLayout.JAVA_INT, offset, (int) bits);
+            }
+            case U8 -> {
+                if (bits < 0 || bits > 0xff) {
+                    throw ArraydException.invalid("args[" + i + "]: u8 scalar " + bits + " (expected: 0 to 255 for "
+                            + describe(param) + ")");
+                }
+                slots.set(ValueLayout.JAVA_BYTE, offset, (byte) bits);
+            }
+            case F16, BF16 -> slots.set(ValueLayout.JAVA_SHORT, offset, (short) bits);
+        }
+    }
+
+    private void grow(int newCapacity) {
+        // rare (kernels with very many parameters): the old blocks stay in the arena until close
+        args = arena.allocate((long) newCapacity * Long.BYTES, 64);
+        slots = arena.allocate((long) newCapacity * Long.BYTES, 64);
+        capacity = newCapacity;
+    }
+
+    static String describe(KernelParam param) {
+        return param.isBuffer()
+                ? "buffer of " + param.dtype().wireName() + " for parameter " + param.name()
+                : param.dtype().wireName() + " scalar for parameter " + param.name();
+    }
+
+    static String describe(KernelSignature signature) {
+        StringBuilder s = new StringBuilder(signature.name()).append('(');
+        for (int i = 0; i < signature.params().size(); i++) {
+            KernelParam p = signature.params().get(i);
+            s.append(i == 0 ? "" : ", ").append(p.isBuffer() ? "buffer " : "").append(p.dtype().wireName())
+                    .append(' ').append(p.name());
+        }
+        return s.append(')').toString();
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

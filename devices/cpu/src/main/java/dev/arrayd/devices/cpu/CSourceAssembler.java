@@ -1,0 +1,120 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Builds the translation unit gcc sees: {@link #HEADER}, then the user's source under
+ * {@code #line 1 "kernel.c"} (so diagnostics carry the user's own line numbers), then one trampoline
+ * per entry point under {@code #line 1 "arrayd-trampolines.c"} (so a mismatch between a declared
+ * signature and the user's function is reported against the trampoline, not a user line).
+ */
+final class CSourceAssembler {
+
+    /** Name under which gcc reports the user's lines. */
+    static final String USER_FILE = "kernel.c";
+    static final String TRAMPOLINE_FILE = "arrayd-trampolines.c";
+    static final String TRAMPOLINE_PREFIX = "arrayd_run_";
+
+    /** Longs in one range block: lo[3], hi[3], global size[3], local size[3]. */
+    static final int RANGE_LONGS = 12;
+
+    private static final Pattern C_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    static final String HEADER = """
+            #include <stdint.h>
+            #include <stddef.h>
+            #include <math.h>
+            #include <string.h>
+            typedef struct arrayd_item_t {
+                int64_t global_id[3];
+                int64_t global_size[3];
+                int64_t local_id[3];
+                int64_t local_size[3];
+                int64_t group_id[3];
+            } arrayd_item_t;
+            #define ARRAYD_KERNEL static inline
+            #define ARRAYD_ITEM const arrayd_item_t *arrayd_item__
+            #define arrayd_global_id(d) (arrayd_item__->global_id[(d)])
+            #define arrayd_global_size(d) (arrayd_item__->global_size[(d)])
+            #define arrayd_local_id(d) (arrayd_item__->local_id[(d)])
+            #define arrayd_local_size(d) (arrayd_item__->local_size[(d)])
+            #define arrayd_group_id(d) (arrayd_item__->group_id[(d)])
+            """;
+
+    private CSourceAssembler() {}
+
+    static String assemble(String userSource, List<KernelSignature> entryPoints) {
+        StringBuilder out = new StringBuilder(HEADER.length() + userSource.length() + 1024 * entryPoints.size());
+        out.append(HEADER);
+        out.append("#line 1 \"").append(USER_FILE).append("\"\n");
+        out.append(userSource);
+        if (!userSource.endsWith("\n")) {
+            out.append('\n');
+        }
+        out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
+        for (KernelSignature signature : entryPoints) {
+            out.append(trampoline(signature));
+        }
+        return out.toString();
+    }
+
+    static void checkIdentifier(String name, String what) {
+        if (name == null || !C_IDENTIFIER.matcher(name).matches()) {
+            throw ArraydException.invalid(what + ": \"" + name + "\" (expected: a C identifier, [A-Za-z_][A-Za-z0-9_]*)");
+        }
+    }
+
+    /**
+     * The exported {@code void arrayd_run_<name>(const int64_t *range, void **args)}: loops z / y / x
+     * over {@code [lo, hi)} with x innermost, so that once the user's static inline function is inlined
+     * gcc can vectorize the x loop. The item is rebuilt per iteration from loop-local values, which lets
+     * gcc scalarize it and drop the ids the kernel never reads (the divisions included).
+     */
+    static String trampoline(KernelSignature signature) {
+        checkIdentifier(signature.name(), "entry point");
+        List<KernelParam> params = signature.params();
+        StringBuilder c = new StringBuilder(512);
+        c.append("void ").append(TRAMPOLINE_PREFIX).append(signature.name())
+                .append("(const int64_t *range, void **args) {\n");
+        for (int i = 0; i < params.size(); i++) {
+            KernelParam p = params.get(i);
+            String type = p.dtype().cType();
+            if (p.isBuffer()) {
+                String pointer = (p.access() == Access.READ ? "const " : "") + type + " *";
+                c.append("    ").append(pointer).append("p").append(i)
+                        .append(" = (").append(pointer).append(")args[").append(i).append("];\n");
+            } else {
+                c.append("    const ").append(type).append(" p").append(i)
+                        .append(" = *(const ").append(type).append(" *)args[").append(i).append("];\n");
+            }
+        }
+        c.append("""
+                    const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
+                    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
+                    for (int64_t z = range[2]; z < range[5]; z++) {
+                        for (int64_t y = range[1]; y < range[4]; y++) {
+                            for (int64_t x = range[0]; x < range[3]; x++) {
+                                const arrayd_item_t item = {
+                                    {x, y, z}, {gs0, gs1, gs2}, {x % ls0, y % ls1, z % ls2},
+                                    {ls0, ls1, ls2}, {x / ls0, y / ls1, z / ls2}};
+                """);
+        c.append("                ").append(signature.name()).append("(&item");
+        for (int i = 0; i < params.size(); i++) {
+            c.append(", p").append(i);
+        }
+        c.append(");\n");
+        c.append("""
+                            }
+                        }
+                    }
+                }
+                """);
+        return c.toString();
+    }
+}

@@ -1,0 +1,100 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelCompiler;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The CPU backend: C kernels compiled by gcc and called through Java FFM, slabs in off-heap memory.
+ *
+ * <p>{@code openDevices(0)} or {@code (1)} gives one device {@code cpu:0} with every core;
+ * {@code openDevices(n)} gives {@code cpu:0 .. cpu:n-1}, each with {@code max(1, cores / n)} threads
+ * and an equal share of the memory (see {@link CpuOptions#deviceMemoryBytes()}). The backend is
+ * unavailable when gcc cannot be run; its devices still hold memory and copy, but nothing compiles.
+ */
+public final class CpuBackend implements Backend {
+
+    public static final String NAME = "cpu";
+
+    static final long BASE_ALIGNMENT = 64;
+    static final long LOCAL_MEMORY_BYTES = 64 * 1024;
+    static final long MAX_WORK_GROUP_SIZE = 1024;
+
+    private final CpuOptions options;
+    private final CpuKernelCompiler compiler;
+    private final List<CpuDevice> devices = new ArrayList<>(); // guarded by this
+    private Optional<String> unavailableReason; // guarded by this; probed once
+
+    public CpuBackend() {
+        this(CpuOptions.defaults());
+    }
+
+    public CpuBackend(CpuOptions options) {
+        this.options = options;
+        this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public synchronized Optional<String> unavailableReason() {
+        if (unavailableReason == null) {
+            unavailableReason = HostProbe.gccProblem(options.gccCommand());
+        }
+        return unavailableReason;
+    }
+
+    @Override
+    public synchronized List<Device> openDevices(int count) {
+        if (count < 0) {
+            throw ArraydException.invalid("count: " + count + " (expected: >= 0)");
+        }
+        if (!devices.isEmpty()) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
+                    "openDevices: cpu devices already open (expected: one call per backend)");
+        }
+        int n = Math.max(1, count);
+        int cores = HostProbe.cores();
+        int threads = Math.max(1, cores / n);
+        long memory = options.deviceMemoryBytes() > 0
+                ? options.deviceMemoryBytes()
+                : Math.max(BASE_ALIGNMENT, HostProbe.physicalMemoryBytes() / 2 / n);
+        String model = HostProbe.cpuModel();
+        for (int i = 0; i < n; i++) {
+            DeviceInfo info = new DeviceInfo(new DeviceId(NAME, i), model, memory, threads, MAX_WORK_GROUP_SIZE,
+                    List.of(1024L, 1024L, 1024L), LOCAL_MEMORY_BYTES, BASE_ALIGNMENT, EnumSet.allOf(DType.class),
+                    2, true, Set.of(Dialect.C), 3);
+            devices.add(new CpuDevice(info, threads));
+        }
+        return List.copyOf(devices);
+    }
+
+    @Override
+    public KernelCompiler compiler() {
+        return compiler;
+    }
+
+    /** Closes every device opened here (draining their streams and freeing their slabs). */
+    @Override
+    public synchronized void close() {
+        for (CpuDevice device : devices) {
+            device.close();
+        }
+        devices.clear();
+    }
+}

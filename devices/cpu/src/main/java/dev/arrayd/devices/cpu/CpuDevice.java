@@ -1,0 +1,197 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A share of the host's cores and memory. Slabs are off-heap segments, each in its own shared
+ * arena; the sum of slab sizes never exceeds {@link DeviceInfo#memoryBytes()}.
+ */
+final class CpuDevice implements Device {
+
+    private final DeviceInfo info;
+    private final int threads;
+    private final WorkerPool pool; // null when the device has a single thread: nothing to help with
+    private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+    private final Object slabLock = new Object();
+    private volatile SlabTable slabs = SlabTable.EMPTY;
+    private long usedBytes; // guarded by slabLock
+    private volatile boolean closed;
+
+    CpuDevice(DeviceInfo info, int threads) {
+        this.info = info;
+        this.threads = threads;
+        // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
+        this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1) : null;
+    }
+
+    @Override
+    public DeviceId id() {
+        return info.id();
+    }
+
+    @Override
+    public DeviceInfo info() {
+        return info;
+    }
+
+    int threads() {
+        return threads;
+    }
+
+    WorkerPool pool() {
+        return pool;
+    }
+
+    long usedBytes() {
+        synchronized (slabLock) {
+            return usedBytes;
+        }
+    }
+
+    @Override
+    public void allocPool(int poolId, long bytes, long alignment) {
+        checkOpen();
+        if (bytes <= 0) {
+            throw ArraydException.invalid("bytes: " + bytes + " (expected: > 0)");
+        }
+        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw ArraydException.invalid("alignment: " + alignment + " (expected: a power of two)");
+        }
+        synchronized (slabLock) {
+            if (slabs.find(poolId) != null) {
+                throw new ArraydException(ErrorCode.ALREADY_EXISTS, "poolId: " + poolId + " (expected: a pool id not in use on "
+                        + info.id() + ")");
+            }
+            long remaining = info.memoryBytes() - usedBytes;
+            if (bytes > remaining) {
+                throw exhausted(poolId, bytes, remaining, null);
+            }
+            Arena arena = Arena.ofShared();
+            MemorySegment segment;
+            try {
+                segment = arena.allocate(bytes, Math.max(alignment, info.baseAlignment()));
+            } catch (OutOfMemoryError e) {
+                arena.close();
+                throw exhausted(poolId, bytes, remaining, e);
+            }
+            slabs = slabs.with(new Slab(poolId, arena, segment));
+            usedBytes += bytes;
+        }
+    }
+
+    private ArraydException exhausted(int poolId, long bytes, long remaining, Throwable cause) {
+        String message = info.id() + ": pool " + poolId + " of " + bytes + " bytes (expected: at most the " + remaining
+                + " bytes left of " + info.memoryBytes() + ")" + (cause == null ? "" : "; the allocation failed: " + cause.getMessage());
+        return new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, message, cause);
+    }
+
+    @Override
+    public void freePool(int poolId) {
+        Slab slab;
+        synchronized (slabLock) {
+            slab = slabs.find(poolId);
+            if (slab == null) {
+                return;
+            }
+            slabs = slabs.without(poolId);
+            usedBytes -= slab.bytes();
+        }
+        slab.arena().close();
+    }
+
+    @Override
+    public void memsetZero(MemRef ref) {
+        segment(ref, "ref").fill((byte) 0);
+    }
+
+    /** The bytes of {@code ref}, bounds-checked against its slab. */
+    MemorySegment segment(MemRef ref, String what) {
+        Slab slab = slab(ref, what, -1);
+        return slab.segment().asSlice(ref.offset(), ref.bytes());
+    }
+
+    /** The native address of {@code ref}, bounds-checked; names it {@code what[index]} when refused. */
+    long address(MemRef ref, String what, int index) {
+        return slab(ref, what, index).baseAddress() + ref.offset();
+    }
+
+    private Slab slab(MemRef ref, String what, int index) {
+        if (ref == null) {
+            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + info.id() + ")");
+        }
+        Slab slab = slabs.find(ref.poolId());
+        if (slab == null) {
+            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + info.id()
+                    + "; pool " + ref.poolId() + " is not allocated on it)");
+        }
+        if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
+                    + ref.poolId() + " of " + slab.bytes() + " bytes on " + info.id() + ")");
+        }
+        return slab;
+    }
+
+    private static String name(String what, int index) {
+        return index < 0 ? what : what + "[" + index + "]";
+    }
+
+    @Override
+    public NativeStream newStream(String name) {
+        Objects.requireNonNull(name, "name");
+        checkOpen();
+        CpuStream stream = new CpuStream(this, name);
+        streams.add(stream);
+        return stream;
+    }
+
+    void forget(CpuStream stream) {
+        streams.remove(stream);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, info.id() + ": closed (expected: an open device)");
+        }
+    }
+
+    /** Drains and ends every stream, stops the worker pool, then frees every slab. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (CpuStream stream : new ArrayList<>(streams)) {
+            stream.close();
+        }
+        if (pool != null) {
+            pool.close();
+        }
+        List<Integer> ids = new ArrayList<>();
+        synchronized (slabLock) {
+            for (int id : slabs.ids()) {
+                ids.add(id);
+            }
+        }
+        ids.forEach(this::freePool);
+    }
+
+    @Override
+    public String toString() {
+        return info.id().toString();
+    }
+}

@@ -1,0 +1,179 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.NativeStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * An in-order stream served by one dedicated platform thread (OCANNL's {@code Schedulers.Multicore}).
+ *
+ * <p>Latency: waking a parked thread costs tens of µs on a small VM, which would dominate an
+ * empty-kernel round trip. So the worker spins for {@link #SPIN_NANOS} after running out of work
+ * before it parks, and {@link #submit} pays for an unpark only when the worker has actually parked.
+ * The handshake is Dekker-style on volatiles: the worker publishes {@code parked} and then re-checks
+ * the queue; a producer publishes its node and then reads {@code parked}; one of them sees the other.
+ *
+ * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
+ * FAILED_PRECONDITION on the submitting thread (there is no worker left to call it).
+ *
+ * <p>{@code pending} counts accepted commands not yet completed; it is what {@link #isIdle()} reads
+ * and what keeps the worker alive on close until every accepted command has had its callback.
+ */
+final class CpuStream implements NativeStream {
+
+    /** How long an idle worker (or a waiting launch) spins before parking: about one wake-up's cost. */
+    static final long SPIN_NANOS = 30_000;
+
+    private static final Logger log = LoggerFactory.getLogger(CpuStream.class);
+
+    private final CpuDevice device;
+    private final String name;
+    private final CommandQueue queue = new CommandQueue();
+    private final AtomicLong pending = new AtomicLong();
+    private final StreamExecutor executor;
+    private final Thread worker;
+    private volatile boolean parked;
+    private volatile boolean closing;
+
+    CpuStream(CpuDevice device, String name) {
+        this.device = device;
+        this.name = name;
+        this.executor = new StreamExecutor(device);
+        this.worker = new Thread(this::serve, "arrayd-cpu" + device.id().ordinal() + "-stream-" + name);
+        worker.setDaemon(true);
+        worker.start();
+    }
+
+    @Override
+    public DeviceId device() {
+        return device.id();
+    }
+
+    String name() {
+        return name;
+    }
+
+    @Override
+    public void submit(DeviceCommand command, CommandCallback callback) {
+        Objects.requireNonNull(callback, "callback");
+        pending.incrementAndGet();
+        if (closing) {
+            pending.decrementAndGet();
+            LockSupport.unpark(worker); // it may be waiting for this very count to drop
+            callback.failed(new ArraydException(ErrorCode.FAILED_PRECONDITION,
+                    "stream " + name + " of " + device.id() + ": closed (expected: an open stream)"));
+            return;
+        }
+        queue.offer(command, callback);
+        if (parked) {
+            LockSupport.unpark(worker);
+        }
+    }
+
+    @Override
+    public boolean isIdle() {
+        return pending.get() == 0;
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        LockSupport.unpark(worker);
+        if (Thread.currentThread() != worker) {
+            boolean interrupted = false;
+            while (worker.isAlive()) {
+                try {
+                    worker.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        device.forget(this);
+    }
+
+    private boolean finished() {
+        return closing && pending.get() == 0;
+    }
+
+    private void serve() {
+        try {
+            for (;;) {
+                CommandQueue.Node node = queue.poll();
+                if (node != null) {
+                    DeviceCommand command = node.command;
+                    CommandCallback callback = node.callback;
+                    node.command = null;
+                    node.callback = null;
+                    run(command, callback);
+                    continue;
+                }
+                if (finished()) {
+                    return;
+                }
+                long spinUntil = System.nanoTime() + SPIN_NANOS;
+                while (queue.isEmpty() && !finished() && System.nanoTime() < spinUntil) {
+                    Thread.onSpinWait();
+                }
+                if (!queue.isEmpty() || finished()) {
+                    continue;
+                }
+                parked = true;
+                if (queue.isEmpty() && !finished()) {
+                    LockSupport.park(this);
+                }
+                parked = false;
+            }
+        } finally {
+            executor.close();
+        }
+    }
+
+    private void run(DeviceCommand command, CommandCallback callback) {
+        long start = System.nanoTime();
+        ArraydException failure = null;
+        try {
+            if (command == null) {
+                throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
+            }
+            executor.execute(command);
+        } catch (ArraydException e) {
+            failure = e;
+        } catch (Throwable t) {
+            failure = new ArraydException(ErrorCode.INTERNAL, describe(command) + " failed on " + device.id() + ": " + t, t);
+        }
+        long nanos = System.nanoTime() - start;
+        // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
+        pending.decrementAndGet();
+        try {
+            if (failure == null) {
+                callback.completed(nanos);
+            } else {
+                callback.failed(failure);
+            }
+        } catch (Throwable t) {
+            log.warn("callback of {} on stream {} of {} threw (callbacks must not throw)", describe(command), name, device.id(), t);
+        }
+    }
+
+    private static String describe(DeviceCommand command) {
+        return command == null ? "null command" : command.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    @Override
+    public String toString() {
+        return "stream " + name + " of " + device.id();
+    }
+}

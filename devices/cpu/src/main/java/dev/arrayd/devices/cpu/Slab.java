@@ -1,0 +1,16 @@
+package dev.arrayd.devices.cpu;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/** One slab: off-heap memory in an arena of its own, so freeing it releases exactly this memory. */
+record Slab(int poolId, Arena arena, MemorySegment segment) {
+
+    long bytes() {
+        return segment.byteSize();
+    }
+
+    long baseAddress() {
+        return segment.address();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/** Runs commands for one stream, on that stream's worker thread only. */
+final class StreamExecutor implements AutoCloseable {
+
+    /**
+     * Grids of at least this many work-items are split across the device's worker pool; smaller ones
+     * run on the stream's own thread, where waking helpers (tens of µs each on a small VM) would cost
+     * more than the work they take over.
+     */
+    static final long SPLIT_THRESHOLD = 16_384;
+
+    /** Chunks per helper thread: a little over-decomposition evens out uneven chunks and busy cores. */
+    static final int CHUNKS_PER_THREAD = 4;
+
+    private final CpuDevice device;
+    private final ArgBlock block;
+    private final long[] dims = new long[6];
+    private final long[] fullRange = new long[6];
+    private final long[] chunkBounds;
+
+    StreamExecutor(CpuDevice device) {
+        this.device = device;
+        int maxChunks = Math.max(1, device.threads() * CHUNKS_PER_THREAD);
+        this.block = new ArgBlock(maxChunks);
+        this.chunkBounds = new long[maxChunks * GridSplitter.CHUNK_LONGS];
+    }
+
+    void execute(DeviceCommand command) throws Throwable {
+        switch (command) {
+            case DeviceCommand.Launch launch -> launch(launch);
+            case DeviceCommand.Upload upload -> {
+                MemorySegment dst = device.segment(upload.dst(), "dst");
+                checkSameSize(upload.src().byteSize(), "src", dst.byteSize(), "dst " + upload.dst());
+                MemorySegment.copy(upload.src(), 0, dst, 0, dst.byteSize());
+            }
+            case DeviceCommand.Download download -> {
+                MemorySegment src = device.segment(download.src(), "src");
+                checkSameSize(download.dst().byteSize(), "dst", src.byteSize(), "src " + download.src());
+                MemorySegment.copy(src, 0, download.dst(), 0, src.byteSize());
+            }
+            case DeviceCommand.Copy copy -> {
+                MemorySegment src = device.segment(copy.src(), "src");
+                MemorySegment dst = device.segment(copy.dst(), "dst");
+                checkSameSize(dst.byteSize(), "dst " + copy.dst(), src.byteSize(), "src " + copy.src());
+                MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+            }
+            case DeviceCommand.Fill fill -> fill(device.segment(fill.dst(), "dst"), fill);
+        }
+    }
+
+    private static void checkSameSize(long bytes, String what, long expected, String of) {
+        if (bytes != expected) {
+            throw ArraydException.invalid(what + ": " + bytes + " bytes (expected: " + expected + ", the size of " + of + ")");
+        }
+    }
+
+    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    static void fill(MemorySegment dst, DeviceCommand.Fill fill) {
+        int width = fill.patternBytes();
+        if (width != 1 && width != 2 && width != 4 && width != 8) {
+            throw ArraydException.invalid("patternBytes: " + width + " (expected: 1, 2, 4 or 8)");
+        }
+        long bytes = dst.byteSize();
+        if (bytes % width != 0) {
+            throw ArraydException.invalid("dst: " + fill.dst() + " (expected: a multiple of the " + width + "-byte pattern)");
+        }
+        if (bytes == 0) {
+            return;
+        }
+        long pattern = fill.pattern();
+        switch (width) {
+            case 1 -> {
+                dst.fill((byte) pattern);
+                return;
+            }
+            case 2 -> dst.set(LE_SHORT, 0, (short) pattern);
+            case 4 -> dst.set(LE_INT, 0, (int) pattern);
+            default -> dst.set(LE_LONG, 0, pattern);
+        }
+        // doubling copies: log2(bytes / width) bulk copies instead of one store per element
+        for (long filled = width; filled < bytes; filled *= 2) {
+            MemorySegment.copy(dst, 0, dst, filled, Math.min(filled, bytes - filled));
+        }
+    }
+
+    private void launch(DeviceCommand.Launch launch) throws Throwable {
+        Kernel kernel = launch.kernel();
+        if (!(kernel instanceof CpuKernel cpuKernel)) {
+            throw ArraydException.invalid("kernel: " + (kernel == null ? "null" : kernel.name() + " of backend "
+                    + kernel.backend()) + " (expected: a kernel compiled by the cpu backend)");
+        }
+        long items = LaunchDims.check(launch.globalDims(), launch.localDims(), device.info(), dims);
+        block.fill(cpuKernel.signature(), launch.args(), device);
+        if (!cpuKernel.module().acquire()) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
+                    "kernel: " + cpuKernel.name() + " (expected: a kernel whose module is not closed)");
+        }
+        try {
+            WorkerPool pool = device.pool();
+            if (items >= SPLIT_THRESHOLD && pool != null) {
+                int chunks = GridSplitter.split(dims, block.maxChunks(), chunkBounds);
+                for (int c = 0; c < chunks; c++) {
+                    block.setRange(c, chunkBounds, c * GridSplitter.CHUNK_LONGS, dims);
+                }
+                if (chunks > 1) {
+                    new ChunkedLaunch(cpuKernel.trampoline(), block, chunks)
+                            .runAndWait(pool, Math.min(pool.size(), chunks - 1));
+                    return;
+                }
+            } else {
+                for (int d = 0; d < 3; d++) {
+                    fullRange[d] = 0;
+                    fullRange[3 + d] = dims[d];
+                }
+                block.setRange(0, fullRange, 0, dims);
+            }
+            MemorySegment range = block.range(0);
+            cpuKernel.trampoline().invokeExact(range, block.args());
+        } finally {
+            cpuKernel.module().release();
+        }
+    }
+
+    @Override
+    public void close() {
+        block.close();
+    }
+}

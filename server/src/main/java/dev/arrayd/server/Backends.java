@@ -1,0 +1,90 @@
+package dev.arrayd.server;
+
+import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.BackendStatus;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.cpu.CpuBackend;
+import dev.arrayd.devices.cpu.CpuOptions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Wires the backends named by {@code --devices}. The only place that knows concrete backends.
+ * A backend that is unavailable is reported with its reason and skipped; the others run.
+ */
+final class Backends implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Backends.class);
+
+    /** Backends this build knows; others are refused with a clear message. */
+    static final List<String> KNOWN = List.of("cpu");
+
+    private final List<Backend> open = new ArrayList<>();
+    private final List<Device> devices = new ArrayList<>();
+    private final Map<String, KernelCompiler> compilers = new LinkedHashMap<>();
+    private final List<BackendStatus> statuses = new ArrayList<>();
+
+    Backends(List<DeviceRequest> requests, ServerOptions options) {
+        try {
+            for (DeviceRequest r : requests) {
+                Backend b = create(r.backend(), options);
+                open.add(b);
+                var reason = b.unavailableReason();
+                if (reason.isPresent()) {
+                    log.warn("backend {} unavailable: {}", b.name(), reason.get());
+                    statuses.add(new BackendStatus(b.name(), false, reason.get(), List.of()));
+                    continue;
+                }
+                List<Device> ds = b.openDevices(r.count());
+                devices.addAll(ds);
+                compilers.put(b.name(), b.compiler());
+                statuses.add(new BackendStatus(b.name(), true, "", ds.stream().map(Device::id).toList()));
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        if (devices.isEmpty()) {
+            close();
+            throw new IllegalStateException("no device could be opened: " + statuses);
+        }
+    }
+
+    private static Backend create(String name, ServerOptions options) {
+        return switch (name) {
+            case "cpu" -> new CpuBackend(options.cpuMemoryBytes() > 0
+                    ? CpuOptions.defaults().withDeviceMemoryBytes(options.cpuMemoryBytes()) : CpuOptions.defaults());
+            default -> throw new IllegalArgumentException("--devices: backend \"" + name + "\" (expected one of " + KNOWN + ")");
+        };
+    }
+
+    List<Device> devices() {
+        return devices;
+    }
+
+    Map<String, KernelCompiler> compilers() {
+        return compilers;
+    }
+
+    List<BackendStatus> statuses() {
+        return statuses;
+    }
+
+    /** Closes the backends (after the scheduler has closed their devices). */
+    @Override
+    public void close() {
+        for (Backend b : open) {
+            try {
+                b.close();
+            } catch (RuntimeException e) {
+                log.warn("closing backend {} failed", b.name(), e);
+            }
+        }
+        open.clear();
+    }
+}

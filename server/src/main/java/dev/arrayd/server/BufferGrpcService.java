@@ -1,0 +1,207 @@
+package dev.arrayd.server;
+
+import com.google.protobuf.UnsafeByteOperations;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.proto.v1.BufferInfo;
+import dev.arrayd.proto.v1.BufferServiceGrpc;
+import dev.arrayd.proto.v1.CreateBufferRequest;
+import dev.arrayd.proto.v1.DescribeBufferRequest;
+import dev.arrayd.proto.v1.DestroyBufferRequest;
+import dev.arrayd.proto.v1.DestroyBufferResponse;
+import dev.arrayd.proto.v1.ReadBufferChunk;
+import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferResponse;
+import dev.arrayd.scheduler.Buffer;
+import dev.arrayd.scheduler.CommandSpec;
+import dev.arrayd.scheduler.Event;
+import dev.arrayd.scheduler.Scheduler;
+import dev.arrayd.scheduler.Session;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Buffers, and the bulk data paths. Writes and reads go through the scheduler as Upload and
+ * Download commands, so they are ordered with everything else that touches the buffer.
+ */
+final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
+
+    /** Default and largest chunk of ReadBuffer. */
+    static final int DEFAULT_CHUNK = 1 << 20;
+    /** One download command covers at most this much (a Java array's limit, with margin). */
+    static final long MAX_WINDOW = 1L << 30;
+
+    private final Scheduler scheduler;
+    private final int maxChunk;
+
+    BufferGrpcService(Scheduler scheduler, int maxMessageBytes) {
+        this.scheduler = scheduler;
+        this.maxChunk = Math.max(4096, maxMessageBytes - 4096);
+    }
+
+    @Override
+    public void createBuffer(CreateBufferRequest req, StreamObserver<BufferInfo> out) {
+        Calls.unary(out, () -> {
+            Session s = scheduler.session(req.getSession());
+            ProtoCodec.checkMemoryMode(req.getMemoryMode(), req.getSharing());
+            Buffer b = scheduler.createBuffer(s, ProtoCodec.dtype(req.getDtype(), "dtype"),
+                    ProtoCodec.longs(req.getDimsList()), req.getDevice(), req.getZeroInit(), req.getLabel());
+            return ProtoCodec.bufferInfo(b);
+        });
+    }
+
+    @Override
+    public void describeBuffer(DescribeBufferRequest req, StreamObserver<BufferInfo> out) {
+        Calls.unary(out, () -> ProtoCodec.bufferInfo(scheduler.buffer(scheduler.session(req.getSession()), req.getBuffer())));
+    }
+
+    @Override
+    public void destroyBuffer(DestroyBufferRequest req, StreamObserver<DestroyBufferResponse> out) {
+        Calls.unary(out, () -> {
+            scheduler.destroyBuffer(scheduler.session(req.getSession()), req.getBuffer());
+            return DestroyBufferResponse.getDefaultInstance();
+        });
+    }
+
+    /**
+     * Collects the chunks (protobuf already holds them; nothing is copied), then submits them as
+     * one batch of uploads when the client half-closes. The last upload carries the client's event.
+     */
+    @Override
+    public StreamObserver<WriteBufferChunk> writeBuffer(StreamObserver<WriteBufferResponse> out) {
+        return new StreamObserver<>() {
+            private final List<WriteBufferChunk> chunks = new ArrayList<>();
+            private boolean failed;
+
+            @Override
+            public void onNext(WriteBufferChunk c) {
+                if (failed) {
+                    return;
+                }
+                if (!chunks.isEmpty() && !c.getSession().isEmpty() && !c.getSession().equals(chunks.getFirst().getSession())) {
+                    fail(ArraydException.invalid("chunks[" + chunks.size() + "].session: differs from the first chunk's"));
+                    return;
+                }
+                chunks.add(c);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                chunks.clear();
+            }
+
+            @Override
+            public void onCompleted() {
+                if (failed) {
+                    return;
+                }
+                try {
+                    if (chunks.isEmpty()) {
+                        throw ArraydException.invalid("chunks: none (expected: at least one naming session and buffer)");
+                    }
+                    WriteBufferChunk first = chunks.getFirst();
+                    Session s = scheduler.session(first.getSession());
+                    long buffer = first.getBuffer();
+                    List<CommandSpec> specs = new ArrayList<>(chunks.size());
+                    long bytes = 0;
+                    for (int i = 0; i < chunks.size(); i++) {
+                        WriteBufferChunk c = chunks.get(i);
+                        if (c.getBuffer() != 0 && c.getBuffer() != buffer) {
+                            throw ArraydException.invalid("chunks[" + i + "].buffer: differs from the first chunk's");
+                        }
+                        long[] waits = i == 0 ? ProtoCodec.longs(first.getWaitEventsList()) : null;
+                        long event = i == chunks.size() - 1 ? first.getEvent() : 0;
+                        specs.add(new CommandSpec(event, waits, 0,
+                                new CommandSpec.UploadOp(buffer, c.getOffsetBytes(), ProtoCodec.segment(c.getData()))));
+                        bytes += c.getData().size();
+                    }
+                    long total = bytes;
+                    List<Event> events = scheduler.submit(s, specs, null);
+                    Event last = events.getLast();
+                    last.onDone(e -> {
+                        if (e.isFailed()) {
+                            Calls.fail(out, e.failure());
+                        } else {
+                            Calls.complete(out, WriteBufferResponse.newBuilder().setEvent(e.id()).setBytesWritten(total).build());
+                        }
+                    });
+                } catch (RuntimeException e) {
+                    Calls.fail(out, e);
+                } finally {
+                    chunks.clear();
+                }
+            }
+
+            private void fail(Throwable t) {
+                failed = true;
+                chunks.clear();
+                Calls.fail(out, t);
+            }
+        };
+    }
+
+    /**
+     * Submits downloads of the whole range at once (so the client gets one consistent snapshot,
+     * ordered after every earlier write), then streams each window out in chunks as it completes.
+     */
+    @Override
+    public void readBuffer(ReadBufferRequest req, StreamObserver<ReadBufferChunk> responses) {
+        ServerCallStreamObserver<ReadBufferChunk> out = (ServerCallStreamObserver<ReadBufferChunk>) responses;
+        out.setOnCancelHandler(() -> { });
+        List<Event> windows;
+        long offset = req.getOffsetBytes();
+        int chunk;
+        try {
+            Session s = scheduler.session(req.getSession());
+            Buffer b = scheduler.buffer(s, req.getBuffer());
+            long size = req.getSizeBytes() == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : req.getSizeBytes();
+            if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
+                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "read: bytes [" + offset + ", +"
+                        + size + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
+            }
+            chunk = req.getChunkBytes() == 0 ? DEFAULT_CHUNK : Math.min(req.getChunkBytes(), maxChunk);
+            List<CommandSpec> specs = new ArrayList<>();
+            long[] waits = ProtoCodec.longs(req.getWaitEventsList());
+            for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
+                long len = Math.min(MAX_WINDOW, size - o);
+                specs.add(new CommandSpec(0, specs.isEmpty() ? waits : null, 0,
+                        new CommandSpec.DownloadOp(b.handle(), offset + o, len)));
+                if (len == 0) {
+                    break;
+                }
+            }
+            windows = scheduler.submit(s, specs, null);
+        } catch (RuntimeException e) {
+            Calls.fail(out, e);
+            return;
+        }
+        // windows complete in order (one stream); send each when it and all before it are done
+        windows.getLast().onDone(last -> {
+            long at = offset;
+            for (Event w : windows) {
+                if (w.isFailed()) {
+                    Calls.fail(out, w.failure());
+                    return;
+                }
+                byte[] data = (byte[]) w.result();
+                for (int o = 0; o < data.length || (o == 0 && data.length == 0); o += chunk) {
+                    int len = Math.min(chunk, data.length - o);
+                    if (out.isCancelled()) {
+                        return;
+                    }
+                    out.onNext(ReadBufferChunk.newBuilder().setOffsetBytes(at + o)
+                            .setData(UnsafeByteOperations.unsafeWrap(data, o, len)).build());
+                    if (data.length == 0) {
+                        break;
+                    }
+                }
+                at += data.length;
+            }
+            if (!out.isCancelled()) {
+                out.onCompleted();
+            }
+        });
+    }
+}

@@ -1,0 +1,266 @@
+package dev.arrayd.server;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.proto.v1.Arg;
+import dev.arrayd.proto.v1.BufferInfo;
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.DeviceInfo;
+import dev.arrayd.proto.v1.EventCompletion;
+import dev.arrayd.proto.v1.EventState;
+import dev.arrayd.proto.v1.KernelModuleSource;
+import dev.arrayd.proto.v1.KernelParam.KindCase;
+import dev.arrayd.proto.v1.MemoryMode;
+import dev.arrayd.proto.v1.Scalar;
+import dev.arrayd.proto.v1.Sharing;
+import dev.arrayd.scheduler.Buffer;
+import dev.arrayd.scheduler.CommandSpec;
+import dev.arrayd.scheduler.DeviceRuntime;
+import dev.arrayd.scheduler.Event;
+import dev.arrayd.scheduler.ModuleSpec;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Converts between arrayd.v1 messages and scheduler values. Validation of meaning is the scheduler's. */
+final class ProtoCodec {
+
+    private ProtoCodec() {}
+
+    static DType dtype(dev.arrayd.proto.v1.DType d, String field) {
+        return switch (d) {
+            case F32 -> DType.F32;
+            case F64 -> DType.F64;
+            case I32 -> DType.I32;
+            case I64 -> DType.I64;
+            case U8 -> DType.U8;
+            case F16 -> DType.F16;
+            case BF16 -> DType.BF16;
+            case DTYPE_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
+                    + " (expected: one of f32, f64, i32, i64, u8, f16, bf16)");
+        };
+    }
+
+    static dev.arrayd.proto.v1.DType dtype(DType d) {
+        return dev.arrayd.proto.v1.DType.valueOf(d.name());
+    }
+
+    static Dialect dialect(dev.arrayd.proto.v1.Dialect d, String field) {
+        return switch (d) {
+            case C -> Dialect.C;
+            case OPENCL_C -> Dialect.OPENCL_C;
+            case CUDA_C -> Dialect.CUDA_C;
+            case PTX -> Dialect.PTX;
+            case IR -> throw new ArraydException(ErrorCode.UNIMPLEMENTED, field + ": IR (the portable kernel IR is not implemented yet)");
+            case DIALECT_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
+                    + " (expected: C, OPENCL_C, CUDA_C or PTX)");
+        };
+    }
+
+    static dev.arrayd.proto.v1.Dialect dialect(Dialect d) {
+        return dev.arrayd.proto.v1.Dialect.valueOf(d.name());
+    }
+
+    /** Only DEVICE buffers exist so far; the other modes are reserved in the API. */
+    static void checkMemoryMode(MemoryMode mode, Sharing sharing) {
+        if (mode != MemoryMode.MEMORY_MODE_UNSPECIFIED && mode != MemoryMode.DEVICE) {
+            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "memory_mode: " + mode
+                    + " (only DEVICE is implemented so far)");
+        }
+        if (sharing == Sharing.PER_STREAM) {
+            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "sharing: PER_STREAM (only SHARED is implemented so far)");
+        }
+    }
+
+    static KernelArg.Scalar scalar(Scalar s, String field) {
+        return switch (s.getValueCase()) {
+            case F32 -> KernelArg.Scalar.f32(s.getF32());
+            case F64 -> KernelArg.Scalar.f64(s.getF64());
+            case I32 -> KernelArg.Scalar.i32(s.getI32());
+            case I64 -> KernelArg.Scalar.i64(s.getI64());
+            case U8 -> {
+                if (s.getU8() > 255) {
+                    throw ArraydException.invalid(field + ".u8: " + Integer.toUnsignedString(s.getU8()) + " (expected: 0..255)");
+                }
+                yield KernelArg.Scalar.u8(s.getU8());
+            }
+            case VALUE_NOT_SET -> throw ArraydException.invalid(field + ": no value set (expected: one of f32, f64, i32, i64, u8)");
+        };
+    }
+
+    static ModuleSpec module(KernelModuleSource m, String field) {
+        Dialect dialect = dialect(m.getDialect(), field + ".dialect");
+        List<KernelSignature> entries = new ArrayList<>();
+        for (int i = 0; i < m.getEntryPointsCount(); i++) {
+            var sig = m.getEntryPoints(i);
+            List<KernelParam> params = new ArrayList<>();
+            for (int p = 0; p < sig.getParamsCount(); p++) {
+                var kp = sig.getParams(p);
+                String at = field + ".entry_points[" + i + "].params[" + p + "]";
+                if (kp.getKindCase() == KindCase.BUFFER) {
+                    params.add(KernelParam.buffer(kp.getName(), dtype(kp.getBuffer().getDtype(), at + ".buffer.dtype"),
+                            access(kp.getBuffer().getAccess(), at + ".buffer.access")));
+                } else if (kp.getKindCase() == KindCase.SCALAR) {
+                    DType d = dtype(kp.getScalar().getDtype(), at + ".scalar.dtype");
+                    if (d == DType.F16 || d == DType.BF16) {
+                        throw ArraydException.invalid(at + ".scalar.dtype: " + d.wireName()
+                                + " (expected: f32, f64, i32, i64 or u8; half types are storage only)");
+                    }
+                    params.add(KernelParam.scalar(kp.getName(), d));
+                } else {
+                    throw ArraydException.invalid(at + ": neither buffer nor scalar");
+                }
+            }
+            entries.add(new KernelSignature(sig.getName(), params));
+        }
+        return new ModuleSpec(new KernelSource(dialect, m.getSource(), entries), m.getBackend());
+    }
+
+    static Access access(dev.arrayd.proto.v1.Access a, String field) {
+        return switch (a) {
+            case READ -> Access.READ;
+            case WRITE -> Access.WRITE;
+            case READ_WRITE -> Access.READ_WRITE;
+            case ACCESS_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + a
+                    + " (expected: READ, WRITE or READ_WRITE)");
+        };
+    }
+
+    static long[] longs(List<Long> values) {
+        long[] out = new long[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = values.get(i);
+        }
+        return out;
+    }
+
+    /** Decodes a command; {@code allowAssigned} permits event 0 (unary calls). */
+    static CommandSpec command(Command c, boolean allowAssigned, long maxInlineBytes) {
+        if (c.getEvent() == 0 && !allowAssigned) {
+            throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
+        }
+        CommandSpec.Op op = switch (c.getKindCase()) {
+            case LAUNCH -> {
+                var l = c.getLaunch();
+                List<CommandSpec.Arg> args = new ArrayList<>(l.getArgsCount());
+                for (int i = 0; i < l.getArgsCount(); i++) {
+                    Arg a = l.getArgs(i);
+                    args.add(switch (a.getValueCase()) {
+                        case BUFFER -> new CommandSpec.BufferArg(a.getBuffer());
+                        case SCALAR -> new CommandSpec.ScalarArg(scalar(a.getScalar(), "launch.args[" + i + "].scalar"));
+                        case VALUE_NOT_SET -> throw ArraydException.invalid("launch.args[" + i
+                                + "]: unset (expected: a buffer handle or a scalar)");
+                    });
+                }
+                yield new CommandSpec.LaunchOp(l.getKernel(), longs(l.getGlobalDimsList()), longs(l.getLocalDimsList()),
+                        args, l.getDevice());
+            }
+            case COPY -> {
+                var k = c.getCopy();
+                yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
+                        k.getSizeBytes());
+            }
+            case FILL -> {
+                var f = c.getFill();
+                if (!f.hasValue()) {
+                    throw ArraydException.invalid("fill.value: unset (expected: a scalar of the buffer's dtype)");
+                }
+                yield new CommandSpec.FillOp(f.getBuffer(), scalar(f.getValue(), "fill.value"), f.getOffsetElements(),
+                        f.getCountElements());
+            }
+            case UPLOAD -> {
+                var u = c.getUpload();
+                if (u.getData().size() > maxInlineBytes) {
+                    throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
+                            + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
+                }
+                yield new CommandSpec.UploadOp(u.getBuffer(), u.getOffsetBytes(), segment(u.getData()));
+            }
+            case DOWNLOAD -> {
+                var d = c.getDownload();
+                if (d.getSizeBytes() > maxInlineBytes) {
+                    throw ArraydException.invalid("download.size_bytes: " + d.getSizeBytes() + " (expected: at most "
+                            + maxInlineBytes + " inline; use BufferService.ReadBuffer)");
+                }
+                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes());
+            }
+            case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
+        };
+        return new CommandSpec(c.getEvent(), longs(c.getWaitEventsList()), c.getStream(), op);
+    }
+
+    /** A read-only view of the bytes, without copying when protobuf allows. */
+    static MemorySegment segment(ByteString bytes) {
+        return MemorySegment.ofBuffer(bytes.asReadOnlyByteBuffer());
+    }
+
+    static EventCompletion completion(Event e) {
+        EventCompletion.Builder b = EventCompletion.newBuilder().setEvent(e.id());
+        switch (e.state()) {
+            case PENDING -> b.setState(EventState.PENDING);
+            case SUCCEEDED -> {
+                b.setState(EventState.SUCCEEDED).setDeviceNanos(e.deviceNanos());
+                if (e.result() instanceof byte[] data) {
+                    b.setData(UnsafeByteOperations.unsafeWrap(data));
+                }
+            }
+            case FAILED -> {
+                ArraydException f = e.failure();
+                b.setState(EventState.FAILED).setCode(StatusMapper.codeValue(f)).setMessage(f.getMessage());
+            }
+        }
+        return b.build();
+    }
+
+    /** The completion of a forgotten or unknown event id, as a query answers it. */
+    static EventCompletion completion(long id, Event e) {
+        return e == Event.SUCCEEDED ? EventCompletion.newBuilder().setEvent(id).setState(EventState.SUCCEEDED).build()
+                : completion(e);
+    }
+
+    static DeviceInfo deviceInfo(DeviceRuntime d) {
+        var info = d.info();
+        DeviceInfo.Builder b = DeviceInfo.newBuilder()
+                .setId(d.id().toString())
+                .setBackend(d.backend())
+                .setName(info.name())
+                .setMemoryBytes(info.memoryBytes())
+                .setMemoryBudgetBytes(d.pool().budgetBytes())
+                .setMemoryUsedBytes(d.pool().usedBytes())
+                .setComputeUnits(info.computeUnits())
+                .setMaxWorkGroupSize(info.maxWorkGroupSize())
+                .addAllMaxWorkItemSizes(info.maxWorkItemSizes())
+                .setLocalMemoryBytes(info.localMemoryBytes())
+                .setBaseAlignmentBytes(info.baseAlignment())
+                .setSuggestedStreams(info.suggestedStreams())
+                .setUnifiedMemory(info.unifiedMemory())
+                .setMaxGridDims(info.maxGridDims());
+        info.dtypes().stream().sorted().forEach(t -> b.addDtypes(dtype(t)));
+        info.dialects().stream().sorted().forEach(t -> b.addDialects(dialect(t)));
+        return b.build();
+    }
+
+    static BufferInfo bufferInfo(Buffer b) {
+        BufferInfo.Builder out = BufferInfo.newBuilder()
+                .setBuffer(b.handle())
+                .setDtype(dtype(b.dtype()))
+                .setSizeBytes(b.sizeBytes())
+                .setDevice(b.device().id().toString())
+                .setMemoryMode(MemoryMode.DEVICE)
+                .setSharing(Sharing.SHARED)
+                .setLabel(b.label());
+        for (long d : b.dims()) {
+            out.addDims(d);
+        }
+        return out.build();
+    }
+}
