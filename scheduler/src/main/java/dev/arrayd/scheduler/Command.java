@@ -23,17 +23,29 @@ final class Command implements EventListener, CommandCallback {
     private final DeviceCommand op;
     private final Object result;
     private final ModuleRef module;
+    private final boolean fastPath;
+    private final KernelCost cost;
+    private final long items;
     private final AtomicInteger unfinished = new AtomicInteger(1);
     private final AtomicReference<ArraydException> depFailure = new AtomicReference<>();
     private final EventListener orderOnly = this::orderDone;
 
-    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module) {
+    /**
+     * @param fastPath run on the thread that makes it ready (expected to be short)
+     * @param cost     where a launch records what it cost, or null
+     * @param items    work-items of a launch
+     */
+    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module,
+            boolean fastPath, KernelCost cost, long items) {
         this.event = event;
         this.session = session;
         this.stream = stream;
         this.op = op;
         this.result = result;
         this.module = module;
+        this.fastPath = fastPath;
+        this.cost = cost;
+        this.items = items;
     }
 
     Event event() {
@@ -87,6 +99,22 @@ final class Command implements EventListener, CommandCallback {
             Trampoline.run(() -> failed(failure));
             return;
         }
+        if (fastPath) {
+            // Short and ready: run it here. Its completion may make other short commands ready on
+            // this thread; the trampoline runs those after this one instead of nesting them.
+            Trampoline.run(this::runHereOrQueue);
+            return;
+        }
+        queue();
+    }
+
+    private void runHereOrQueue() {
+        if (!stream.nativeStream().tryRunInline(op, this)) {
+            queue();
+        }
+    }
+
+    private void queue() {
         try {
             stream.nativeStream().submit(op, this);
         } catch (RuntimeException e) {
@@ -97,6 +125,9 @@ final class Command implements EventListener, CommandCallback {
 
     @Override
     public void completed(long deviceNanos) {
+        if (cost != null) {
+            cost.record(deviceNanos, items);
+        }
         finish();
         event.succeed(deviceNanos, result);
         session.settled(event);

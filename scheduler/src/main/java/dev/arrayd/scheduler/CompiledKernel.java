@@ -12,6 +12,7 @@ public final class CompiledKernel {
     private final KernelSignature signature;
     private final Map<String, Kernel> byBackend;
     private final ModuleRef module;
+    private final KernelCost cost = new KernelCost();
     volatile boolean destroyed;
 
     CompiledKernel(long handle, KernelSignature signature, Map<String, Kernel> byBackend, ModuleRef module) {
@@ -43,5 +44,9 @@ public final class CompiledKernel {
 
     ModuleRef module() {
         return module;
+    }
+
+    KernelCost cost() {
+        return cost;
     }
 }

@@ -198,7 +198,8 @@ public final class Scheduler implements AutoCloseable {
         if (zeroInit) {
             Stream stream = defaultStream(s, d);
             Event e = new Event(0);
-            Command c = new Command(e, s, stream, new DeviceCommand.Fill(mem, 0, 1), null, null);
+            Command c = new Command(e, s, stream, new DeviceCommand.Fill(mem, 0, 1), null, null,
+                    fastPathForBytes(mem.bytes()), null, 0);
             synchronized (submitLock) {
                 c.dependOnOrder(stream.tail);
                 stream.tail = e;
@@ -428,8 +429,26 @@ public final class Scheduler implements AutoCloseable {
     // ---------------------------------------------------------------- submission
 
     /** A validated command, ready to be tracked. */
+    /**
+     * @param size work-items of a launch; bytes moved by a data command
+     */
     private record Prepared(CommandSpec spec, Stream stream, DeviceCommand op, Buffer[] buffers, boolean[] reads,
-            boolean[] writes, Object result, CompiledKernel kernel) {}
+            boolean[] writes, Object result, CompiledKernel kernel, long size) {}
+
+    /** Whether a command is expected to be short enough for the fast path (see SchedulerConfig). */
+    private boolean fastPath(Prepared p) {
+        if (config.fastPathNanos() == 0) {
+            return false;
+        }
+        if (p.kernel() != null) {
+            return p.kernel().cost().estimateNanos(p.size()) <= config.fastPathNanos();
+        }
+        return fastPathForBytes(p.size());
+    }
+
+    private boolean fastPathForBytes(long bytes) {
+        return config.fastPathNanos() > 0 && bytes <= SchedulerConfig.FAST_PATH_MAX_BYTES;
+    }
 
     /**
      * Submits a batch: validates every command, then orders and starts them. The batch is accepted
@@ -504,7 +523,8 @@ public final class Scheduler implements AutoCloseable {
                     module = p.kernel().module();
                     module.retain();
                 }
-                Command c = new Command(e, s, p.stream(), p.op(), p.result(), module);
+                Command c = new Command(e, s, p.stream(), p.op(), p.result(), module, fastPath(p),
+                        p.kernel() == null ? null : p.kernel().cost(), p.size());
                 for (long w : p.spec().waits()) {
                     c.dependOnData(s.events.lookup(w));
                 }
@@ -704,7 +724,7 @@ public final class Scheduler implements AutoCloseable {
             writes[i] = accesses.get(i).writes();
         }
         DeviceCommand op = new DeviceCommand.Launch(native_, global.clone(), local == null ? null : local.clone(), kargs);
-        return new Prepared(spec, stream, op, buffers, reads, writes, null, k);
+        return new Prepared(spec, stream, op, buffers, reads, writes, null, k, items);
     }
 
     private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c) {
@@ -724,10 +744,11 @@ public final class Scheduler implements AutoCloseable {
         Stream stream = streamOn(s, spec, src.device(), "copy");
         DeviceCommand op = new DeviceCommand.Copy(src.data(c.srcOffsetBytes(), size), dst.data(c.dstOffsetBytes(), size));
         if (src == dst) {
-            return new Prepared(spec, stream, op, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true}, null, null);
+            return new Prepared(spec, stream, op, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true}, null, null,
+                    size);
         }
         return new Prepared(spec, stream, op, new Buffer[] {src, dst}, new boolean[] {true, false},
-                new boolean[] {false, true}, null, null);
+                new boolean[] {false, true}, null, null, size);
     }
 
     private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f) {
@@ -744,7 +765,8 @@ public final class Scheduler implements AutoCloseable {
         int width = b.dtype().byteSize();
         Stream stream = streamOn(s, spec, b.device(), "fill");
         DeviceCommand op = new DeviceCommand.Fill(b.data(f.offsetElements() * width, count * width), pattern, width);
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null);
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null,
+                count * width);
     }
 
     private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
@@ -758,7 +780,8 @@ public final class Scheduler implements AutoCloseable {
         checkRange("upload", b, u.offsetBytes(), data.byteSize());
         Stream stream = streamOn(s, spec, b.device(), "upload");
         DeviceCommand op = new DeviceCommand.Upload(data, b.data(u.offsetBytes(), data.byteSize()));
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null);
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null,
+                data.byteSize());
     }
 
     private Prepared prepareDownload(Session s, CommandSpec spec, CommandSpec.DownloadOp d) {
@@ -771,7 +794,7 @@ public final class Scheduler implements AutoCloseable {
         byte[] out = new byte[(int) size];
         Stream stream = streamOn(s, spec, b.device(), "download");
         DeviceCommand op = new DeviceCommand.Download(b.data(d.offsetBytes(), size), MemorySegment.ofArray(out));
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {true}, new boolean[] {false}, out, null);
+        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {true}, new boolean[] {false}, out, null, size);
     }
 
     private Stream streamOn(Session s, CommandSpec spec, DeviceRuntime d, String what) {

@@ -35,6 +35,7 @@ final class FakeDevice implements Device {
     private final Map<Integer, MemorySegment> pools = new ConcurrentHashMap<>();
     private final List<FakeStream> streams = new ArrayList<>();
     private final AtomicInteger streamsOpen = new AtomicInteger();
+    final AtomicInteger inlineRuns = new AtomicInteger();
     private long allocated;
     private volatile boolean jitter = true;
 
@@ -205,6 +206,24 @@ final class FakeDevice implements Device {
             }
             inFlight.incrementAndGet();
             queue.add(new Item(command, callback));
+        }
+
+        /** Runs on the caller's thread half of the time, so both paths get exercised. */
+        @Override
+        public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
+            if (closed || ThreadLocalRandom.current().nextBoolean()) {
+                return false;
+            }
+            inlineRuns.incrementAndGet();
+            long t0 = System.nanoTime();
+            try {
+                execute(command);
+            } catch (ArraydException e) {
+                callback.failed(e);
+                return true;
+            }
+            callback.completed(System.nanoTime() - t0);
+            return true;
         }
 
         @Override

@@ -155,6 +155,21 @@ class RandomGraphProperties {
         }
     }
 
+    @net.jqwik.api.Example
+    void theFastPathIsTakenForShortCommands() throws Exception {
+        try (SchedulerFixture f = new SchedulerFixture(1)) {
+            Session s = f.scheduler.openSession("fast");
+            Buffer b = f.scheduler.createBuffer(s, DType.I64, new long[] {N}, "", true, "");
+            for (int i = 1; i <= 50; i++) {
+                f.scheduler.submit(s, List.of(new CommandSpec(i, null, 0,
+                        new CommandSpec.FillOp(b.handle(), KernelArg.Scalar.i64(i), 0, 0))), null).getFirst()
+                        .toFuture().get(10, TimeUnit.SECONDS);
+            }
+            org.junit.jupiter.api.Assertions.assertTrue(f.devices.getFirst().inlineRuns.get() > 0, "some ran inline");
+            f.scheduler.closeSession(s);
+        }
+    }
+
     private static void flush(Scheduler sch, Session s, List<CommandSpec> batch, List<Event> all, List<Event> downloads,
             List<Integer> downloadIndexInBatch) {
         if (batch.isEmpty()) {

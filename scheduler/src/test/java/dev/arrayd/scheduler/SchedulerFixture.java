@@ -69,7 +69,8 @@ final class SchedulerFixture implements AutoCloseable {
                 "boom", (bufs, scalars, global) -> {
                     throw new ArraydException(ErrorCode.OUT_OF_RANGE, "boom: index 99 of out");
                 }));
-        SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20);
+        SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20,
+                SchedulerConfig.DEFAULT_FAST_PATH_NANOS);
         scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler));
     }
 

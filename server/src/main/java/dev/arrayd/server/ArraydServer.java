@@ -58,7 +58,8 @@ public final class ArraydServer implements AutoCloseable {
                     + "use the devices (pass --insecure to do it anyway)");
         }
         this.backends = new Backends(DeviceRequest.parseList(options.devices()), options);
-        SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource());
+        SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource())
+                .withFastPathNanos(options.fastPathNanos());
         Scheduler sch = null;
         try {
             sch = new Scheduler(config, backends.devices(), backends.compilers());

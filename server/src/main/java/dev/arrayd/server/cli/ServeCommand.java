@@ -47,6 +47,11 @@ final class ServeCommand implements Callable<Integer> {
             defaultValue = "" + ServerOptions.DEFAULT_MAX_MESSAGE_BYTES)
     int maxMessageBytes;
 
+    @Option(names = "--fast-path-micros", description = "Commands expected to finish within this many µs run "
+            + "on the thread that made them ready instead of a stream worker, saving two thread hand-offs; "
+            + "0 = off (default: ${DEFAULT-VALUE}).", defaultValue = "20")
+    long fastPathMicros;
+
     @Option(names = "--port-file", description = "Write the bound port to this file once listening.")
     Path portFile;
 
@@ -62,7 +67,11 @@ final class ServeCommand implements Callable<Integer> {
             p = t.port();
         }
         ServerOptions options = new ServerOptions(host, p, devices, allowNativeSource, insecure,
-                ServerOptions.DEFAULT_LEASE_MILLIS, maxMessageBytes, cpuMemory, portFile);
+                ServerOptions.DEFAULT_LEASE_MILLIS, maxMessageBytes, cpuMemory, portFile, fastPathMicros * 1000);
+        if (fastPathMicros < 0) {
+            System.err.println("arrayd serve: --fast-path-micros " + fastPathMicros + " (expected: >= 0)");
+            return 2;
+        }
         ArraydServer server;
         try {
             server = ArraydServer.start(options);
@@ -70,15 +79,19 @@ final class ServeCommand implements Callable<Integer> {
             System.err.println("arrayd serve: " + e.getMessage());
             return 2;
         }
+        // SIGTERM / SIGINT: stop accepting, finish submitted work, release devices, exit 0.
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Runnable stop = () -> {
             log.info("shutting down");
             server.close();
             stopped.countDown();
-        }, "arrayd-shutdown"));
+        };
+        for (String sig : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> Thread.ofPlatform().name("arrayd-shutdown").start(stop));
+        }
         System.out.println("arrayd listening on " + new Target(host, server.port()) + " (devices: "
                 + server.scheduler().devices() + "); Ctrl-C to stop");
-        server.awaitTermination();
+        System.out.flush();
         stopped.await();
         return 0;
     }

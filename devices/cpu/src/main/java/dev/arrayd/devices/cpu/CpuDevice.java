@@ -26,6 +26,8 @@ final class CpuDevice implements Device {
     private final int threads;
     private final WorkerPool pool; // null when the device has a single thread: nothing to help with
     private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object slabLock = new Object();
     private volatile SlabTable slabs = SlabTable.EMPTY;
     private long usedBytes; // guarded by slabLock
@@ -158,6 +160,19 @@ final class CpuDevice implements Device {
         return stream;
     }
 
+    /** An executor for an inline run; each has its own argument block, so runs may overlap. */
+    StreamExecutor borrowInlineExecutor() {
+        StreamExecutor e = inlineExecutors.poll();
+        return e != null ? e : new StreamExecutor(this);
+    }
+
+    void returnInlineExecutor(StreamExecutor e) {
+        inlineExecutors.offer(e);
+        if (closed && inlineExecutors.remove(e)) {
+            e.close();
+        }
+    }
+
     void forget(CpuStream stream) {
         streams.remove(stream);
     }
@@ -177,6 +192,10 @@ final class CpuDevice implements Device {
         closed = true;
         for (CpuStream stream : new ArrayList<>(streams)) {
             stream.close();
+        }
+        StreamExecutor idle;
+        while ((idle = inlineExecutors.poll()) != null) {
+            idle.close();
         }
         if (pool != null) {
             pool.close();

@@ -30,8 +30,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class CpuStream implements NativeStream {
 
-    /** How long an idle worker (or a waiting launch) spins before parking: about one wake-up's cost. */
-    static final long SPIN_NANOS = 30_000;
+    /**
+     * How long an idle worker (or a waiting launch) spins before parking: about one wake-up's cost.
+     * On a machine with two cores or fewer a spinning worker takes the core that the transport
+     * threads need, which costs more than the wake-up it saves, so it barely spins there.
+     */
+    static final long SPIN_NANOS = Runtime.getRuntime().availableProcessors() > 2 ? 30_000 : 2_000;
 
     private static final Logger log = LoggerFactory.getLogger(CpuStream.class);
 
@@ -79,6 +83,25 @@ final class CpuStream implements NativeStream {
         }
     }
 
+    /**
+     * Runs the command on the caller's thread with an executor borrowed from the device (each has
+     * its own argument block), so it may run beside the worker. Ordering is the caller's business:
+     * the scheduler only does this for commands whose dependencies are complete.
+     */
+    @Override
+    public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
+        if (closing) {
+            return false;
+        }
+        StreamExecutor borrowed = device.borrowInlineExecutor();
+        try {
+            run(borrowed, command, callback, false);
+        } finally {
+            device.returnInlineExecutor(borrowed);
+        }
+        return true;
+    }
+
     @Override
     public boolean isIdle() {
         return pending.get() == 0;
@@ -117,7 +140,7 @@ final class CpuStream implements NativeStream {
                     CommandCallback callback = node.callback;
                     node.command = null;
                     node.callback = null;
-                    run(command, callback);
+                    run(executor, command, callback, true);
                     continue;
                 }
                 if (finished()) {
@@ -141,7 +164,7 @@ final class CpuStream implements NativeStream {
         }
     }
 
-    private void run(DeviceCommand command, CommandCallback callback) {
+    private void run(StreamExecutor executor, DeviceCommand command, CommandCallback callback, boolean queued) {
         long start = System.nanoTime();
         ArraydException failure = null;
         try {
@@ -155,8 +178,10 @@ final class CpuStream implements NativeStream {
             failure = new ArraydException(ErrorCode.INTERNAL, describe(command) + " failed on " + device.id() + ": " + t, t);
         }
         long nanos = System.nanoTime() - start;
-        // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
-        pending.decrementAndGet();
+        if (queued) {
+            // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
+            pending.decrementAndGet();
+        }
         try {
             if (failure == null) {
                 callback.completed(nanos);

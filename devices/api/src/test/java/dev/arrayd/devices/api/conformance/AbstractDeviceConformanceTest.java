@@ -435,6 +435,53 @@ public abstract class AbstractDeviceConformanceTest {
         stream.close();
     }
 
+    /** The inline path either declines or runs the command and calls back before returning. */
+    @Test
+    void tryRunInlineRunsBeforeReturningOrDeclines() {
+        Kernel k = kernel("vadd");
+        NativeStream stream = device.newStream("inline");
+        int n = 256;
+        MemRef a = slab(1, 4L * n);
+        MemRef b = slab(2, 4L * n);
+        MemRef c = slab(3, 4L * n);
+        MemorySegment ha = host(4L * n);
+        for (int i = 0; i < n; i++) {
+            ha.setAtIndex(F32, i, i);
+        }
+        upload(stream, a, ha);
+        upload(stream, b, ha);
+        long[] called = {0};
+        ArraydException[] failure = {null};
+        CommandCallback cb = new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                called[0]++;
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                called[0]++;
+                failure[0] = cause;
+            }
+        };
+        boolean ran = stream.tryRunInline(launch1d(k, n, buf(a), buf(b), buf(c), KernelArg.Scalar.i32(n)), cb);
+        if (ran) {
+            assertEquals(1, called[0], "callback ran exactly once, before tryRunInline returned");
+            assertEquals(null, failure[0]);
+            MemorySegment hc = download(stream, c);
+            for (int i = 0; i < n; i++) {
+                assertEquals(2f * i, hc.getAtIndex(F32, i), "c[" + i + "]");
+            }
+            // a bad command run inline fails through its callback, not by throwing
+            assertTrue(stream.tryRunInline(launch1d(k, n, buf(a)), cb));
+            assertEquals(2, called[0]);
+            assertEquals(ErrorCode.INVALID_ARGUMENT, failure[0].code());
+        } else {
+            assertEquals(0, called[0], "a declined command is not run");
+        }
+        stream.close();
+    }
+
     @Test
     void axpyF64() {
         Kernel k = kernel("axpy_f64");

@@ -1,0 +1,236 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.DeviceInfo;
+import dev.arrayd.client.Dialect;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.KernelSpec;
+import dev.arrayd.client.Launch;
+import dev.arrayd.client.Session;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bench latency}: the round trip of an empty kernel launch through the session stream, next to
+ * the round trip of a plain gRPC bidi echo on the same server stack. The echo is the floor (one message
+ * each way, handled on the transport thread); the difference is what arrayd adds: client batching,
+ * decoding, the scheduler, the device stream's thread, the completion path.
+ *
+ * <p>Both run on one channel (one TCP connection, one Netty event loop, direct executors), one request
+ * in flight at a time, waited for by the benchmark thread with the same {@link WaitMode}. They are
+ * interleaved in rounds, alternating which goes first, so drift of the machine (frequency, neighbours,
+ * JIT) lands on both alike.
+ */
+@Command(name = "latency", sortOptions = false,
+        description = {"Round trip of an empty kernel launch (session stream, client-java) versus a plain gRPC "
+                + "bidi echo on the same server stack, interleaved in rounds.",
+                "Writes latency.csv (every sample), summary.csv and latency.png (CDF) into the results folder; "
+                        + "the last line of stdout is: RESULT latency launch_us=<median> echo_us=<median> "
+                        + "ratio=<launch/echo>.",
+                "Defaults: --iterations " + LatencyScenario.DEFAULT_ITERATIONS + " samples per method, --warmup "
+                        + LatencyScenario.DEFAULT_WARMUP + " per method."})
+final class LatencyScenario implements Scenario {
+
+    static final int DEFAULT_ITERATIONS = 20_000;
+    /** Enough for the C2 compiler to have compiled both paths in a freshly started daemon. */
+    static final int DEFAULT_WARMUP = 30_000;
+
+    /** The kernel whose launch is timed: no parameters, no work, so only the path is left. */
+    static final String EMPTY_KERNEL = "ARRAYD_KERNEL void empty(ARRAYD_ITEM) { }\n";
+
+    static final String LAUNCH = "launch";
+    static final String ECHO = "echo";
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Option(names = "--rounds", paramLabel = "R", defaultValue = "10",
+            description = "Rounds; each runs a block of --iterations/R launches and a block of echoes, "
+                    + "alternating which goes first (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--wait", paramLabel = "MODE", defaultValue = "get",
+            description = "How the benchmark thread waits for each round trip, the same for both methods: "
+                    + "get = CompletableFuture.get(), as a client does (parks; pays a wake-up); "
+                    + "spin = busy-poll isDone() (no park, burns a core). Default: ${DEFAULT-VALUE}.")
+    WaitMode wait;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public String name() {
+        return "latency";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        int iterations = options.iterations(DEFAULT_ITERATIONS);
+        int warmup = options.warmup(DEFAULT_WARMUP);
+        if (rounds <= 0 || rounds > iterations) {
+            throw new ParameterException(spec.commandLine(), "--rounds: " + rounds + " (expected: 1 to --iterations "
+                    + iterations + ")");
+        }
+        Progress progress = ctx.progress();
+        progress.update("latency: connecting to " + ctx.target());
+        // One channel for both methods, like the client's own: Netty, direct executor (a thread hop per
+        // message would cost more than what we measure).
+        ManagedChannel channel = NettyChannelBuilder.forAddress(ctx.host(), ctx.port())
+                .usePlaintext()
+                .directExecutor()
+                .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES)
+                .build();
+        long[][] launch = new long[rounds][];
+        long[][] echo = new long[rounds][];
+        String device;
+        try (ArraydClient client = ArraydClient.builder().channel(channel).build();
+             Session session = client.openSession("bench-latency").get(30, TimeUnit.SECONDS);
+             EchoRoundTrip echoes = new EchoRoundTrip(channel)) {
+            device = cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
+            progress.update("latency: compiling the empty kernel for " + device);
+            KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, EMPTY_KERNEL,
+                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            Launch one = Launch.of(empty).global(1).device(device);
+            RoundTrip launches = () -> session.launch(one).future();
+
+            // Warm-up: both paths, interleaved too, until the JIT has compiled them.
+            for (int half = 0; half < 2; half++) {
+                int n = half == 0 ? warmup / 2 : warmup - warmup / 2;
+                progress.update("latency: warm-up " + (half + 1) + "/2 " + LAUNCH);
+                measure(launches, new long[n]);
+                progress.update("latency: warm-up " + (half + 1) + "/2 " + ECHO);
+                measure(echoes, new long[n]);
+            }
+            for (int r = 0; r < rounds; r++) {
+                int n = iterations / rounds + (r < iterations % rounds ? 1 : 0);
+                launch[r] = new long[n];
+                echo[r] = new long[n];
+                boolean launchFirst = r % 2 == 0;
+                for (int k = 0; k < 2; k++) {
+                    boolean isLaunch = launchFirst == (k == 0);
+                    progress.update("latency: round " + (r + 1) + "/" + rounds + " " + (isLaunch ? LAUNCH : ECHO)
+                            + " x" + n);
+                    measure(isLaunch ? launches : echoes, isLaunch ? launch[r] : echo[r]);
+                }
+                progress.line(String.format(Locale.ROOT, "latency: round %d/%d: launch median %.1f µs, echo median %.1f µs",
+                        r + 1, rounds, Summary.ofNanos(launch[r]).median(), Summary.ofNanos(echo[r]).median()));
+            }
+            progress.update("latency: closing");
+        }
+        progress.clear();
+
+        long[] launchAll = concat(launch);
+        long[] echoAll = concat(echo);
+        Summary l = Summary.ofNanos(launchAll);
+        Summary e = Summary.ofNanos(echoAll);
+        double ratio = l.median() / e.median();
+        writeSamples(ctx.outDir().resolve("latency.csv"), launch, echo);
+        writeSummary(ctx.outDir().resolve("summary.csv"), l, e);
+        new CdfChart(String.format(Locale.ROOT, "arrayd round trip on %s: empty launch vs gRPC echo (ratio %.2f)",
+                device, ratio))
+                .add("launch (session stream)", launchAll)
+                .add("echo (DiagnosticsService.Echo)", echoAll)
+                .writePng(ctx.outDir().resolve("latency.png"));
+
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "latency: %s daemon at %s, device %s, %d rounds, %d samples per method, "
+                        + "wait=%s", ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device, rounds, iterations,
+                wait.name().toLowerCase(Locale.ROOT)));
+        lines.add(String.format(Locale.ROOT, "%-8s %8s %10s %10s %10s %10s", "method", "samples", "median_us", "p90_us",
+                "p99_us", "mean_us"));
+        lines.add(row(LAUNCH, l));
+        lines.add(row(ECHO, e));
+        lines.add(String.format(Locale.ROOT, "ratio of medians launch/echo: %.3f", ratio));
+        lines.add("results: " + ctx.outDir());
+        return new Report(lines, String.format(Locale.ROOT, "launch_us=%.1f echo_us=%.1f ratio=%.3f",
+                l.median(), e.median(), ratio));
+    }
+
+    /**
+     * Times {@code samples.length} round trips, one in flight at a time. Nothing else happens between
+     * the two clock reads, and nothing is allocated here beyond what the round trip itself allocates.
+     */
+    private void measure(RoundTrip rt, long[] samples) throws Exception {
+        WaitMode w = wait;
+        for (int i = 0; i < samples.length; i++) {
+            long t0 = System.nanoTime();
+            w.await(rt.fire());
+            samples[i] = System.nanoTime() - t0;
+        }
+    }
+
+    /** The first CPU device: the one the C kernel is compiled for. */
+    private static String cpuDevice(List<DeviceInfo> devices) {
+        return devices.stream().filter(d -> d.backend().equals("cpu")).map(DeviceInfo::id).findFirst()
+                .orElseThrow(() -> new IllegalStateException("devices: " + devices.stream().map(DeviceInfo::id).toList()
+                        + " (expected: a cpu device; start the daemon with --devices cpu)"));
+    }
+
+    private static String row(String method, Summary s) {
+        return String.format(Locale.ROOT, "%-8s %8d %10.1f %10.1f %10.1f %10.1f", method, s.count(), s.median(),
+                s.p90(), s.p99(), s.mean());
+    }
+
+    private static long[] concat(long[][] parts) {
+        int n = 0;
+        for (long[] p : parts) {
+            n += p.length;
+        }
+        long[] all = new long[n];
+        int at = 0;
+        for (long[] p : parts) {
+            System.arraycopy(p, 0, all, at, p.length);
+            at += p.length;
+        }
+        return all;
+    }
+
+    private static void writeSamples(Path file, long[][] launch, long[][] echo) throws IOException {
+        try (BufferedWriter w = Files.newBufferedWriter(file)) {
+            w.write("method,round,iteration,micros\n");
+            for (int r = 0; r < launch.length; r++) {
+                writeRound(w, LAUNCH, r, launch[r]);
+                writeRound(w, ECHO, r, echo[r]);
+            }
+        }
+    }
+
+    private static void writeRound(BufferedWriter w, String method, int round, long[] nanos) throws IOException {
+        for (int i = 0; i < nanos.length; i++) {
+            w.write(String.format(Locale.ROOT, "%s,%d,%d,%.3f%n", method, round + 1, i, nanos[i] / 1_000.0));
+        }
+    }
+
+    private static void writeSummary(Path file, Summary launch, Summary echo) throws IOException {
+        try (BufferedWriter w = Files.newBufferedWriter(file)) {
+            w.write("method,samples,median_us,p90_us,p99_us,mean_us,min_us,max_us,median_ratio_to_echo\n");
+            w.write(summaryRow(LAUNCH, launch, launch.median() / echo.median()));
+            w.write(summaryRow(ECHO, echo, 1.0));
+        }
+    }
+
+    private static String summaryRow(String method, Summary s, double ratio) {
+        return String.format(Locale.ROOT, "%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f%n", method, s.count(), s.median(),
+                s.p90(), s.p99(), s.mean(), s.min(), s.max(), ratio);
+    }
+}

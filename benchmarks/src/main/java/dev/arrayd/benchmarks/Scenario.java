@@ -1,0 +1,25 @@
+package dev.arrayd.benchmarks;
+
+/**
+ * One benchmark scenario: {@code arrayd bench <name>}.
+ *
+ * <p>An implementation is also a picocli {@code @Command} whose name is the scenario's name; it mixes in
+ * {@link BenchOptions} and may declare options of its own. {@link BenchMain} parses the command line,
+ * prepares the {@link BenchContext} (results folder, a daemon to measure) and tears it down after
+ * {@link #run} returns, then prints the report. Adding a scenario is one class plus one line in
+ * {@link BenchMain#scenarios()}.
+ */
+public interface Scenario {
+
+    /** The scenario's name on the command line, e.g. {@code "latency"}. */
+    String name();
+
+    /** The options every scenario shares, as parsed. */
+    BenchOptions options();
+
+    /**
+     * Runs the measurement against {@code ctx.target()}, writes its files into {@code ctx.outDir()} and
+     * returns what to print. Progress goes to {@code ctx.progress()}; stdout is left to {@link BenchMain}.
+     */
+    Report run(BenchContext ctx) throws Exception;
+}
