@@ -94,9 +94,7 @@ final class Command implements EventListener, CommandCallback {
     private void start() {
         ArraydException failure = depFailure.get();
         if (failure != null) {
-            // Failing fires dependents, which may fail theirs: run that chain as a loop, not as
-            // recursion, so a long chain cannot overflow the stack.
-            Trampoline.run(() -> failed(failure));
+            failed(failure); // trampolined: a long chain of failures is a loop, not a recursion
             return;
         }
         if (fastPath) {
@@ -128,16 +126,20 @@ final class Command implements EventListener, CommandCallback {
         if (cost != null) {
             cost.record(deviceNanos, items);
         }
-        finish();
-        event.succeed(deviceNanos, result);
-        session.settled(event);
+        Trampoline.run(() -> {
+            finish();
+            event.succeed(deviceNanos, result);
+            session.settled(event);
+        });
     }
 
     @Override
     public void failed(ArraydException cause) {
-        finish();
-        event.fail(cause);
-        session.settled(event);
+        Trampoline.run(() -> {
+            finish();
+            event.fail(cause);
+            session.settled(event);
+        });
     }
 
     private void finish() {

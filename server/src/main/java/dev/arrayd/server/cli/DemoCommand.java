@@ -101,6 +101,12 @@ final class DemoCommand implements Callable<Integer> {
             System.out.println("OK: all " + n + " elements correct");
             return 0;
         } catch (ExecutionException e) {
+            if (io.grpc.Status.fromThrowable(e.getCause()).getCode() == io.grpc.Status.Code.PERMISSION_DENIED) {
+                System.err.println("arrayd demo: the daemon at " + client.target + " refuses native kernel source, and the"
+                        + " demo's vadd is C source. Start the daemon with `bin/arrayd serve --allow-native-source`"
+                        + " (see README: why native source is off by default).");
+                return 1;
+            }
             return Failures.report("demo", client.target, e.getCause());
         } catch (io.grpc.StatusRuntimeException e) {
             return Failures.report("demo", client.target, e);
