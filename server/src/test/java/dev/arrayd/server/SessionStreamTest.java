@@ -1,0 +1,222 @@
+package dev.arrayd.server;
+
+import static dev.arrayd.server.Protos.buf;
+import static dev.arrayd.server.Protos.f32;
+import static dev.arrayd.server.Protos.i32;
+import static dev.arrayd.server.Protos.launch;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import dev.arrayd.proto.v1.Attach;
+import dev.arrayd.proto.v1.BufferInfo;
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.CommandBatch;
+import dev.arrayd.proto.v1.Download;
+import dev.arrayd.proto.v1.EventCompletion;
+import dev.arrayd.proto.v1.EventState;
+import dev.arrayd.proto.v1.ExecuteRequest;
+import dev.arrayd.proto.v1.ExecuteResponse;
+import dev.arrayd.proto.v1.Ping;
+import dev.arrayd.proto.v1.Upload;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The session stream protocol against the real server, scheduler and CPU backend. */
+class SessionStreamTest {
+
+    ServerFixture f;
+    String session;
+    long vadd;
+    final LinkedBlockingQueue<ExecuteResponse> responses = new LinkedBlockingQueue<>();
+    final CompletableFuture<Status> ended = new CompletableFuture<>();
+    StreamObserver<ExecuteRequest> requests;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        f = new ServerFixture(true);
+        session = f.openSession();
+        vadd = f.kernels.compile(Protos.compile(session, Protos.VADD, Protos.VADD_SIG)).getModules(0).getKernels(0).getKernel();
+        requests = f.execAsync.execute(new StreamObserver<>() {
+            @Override
+            public void onNext(ExecuteResponse r) {
+                responses.add(r);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                ended.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                ended.complete(Status.OK);
+            }
+        });
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        requests.onCompleted();
+        ended.get(10, TimeUnit.SECONDS);
+        f.close();
+    }
+
+    private ExecuteResponse next() throws InterruptedException {
+        ExecuteResponse r = responses.poll(10, TimeUnit.SECONDS);
+        if (r == null) {
+            throw new AssertionError("no response within 10 s");
+        }
+        return r;
+    }
+
+    private void attach() throws InterruptedException {
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)).build());
+        assertEquals(session, next().getAttached().getSession());
+    }
+
+    private void send(long batchId, Command... cmds) {
+        CommandBatch.Builder b = CommandBatch.newBuilder().setBatchId(batchId);
+        for (Command c : cmds) {
+            b.addCommands(c);
+        }
+        requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
+    }
+
+    /** Collects completions until every listed event has been answered. */
+    private List<EventCompletion> completions(int count) throws InterruptedException {
+        List<EventCompletion> out = new ArrayList<>();
+        while (out.size() < count) {
+            ExecuteResponse r = next();
+            assertTrue(r.hasCompletions(), r.toString());
+            out.addAll(r.getCompletions().getCompletionsList());
+        }
+        return out;
+    }
+
+    private static ByteString floats(float... v) {
+        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (float x : v) {
+            b.putFloat(x);
+        }
+        return ByteString.copyFrom(b.array());
+    }
+
+    @Test
+    void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
+        attach();
+        BufferInfo a = f.buffers.createBuffer(f32(session, 4));
+        BufferInfo b = f.buffers.createBuffer(f32(session, 4));
+        BufferInfo c = f.buffers.createBuffer(f32(session, 4));
+        send(1,
+                Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
+                Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
+                launch(3, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)),
+                Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build());
+        List<EventCompletion> done = completions(4);
+        EventCompletion down = done.stream().filter(e -> e.getEvent() == 4).findFirst().orElseThrow();
+        assertEquals(EventState.SUCCEEDED, down.getState(), down.toString());
+        assertEquals(floats(11, 22, 33, 44), down.getData());
+        assertTrue(done.stream().allMatch(e -> e.getState() == EventState.SUCCEEDED), done.toString());
+    }
+
+    @Test
+    void aBadCommandRejectsItsWholeBatchAndTheStreamGoesOn() throws Exception {
+        attach();
+        BufferInfo a = f.buffers.createBuffer(f32(session, 4));
+        send(7,
+                Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
+                launch(2, vadd, 4, buf(a.getBuffer()), buf(a.getBuffer())));
+        ExecuteResponse r = next();
+        assertEquals(7, r.getRejected().getBatchId());
+        assertEquals(Status.Code.INVALID_ARGUMENT.value(), r.getRejected().getCode());
+        assertTrue(r.getRejected().getMessage().startsWith("commands[1]: launch.args: 2 given"), r.getRejected().getMessage());
+        // nothing of the rejected batch was registered: its ids are free, and the stream still works
+        send(8, Command.newBuilder().setEvent(1).setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
+        assertEquals(EventState.SUCCEEDED, completions(1).getFirst().getState());
+        send(9, Command.newBuilder().setEvent(1).setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
+        assertEquals(Status.Code.ALREADY_EXISTS.value(), next().getRejected().getCode());
+        send(10, Command.newBuilder().setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
+        assertTrue(next().getRejected().getMessage().contains("event: 0 (expected: a client-chosen id >= 1"));
+    }
+
+    @Test
+    void pingIsAnswered() throws Exception {
+        attach();
+        requests.onNext(ExecuteRequest.newBuilder().setPing(Ping.newBuilder().setNonce(42)).build());
+        assertEquals(42, next().getPong().getNonce());
+    }
+
+    @Test
+    void halfCloseFinishesInFlightCompletionsFirst() throws Exception {
+        attach();
+        BufferInfo big = f.buffers.createBuffer(f32(session, 1 << 22));
+        List<Command> cmds = new ArrayList<>();
+        for (int i = 1; i <= 50; i++) {
+            cmds.add(Command.newBuilder().setEvent(i).setFill(dev.arrayd.proto.v1.Fill.newBuilder().setBuffer(big.getBuffer())
+                    .setValue(dev.arrayd.proto.v1.Scalar.newBuilder().setF32(i))).build());
+        }
+        send(1, cmds.toArray(Command[]::new));
+        requests.onCompleted();
+        assertEquals(Status.OK, ended.get(30, TimeUnit.SECONDS));
+        int answered = 0;
+        for (ExecuteResponse r : responses) {
+            answered += r.getCompletions().getCompletionsCount();
+        }
+        assertEquals(50, answered, "every command answered before the stream ended");
+        requests = new NoopObserver();
+    }
+
+    @Test
+    void batchBeforeAttachAndUnknownSessionEndTheStream() throws Exception {
+        send(1, Command.newBuilder().setEvent(1).setDownload(Download.newBuilder().setBuffer(1)).build());
+        Status s = ended.get(10, TimeUnit.SECONDS);
+        assertEquals(Status.Code.FAILED_PRECONDITION, s.getCode());
+        assertTrue(s.getDescription().contains("send attach first"), s.toString());
+        requests = new NoopObserver();
+
+        CompletableFuture<Status> ended2 = new CompletableFuture<>();
+        StreamObserver<ExecuteRequest> other = f.execAsync.execute(new StreamObserver<>() {
+            @Override
+            public void onNext(ExecuteResponse r) {}
+
+            @Override
+            public void onError(Throwable t) {
+                ended2.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                ended2.complete(Status.OK);
+            }
+        });
+        other.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession("no-such-session")).build());
+        assertEquals(Status.Code.NOT_FOUND, ended2.get(10, TimeUnit.SECONDS).getCode());
+    }
+
+    /** Stands in for a stream that already ended, so tearDown has nothing to close. */
+    private final class NoopObserver implements StreamObserver<ExecuteRequest> {
+        NoopObserver() {
+            ended.complete(Status.OK);
+        }
+
+        @Override
+        public void onNext(ExecuteRequest value) {}
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+    }
+}
