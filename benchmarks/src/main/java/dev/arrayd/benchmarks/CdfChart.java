@@ -77,6 +77,11 @@ final class CdfChart {
             s.setLineStyle(new BasicStroke(2f));
         }
         chart.getStyler().setXAxisMax(Math.max(1.0, xMax));
+        // a fixed 0..100 range gives round ticks (XChart picks dense odd ones for free ranges)
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setYAxisMax(100.0);
+        chart.getStyler().setYAxisDecimalPattern("0");
+        chart.getStyler().setYAxisTickMarkSpacingHint(48);
         try (OutputStream out = Files.newOutputStream(file)) {
             BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
         }
