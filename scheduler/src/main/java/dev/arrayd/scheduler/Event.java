@@ -102,34 +102,25 @@ public final class Event {
 
     /** Marks success. Returns false (and changes nothing) if the event was already done. */
     public boolean succeed(long deviceNanos, Object result) {
-        EventListener l;
-        List<EventListener> rest;
-        synchronized (this) {
-            if (state != EventState.PENDING) {
-                return false;
-            }
-            this.deviceNanos = deviceNanos;
-            this.result = result;
-            state = EventState.SUCCEEDED;
-            l = first;
-            rest = more;
-            first = null;
-            more = null;
-        }
-        fire(l, rest);
-        return true;
+        return settle(EventState.SUCCEEDED, deviceNanos, result, null);
     }
 
     /** Marks failure. Returns false (and changes nothing) if the event was already done. */
     public boolean fail(ArraydException cause) {
+        return settle(EventState.FAILED, 0, null, cause);
+    }
+
+    private boolean settle(EventState outcome, long nanos, Object value, ArraydException cause) {
         EventListener l;
         List<EventListener> rest;
         synchronized (this) {
             if (state != EventState.PENDING) {
                 return false;
             }
+            deviceNanos = nanos;
+            result = value;
             failure = cause;
-            state = EventState.FAILED;
+            state = outcome;
             l = first;
             rest = more;
             first = null;
