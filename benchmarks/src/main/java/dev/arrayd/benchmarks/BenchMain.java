@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -44,7 +45,12 @@ public final class BenchMain {
 
     /** Every scenario, in the order {@code --help} lists them. */
     static List<Scenario> scenarios() {
-        return List.of(new LatencyScenario());
+        return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario());
+    }
+
+    /** Subcommands that are not scenarios: they start no daemon and run as plain picocli commands. */
+    static List<Tool> tools() {
+        return List.of(new JmhCommand(), new ReportCommand());
     }
 
     public static void main(String[] args) {
@@ -63,6 +69,9 @@ public final class BenchMain {
         for (Scenario s : scenarios()) {
             cmd.addSubcommand(s.name(), s);
         }
+        for (Tool t : tools()) {
+            cmd.addSubcommand(t);
+        }
         cmd.setCaseInsensitiveEnumValuesAllowed(true); // after adding them: it applies to existing subcommands
         PrintWriter outWriter = new PrintWriter(out, true);
         PrintWriter errWriter = new PrintWriter(err, true);
@@ -76,7 +85,7 @@ public final class BenchMain {
             at.usage(at.getErr());
             return EXIT_USAGE;
         });
-        cmd.setExecutionStrategy(parsed -> execute(cmd, parsed, out, new Progress(err, interactive)));
+        cmd.setExecutionStrategy(parsed -> execute(cmd, parsed, out, new Progress(err, interactive), args));
         try {
             return cmd.execute(args);
         } finally {
@@ -86,7 +95,7 @@ public final class BenchMain {
         }
     }
 
-    private static int execute(CommandLine cmd, ParseResult parsed, PrintStream out, Progress progress) {
+    private static int execute(CommandLine cmd, ParseResult parsed, PrintStream out, Progress progress, String[] args) {
         Integer help = CommandLine.executeHelpRequest(parsed);
         if (help != null) {
             return help;
@@ -97,6 +106,18 @@ public final class BenchMain {
             return EXIT_USAGE;
         }
         CommandLine sub = parsed.subcommand().commandSpec().commandLine();
+        if (sub.getCommand() instanceof Tool tool) {
+            try {
+                return tool.run(out, progress);
+            } catch (ParameterException e) {
+                throw e;
+            } catch (Exception e) {
+                progress.clear();
+                cmd.getErr().println("bench " + sub.getCommandName() + ": failed: " + e);
+                e.printStackTrace(cmd.getErr());
+                return EXIT_FAILED;
+            }
+        }
         Scenario scenario = (Scenario) sub.getCommand();
         BenchOptions o = scenario.options();
         HostPort target;
@@ -109,7 +130,7 @@ public final class BenchMain {
         }
         Report report;
         try {
-            report = runScenario(scenario, target, progress);
+            report = runScenario(scenario, target, progress, args);
         } catch (ParameterException e) {
             throw e;
         } catch (Exception e) {
@@ -125,24 +146,44 @@ public final class BenchMain {
     }
 
     /** Prepares the results folder and the daemon, runs the scenario, and stops the daemon again. */
-    private static Report runScenario(Scenario scenario, HostPort target, Progress progress) throws Exception {
+    private static Report runScenario(Scenario scenario, HostPort target, Progress progress, String[] args)
+            throws Exception {
         BenchOptions o = scenario.options();
         Path outDir = o.out() != null ? o.out()
                 : Path.of("results", scenario.name() + "-" + LocalDateTime.now().format(STAMP));
         Files.createDirectories(outDir);
+        Report report = runIn(scenario, target, progress, outDir);
+        // What `bench report` assembles docs/benchmarks.md from.
+        Files.writeString(outDir.resolve(RunFiles.RESULT), "RESULT " + scenario.name() + " " + report.result() + "\n");
+        Files.writeString(outDir.resolve(RunFiles.COMMAND), "bin/arrayd bench " + String.join(" ", args) + "\n");
+        Files.writeString(outDir.resolve(RunFiles.SECTION), report.section());
+        Machine.describe(target == null ? (o.inProcess() ? "in-process" : "separate process") : "--target")
+                .write(outDir.resolve(RunFiles.MACHINE));
+        return report;
+    }
+
+    private static Report runIn(Scenario scenario, HostPort target, Progress progress, Path outDir) throws Exception {
+        BenchOptions o = scenario.options();
         if (target != null) {
             return scenario.run(new BenchContext(target.host(), target.port(), false, outDir, progress));
         }
         // no progress line while the daemon starts: its log line would land in the middle of ours
         if (o.inProcess()) {
-            try (ArraydServer server = ArraydServer.start(
-                    ServerOptions.defaults().withPort(0).withAllowNativeSource(true))) {
+            ServerOptions so = ServerOptions.defaults().withPort(0).withAllowNativeSource(true);
+            if (scenario.daemonDevices() != null) {
+                so = so.withDevices(scenario.daemonDevices());
+            }
+            try (ArraydServer server = ArraydServer.start(so)) {
                 return scenario.run(new BenchContext("127.0.0.1", server.port(), true, outDir, progress));
             } finally {
                 progress.clear();
             }
         }
-        try (DaemonChild daemon = new DaemonChild(List.of("--allow-native-source"))) {
+        List<String> serveArgs = new ArrayList<>(List.of("--allow-native-source"));
+        if (scenario.daemonDevices() != null) {
+            serveArgs.addAll(List.of("--devices", scenario.daemonDevices()));
+        }
+        try (DaemonChild daemon = new DaemonChild(serveArgs)) {
             return scenario.run(new BenchContext("127.0.0.1", daemon.port(), false, outDir, progress));
         } finally {
             progress.clear();

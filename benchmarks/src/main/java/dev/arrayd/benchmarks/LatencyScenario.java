@@ -162,8 +162,30 @@ final class LatencyScenario implements Scenario {
         lines.add(row(ECHO, e));
         lines.add(String.format(Locale.ROOT, "ratio of medians launch/echo: %.3f", ratio));
         lines.add("results: " + ctx.outDir());
+        String section = String.format(Locale.ROOT, """
+                What is measured, alternating in %d rounds so that drift hits both equally, after %,d warm-up \
+                round trips of each (enough for the JIT to compile both paths in the fresh daemon):
+
+                - **launch:** client-java submits one launch of an empty C kernel (`global = [1]`) on the session \
+                stream (device %s) and waits for its completion future;
+                - **echo (anchor):** a raw generated stub sends one 16-byte `DiagnosticsService.Echo` message on \
+                the same channel and server stack and waits for it to come back.
+
+                Both wait the same way (`%s`), one request in flight at a time.
+
+                | method | samples | median µs | p90 µs | p99 µs | mean µs |
+                | --- | --- | --- | --- | --- | --- |
+                | launch | %d | %.1f | %.1f | %.1f | %.1f |
+                | echo (anchor) | %d | %.1f | %.1f | %.1f | %.1f |
+
+                **Ratio %.2f** (floor 1.5, goal 1.25).
+
+                ![latency CDF](latency.png)
+                """, rounds, warmup, device, wait == WaitMode.GET ? "CompletableFuture.get()" : "busy-polling isDone()",
+                l.count(), l.median(), l.p90(), l.p99(), l.mean(), e.count(), e.median(), e.p90(), e.p99(), e.mean(),
+                ratio);
         return new Report(lines, String.format(Locale.ROOT, "launch_us=%.1f echo_us=%.1f ratio=%.3f",
-                l.median(), e.median(), ratio));
+                l.median(), e.median(), ratio), section);
     }
 
     /**
@@ -180,7 +202,7 @@ final class LatencyScenario implements Scenario {
     }
 
     /** The first CPU device: the one the C kernel is compiled for. */
-    private static String cpuDevice(List<DeviceInfo> devices) {
+    static String cpuDevice(List<DeviceInfo> devices) {
         return devices.stream().filter(d -> d.backend().equals("cpu")).map(DeviceInfo::id).findFirst()
                 .orElseThrow(() -> new IllegalStateException("devices: " + devices.stream().map(DeviceInfo::id).toList()
                         + " (expected: a cpu device; start the daemon with --devices cpu)"));
@@ -191,7 +213,7 @@ final class LatencyScenario implements Scenario {
                 s.p90(), s.p99(), s.mean());
     }
 
-    private static long[] concat(long[][] parts) {
+    static long[] concat(long[][] parts) {
         int n = 0;
         for (long[] p : parts) {
             n += p.length;

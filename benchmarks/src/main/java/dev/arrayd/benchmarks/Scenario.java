@@ -22,4 +22,12 @@ public interface Scenario {
      * returns what to print. Progress goes to {@code ctx.progress()}; stdout is left to {@link BenchMain}.
      */
     Report run(BenchContext ctx) throws Exception;
+
+    /**
+     * The {@code --devices} spec of the daemon the benchmark starts itself; null = the daemon's default.
+     * Ignored with {@code --target}.
+     */
+    default String daemonDevices() {
+        return null;
+    }
 }

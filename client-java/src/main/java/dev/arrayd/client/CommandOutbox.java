@@ -107,6 +107,22 @@ final class CommandOutbox {
     }
 
     /**
+     * Enqueues commands in order (increasing event ids) and drains once, so that a lone caller's commands
+     * leave together in one batch (within the batch limits). Never throws.
+     */
+    List<EventTable.Pending> submitAll(List<Command.Builder> commands) {
+        List<EventTable.Pending> out = new ArrayList<>(commands.size());
+        for (Command.Builder command : commands) {
+            long seq = lastSeq.incrementAndGet();
+            EventTable.Pending p = events.register(seq);
+            queue.offer(new CommandEntry(seq, command.setEvent(seq).build(), p));
+            out.add(p);
+        }
+        drain();
+        return out;
+    }
+
+    /**
      * Enqueues a call behind the commands enqueued so far. {@code factory} gets the call's sequence number
      * (usable as an event id) and must not throw.
      */

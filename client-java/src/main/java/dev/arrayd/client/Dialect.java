@@ -7,6 +7,6 @@ public enum Dialect {
     OPENCL_C,
     CUDA_C,
     PTX,
-    /** arrayd's portable kernel IR (reserved). */
+    /** arrayd's portable kernel IR: build modules with {@link Ir} and {@link KernelModuleSpec#ir}. */
     IR
 }

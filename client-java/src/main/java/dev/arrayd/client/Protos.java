@@ -140,6 +140,12 @@ final class Protos {
                 .setDialect(dialect(m.dialect()))
                 .setSource(m.source())
                 .setBackend(m.backend());
+        if (!m.ir().isEmpty()) {
+            // the kernels' own parameters are the entry points: the daemon derives them
+            dev.arrayd.proto.v1.IrModule.Builder ir = dev.arrayd.proto.v1.IrModule.newBuilder();
+            m.ir().forEach(k -> ir.addKernels(k.proto()));
+            return b.setIr(ir).build();
+        }
         for (KernelSpec e : m.entries()) {
             b.addEntryPoints(signature(e));
         }

@@ -120,6 +120,16 @@ public interface Session extends AutoCloseable {
     /** Enqueues a kernel launch; see {@link Launch} for how arguments are checked and converted. */
     Event launch(Launch launch);
 
+    /**
+     * Enqueues several launches at once, in order, and sends them together: one {@code CommandBatch}
+     * (several when they exceed its limits) instead of one per launch, which is what a lone caller of
+     * {@link #launch} gets. For work that is produced in groups, e.g. a timestep of a task graph. All are
+     * checked before any is enqueued: an invalid launch throws and enqueues none.
+     *
+     * @return the events, in the order of {@code launches}
+     */
+    List<Event> launchAll(List<Launch> launches);
+
     /** Copies all of {@code src} to the start of {@code dst}. */
     Event copy(BufferHandle src, BufferHandle dst, Event... waitFor);
 

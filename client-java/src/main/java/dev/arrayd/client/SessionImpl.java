@@ -388,6 +388,31 @@ final class SessionImpl implements Session {
     @Override
     public Event launch(Launch launch) {
         checkOpen();
+        Command.Builder cmd = launchCommand(launch);
+        return submit(cmd, launch.waitFor(), launch.stream());
+    }
+
+    @Override
+    public List<Event> launchAll(List<Launch> launches) {
+        checkOpen();
+        List<Command.Builder> cmds = new ArrayList<>(launches.size());
+        for (int i = 0; i < launches.size(); i++) {
+            Launch l = launches.get(i);
+            try {
+                cmds.add(launchCommand(l).addAllWaitEvents(l.waitFor()).setStream(l.stream()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("launches[" + i + "]: " + e.getMessage(), e);
+            }
+        }
+        List<Event> out = new ArrayList<>(cmds.size());
+        for (EventTable.Pending p : outbox.submitAll(cmds)) {
+            out.add(new Event(p.id, p.future));
+        }
+        return out;
+    }
+
+    /** The launch as a command, checked against the kernel's signature; no event, waits or stream yet. */
+    private Command.Builder launchCommand(Launch launch) {
         KernelSpec sig = launch.kernel().signature();
         dev.arrayd.proto.v1.Launch.Builder lb = dev.arrayd.proto.v1.Launch.newBuilder()
                 .setKernel(launch.kernel().id())
@@ -424,8 +449,7 @@ final class SessionImpl implements Session {
         for (int i = 0; i < args.size(); i++) {
             lb.addArgs(arg(i, args.get(i), params.get(i)));
         }
-        Command.Builder cmd = Command.newBuilder().setLaunch(lb);
-        return submit(cmd, launch.waitFor(), launch.stream());
+        return Command.newBuilder().setLaunch(lb);
     }
 
     private static Arg arg(int i, Object value, KernelSpec.Param param) {

@@ -22,12 +22,14 @@ import java.util.regex.Pattern;
 final class DaemonProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("arrayd listening on 127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern METRICS = Pattern.compile("arrayd metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics");
 
     final Process process;
     final int port;
     private final List<String> output = new ArrayList<>();
     private final Thread pump;
     private final CompletableFuture<Integer> portFound = new CompletableFuture<>();
+    private final CompletableFuture<Integer> metricsPortFound = new CompletableFuture<>();
 
     DaemonProcess(String... extraArgs) throws Exception {
         List<String> cmd = new ArrayList<>(javaCommand("dev.arrayd.server.cli.Main"));
@@ -52,6 +54,11 @@ final class DaemonProcess implements AutoCloseable {
         return List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", dist.resolve("lib") + "/*", main);
     }
 
+    /** The port of /metrics (printed right after the listening line). */
+    int metricsPort() throws Exception {
+        return metricsPortFound.get(10, TimeUnit.SECONDS);
+    }
+
     String target() {
         return "127.0.0.1:" + port;
     }
@@ -67,17 +74,28 @@ final class DaemonProcess implements AutoCloseable {
                 if (m.find()) {
                     portFound.complete(Integer.parseInt(m.group(1)));
                 }
+                Matcher mm = METRICS.matcher(line);
+                if (mm.find()) {
+                    metricsPortFound.complete(Integer.parseInt(mm.group(1)));
+                }
             }
         } catch (IOException e) {
             // process ended
         }
         portFound.completeExceptionally(new IllegalStateException("daemon output ended"));
+        metricsPortFound.completeExceptionally(new IllegalStateException("daemon output ended"));
     }
 
     String output() {
         synchronized (output) {
             return String.join("\n", output);
         }
+    }
+
+    /** The whole output once the process has exited (waits for the output pump). */
+    String terminateOutput() throws InterruptedException {
+        pump.join(TimeUnit.SECONDS.toMillis(10));
+        return output();
     }
 
     /** Sends SIGTERM and returns the exit code. */

@@ -26,6 +26,8 @@ final class Command implements EventListener, CommandCallback {
     private final boolean fastPath;
     private final KernelCost cost;
     private final long items;
+    private final CommandKind kind;
+    private final long submittedNanos; // for the observer's wait time only
     private final AtomicInteger unfinished = new AtomicInteger(1);
     private final AtomicReference<ArraydException> depFailure = new AtomicReference<>();
     private final EventListener orderOnly = this::orderDone;
@@ -46,6 +48,9 @@ final class Command implements EventListener, CommandCallback {
         this.fastPath = fastPath;
         this.cost = cost;
         this.items = items;
+        this.kind = CommandKind.of(op);
+        this.submittedNanos = System.nanoTime();
+        stream.device().commandSubmitted(stream.kind());
     }
 
     Event event() {
@@ -92,6 +97,11 @@ final class Command implements EventListener, CommandCallback {
     }
 
     private void start() {
+        if (event.isDone()) {
+            // failed from outside before it ran (shutdown aborted it): do not run it any more
+            failed(event.failure());
+            return;
+        }
         ArraydException failure = depFailure.get();
         if (failure != null) {
             failed(failure); // trampolined: a long chain of failures is a loop, not a recursion
@@ -127,7 +137,8 @@ final class Command implements EventListener, CommandCallback {
             cost.record(deviceNanos, items);
         }
         Trampoline.run(() -> {
-            finish();
+            // observers before the event fires: whoever sees the event done also sees it counted
+            finish(event.isDone() ? CommandOutcome.ABORTED : CommandOutcome.SUCCEEDED, deviceNanos);
             event.succeed(deviceNanos, result);
             session.settled(event);
         });
@@ -136,15 +147,23 @@ final class Command implements EventListener, CommandCallback {
     @Override
     public void failed(ArraydException cause) {
         Trampoline.run(() -> {
-            finish();
+            finish(event.isDone() ? CommandOutcome.ABORTED
+                    : cause instanceof DependencyFailedException ? CommandOutcome.DEPENDENCY_FAILED
+                    : CommandOutcome.FAILED, 0);
             event.fail(cause);
             session.settled(event);
         });
     }
 
-    private void finish() {
+    /** Exactly once per command: the device called back (or the command was failed before running). */
+    private void finish(CommandOutcome outcome, long deviceNanos) {
         if (module != null) {
             module.release();
         }
+        StreamKind sk = stream.kind();
+        stream.device().commandFinished(sk);
+        long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
+        session.observer.commandFinished(kind, stream.device(), sk, outcome, wait, deviceNanos,
+                kind.isTransfer() ? items : 0);
     }
 }

@@ -34,7 +34,8 @@ public record CommandSpec(long event, long[] waits, long stream, Op op) {
     /** {@code data} must stay valid until the command's event completes. */
     public record UploadOp(long buffer, long offsetBytes, MemorySegment data) implements Op {}
 
-    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes) implements Op {}
+    /** @param maxBytes most bytes this command may read (inline downloads are bounded by the message size) */
+    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes) implements Op {}
 
     /** A launch argument: a buffer handle or a scalar value. */
     public sealed interface Arg {}

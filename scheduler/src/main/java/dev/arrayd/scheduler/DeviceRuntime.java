@@ -7,6 +7,7 @@ import dev.arrayd.devices.api.NativeStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A device as the scheduler runs it: the backend device, its slab pool, and the shared native
@@ -14,13 +15,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class DeviceRuntime {
 
+    private final int index;
     private final Device device;
     private final String backend;
     private final SlabPool pool;
     private final List<NativeStream> sharedStreams;
     private final AtomicInteger nextShared = new AtomicInteger();
+    // Commands submitted to streams on this device and not finished yet, per StreamKind ordinal.
+    // LongAdder: incremented and decremented by many threads, read only by metrics and stats.
+    private final LongAdder[] pending = {new LongAdder(), new LongAdder()};
 
-    DeviceRuntime(Device device, String backend, SchedulerConfig config) {
+    DeviceRuntime(Device device, String backend, SchedulerConfig config, int index) {
+        this.index = index;
         this.device = device;
         this.backend = backend;
         DeviceInfo info = device.info();
@@ -32,6 +38,11 @@ public final class DeviceRuntime {
             streams.add(device.newStream(device.id() + "-shared-" + i));
         }
         this.sharedStreams = List.copyOf(streams);
+    }
+
+    /** Position among the scheduler's devices (0 = the default device): lets observers keep per-device state in arrays. */
+    public int index() {
+        return index;
     }
 
     public DeviceId id() {
@@ -52,6 +63,22 @@ public final class DeviceRuntime {
 
     Device device() {
         return device;
+    }
+
+    /**
+     * Queue depth: commands submitted to streams of this kind on this device that have not finished
+     * (waiting for dependencies, queued, or running).
+     */
+    public long pendingCommands(StreamKind kind) {
+        return pending[kind.ordinal()].sum();
+    }
+
+    void commandSubmitted(StreamKind kind) {
+        pending[kind.ordinal()].increment();
+    }
+
+    void commandFinished(StreamKind kind) {
+        pending[kind.ordinal()].decrement();
     }
 
     /** Spreads default streams of sessions over the shared native streams. */

@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -66,7 +67,10 @@ public final class Scheduler implements AutoCloseable {
     private final Object submitLock = new Object();
     private final ExecutorService housekeeping;
     private final LongSupplier nanoTime;
+    private final SchedulerObserver observer;
     private volatile boolean closed;
+    // set under submitLock by beginShutdown: no new sessions or commands from then on
+    private volatile boolean draining;
 
     /**
      * @param devices   the devices to run, in the order clients see them (the first is the default)
@@ -74,13 +78,20 @@ public final class Scheduler implements AutoCloseable {
      */
     public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers,
             LongSupplier nanoTime) {
+        this(config, devices, compilers, nanoTime, SchedulerObserver.NONE);
+    }
+
+    /** @param observer told about sessions, commands and compilations (metrics); see {@link SchedulerObserver} */
+    public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers,
+            LongSupplier nanoTime, SchedulerObserver observer) {
+        this.observer = observer;
         if (devices.isEmpty()) {
             throw new IllegalArgumentException("devices: none (expected: at least one)");
         }
         this.config = config;
         this.nanoTime = nanoTime;
         for (Device d : devices) {
-            this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config));
+            this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, this.devices.size()));
         }
         this.deviceList = List.copyOf(this.devices.values());
         this.compilers = Map.copyOf(compilers);
@@ -125,9 +136,12 @@ public final class Scheduler implements AutoCloseable {
 
     // ---------------------------------------------------------------- sessions
 
-    public Session openSession(String clientName) {
+    /** Opens a session with the given lease (the caller bounds it; see the server's SessionGrpcService). */
+    public Session openSession(String clientName, long leaseMillis) {
         checkOpen();
-        Session s = new Session(Handles.sessionToken(), clientName == null ? "" : clientName, nanoTime.getAsLong());
+        Session s = new Session(Handles.sessionToken(), clientName == null ? "" : clientName, nanoTime.getAsLong(),
+                leaseMillis);
+        s.observer = observer.sessionOpened(s);
         sessions.put(s.token(), s);
         log.debug("opened {}", s);
         return s;
@@ -176,14 +190,19 @@ public final class Scheduler implements AutoCloseable {
                     // destroyed concurrently
                 }
             }
+            s.fireClosed();
+            observer.sessionClosed(s);
             log.debug("closed {}", s);
         }
     }
 
     // ---------------------------------------------------------------- buffers
 
-    /** Creates a buffer; when {@code zeroInit}, a zero fill is ordered before its first use. */
-    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, boolean zeroInit, String label) {
+    /**
+     * Creates a buffer. Its memory is always zeroed by a fill ordered before its first use: a block
+     * of the slab pool may have held another session's data.
+     */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label) {
         checkSession(s);
         if (dtype == null) {
             throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
@@ -195,7 +214,7 @@ public final class Scheduler implements AutoCloseable {
         }
         MemRef mem = d.pool().allocate(elements * dtype.byteSize());
         Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, mem, label == null ? "" : label);
-        if (zeroInit) {
+        {
             Stream stream = defaultStream(s, d);
             Event e = new Event(0);
             Command c = new Command(e, s, stream, new DeviceCommand.Fill(mem, 0, 1), null, null,
@@ -212,14 +231,14 @@ public final class Scheduler implements AutoCloseable {
     }
 
     public Buffer buffer(Session s, long handle) {
-        return s.buffer(handle, "buffer");
+        return s.buffer(handle, "");
     }
 
     /** Forgets the handle now; frees its memory once every command already submitted on it completes. */
     public void destroyBuffer(Session s, long handle) {
         Buffer b = s.buffers.remove(handle);
         if (b == null) {
-            throw ArraydException.notFound("buffer: " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound("buffer " + Handles.format(handle) + " (not found in this session)");
         }
         List<Event> users = new ArrayList<>();
         synchronized (submitLock) {
@@ -280,6 +299,10 @@ public final class Scheduler implements AutoCloseable {
                     + " --allow-native-source");
         }
         validateSignatures(src.entryPoints(), where);
+        if (src.ir() != null) {
+            // once here, so that a bad module is named by its place in the request; backends check again
+            dev.arrayd.devices.api.ir.IrValidator.check(src.ir(), where + ".ir");
+        }
         List<String> backends = new ArrayList<>();
         if (spec.backend() != null && !spec.backend().isEmpty()) {
             KernelCompiler c = compilers.get(spec.backend());
@@ -308,7 +331,15 @@ public final class Scheduler implements AutoCloseable {
         StringBuilder diagnostics = new StringBuilder();
         try {
             for (String backend : backends) {
-                KernelModule km = compilers.get(backend).compile(src);
+                long t0 = System.nanoTime();
+                KernelModule km;
+                try {
+                    km = compilers.get(backend).compile(src);
+                } catch (RuntimeException e) {
+                    observer.compiled(backend, System.nanoTime() - t0, false);
+                    throw e;
+                }
+                observer.compiled(backend, System.nanoTime() - t0, true);
                 mods.add(km);
                 if (!km.diagnostics().isBlank()) {
                     diagnostics.append(km.diagnostics());
@@ -365,13 +396,13 @@ public final class Scheduler implements AutoCloseable {
     }
 
     public CompiledKernel kernel(Session s, long handle) {
-        return s.kernel(handle, "kernel");
+        return s.kernel(handle, "");
     }
 
     public void destroyKernel(Session s, long handle) {
         CompiledKernel k = s.kernels.remove(handle);
         if (k == null) {
-            throw ArraydException.notFound("kernel: " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound("kernel " + Handles.format(handle) + " (not found in this session)");
         }
         k.destroyed = true;
         k.module().release();
@@ -392,7 +423,7 @@ public final class Scheduler implements AutoCloseable {
     public void destroyStream(Session s, long handle) {
         Stream st = s.streams.remove(handle);
         if (st == null) {
-            throw ArraydException.notFound("stream: " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound("stream " + Handles.format(handle) + " (not found in this session)");
         }
         Event tail;
         synchronized (submitLock) {
@@ -406,7 +437,7 @@ public final class Scheduler implements AutoCloseable {
     /** A stream by handle, or the session's default stream on {@code device} when the handle is 0. */
     public Stream stream(Session s, long handle, String device) {
         if (handle != 0) {
-            return s.stream(handle, "stream");
+            return s.stream(handle, "");
         }
         return defaultStream(s, device(device));
     }
@@ -421,7 +452,7 @@ public final class Scheduler implements AutoCloseable {
     public Event event(Session s, long id) {
         Event e = s.events.lookup(id);
         if (e == null) {
-            throw ArraydException.notFound("event: " + id + " (not found in this session)");
+            throw ArraydException.notFound("event " + id + " (not found in this session)");
         }
         return e;
     }
@@ -471,6 +502,9 @@ public final class Scheduler implements AutoCloseable {
         Command[] commands = new Command[prepared.length];
         List<Event> events = new ArrayList<>(prepared.length);
         synchronized (submitLock) {
+            if (draining) {
+                throw shuttingDown();
+            }
             if (s.closed) {
                 throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
             }
@@ -694,7 +728,7 @@ public final class Scheduler implements AutoCloseable {
                 }
                 if (!b.device().equals(d)) {
                     throw ArraydException.invalid(at + b + " (expected: a buffer on " + d.id()
-                            + ", where the launch runs; cross-device launches need a copy first)");
+                            + ", where the launch runs; buffers of other devices cannot be used yet)");
                 }
                 kargs.add(new KernelArg.Buffer(b.data(0, b.sizeBytes())));
                 int seen = touched.indexOf(b);
@@ -788,6 +822,10 @@ public final class Scheduler implements AutoCloseable {
         Buffer b = s.buffer(d.buffer(), "download.buffer");
         long size = d.sizeBytes() == 0 ? b.sizeBytes() - Math.min(d.offsetBytes(), b.sizeBytes()) : d.sizeBytes();
         checkRange("download", b, d.offsetBytes(), size);
+        if (size > d.maxBytes()) {
+            throw ArraydException.invalid("download: " + size + " bytes of " + b + " (expected: at most " + d.maxBytes()
+                    + " in one command; read larger ranges with BufferService.ReadBuffer)");
+        }
         if (size > Integer.MAX_VALUE - 16) {
             throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
         }
@@ -912,6 +950,64 @@ public final class Scheduler implements AutoCloseable {
         if (closed) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "the scheduler is shut down");
         }
+        if (draining) {
+            throw shuttingDown();
+        }
+    }
+
+    private static ArraydException shuttingDown() {
+        return new ArraydException(ErrorCode.UNAVAILABLE,
+                "arrayd is shutting down: it accepts no new sessions or commands (work already accepted still runs)");
+    }
+
+    // ---------------------------------------------------------------- shutdown
+
+    /**
+     * First step of a graceful shutdown: from now on, new sessions, buffers, streams, compilations and
+     * commands are refused with UNAVAILABLE; everything already submitted keeps running. Idempotent.
+     */
+    public void beginShutdown() {
+        synchronized (submitLock) {
+            draining = true;
+        }
+    }
+
+    /** Whether {@link #beginShutdown()} was called. */
+    public boolean isShuttingDown() {
+        return draining;
+    }
+
+    /**
+     * Completes when every command submitted so far has finished. Meant after {@link #beginShutdown()},
+     * when no command can be added any more.
+     */
+    public CompletableFuture<Void> idle() {
+        List<CompletableFuture<Event>> pending = new ArrayList<>();
+        for (Session s : sessions.values()) {
+            for (Event e : s.events.pendingEvents()) {
+                pending.add(e.toFuture());
+            }
+        }
+        return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Fails every command that has not finished with {@code cause}, so that its clients hear of it at
+     * once; such a command that has not started never runs, one already running on a device finishes
+     * there unobserved. Returns how many were failed.
+     */
+    public int abortPending(ArraydException cause) {
+        int n = 0;
+        for (Session s : sessions.values()) {
+            List<Event> pending = new ArrayList<>();
+            s.events.pendingEvents().forEach(pending::add);
+            for (Event e : pending) {
+                if (e.fail(cause)) {
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 
     /**

@@ -20,12 +20,38 @@ public final class Session {
     final Map<Long, CompiledKernel> kernels = new ConcurrentHashMap<>();
     final Map<Long, Stream> streams = new ConcurrentHashMap<>();
     final Map<DeviceId, Stream> defaultStreams = new ConcurrentHashMap<>();
+    private final java.util.List<Runnable> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile long leaseMillis;
     volatile boolean closed;
+    // set once by Scheduler.openSession, before the session is visible to anyone
+    CommandObserver observer = CommandObserver.NONE;
 
-    Session(String token, String clientName, long createdNanos) {
+    Session(String token, String clientName, long createdNanos, long leaseMillis) {
         this.token = token;
         this.clientName = clientName;
         this.createdNanos = createdNanos;
+        this.leaseMillis = leaseMillis;
+    }
+
+    /** The lease granted to this session. (Reclaiming sessions whose lease ran out is not done yet.) */
+    public long leaseMillis() {
+        return leaseMillis;
+    }
+
+    /** Runs {@code listener} when the session closes (at once if it already has). Must be fast. */
+    public void onClose(Runnable listener) {
+        closeListeners.add(listener);
+        if (closed && closeListeners.remove(listener)) {
+            listener.run();
+        }
+    }
+
+    void fireClosed() {
+        for (Runnable r : closeListeners) {
+            if (closeListeners.remove(r)) {
+                r.run();
+            }
+        }
     }
 
     /** The session's unguessable token. */
@@ -60,7 +86,8 @@ public final class Session {
     Buffer buffer(long handle, String what) {
         Buffer b = buffers.get(handle);
         if (b == null) {
-            throw ArraydException.notFound(what + ": buffer " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound((what.isEmpty() ? "" : what + ": ") + "buffer " + Handles.format(handle)
+                    + " (not found in this session)");
         }
         return b;
     }
@@ -68,7 +95,8 @@ public final class Session {
     CompiledKernel kernel(long handle, String what) {
         CompiledKernel k = kernels.get(handle);
         if (k == null) {
-            throw ArraydException.notFound(what + ": kernel " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound((what.isEmpty() ? "" : what + ": ") + "kernel " + Handles.format(handle)
+                    + " (not found in this session)");
         }
         return k;
     }
@@ -76,7 +104,8 @@ public final class Session {
     Stream stream(long handle, String what) {
         Stream s = streams.get(handle);
         if (s == null) {
-            throw ArraydException.notFound(what + ": stream " + Handles.format(handle) + " (not found in this session)");
+            throw ArraydException.notFound((what.isEmpty() ? "" : what + ": ") + "stream " + Handles.format(handle)
+                    + " (not found in this session)");
         }
         return s;
     }

@@ -51,6 +51,11 @@ public final class Stream {
         return ownsNative;
     }
 
+    /** Dedicated when it owns its native stream, shared otherwise. */
+    public StreamKind kind() {
+        return ownsNative ? StreamKind.DEDICATED : StreamKind.SHARED;
+    }
+
     @Override
     public String toString() {
         return (handle == 0 ? "default stream" : "stream " + Handles.format(handle)) + " on " + device.id();

@@ -49,14 +49,14 @@ class RandomGraphProperties {
             throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(2)) {
             Scheduler sch = f.scheduler;
-            Session s = sch.openSession("property");
+            Session s = sch.openSession("property", 10_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
             // buffers: device d holds buffers [d*B, d*B + B)
             List<Buffer> bufs = new ArrayList<>();
             long[][] model = new long[2 * BUFFERS_PER_DEVICE][N];
             for (int d = 0; d < 2; d++) {
                 for (int i = 0; i < BUFFERS_PER_DEVICE; i++) {
-                    bufs.add(sch.createBuffer(s, DType.I64, new long[] {N}, "fake:" + d, true, "b" + i));
+                    bufs.add(sch.createBuffer(s, DType.I64, new long[] {N}, "fake:" + d, "b" + i));
                 }
             }
             // streams per device: default (0) plus two of the session's own
@@ -127,7 +127,7 @@ class RandomGraphProperties {
                         model[bi] = data.clone();
                     }
                     default -> {
-                        op = new CommandSpec.DownloadOp(a.handle(), 0, 0);
+                        op = new CommandSpec.DownloadOp(a.handle(), 0, 0, Long.MAX_VALUE);
                         expectedDownloads.add(model[ai].clone());
                         downloadIndexInBatch.add(batch.size());
                     }
@@ -147,7 +147,7 @@ class RandomGraphProperties {
             }
             for (int i = 0; i < bufs.size(); i++) {
                 List<Event> fin = sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0,
-                        new CommandSpec.DownloadOp(bufs.get(i).handle(), 0, 0))), null);
+                        new CommandSpec.DownloadOp(bufs.get(i).handle(), 0, 0, Long.MAX_VALUE))), null);
                 Event e = fin.getFirst().toFuture().get(30, TimeUnit.SECONDS);
                 assertArrayEquals(model[i], longs((byte[]) e.result()), "final contents of buffer " + i);
             }
@@ -158,8 +158,8 @@ class RandomGraphProperties {
     @net.jqwik.api.Example
     void theFastPathIsTakenForShortCommands() throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(1)) {
-            Session s = f.scheduler.openSession("fast");
-            Buffer b = f.scheduler.createBuffer(s, DType.I64, new long[] {N}, "", true, "");
+            Session s = f.scheduler.openSession("fast", 10_000);
+            Buffer b = f.scheduler.createBuffer(s, DType.I64, new long[] {N}, "", "");
             for (int i = 1; i <= 50; i++) {
                 f.scheduler.submit(s, List.of(new CommandSpec(i, null, 0,
                         new CommandSpec.FillOp(b.handle(), KernelArg.Scalar.i64(i), 0, 0))), null).getFirst()

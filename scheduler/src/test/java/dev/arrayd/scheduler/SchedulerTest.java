@@ -32,7 +32,7 @@ class SchedulerTest {
     void setUp() {
         f = new SchedulerFixture(2);
         sch = f.scheduler;
-        s = sch.openSession("test");
+        s = sch.openSession("test", 10_000);
         k = f.compileAll(s);
     }
 
@@ -42,7 +42,7 @@ class SchedulerTest {
     }
 
     private Buffer newBuf(int n) {
-        return sch.createBuffer(s, DType.I64, new long[] {n}, "", true, "");
+        return sch.createBuffer(s, DType.I64, new long[] {n}, "", "");
     }
 
     private static CommandSpec launch(long event, CompiledKernel kernel, long[] waits, CommandSpec.Arg... args) {
@@ -62,7 +62,7 @@ class SchedulerTest {
     }
 
     private long[] read(Buffer b, long event) throws Exception {
-        Event e = await(sch.submit(s, List.of(new CommandSpec(event, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0))), null).getFirst());
+        Event e = await(sch.submit(s, List.of(new CommandSpec(event, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst());
         assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
         long[] out = new long[(int) (b.sizeBytes() / 8)];
         ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
@@ -125,7 +125,7 @@ class SchedulerTest {
     @Test
     void badInputIsRejectedPrecisely() {
         Buffer out = newBuf(4);
-        Buffer f32 = sch.createBuffer(s, DType.F32, new long[] {4}, "", false, "x");
+        Buffer f32 = sch.createBuffer(s, DType.F32, new long[] {4}, "", "x");
         assertCode(ErrorCode.INVALID_ARGUMENT, "launch.args: 1 given (expected: 2 for kernel set(i64[] out, i64 k))",
                 () -> sch.submit(s, List.of(launch(1, k.get("set"), null, buf(out))), null));
         assertCode(ErrorCode.INVALID_ARGUMENT, "expected: buffer of i64 for parameter out",
@@ -147,13 +147,13 @@ class SchedulerTest {
         assertCode(ErrorCode.INVALID_ARGUMENT, "fill.value: f32 scalar (expected: i64 for a buffer of i64)",
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.FillOp(out.handle(), KernelArg.Scalar.f32(1), 0, 0))), null));
         assertCode(ErrorCode.INVALID_ARGUMENT, "dims[1]: -4 (expected: > 0)",
-                () -> sch.createBuffer(s, DType.F32, new long[] {2, -4}, "", false, ""));
+                () -> sch.createBuffer(s, DType.F32, new long[] {2, -4}, "", ""));
         assertCode(ErrorCode.INVALID_ARGUMENT, "(expected: at most 2^62 bytes of f64 in all)",
-                () -> sch.createBuffer(s, DType.F64, new long[] {1L << 31, 1L << 31, 4}, "", false, ""));
+                () -> sch.createBuffer(s, DType.F64, new long[] {1L << 31, 1L << 31, 4}, "", ""));
         assertCode(ErrorCode.NOT_FOUND, "device: \"fake:7\" (not found",
-                () -> sch.createBuffer(s, DType.F32, new long[] {2}, "fake:7", false, ""));
+                () -> sch.createBuffer(s, DType.F32, new long[] {2}, "fake:7", ""));
         assertCode(ErrorCode.RESOURCE_EXHAUSTED, "device fake:0: cannot allocate",
-                () -> sch.createBuffer(s, DType.F32, new long[] {1L << 30}, "", false, ""));
+                () -> sch.createBuffer(s, DType.F32, new long[] {1L << 30}, "", ""));
         // event ids: unique, positive, below 2^62
         assertCode(ErrorCode.INVALID_ARGUMENT, "event: -3 (expected: 1 <= id < 2^62",
                 () -> sch.submit(s, List.of(launch(-3, k.get("set"), null, buf(out), sc(1))), null));
@@ -166,11 +166,43 @@ class SchedulerTest {
     }
 
     @Test
+    void aNewBufferNeverShowsAnotherSessionsData() throws Exception {
+        Session other = sch.openSession("other", 10_000);
+        Buffer secret = sch.createBuffer(other, DType.I64, new long[] {64}, "", "");
+        await(sch.submit(other, List.of(new CommandSpec(1, null, 0,
+                new CommandSpec.FillOp(secret.handle(), KernelArg.Scalar.i64(0x5EC12E7L), 0, 0))), null).getFirst());
+        sch.destroyBuffer(other, secret.handle());
+        sch.closeSession(other);
+        Buffer mine = newBuf(64); // best fit: the very block the secret was in
+        for (long v : read(mine, 1)) {
+            assertEquals(0L, v);
+        }
+    }
+
+    @Test
+    void inlineDownloadsAreBoundedByTheirResolvedSize() {
+        Buffer big = newBuf(1024);
+        assertCode(ErrorCode.INVALID_ARGUMENT, "download: 8192 bytes of buffer",
+                () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.DownloadOp(big.handle(), 0, 0, 4096))), null));
+    }
+
+    @Test
+    void closingASessionTellsItsListeners() {
+        Session t = sch.openSession("listened", 10_000);
+        int[] told = {0};
+        t.onClose(() -> told[0]++);
+        sch.closeSession(t);
+        assertEquals(1, told[0]);
+        t.onClose(() -> told[0]++);
+        assertEquals(2, told[0], "a listener added after close runs at once");
+    }
+
+    @Test
     void handlesOfAnotherSessionAreNotFound() {
         Buffer out = newBuf(4);
-        Session other = sch.openSession("other");
+        Session other = sch.openSession("other", 10_000);
         assertCode(ErrorCode.NOT_FOUND, "not found in this session",
-                () -> sch.submit(other, List.of(new CommandSpec(1, null, 0, new CommandSpec.DownloadOp(out.handle(), 0, 0))), null));
+                () -> sch.submit(other, List.of(new CommandSpec(1, null, 0, new CommandSpec.DownloadOp(out.handle(), 0, 0, Long.MAX_VALUE))), null));
         assertCode(ErrorCode.NOT_FOUND, "not found in this session", () -> sch.destroyBuffer(other, out.handle()));
         sch.closeSession(other);
     }
@@ -180,7 +212,7 @@ class SchedulerTest {
         SchedulerConfig strict = sch.config().withAllowNativeSource(false);
         FakeDevice d = new FakeDevice(5, 1 << 20);
         try (Scheduler locked = new Scheduler(strict, List.of(d), Map.of("fake", f.compiler))) {
-            Session ls = locked.openSession("x");
+            Session ls = locked.openSession("x", 10_000);
             assertCode(ErrorCode.PERMISSION_DENIED, "--allow-native-source", () -> locked.compile(ls,
                     List.of(new ModuleSpec(new KernelSource(Dialect.C, "set", List.of(SchedulerFixture.SET)), ""))));
         }
@@ -223,7 +255,7 @@ class SchedulerTest {
         Buffer out = newBuf(1 << 10);
         long used = out.device().pool().usedBytes();
         List<Event> ev = sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.FillOp(out.handle(), KernelArg.Scalar.i64(9), 0, 0)),
-                new CommandSpec(2, null, 0, new CommandSpec.DownloadOp(out.handle(), 0, 0))), null);
+                new CommandSpec(2, null, 0, new CommandSpec.DownloadOp(out.handle(), 0, 0, Long.MAX_VALUE))), null);
         sch.destroyBuffer(s, out.handle());
         await(ev.get(1));
         assertEquals(9L, ByteBuffer.wrap((byte[]) ev.get(1).result()).order(ByteOrder.nativeOrder()).getLong(8));
@@ -237,7 +269,7 @@ class SchedulerTest {
         Stream st = sch.createStream(s, "fake:1");
         assertCode(ErrorCode.INVALID_ARGUMENT, "expected: a stream on fake:0",
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, st.handle(), new CommandSpec.FillOp(out.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
-        Buffer on1 = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", true, "");
+        Buffer on1 = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", "");
         for (int i = 1; i <= 200; i++) {
             sch.submit(s, List.of(new CommandSpec(i, null, st.handle(), new CommandSpec.FillOp(on1.handle(), KernelArg.Scalar.i64(i), 0, 1))), null);
         }
@@ -249,16 +281,16 @@ class SchedulerTest {
 
     @Test
     void closingASessionFreesEverything() throws Exception {
-        Session t = sch.openSession("short-lived");
+        Session t = sch.openSession("short-lived", 10_000);
         Map<String, CompiledKernel> kt = f.compileAll(t);
-        Buffer b = sch.createBuffer(t, DType.I64, new long[] {4}, "", true, "");
+        Buffer b = sch.createBuffer(t, DType.I64, new long[] {4}, "", "");
         sch.createStream(t, "");
         List<Event> ev = sch.submit(t, List.of(new CommandSpec(1, null, 0, new CommandSpec.LaunchOp(kt.get("set").handle(),
                 new long[] {4}, null, List.of(buf(b), sc(2)), ""))), null);
         sch.closeSession(t);
         await(ev.getFirst());
         assertCode(ErrorCode.NOT_FOUND, "session: ", () -> sch.session(t.token()));
-        assertCode(ErrorCode.FAILED_PRECONDITION, "is closed", () -> sch.createBuffer(t, DType.F32, new long[] {1}, "", false, ""));
+        assertCode(ErrorCode.FAILED_PRECONDITION, "is closed", () -> sch.createBuffer(t, DType.F32, new long[] {1}, "", ""));
     }
 
     private static void assertCode(ErrorCode code, String fragment, Runnable r) {

@@ -1,7 +1,12 @@
 package dev.arrayd.server;
 
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.SchedulerConfig;
+import dev.arrayd.server.metrics.ArraydMetrics;
+import dev.arrayd.server.metrics.GrpcMetricsInterceptor;
+import dev.arrayd.server.metrics.MetricsHttpServer;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -15,7 +20,10 @@ import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * of microseconds, and none of them blocks. Compilation, the one slow operation, runs on its own
  * executor.
  *
- * <p>Shutdown ({@link #close()}): stop accepting calls, give running calls a grace period, then
- * close the scheduler (which waits for submitted work), the devices and their pools.
+ * <p>Shutdown ({@link #close()}), the contract docs/operations.md states: health NOT_SERVING at
+ * once; new sessions and commands refused with UNAVAILABLE; accepted work drains for up to the grace
+ * period; what remains is failed with UNAVAILABLE; sessions close (their streams end), the gRPC and
+ * metrics servers stop, devices and pools are released.
  */
 public final class ArraydServer implements AutoCloseable {
 
@@ -39,6 +49,10 @@ public final class ArraydServer implements AutoCloseable {
     private final Scheduler scheduler;
     private final ExecutorService compileExecutor;
     private final Server server;
+    private final ArraydMetrics metrics;
+    private final DaemonHealth health = new DaemonHealth();
+    private final MetricsHttpServer metricsHttp;
+    private final AtomicBoolean closing = new AtomicBoolean();
 
     private ArraydServer(ServerOptions options) throws IOException {
         this(options, null);
@@ -60,14 +74,19 @@ public final class ArraydServer implements AutoCloseable {
         this.backends = new Backends(DeviceRequest.parseList(options.devices()), options);
         SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource())
                 .withFastPathNanos(options.fastPathNanos());
+        this.metrics = new ArraydMetrics(backends.devices().stream().map(d -> d.id().toString()).toList(),
+                options.metricsClientLimit(), version());
+        metrics.registerBackends(backends.compilers().keySet());
         Scheduler sch = null;
         try {
-            sch = new Scheduler(config, backends.devices(), backends.compilers());
+            sch = new Scheduler(config, backends.devices(), backends.compilers(), System::nanoTime, metrics);
         } catch (RuntimeException e) {
             backends.close();
+            metrics.close();
             throw e;
         }
         this.scheduler = sch;
+        metrics.bindScheduler(scheduler);
         AtomicInteger n = new AtomicInteger();
         this.compileExecutor = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors()), r -> {
             Thread t = new Thread(r, "arrayd-compile-" + n.incrementAndGet());
@@ -82,12 +101,17 @@ public final class ArraydServer implements AutoCloseable {
         this.server = builder
                 .directExecutor()
                 .maxInboundMessageSize(options.maxMessageBytes())
+                // the last added runs first: metrics see the whole call, logs of the call carry its id
+                .intercept(new RequestIdInterceptor())
+                .intercept(new GrpcMetricsInterceptor(metrics.registry()))
                 .addService(new DeviceGrpcService(scheduler, backends.statuses()))
                 .addService(new SessionGrpcService(scheduler, options.leaseMillis()))
                 .addService(new BufferGrpcService(scheduler, options.maxMessageBytes()))
                 .addService(new KernelGrpcService(scheduler, compileExecutor))
                 .addService(new ExecutionGrpcService(scheduler))
                 .addService(new DiagnosticsGrpcService())
+                .addService(new StatsGrpcService(scheduler, metrics, version()))
+                .addService(health.service())
                 .addService(ProtoReflectionServiceV1.newInstance())
                 .build();
         try {
@@ -96,11 +120,43 @@ public final class ArraydServer implements AutoCloseable {
             closeScheduler();
             throw e;
         }
+        MetricsHttpServer http = null;
+        if (options.metricsPort() >= 0) {
+            try {
+                http = new MetricsHttpServer(new InetSocketAddress(bindAddress, options.metricsPort()), metrics.registry());
+            } catch (IOException e) {
+                server.shutdownNow();
+                closeScheduler();
+                throw new IllegalStateException("metrics-port " + options.metricsPort() + ": cannot listen on "
+                        + options.bind() + ":" + options.metricsPort() + " (" + e.getMessage() + "; choose another port "
+                        + "with --metrics-port, or -1 for no metrics endpoint)", e);
+            }
+        }
+        this.metricsHttp = http;
+        health.serving(scheduler.devices());
         log.info("arrayd listening on {}:{} with devices {}{}", options.bind(), port(),
                 scheduler.devices(), options.allowNativeSource() ? " (native kernel source allowed)" : "");
+        if (metricsHttp != null) {
+            log.info("metrics on http://{}:{}/metrics", options.bind(), metricsHttp.port());
+        }
         if (options.portFile() != null) {
             writePortFile();
         }
+    }
+
+    /** The version in the jar's manifest, or "dev" when run from classes. */
+    public static String version() {
+        String v = ArraydServer.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    /** The bound metrics port, or -1 when there is no metrics endpoint. */
+    public int metricsPort() {
+        return metricsHttp == null ? -1 : metricsHttp.port();
+    }
+
+    public ArraydMetrics metrics() {
+        return metrics;
     }
 
     /** Starts a daemon; returns once it is listening. */
@@ -122,17 +178,58 @@ public final class ArraydServer implements AutoCloseable {
         server.awaitTermination();
     }
 
+    /**
+     * Graceful shutdown, in this order: (1) every health service NOT_SERVING; (2) new sessions,
+     * buffers, streams, compilations and commands refused with UNAVAILABLE ("arrayd is shutting
+     * down"); (3) accepted work drains for up to the {@code shutdown-grace} period; (4) what has not
+     * finished is failed with UNAVAILABLE; (5) sessions close, which ends their streams after their
+     * last completions; (6) the gRPC server stops (2 s for calls still open, then they are
+     * cancelled) and the metrics endpoint closes; (7) devices and pools are released. Idempotent.
+     */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        long grace = options.shutdownGraceMillis();
+        log.info("shutting down: health NOT_SERVING, new sessions and commands refused, draining accepted work "
+                + "for up to {} ms", grace);
+        health.shuttingDown();
+        scheduler.beginShutdown();
+        boolean drained;
+        try {
+            scheduler.idle().get(grace, TimeUnit.MILLISECONDS);
+            drained = true;
+        } catch (TimeoutException e) {
+            drained = false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            drained = false;
+        } catch (ExecutionException e) {
+            drained = true; // an event listener threw; the events themselves are done
+        }
+        if (drained) {
+            log.info("drained: every accepted command finished");
+        } else {
+            int n = scheduler.abortPending(new ArraydException(ErrorCode.UNAVAILABLE, "arrayd shut down before this "
+                    + "command finished (the shutdown grace period of " + grace + " ms ran out)"));
+            log.warn("shutdown grace period of {} ms over: failed {} unfinished commands with UNAVAILABLE", grace, n);
+        }
+        for (var s : java.util.List.copyOf(scheduler.sessions())) {
+            scheduler.closeSession(s); // ends its session streams once their completions are sent
+        }
         server.shutdown();
         try {
-            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+            if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
                 server.shutdownNow();
-                server.awaitTermination(5, TimeUnit.SECONDS);
+                server.awaitTermination(2, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             server.shutdownNow();
+        }
+        if (metricsHttp != null) {
+            metricsHttp.close();
         }
         closeScheduler();
         log.info("arrayd stopped");
@@ -140,8 +237,9 @@ public final class ArraydServer implements AutoCloseable {
 
     private void closeScheduler() {
         compileExecutor.shutdownNow();
-        scheduler.close();
+        scheduler.close(2_000);
         backends.close();
+        metrics.close();
     }
 
     private void writePortFile() {

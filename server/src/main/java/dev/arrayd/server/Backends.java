@@ -6,6 +6,8 @@ import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.cpu.CpuBackend;
 import dev.arrayd.devices.cpu.CpuOptions;
+import dev.arrayd.devices.cuda.CudaBackend;
+import dev.arrayd.devices.opencl.OpenClBackend;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +24,7 @@ final class Backends implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Backends.class);
 
     /** Backends this build knows; others are refused with a clear message. */
-    static final List<String> KNOWN = List.of("cpu");
+    static final List<String> KNOWN = List.of("cpu", "opencl", "cuda");
 
     private final List<Backend> open = new ArrayList<>();
     private final List<Device> devices = new ArrayList<>();
@@ -59,6 +61,10 @@ final class Backends implements AutoCloseable {
         return switch (name) {
             case "cpu" -> new CpuBackend(options.cpuMemoryBytes() > 0
                     ? CpuOptions.defaults().withDeviceMemoryBytes(options.cpuMemoryBytes()) : CpuOptions.defaults());
+            // unavailable without an OpenCL runtime: reported with its reason, the other backends still run
+            case "opencl" -> new OpenClBackend();
+            // unavailable without the NVIDIA driver (libcuda.so.1): reported with its reason, the others still run
+            case "cuda" -> new CudaBackend();
             default -> throw new IllegalArgumentException("--devices: backend \"" + name + "\" (expected one of " + KNOWN + ")");
         };
     }

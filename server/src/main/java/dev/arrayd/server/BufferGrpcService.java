@@ -47,7 +47,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             Session s = scheduler.session(req.getSession());
             ProtoCodec.checkMemoryMode(req.getMemoryMode(), req.getSharing());
             Buffer b = scheduler.createBuffer(s, ProtoCodec.dtype(req.getDtype(), "dtype"),
-                    ProtoCodec.longs(req.getDimsList()), req.getDevice(), req.getZeroInit(), req.getLabel());
+                    ProtoCodec.longs(req.getDimsList()), req.getDevice(), req.getLabel());
             return ProtoCodec.bufferInfo(b);
         });
     }
@@ -167,7 +167,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
                 long len = Math.min(MAX_WINDOW, size - o);
                 specs.add(new CommandSpec(0, specs.isEmpty() ? waits : null, 0,
-                        new CommandSpec.DownloadOp(b.handle(), offset + o, len)));
+                        new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW)));
                 if (len == 0) {
                     break;
                 }

@@ -48,6 +48,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
             for (int i = 0; i < req.getCommandsCount(); i++) {
                 try {
+                    if (req.getCommands(i).hasDownload()) {
+                        // its bytes could only come back in a completion, which unary calls do not keep
+                        throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
+                                + " stream, whose completion carries the data, or BufferService.ReadBuffer)");
+                    }
                     specs.add(ProtoCodec.command(req.getCommands(i), true, scheduler.config().maxInlineBytes()));
                 } catch (ArraydException e) {
                     throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);

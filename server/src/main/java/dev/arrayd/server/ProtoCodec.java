@@ -60,9 +60,9 @@ final class ProtoCodec {
             case OPENCL_C -> Dialect.OPENCL_C;
             case CUDA_C -> Dialect.CUDA_C;
             case PTX -> Dialect.PTX;
-            case IR -> throw new ArraydException(ErrorCode.UNIMPLEMENTED, field + ": IR (the portable kernel IR is not implemented yet)");
+            case IR -> Dialect.IR;
             case DIALECT_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
-                    + " (expected: C, OPENCL_C, CUDA_C or PTX)");
+                    + " (expected: C, OPENCL_C, CUDA_C, PTX or IR)");
         };
     }
 
@@ -121,6 +121,21 @@ final class ProtoCodec {
                 }
             }
             entries.add(new KernelSignature(sig.getName(), params));
+        }
+        if (dialect == Dialect.IR) {
+            if (!m.hasIr()) {
+                throw ArraydException.invalid(field + ".ir: unset (expected: the IR module, as the dialect is IR)");
+            }
+            var ir = IrCodec.module(m.getIr(), field + ".ir");
+            KernelSource derived = KernelSource.ir(ir);
+            if (!entries.isEmpty() && !entries.equals(derived.entryPoints())) {
+                throw ArraydException.invalid(field + ".entry_points: " + entries + " (expected: none, or exactly the IR kernels' "
+                        + "signatures " + derived.entryPoints() + ")");
+            }
+            return new ModuleSpec(derived, m.getBackend());
+        }
+        if (m.hasIr()) {
+            throw ArraydException.invalid(field + ".ir: set (expected: only with dialect IR)");
         }
         return new ModuleSpec(new KernelSource(dialect, m.getSource(), entries), m.getBackend());
     }
@@ -187,11 +202,8 @@ final class ProtoCodec {
             }
             case DOWNLOAD -> {
                 var d = c.getDownload();
-                if (d.getSizeBytes() > maxInlineBytes) {
-                    throw ArraydException.invalid("download.size_bytes: " + d.getSizeBytes() + " (expected: at most "
-                            + maxInlineBytes + " inline; use BufferService.ReadBuffer)");
-                }
-                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes());
+                // the size is checked against the limit once resolved (0 means "to the end")
+                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes(), maxInlineBytes);
             }
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
         };

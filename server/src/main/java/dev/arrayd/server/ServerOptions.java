@@ -17,38 +17,65 @@ import java.nio.file.Path;
  * @param portFile          where to write the bound port once listening (null = nowhere)
  * @param fastPathNanos     commands expected to run within this long skip the stream's worker thread
  *                          (default 20 µs; 0 = off); see SchedulerConfig
+ * @param metricsPort       HTTP port of /metrics on the bind address (default 7701; 0 = any free port; -1 = none)
+ * @param metricsClientLimit distinct client names with their own metric label before "other" (default 20)
+ * @param shutdownGraceMillis how long accepted work may drain on shutdown before it is failed (default 25 s)
+ *
+ * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
-        long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos) {
+        long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
+        int metricsClientLimit, long shutdownGraceMillis) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
     public static final String DEFAULT_DEVICES = "cpu";
     public static final long DEFAULT_LEASE_MILLIS = 10_000;
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 << 20;
+    public static final int DEFAULT_METRICS_PORT = 7701;
+    public static final int DEFAULT_METRICS_CLIENT_LIMIT = 20;
+    public static final long DEFAULT_SHUTDOWN_GRACE_MILLIS = 25_000;
 
     public static ServerOptions defaults() {
         return new ServerOptions(DEFAULT_BIND, DEFAULT_PORT, DEFAULT_DEVICES, false, false, DEFAULT_LEASE_MILLIS,
-                DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS);
+                DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
+                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS);
     }
 
+    /**
+     * Port 0 (tests, benchmarks) also moves a default metrics port to any free port, so that such daemons
+     * never collide on 7701 (the same rule as the {@code metrics-port} key).
+     */
     public ServerOptions withPort(int p) {
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos);
+        int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis);
+    }
+
+    public ServerOptions withMetricsPort(int p) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis);
+    }
+
+    public ServerOptions withShutdownGraceMillis(long millis) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis);
+    }
+
+    public ServerOptions withMetricsClientLimit(int limit) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
     }
 }

@@ -12,10 +12,14 @@ import dev.arrayd.scheduler.Session;
 import io.grpc.stub.StreamObserver;
 
 /**
- * Opens and closes sessions. Leases are granted and reported; reclaiming the sessions of clients
- * that vanish is not enforced yet (a session lives until it is closed or the daemon stops).
+ * Opens and closes sessions. Leases are granted (the request's, bounded to [1 s, 10 min]; 0 = the
+ * default) and reported; reclaiming the sessions of clients that vanish is not enforced yet: a
+ * session lives until it is closed or the daemon stops.
  */
 final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase {
+
+    static final long MIN_LEASE_MILLIS = 1_000;
+    static final long MAX_LEASE_MILLIS = 600_000;
 
     private final Scheduler scheduler;
     private final long leaseMillis;
@@ -28,8 +32,9 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     @Override
     public void openSession(OpenSessionRequest req, StreamObserver<OpenSessionResponse> out) {
         Calls.unary(out, () -> {
-            Session s = scheduler.openSession(req.getClientName());
-            long lease = req.getLeaseMillis() == 0 ? leaseMillis : req.getLeaseMillis();
+            long lease = req.getLeaseMillis() == 0 ? leaseMillis
+                    : Math.clamp(req.getLeaseMillis(), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
+            Session s = scheduler.openSession(req.getClientName(), lease);
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLeaseMillis(lease).build();
         });
     }
@@ -45,8 +50,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     @Override
     public void keepAlive(KeepAliveRequest req, StreamObserver<KeepAliveResponse> out) {
         Calls.unary(out, () -> {
-            scheduler.session(req.getSession());
-            return KeepAliveResponse.newBuilder().setLeaseMillis(leaseMillis).build();
+            return KeepAliveResponse.newBuilder().setLeaseMillis(scheduler.session(req.getSession()).leaseMillis()).build();
         });
     }
 }

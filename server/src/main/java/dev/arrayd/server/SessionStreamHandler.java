@@ -5,6 +5,7 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.proto.v1.Attached;
 import dev.arrayd.proto.v1.BatchRejected;
 import dev.arrayd.proto.v1.CommandBatch;
+import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.Completions;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
@@ -33,6 +34,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
 
     /** Most completions in one response message. */
     private static final int MAX_PER_MESSAGE = 1024;
+    /** A response message is sent once its downloaded data passes this (clients accept 64 MiB by default). */
+    private static final int MAX_DATA_PER_MESSAGE = 8 << 20;
 
     private final Scheduler scheduler;
     private final ServerCallStreamObserver<ExecuteResponse> out;
@@ -76,12 +79,16 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             fail(Status.FAILED_PRECONDITION.withDescription("attach: this stream is already attached to a session"));
             return;
         }
+        Session s;
         try {
-            session = scheduler.session(token);
+            s = scheduler.session(token);
         } catch (ArraydException e) {
             fail(StatusMapper.toStatus(e));
             return;
         }
+        session = s;
+        // a closed session ends its stream, after the completions of what it had submitted
+        s.onClose(this::onCompleted);
         send(ExecuteResponse.newBuilder().setAttached(Attached.newBuilder().setSession(token)).build());
     }
 
@@ -111,8 +118,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         } catch (ArraydException e) {
             reject(batch.getBatchId(), e);
         } catch (RuntimeException e) {
-            Status st = StatusMapper.toStatus(e); // logs it
-            reject(batch.getBatchId(), new ArraydException(ErrorCode.INTERNAL, st.getDescription(), e));
+            // the same mapping as unary calls (it logs what it does not expect)
+            Status st = StatusMapper.toStatus(e);
+            reject(batch.getBatchId(), new ArraydException(ErrorCode.valueOf(st.getCode().name()), st.getDescription(), e));
         }
     }
 
@@ -161,9 +169,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 while ((e = completed.poll()) != null) {
                     Completions.Builder batch = Completions.newBuilder();
                     int n = 0;
+                    long data = 0;
                     do {
-                        batch.addCompletions(ProtoCodec.completion(e));
-                    } while (++n < MAX_PER_MESSAGE && (e = completed.poll()) != null);
+                        EventCompletion done = ProtoCodec.completion(e);
+                        batch.addCompletions(done);
+                        data += done.getData().size();
+                    } while (++n < MAX_PER_MESSAGE && data < MAX_DATA_PER_MESSAGE && (e = completed.poll()) != null);
                     out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
                 }
                 Status err = terminal;

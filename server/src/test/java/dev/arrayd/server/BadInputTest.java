@@ -154,7 +154,7 @@ class BadInputTest {
         assertStatus(Status.Code.NOT_FOUND, "wait_events[0]: event 4242 (not found in this session)",
                 () -> submit(launch(0, vadd, 16, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(16))
                         .toBuilder().addWaitEvents(4242).build()));
-        assertStatus(Status.Code.NOT_FOUND, "events[0]: event: 777 (not found in this session)",
+        assertStatus(Status.Code.NOT_FOUND, "events[0]: event 777 (not found in this session)",
                 () -> f.exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(777).build()));
     }
 

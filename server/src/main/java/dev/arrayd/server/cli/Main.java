@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** {@code arrayd <subcommand>}: the daemon and the client tools that talk to it. */
 @Command(name = "arrayd", mixinStandardHelpOptions = true, versionProvider = Version.class,
         description = "A multi-device scheduling daemon: devices, streams, events and slab pools behind gRPC.",
-        subcommands = {ServeCommand.class, DevicesCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, DevicesCommand.class, DemoCommand.class, HealthCommand.class, StatsCommand.class,
+                ConfigCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -18,7 +19,11 @@ public final class Main implements Runnable {
 
     /** Runs a command line and returns its exit code (for tests). */
     public static int run(String... args) {
-        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+        CommandLine cl = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+        // serve and config share the flags generated from the configuration keys
+        ConfigFlags.addTo(cl.getSubcommands().get("serve").getCommandSpec());
+        ConfigFlags.addTo(cl.getSubcommands().get("config").getCommandSpec());
+        return cl.execute(args);
     }
 
     @Override

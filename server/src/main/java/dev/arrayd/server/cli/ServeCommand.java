@@ -2,76 +2,50 @@ package dev.arrayd.server.cli;
 
 import dev.arrayd.server.ArraydServer;
 import dev.arrayd.server.ServerOptions;
-import java.nio.file.Path;
+import dev.arrayd.server.config.ArraydConfig;
+import dev.arrayd.server.config.ConfigException;
+import dev.arrayd.server.config.ConfigSource;
+import dev.arrayd.server.config.ConfigValue;
+import dev.arrayd.server.config.ResolvedConfig;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
-/** {@code arrayd serve}: runs the daemon until SIGTERM / SIGINT. */
-@Command(name = "serve", mixinStandardHelpOptions = true, description = "Run the daemon (CPU device by default).")
+/**
+ * {@code arrayd serve}: runs the daemon until SIGTERM / SIGINT, then shuts down gracefully (see
+ * {@link ArraydServer#close()}) and exits 0. Its flags are generated from
+ * {@link ArraydConfig#ALL} ({@link ConfigFlags}); a bad setting exits 2 with a message naming it.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Run the daemon (CPU device by default). Every flag is also an ARRAYD_* environment variable "
+                + "and a config file key; see docs/configuration.md or `arrayd config --print`.")
 final class ServeCommand implements Callable<Integer> {
 
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
 
-    @Option(names = "--bind", description = "Address to listen on (default: ${DEFAULT-VALUE}).",
-            defaultValue = ServerOptions.DEFAULT_BIND)
-    String bind;
-
-    @Option(names = "--port", description = "TCP port; 0 = any free port (default: ${DEFAULT-VALUE}).",
-            defaultValue = "" + ServerOptions.DEFAULT_PORT)
-    int port;
-
-    @Option(names = "--target", description = "host:port to listen on; overrides --bind and --port.")
-    String target;
-
-    @Option(names = "--devices", description = "Devices to open: cpu (all cores), cpu:2 (two devices splitting the "
-            + "cores) (default: ${DEFAULT-VALUE}).", defaultValue = ServerOptions.DEFAULT_DEVICES)
-    String devices;
-
-    @Option(names = "--allow-native-source", description = "Accept native kernel source (C, OpenCL C, CUDA C, PTX). "
-            + "Off by default: a native kernel can do anything the daemon process can.")
-    boolean allowNativeSource;
-
-    @Option(names = "--insecure", description = "Allow listening on a non-loopback address without authentication.")
-    boolean insecure;
-
-    @Option(names = "--cpu-memory", description = "Memory of each CPU device in bytes; 0 = half the machine's RAM "
-            + "split among CPU devices (default: ${DEFAULT-VALUE}).", defaultValue = "0")
-    long cpuMemory;
-
-    @Option(names = "--max-message-bytes", description = "Largest gRPC message accepted (default: ${DEFAULT-VALUE}).",
-            defaultValue = "" + ServerOptions.DEFAULT_MAX_MESSAGE_BYTES)
-    int maxMessageBytes;
-
-    @Option(names = "--fast-path-micros", description = "Commands expected to finish within this many µs run "
-            + "on the thread that made them ready instead of a stream worker, saving two thread hand-offs; "
-            + "0 = off (default: ${DEFAULT-VALUE}).", defaultValue = "20")
-    long fastPathMicros;
-
-    @Option(names = "--port-file", description = "Write the bound port to this file once listening.")
-    Path portFile;
+    @Spec
+    CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        SLF4JBridgeHandler.removeHandlersForRootLogger();
-        SLF4JBridgeHandler.install();
-        String host = bind;
-        int p = port;
-        if (target != null) {
-            Target t = Target.parse(target);
-            host = t.host();
-            p = t.port();
-        }
-        ServerOptions options = new ServerOptions(host, p, devices, allowNativeSource, insecure,
-                ServerOptions.DEFAULT_LEASE_MILLIS, maxMessageBytes, cpuMemory, portFile, fastPathMicros * 1000);
-        if (fastPathMicros < 0) {
-            System.err.println("arrayd serve: --fast-path-micros " + fastPathMicros + " (expected: >= 0)");
+        ResolvedConfig cfg;
+        ServerOptions options;
+        try {
+            cfg = ConfigFlags.resolve(spec, System.getenv());
+            options = options(cfg);
+        } catch (ConfigException | IllegalArgumentException e) {
+            System.err.println("arrayd serve: " + e.getMessage());
             return 2;
         }
+        LogSetup.apply(cfg.get(ArraydConfig.LOG_FORMAT), cfg.get(ArraydConfig.LOG_LEVEL));
+        String set = cfg.all().stream().filter(v -> v.source() != ConfigSource.DEFAULT)
+                .map(v -> v.key().name() + "=" + v.text() + " (" + v.origin() + ")").collect(Collectors.joining(", "));
+        log.info("configuration: {}", set.isEmpty() ? "all defaults" : set + "; the rest default");
         ArraydServer server;
         try {
             server = ArraydServer.start(options);
@@ -79,20 +53,48 @@ final class ServeCommand implements Callable<Integer> {
             System.err.println("arrayd serve: " + e.getMessage());
             return 2;
         }
-        // SIGTERM / SIGINT: stop accepting, finish submitted work, release devices, exit 0.
+        // SIGTERM / SIGINT: graceful shutdown (NOT_SERVING, refuse new work, drain, release), exit 0.
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
-            log.info("shutting down");
             server.close();
             stopped.countDown();
         };
         for (String sig : new String[] {"TERM", "INT"}) {
-            sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> Thread.ofPlatform().name("arrayd-shutdown").start(stop));
+            sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> {
+                if (stopped.getCount() > 0) {
+                    Thread.ofPlatform().name("arrayd-shutdown").start(stop);
+                }
+            });
         }
-        System.out.println("arrayd listening on " + new Target(host, server.port()) + " (devices: "
+        System.out.println("arrayd listening on " + new Target(options.bind(), server.port()) + " (devices: "
                 + server.scheduler().devices() + "); Ctrl-C to stop");
+        if (server.metricsPort() >= 0) {
+            System.out.println("arrayd metrics on http://" + new Target(options.bind(), server.metricsPort()) + "/metrics");
+        }
         System.out.flush();
         stopped.await();
         return 0;
+    }
+
+    /** The server options of a resolved configuration ({@code target}, when set, overrides bind and port). */
+    static ServerOptions options(ResolvedConfig cfg) {
+        String host = cfg.get(ArraydConfig.BIND);
+        int port = cfg.get(ArraydConfig.PORT);
+        ConfigValue<?> metricsPort = cfg.value(ArraydConfig.METRICS_PORT);
+        int metrics = cfg.get(ArraydConfig.METRICS_PORT);
+        String target = cfg.get(ArraydConfig.TARGET);
+        if (!target.isEmpty()) {
+            Target t = Target.parse(target);
+            host = t.host();
+            port = t.port();
+            if (metricsPort.source() == ConfigSource.DEFAULT) {
+                metrics = port == 0 ? 0 : ServerOptions.DEFAULT_METRICS_PORT;
+            }
+        }
+        return new ServerOptions(host, port, cfg.get(ArraydConfig.DEVICES), cfg.get(ArraydConfig.ALLOW_NATIVE_SOURCE),
+                cfg.get(ArraydConfig.INSECURE), cfg.get(ArraydConfig.SESSION_LEASE).toMillis(),
+                Math.toIntExact(cfg.get(ArraydConfig.MAX_MESSAGE_BYTES)), cfg.get(ArraydConfig.CPU_MEMORY),
+                cfg.get(ArraydConfig.PORT_FILE), cfg.get(ArraydConfig.FAST_PATH_MICROS) * 1000, metrics,
+                cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis());
     }
 }

@@ -18,6 +18,8 @@ import java.util.List;
  *  ranges : [chunk 0: lo[3] hi[3] gsize[3] lsize[3]] [chunk 1] ...   (12 × int64 each)
  *  args   : [void* 0] [void* 1] ...      buffer: slab base + offset; scalar: &amp;slots[i]
  *  slots  : [8 bytes 0] [8 bytes 1] ...  scalar values, stored at their C width, little-endian
+ *  ext    : [int64 0] [int64 1] ...      IR kernels: element count of each buffer argument (args[n])
+ *  guard  : [int64 hit] [int64 index]    IR kernels: the guard record (args[n + 1]), zeroed per launch
  * </pre>
  *
  * Only the stream's worker thread writes it; helper threads of a split launch read it while the
@@ -32,6 +34,8 @@ final class ArgBlock implements AutoCloseable {
     private final MemorySegment[] rangeSlots;
     private MemorySegment args;
     private MemorySegment slots;
+    private MemorySegment ext;
+    private final MemorySegment guard;
     private int capacity;
 
     ArgBlock(int maxChunks) {
@@ -40,7 +44,27 @@ final class ArgBlock implements AutoCloseable {
         for (int i = 0; i < maxChunks; i++) {
             rangeSlots[i] = ranges.asSlice(i * RANGE_BYTES, RANGE_BYTES);
         }
+        guard = arena.allocate(2 * Long.BYTES, 64);
         grow(INITIAL_ARGS);
+    }
+
+    /**
+     * For an IR kernel, after {@link #fill}: writes the extents, zeroes the guard record and points
+     * the two arguments after the declared ones at them.
+     */
+    void setIrExtras(int params, long[] extents) {
+        for (int i = 0; i < params; i++) {
+            ext.setAtIndex(ValueLayout.JAVA_LONG, i, extents[i]);
+        }
+        guard.setAtIndex(ValueLayout.JAVA_LONG, 0, 0);
+        guard.setAtIndex(ValueLayout.JAVA_LONG, 1, 0);
+        args.setAtIndex(ValueLayout.JAVA_LONG, params, ext.address());
+        args.setAtIndex(ValueLayout.JAVA_LONG, params + 1, guard.address());
+    }
+
+    /** Word 0: 0, or the id + 1 of the first guard that caught an index; word 1: that index. */
+    long guardWord(int i) {
+        return guard.getAtIndex(ValueLayout.JAVA_LONG, i);
     }
 
     MemorySegment args() {
@@ -73,8 +97,9 @@ final class ArgBlock implements AutoCloseable {
             throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
                     + " (expected: " + params.size() + " for " + describe(signature) + ")");
         }
-        if (params.size() > capacity) {
-            grow(Math.max(params.size(), capacity * 2));
+        // two spare slots for an IR kernel's extents and guard record
+        if (params.size() + 2 > capacity) {
+            grow(Math.max(params.size() + 2, capacity * 2));
         }
         for (int i = 0; i < params.size(); i++) {
             KernelParam param = params.get(i);
@@ -129,6 +154,7 @@ final class ArgBlock implements AutoCloseable {
         // rare (kernels with very many parameters): the old blocks stay in the arena until close
         args = arena.allocate((long) newCapacity * Long.BYTES, 64);
         slots = arena.allocate((long) newCapacity * Long.BYTES, 64);
+        ext = arena.allocate((long) newCapacity * Long.BYTES, 64);
         capacity = newCapacity;
     }
 

@@ -19,6 +19,7 @@ final class CSourceAssembler {
     /** Name under which gcc reports the user's lines. */
     static final String USER_FILE = "kernel.c";
     static final String TRAMPOLINE_FILE = "arrayd-trampolines.c";
+    static final String IR_FILE = "ir.c";
     static final String TRAMPOLINE_PREFIX = "arrayd_run_";
 
     /** Longs in one range block: lo[3], hi[3], global size[3], local size[3]. */
@@ -59,7 +60,24 @@ final class CSourceAssembler {
         }
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (KernelSignature signature : entryPoints) {
-            out.append(trampoline(signature));
+            out.append(trampoline(signature, false));
+        }
+        return out.toString();
+    }
+
+    /**
+     * The unit for rendered IR: the header, the C renderer's output (under {@code #line 1 "ir.c"}, so
+     * a gcc complaint about it, which would be an arrayd bug, points at the rendered text) and one
+     * trampoline per kernel passing the extents and guard record after the declared arguments.
+     */
+    static String assembleIr(String rendered, List<KernelSignature> entryPoints) {
+        StringBuilder out = new StringBuilder(HEADER.length() + rendered.length() + 1024 * entryPoints.size());
+        out.append(HEADER);
+        out.append("#line 1 \"").append(IR_FILE).append("\"\n");
+        out.append(rendered);
+        out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
+        for (KernelSignature signature : entryPoints) {
+            out.append(trampoline(signature, true));
         }
         return out.toString();
     }
@@ -77,6 +95,11 @@ final class CSourceAssembler {
      * gcc scalarize it and drop the ids the kernel never reads (the divisions included).
      */
     static String trampoline(KernelSignature signature) {
+        return trampoline(signature, false);
+    }
+
+    /** With {@code ir}, {@code args[n]} is the extents array and {@code args[n + 1]} the guard record. */
+    static String trampoline(KernelSignature signature, boolean ir) {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
         StringBuilder c = new StringBuilder(512);
@@ -94,6 +117,10 @@ final class CSourceAssembler {
                         .append(" = *(const ").append(type).append(" *)args[").append(i).append("];\n");
             }
         }
+        if (ir) {
+            c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
+            c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+        }
         c.append("""
                     const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
                     const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
@@ -108,7 +135,7 @@ final class CSourceAssembler {
         for (int i = 0; i < params.size(); i++) {
             c.append(", p").append(i);
         }
-        c.append(");\n");
+        c.append(ir ? ", ext, guard);\n" : ");\n");
         c.append("""
                             }
                         }

@@ -78,7 +78,7 @@ public final class CpuBackend implements Backend {
         for (int i = 0; i < n; i++) {
             DeviceInfo info = new DeviceInfo(new DeviceId(NAME, i), model, memory, threads, MAX_WORK_GROUP_SIZE,
                     List.of(1024L, 1024L, 1024L), LOCAL_MEMORY_BYTES, BASE_ALIGNMENT, EnumSet.allOf(DType.class),
-                    2, true, Set.of(Dialect.C), 3);
+                    2, true, Set.of(Dialect.C, Dialect.IR), 3);
             devices.add(new CpuDevice(info, threads));
         }
         return List.copyOf(devices);

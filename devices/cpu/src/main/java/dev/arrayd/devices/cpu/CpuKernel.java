@@ -2,11 +2,17 @@ package dev.arrayd.devices.cpu;
 
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.ir.CheckedKernel;
 
 import java.lang.invoke.MethodHandle;
 
-/** An entry point of a loaded module: its trampoline as a downcall {@code (range, args) -> void}. */
-record CpuKernel(KernelSignature signature, MethodHandle trampoline, CpuKernelModule module) implements Kernel {
+/**
+ * An entry point of a loaded module: its trampoline as a downcall {@code (range, args) -> void}.
+ * {@code ir} is the checked IR kernel it was rendered from (its launches pass extents and a guard
+ * record, see {@link ArgBlock}), or null for C source.
+ */
+record CpuKernel(KernelSignature signature, MethodHandle trampoline, CpuKernelModule module, CheckedKernel ir)
+        implements Kernel {
 
     @Override
     public String backend() {

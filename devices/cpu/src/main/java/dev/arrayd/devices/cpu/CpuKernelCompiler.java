@@ -9,6 +9,9 @@ import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.api.KernelModule;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.ir.CRenderer;
+import dev.arrayd.devices.api.ir.CheckedKernel;
+import dev.arrayd.devices.api.ir.IrValidator;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -82,6 +85,18 @@ final class CpuKernelCompiler implements KernelCompiler {
             "-Werror=incompatible-pointer-types", "-Werror=int-conversion",
             "-Werror=implicit-function-declaration", "-Werror=return-type");
 
+    /**
+     * IR kernels add: no contraction into fused multiply-adds (each IR float operation rounds once, as
+     * in the interpreter) and wrapping signed arithmetic (the IR's integer semantics).
+     */
+    static final List<String> IR_FLAGS;
+
+    static {
+        List<String> f = new ArrayList<>(FLAGS);
+        f.addAll(List.of("-ffp-contract=off", "-fwrapv"));
+        IR_FLAGS = List.copyOf(f);
+    }
+
     private static final FunctionDescriptor TRAMPOLINE =
             FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS);
 
@@ -97,20 +112,62 @@ final class CpuKernelCompiler implements KernelCompiler {
 
     @Override
     public Set<Dialect> dialects() {
-        return Set.of(Dialect.C);
+        return Set.of(Dialect.C, Dialect.IR);
     }
+
+    /**
+     * What gcc will be given for {@code source}: the whole translation unit and the flags. It is a pure
+     * function of the source (validation included), so a content-hash compile cache can key on
+     * {@code (unit, flags, gcc --version)} and call {@link #build} only on a miss.
+     *
+     * @throws ArraydException INVALID_ARGUMENT for a bad IR module or signature, UNIMPLEMENTED for IR the
+     *                         cpu backend cannot run yet (local arrays, barriers)
+     */
+    Unit translationUnit(KernelSource source) {
+        if (source.dialect() == Dialect.IR) {
+            List<CheckedKernel> checked = IrValidator.check(source.ir(), "ir");
+            for (int i = 0; i < checked.size(); i++) {
+                CheckedKernel k = checked.get(i);
+                if (k.usesBarrier() || k.kernel().body().stream().anyMatch(s -> s instanceof dev.arrayd.devices.api.ir.Stmt.LocalArray)) {
+                    throw new ArraydException(ErrorCode.UNIMPLEMENTED, "ir.kernels[" + i + "]: kernel " + k.name()
+                            + " uses local arrays or barriers, which the cpu backend does not run yet (work-group phases"
+                            + " are not implemented); the OpenCL and CUDA renderers support them");
+                }
+            }
+            List<KernelSignature> entries = checked.stream().map(k -> k.kernel().signature()).toList();
+            if (!source.entryPoints().isEmpty() && !source.entryPoints().equals(entries)) {
+                throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
+                        + "signatures " + entries + ")");
+            }
+            checkEntryPoints(entries);
+            return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries), IR_FLAGS, entries, checked);
+        }
+        if (source.dialect() != Dialect.C) {
+            throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: C or IR for the cpu backend)");
+        }
+        checkEntryPoints(source.entryPoints());
+        return new Unit(CSourceAssembler.assemble(source.source(), source.entryPoints()), FLAGS, source.entryPoints(), null);
+    }
+
+    /**
+     * A translation unit ready for gcc.
+     *
+     * @param ir the checked IR kernels, in entry-point order; null for C source
+     */
+    record Unit(String source, List<String> flags, List<KernelSignature> entryPoints, List<CheckedKernel> ir) {}
 
     @Override
     public KernelModule compile(KernelSource source) {
-        if (source.dialect() != Dialect.C) {
-            throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: C for the cpu backend)");
-        }
-        checkEntryPoints(source.entryPoints());
+        Unit unit = translationUnit(source);
         Optional<String> reason = unavailableReason.get();
         if (reason.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "cpu backend cannot compile: " + reason.get());
         }
-        String unit = CSourceAssembler.assemble(source.source(), source.entryPoints());
+        return build(unit);
+    }
+
+    /** Runs gcc on {@code unit} and loads the library. */
+    KernelModule build(Unit unit) {
 
         Path dir;
         try {
@@ -120,8 +177,8 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
         boolean loaded = false;
         try {
-            String diagnostics = runGcc(dir, unit);
-            KernelModule module = load(dir, diagnostics, source.entryPoints());
+            String diagnostics = runGcc(dir, unit.source(), unit.flags());
+            KernelModule module = load(dir, diagnostics, unit.entryPoints(), unit.ir());
             loaded = true;
             return module;
         } finally {
@@ -146,11 +203,11 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     /** Runs gcc in {@code dir}; returns its output (warnings) or throws with it. */
-    private String runGcc(Path dir, String unit) {
+    private String runGcc(Path dir, String unit, List<String> flags) {
         Path log = dir.resolve("gcc.log");
         List<String> command = new ArrayList<>();
         command.add(gcc);
-        command.addAll(FLAGS);
+        command.addAll(flags);
         command.addAll(List.of("-o", "libkernel.so", CSourceAssembler.USER_FILE, "-lm"));
         Process process;
         try {
@@ -208,19 +265,21 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    private static KernelModule load(Path dir, String diagnostics, List<KernelSignature> entryPoints) {
+    private static KernelModule load(Path dir, String diagnostics, List<KernelSignature> entryPoints,
+                                     List<CheckedKernel> ir) {
         Arena arena = Arena.ofShared();
         try {
             SymbolLookup library = SymbolLookup.libraryLookup(dir.resolve("libkernel.so"), arena);
             CpuKernelModule module = new CpuKernelModule(arena, dir, diagnostics);
             List<Kernel> kernels = new ArrayList<>(entryPoints.size());
             Linker linker = Linker.nativeLinker();
-            for (KernelSignature signature : entryPoints) {
+            for (int i = 0; i < entryPoints.size(); i++) {
+                KernelSignature signature = entryPoints.get(i);
                 String symbol = CSourceAssembler.TRAMPOLINE_PREFIX + signature.name();
                 MemorySegment address = library.find(symbol).orElseThrow(() -> new ArraydException(ErrorCode.INTERNAL,
                         "symbol " + symbol + " missing from the compiled library"));
                 MethodHandle handle = linker.downcallHandle(address, TRAMPOLINE);
-                kernels.add(new CpuKernel(signature, handle, module));
+                kernels.add(new CpuKernel(signature, handle, module, ir == null ? null : ir.get(i)));
             }
             module.setKernels(kernels);
             return module;

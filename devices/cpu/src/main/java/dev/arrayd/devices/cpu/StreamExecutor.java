@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -102,36 +103,67 @@ final class StreamExecutor implements AutoCloseable {
             throw ArraydException.invalid("kernel: " + (kernel == null ? "null" : kernel.name() + " of backend "
                     + kernel.backend()) + " (expected: a kernel compiled by the cpu backend)");
         }
-        long items = LaunchDims.check(launch.globalDims(), launch.localDims(), device.info(), dims);
+        long[] local = launch.localDims();
+        long[] extents = null;
+        if (cpuKernel.ir() != null) {
+            extents = extents(cpuKernel, launch);
+            if (launch.globalDims() == null) {
+                throw ArraydException.invalid("globalDims: null (expected: 1 to 3 dims)");
+            }
+            local = cpuKernel.ir().checkLaunch(launch.globalDims(), local, launch.args(), extents);
+        }
+        long items = LaunchDims.check(launch.globalDims(), local, device.info(), dims);
         block.fill(cpuKernel.signature(), launch.args(), device);
+        if (extents != null) {
+            block.setIrExtras(extents.length, extents);
+        }
         if (!cpuKernel.module().acquire()) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
                     "kernel: " + cpuKernel.name() + " (expected: a kernel whose module is not closed)");
         }
         try {
-            WorkerPool pool = device.pool();
-            if (items >= SPLIT_THRESHOLD && pool != null) {
-                int chunks = GridSplitter.split(dims, block.maxChunks(), chunkBounds);
-                for (int c = 0; c < chunks; c++) {
-                    block.setRange(c, chunkBounds, c * GridSplitter.CHUNK_LONGS, dims);
-                }
-                if (chunks > 1) {
-                    new ChunkedLaunch(cpuKernel.trampoline(), block, chunks)
-                            .runAndWait(pool, Math.min(pool.size(), chunks - 1));
-                    return;
-                }
-            } else {
-                for (int d = 0; d < 3; d++) {
-                    fullRange[d] = 0;
-                    fullRange[3 + d] = dims[d];
-                }
-                block.setRange(0, fullRange, 0, dims);
-            }
-            MemorySegment range = block.range(0);
-            cpuKernel.trampoline().invokeExact(range, block.args());
+            run(cpuKernel, items);
         } finally {
             cpuKernel.module().release();
         }
+        if (extents != null && block.guardWord(0) != 0) {
+            throw cpuKernel.ir().outOfRange((int) (block.guardWord(0) - 1), block.guardWord(1), extents);
+        }
+    }
+
+    /** Element counts of the buffer arguments by parameter position (0 where the argument is not a buffer). */
+    private static long[] extents(CpuKernel kernel, DeviceCommand.Launch launch) {
+        var params = kernel.signature().params();
+        long[] out = new long[params.size()];
+        for (int i = 0; i < out.length && launch.args() != null && i < launch.args().size(); i++) {
+            if (params.get(i).isBuffer() && launch.args().get(i) instanceof KernelArg.Buffer b && b.ref() != null) {
+                out[i] = b.ref().bytes() / params.get(i).dtype().byteSize();
+            }
+        }
+        return out;
+    }
+
+    private void run(CpuKernel cpuKernel, long items) throws Throwable {
+        WorkerPool pool = device.pool();
+        if (items >= SPLIT_THRESHOLD && pool != null) {
+            int chunks = GridSplitter.split(dims, block.maxChunks(), chunkBounds);
+            for (int c = 0; c < chunks; c++) {
+                block.setRange(c, chunkBounds, c * GridSplitter.CHUNK_LONGS, dims);
+            }
+            if (chunks > 1) {
+                new ChunkedLaunch(cpuKernel.trampoline(), block, chunks)
+                        .runAndWait(pool, Math.min(pool.size(), chunks - 1));
+                return;
+            }
+        } else {
+            for (int d = 0; d < 3; d++) {
+                fullRange[d] = 0;
+                fullRange[3 + d] = dims[d];
+            }
+            block.setRange(0, fullRange, 0, dims);
+        }
+        MemorySegment range = block.range(0);
+        cpuKernel.trampoline().invokeExact(range, block.args());
     }
 
     @Override

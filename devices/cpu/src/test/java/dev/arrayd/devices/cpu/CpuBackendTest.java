@@ -112,7 +112,7 @@ class CpuBackendTest {
         assertEquals(HostProbe.physicalMemoryBytes() / 2, d.info().memoryBytes());
         assertEquals(64, d.info().baseAlignment());
         assertEquals(EnumSet.allOf(DType.class), d.info().dtypes());
-        assertEquals(Set.of(Dialect.C), d.info().dialects());
+        assertEquals(Set.of(Dialect.C, Dialect.IR), d.info().dialects());
         assertEquals(List.of(1024L, 1024L, 1024L), d.info().maxWorkItemSizes());
         assertEquals(1024, d.info().maxWorkGroupSize());
         assertEquals(64 * 1024, d.info().localMemoryBytes());

@@ -1,0 +1,139 @@
+package dev.arrayd.benchmarks;
+
+import java.io.BufferedWriter;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench jmh}: the JMH micro-benchmarks of the hot paths ({@code dev.arrayd.benchmarks.jmh}:
+ * scheduler per command, dependency tracking, slab pool, events), short runs, one fork; writes a table.
+ */
+@Command(name = "jmh", sortOptions = false,
+        description = {"JMH micro-benchmarks of the hot paths (scheduler submit+track+dispatch+complete on a no-op "
+                + "device, dependency tracking, slab alloc/free, event signal/wait), a few seconds each.",
+                "Writes jmh.csv and jmh.txt into the results folder; the last line of stdout is: RESULT jmh "
+                        + "<benchmark>_ns=<score> ..."})
+final class JmhCommand implements Tool {
+
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
+
+    @Option(names = "--out", paramLabel = "DIR",
+            description = "Results folder; default results/jmh-<yyyyMMdd-HHmmss> under the current directory.")
+    Path out;
+
+    @Option(names = "--filter", paramLabel = "REGEX", defaultValue = ".*",
+            description = "Only benchmarks whose Class.method matches (default: all).")
+    String filter;
+
+    @Option(names = "--forks", paramLabel = "N", defaultValue = "1",
+            description = "JMH forks; 0 runs in this JVM (default: ${DEFAULT-VALUE}).")
+    int forks;
+
+    @Option(names = "--warmup-ms", paramLabel = "MS", defaultValue = "1000",
+            description = "One warm-up iteration of this long; 0 = none (default: ${DEFAULT-VALUE}).")
+    int warmupMillis;
+
+    @Option(names = "--measure-ms", paramLabel = "MS", defaultValue = "1000",
+            description = "Length of each measured iteration (default: ${DEFAULT-VALUE}).")
+    int measureMillis;
+
+    @Option(names = "--measurements", paramLabel = "N", defaultValue = "3",
+            description = "Measured iterations (default: ${DEFAULT-VALUE}).")
+    int measurements;
+
+    @Override
+    public int run(PrintStream stdout, Progress progress) throws Exception {
+        Path dir = out != null ? out : Path.of("results", "jmh-" + LocalDateTime.now().format(STAMP));
+        Files.createDirectories(dir);
+        ChainedOptionsBuilder o = new OptionsBuilder()
+                .include("dev\\.arrayd\\.benchmarks\\.jmh\\.(" + filter + ")")
+                .forks(forks)
+                .warmupIterations(warmupMillis > 0 ? 1 : 0)
+                .warmupTime(TimeValue.milliseconds(Math.max(1, warmupMillis)))
+                .measurementIterations(measurements)
+                .measurementTime(TimeValue.milliseconds(measureMillis))
+                .jvmArgsAppend("--enable-native-access=ALL-UNNAMED")
+                .verbosity(progress.interactive() ? VerboseMode.NORMAL : VerboseMode.SILENT)
+                .result(dir.resolve("jmh.json").toString())
+                .resultFormat(org.openjdk.jmh.results.format.ResultFormatType.JSON);
+        progress.line("jmh: running " + filter + " (" + forks + " fork(s), " + measurements + " x " + measureMillis
+                + " ms each)");
+        Collection<RunResult> results = new Runner(o.build()).run();
+        if (results.isEmpty()) {
+            throw new IllegalArgumentException("--filter: \"" + filter + "\" matches no benchmark");
+        }
+        List<RunResult> sorted = new ArrayList<>(results);
+        sorted.sort((a, b) -> a.getParams().getBenchmark().compareTo(b.getParams().getBenchmark()));
+        List<String> lines = new ArrayList<>();
+        StringBuilder result = new StringBuilder();
+        StringBuilder table = new StringBuilder();
+        lines.add(String.format(Locale.ROOT, "%-44s %12s %10s  %s", "benchmark", "score", "error", "unit"));
+        try (BufferedWriter w = Files.newBufferedWriter(dir.resolve("jmh.csv"))) {
+            w.write("benchmark,score,error,unit,samples\n");
+            for (RunResult r : sorted) {
+                String name = shortName(r.getParams().getBenchmark());
+                Result<?> p = r.getPrimaryResult();
+                double err = Double.isNaN(p.getScoreError()) ? 0 : p.getScoreError();
+                w.write(String.format(Locale.ROOT, "%s,%.3f,%.3f,%s,%d%n", name, p.getScore(), err, p.getScoreUnit(),
+                        p.getSampleCount()));
+                lines.add(String.format(Locale.ROOT, "%-44s %12.1f %10.1f  %s", name, p.getScore(), err,
+                        p.getScoreUnit()));
+                result.append(name.replace('.', '_')).append("_ns=")
+                        .append(String.format(Locale.ROOT, "%.1f", p.getScore())).append(' ');
+                table.append(String.format(Locale.ROOT, "| `%s` | %.1f | ± %.1f |%n", name, p.getScore(), err));
+            }
+        }
+        lines.add("results: " + dir);
+        Files.write(dir.resolve("jmh.txt"), lines);
+        String res = result.toString().trim();
+        String section = String.format(Locale.ROOT, """
+                JMH (%d fork, %s warm-up, %d x %d ms measured, average time per operation) of the hot paths, \
+                in-process on a no-op device that completes commands at once (or holds them until drained, for \
+                pending dependencies), so what is measured is arrayd's own bookkeeping:
+
+                - `SchedulerBench`: one empty launch through `Scheduler.submit` (validate, register the event, \
+                order on its stream, fast-path dispatch, complete), alone and per command in batches of 64;
+                - `DependencyBench`: per command of a 64-long chain submitted while pending, then released: \
+                waits plus read-after-write / write-after-write hazards on one buffer, or a fan-in of 4 waits;
+                - `SlabPoolBench`: allocate + free of one block (64 B..128 KiB), empty pool and 8192 blocks with holes;
+                - `EventBench`: signal an event with one or three listeners; signal and join its future.
+
+                | benchmark | ns/op | error (99.9%%) |
+                | --- | --- | --- |
+                %s""", forks, warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements, measureMillis, table);
+        Files.writeString(dir.resolve(RunFiles.RESULT), "RESULT jmh " + res + "\n");
+        Files.writeString(dir.resolve(RunFiles.COMMAND), "bin/arrayd bench jmh\n");
+        Files.writeString(dir.resolve(RunFiles.SECTION), section);
+        Machine.describe("none (in-process, no daemon)").write(dir.resolve(RunFiles.MACHINE));
+        progress.clear();
+        lines.forEach(stdout::println);
+        stdout.println("RESULT jmh " + res);
+        stdout.flush();
+        return BenchMain.EXIT_OK;
+    }
+
+    /** {@code dev.arrayd.benchmarks.jmh.SlabPoolBench.allocFreeEmpty} → {@code SlabPoolBench.allocFreeEmpty}. */
+    private static String shortName(String benchmark) {
+        String prefix = "dev.arrayd.benchmarks.jmh.";
+        return benchmark.startsWith(prefix) ? benchmark.substring(prefix.length()) : benchmark;
+    }
+}

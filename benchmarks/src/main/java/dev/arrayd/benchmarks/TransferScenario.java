@@ -1,0 +1,236 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.BufferHandle;
+import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Session;
+import io.grpc.ManagedChannel;
+import java.io.BufferedWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bench transfer}: upload and download bandwidth through client-java ({@code Session.write} /
+ * {@code Session.read}, which travel the session stream as chunked Upload / Download commands) next to
+ * raw gRPC byte streaming on the same channel and server stack ({@code DiagnosticsService.Sink} /
+ * {@code Source}, chunks of the same size as the client's) and an in-process memcpy (heap array to
+ * off-heap memory and back: the ceiling of any copy on this machine).
+ *
+ * <p>Each round moves {@code --size} bytes once with every method, in an order that rotates per round,
+ * so drift lands on all of them.
+ */
+@Command(name = "transfer", sortOptions = false,
+        description = {"Upload and download bandwidth through client-java versus raw gRPC byte streaming on the same "
+                + "server stack (DiagnosticsService.Sink/Source) and an in-process memcpy, alternating in rounds.",
+                "Writes transfer.csv (every transfer), summary.csv and transfer.png into the results folder; the "
+                        + "last line of stdout is: RESULT transfer upload_MBps=.. sink_MBps=.. upload_ratio=.. "
+                        + "download_MBps=.. source_MBps=.. download_ratio=.. memcpy_MBps=..",
+                "--iterations is the number of rounds (default " + TransferScenario.DEFAULT_ROUNDS + "), --warmup the "
+                        + "transfers of each method before them (default " + TransferScenario.DEFAULT_WARMUP + ")."})
+final class TransferScenario implements Scenario {
+
+    static final int DEFAULT_ROUNDS = 8;
+    static final int DEFAULT_WARMUP = 3;
+    /** Chunk sizes of client-java's write and read paths; the anchors use the same. */
+    static final int UPLOAD_CHUNK = Session.MAX_UPLOAD_BYTES;
+    static final int DOWNLOAD_CHUNK = 4 << 20;
+
+    static final String UPLOAD = "upload";
+    static final String SINK = "sink";
+    static final String DOWNLOAD = "download";
+    static final String SOURCE = "source";
+    static final String MEMCPY_IN = "memcpy_in";
+    static final String MEMCPY_OUT = "memcpy_out";
+    static final List<String> METHODS = List.of(UPLOAD, SINK, DOWNLOAD, SOURCE, MEMCPY_IN, MEMCPY_OUT);
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Option(names = "--size", paramLabel = "MIB", defaultValue = "64",
+            description = "MiB moved per transfer (default: ${DEFAULT-VALUE}).")
+    int sizeMib;
+
+    @Option(names = "--size-bytes", paramLabel = "BYTES", hidden = true,
+            description = "Bytes moved per transfer, overriding --size (for tests).")
+    Integer sizeBytes;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public String name() {
+        return "transfer";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        int rounds = options.iterations(DEFAULT_ROUNDS);
+        int warmup = options.warmup(DEFAULT_WARMUP);
+        long sizeL = sizeBytes != null ? sizeBytes : (long) sizeMib << 20;
+        if (sizeL <= 0 || sizeL > 1L << 30) {
+            throw new ParameterException(spec.commandLine(), "--size: " + sizeL + " bytes (expected: 1 byte to 1 GiB)");
+        }
+        int size = (int) sizeL;
+        Progress progress = ctx.progress();
+        progress.update("transfer: connecting to " + ctx.target());
+        byte[] data = new byte[size];
+        ThreadLocalRandom.current().nextBytes(data);
+        byte[] back = new byte[size];
+        Map<String, double[]> mbps = new LinkedHashMap<>();
+        for (String m : METHODS) {
+            mbps.put(m, new double[rounds]);
+        }
+        ManagedChannel channel = Channels.open(ctx);
+        String device;
+        try (ArraydClient client = ArraydClient.builder().channel(channel).build();
+             Session session = client.openSession("bench-transfer").get(30, TimeUnit.SECONDS);
+             Arena arena = Arena.ofConfined()) {
+            device = LatencyScenario.cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
+            BufferHandle buffer = session.createBuffer(DType.U8, new long[] {size},
+                    BufferOptions.defaults().device(device)).get(30, TimeUnit.SECONDS);
+            RawStreams raw = new RawStreams(channel);
+            MemorySegment offHeap = arena.allocate(size, 64);
+            Map<String, Transfer> methods = new LinkedHashMap<>();
+            methods.put(UPLOAD, () -> session.write(buffer, data).future().get());
+            methods.put(SINK, () -> raw.sink(data, UPLOAD_CHUNK).get());
+            methods.put(DOWNLOAD, () -> {
+                ByteBuffer b = session.read(buffer).get();
+                if (b.remaining() != size) {
+                    throw new IllegalStateException("read " + b.remaining() + " bytes (expected: " + size + ")");
+                }
+            });
+            methods.put(SOURCE, () -> raw.source(back, DOWNLOAD_CHUNK).get());
+            methods.put(MEMCPY_IN, () -> MemorySegment.copy(MemorySegment.ofArray(data), 0, offHeap, 0, size));
+            methods.put(MEMCPY_OUT, () -> MemorySegment.copy(offHeap, 0, MemorySegment.ofArray(back), 0, size));
+
+            for (int w = 0; w < warmup; w++) {
+                for (Map.Entry<String, Transfer> m : methods.entrySet()) {
+                    progress.update("transfer: warm-up " + (w + 1) + "/" + warmup + " " + m.getKey());
+                    m.getValue().run();
+                }
+            }
+            // Check once that the bytes arrive intact: a fast wrong transfer is no result.
+            byte[] check = session.readBytes(buffer).get(60, TimeUnit.SECONDS);
+            if (!java.util.Arrays.equals(check, data)) {
+                throw new IllegalStateException("the buffer read back differs from what was written");
+            }
+            List<String> order = new ArrayList<>(methods.keySet());
+            for (int r = 0; r < rounds; r++) {
+                for (int k = 0; k < order.size(); k++) {
+                    String m = order.get((k + r) % order.size());
+                    progress.update("transfer: round " + (r + 1) + "/" + rounds + " " + m + " " + (size >> 20) + " MiB");
+                    long t0 = System.nanoTime();
+                    methods.get(m).run();
+                    long nanos = System.nanoTime() - t0;
+                    mbps.get(m)[r] = size / (nanos / 1e9) / 1e6;
+                }
+                progress.line(String.format(Locale.ROOT, "transfer: round %d/%d: upload %.0f MB/s (sink %.0f), download "
+                        + "%.0f MB/s (source %.0f), memcpy %.0f MB/s", r + 1, rounds, mbps.get(UPLOAD)[r],
+                        mbps.get(SINK)[r], mbps.get(DOWNLOAD)[r], mbps.get(SOURCE)[r], mbps.get(MEMCPY_IN)[r]));
+            }
+            progress.update("transfer: closing");
+            session.destroy(buffer).get(30, TimeUnit.SECONDS);
+        }
+        progress.clear();
+
+        Map<String, Double> med = new LinkedHashMap<>();
+        for (String m : METHODS) {
+            med.put(m, ThroughputScenario.median(mbps.get(m)));
+        }
+        double upRatio = med.get(UPLOAD) / med.get(SINK);
+        double downRatio = med.get(DOWNLOAD) / med.get(SOURCE);
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("transfer.csv"))) {
+            w.write("method,round,bytes,MBps\n");
+            for (int r = 0; r < rounds; r++) {
+                for (String m : METHODS) {
+                    w.write(String.format(Locale.ROOT, "%s,%d,%d,%.1f%n", m, r + 1, size, mbps.get(m)[r]));
+                }
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("summary.csv"))) {
+            w.write("method,rounds,median_MBps,min_MBps,max_MBps,anchor,median_ratio_to_anchor\n");
+            for (String m : METHODS) {
+                String anchor = switch (m) {
+                    case UPLOAD -> SINK;
+                    case DOWNLOAD -> SOURCE;
+                    default -> "";
+                };
+                w.write(String.format(Locale.ROOT, "%s,%d,%.1f,%.1f,%.1f,%s,%s%n", m, rounds, med.get(m),
+                        ThroughputScenario.min(mbps.get(m)), ThroughputScenario.max(mbps.get(m)), anchor,
+                        anchor.isEmpty() ? "" : String.format(Locale.ROOT, "%.4f", med.get(m) / med.get(anchor))));
+            }
+        }
+        new BarChart(String.format(Locale.ROOT, "arrayd transfer of %d MiB on %s (median of %d rounds)",
+                size >> 20, device, rounds), "MB/s", List.of("host to device", "device to host"))
+                .add("client-java (session stream)", List.of(med.get(UPLOAD), med.get(DOWNLOAD)))
+                .add("raw gRPC streaming (Sink / Source)", List.of(med.get(SINK), med.get(SOURCE)))
+                .add("in-process memcpy", List.of(med.get(MEMCPY_IN), med.get(MEMCPY_OUT)))
+                .writePng(ctx.outDir().resolve("transfer.png"));
+
+        String result = String.format(Locale.ROOT, "upload_MBps=%.0f sink_MBps=%.0f upload_ratio=%.3f download_MBps=%.0f "
+                        + "source_MBps=%.0f download_ratio=%.3f memcpy_MBps=%.0f", med.get(UPLOAD), med.get(SINK), upRatio,
+                med.get(DOWNLOAD), med.get(SOURCE), downRatio, med.get(MEMCPY_IN));
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "transfer: %s daemon at %s, device %s, %d rounds of %d bytes",
+                ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device, rounds, size));
+        lines.add(String.format(Locale.ROOT, "%-10s %12s %12s %12s", "method", "median_MBps", "min_MBps", "max_MBps"));
+        for (String m : METHODS) {
+            lines.add(String.format(Locale.ROOT, "%-10s %12.0f %12.0f %12.0f", m, med.get(m),
+                    ThroughputScenario.min(mbps.get(m)), ThroughputScenario.max(mbps.get(m))));
+        }
+        lines.add(String.format(Locale.ROOT, "upload/sink %.3f, download/source %.3f", upRatio, downRatio));
+        lines.add("results: " + ctx.outDir());
+
+        String section = String.format(Locale.ROOT, """
+                What is measured, in %d rounds of one %d MiB transfer per method (the order rotates each round), \
+                after %d warm-up transfers of each; one transfer at a time, timed until it has completed:
+
+                - **upload:** `Session.write(buffer, byte[])` (client-java copies the array, then sends Upload \
+                commands of %d MiB on the session stream, each ordered after the one before) until its event completes;
+                - **sink (anchor):** a raw generated stub streams the same array in %d MiB `DataChunk`s to \
+                `DiagnosticsService.Sink`, which drops them, until its summary arrives;
+                - **download:** `Session.read(buffer)` (Download commands of %d MiB, reassembled into one array);
+                - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (with flow control) that the \
+                client copies into one array;
+                - **memcpy:** `MemorySegment.copy` between a heap array and off-heap memory in the benchmark's JVM \
+                (the ceiling of any copy here).
+
+                | direction | client-java MB/s | raw gRPC (anchor) MB/s | ratio | in-process memcpy MB/s |
+                | --- | --- | --- | --- | --- |
+                | upload (host → device) | %.0f | %.0f | **%.2f** | %.0f |
+                | download (device → host) | %.0f | %.0f | **%.2f** | %.0f |
+
+                ![transfer bandwidth](transfer.png)
+                """, rounds, size >> 20, warmup, UPLOAD_CHUNK >> 20, UPLOAD_CHUNK >> 20, DOWNLOAD_CHUNK >> 20,
+                DOWNLOAD_CHUNK >> 20, med.get(UPLOAD), med.get(SINK), upRatio, med.get(MEMCPY_IN), med.get(DOWNLOAD),
+                med.get(SOURCE), downRatio, med.get(MEMCPY_OUT));
+        return new Report(lines, result, section);
+    }
+
+    /** One timed transfer. */
+    @FunctionalInterface
+    private interface Transfer {
+        void run() throws Exception;
+    }
+}

@@ -1,0 +1,67 @@
+package dev.arrayd.benchmarks.jmh;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.scheduler.Buffer;
+import dev.arrayd.scheduler.CommandSpec;
+import dev.arrayd.scheduler.ModuleSpec;
+import dev.arrayd.scheduler.Scheduler;
+import dev.arrayd.scheduler.SchedulerConfig;
+import dev.arrayd.scheduler.Session;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A scheduler over one {@link NoOpDevice} with a session, an empty kernel, a kernel taking one
+ * READ_WRITE buffer, and that buffer: the state the scheduler benchmarks share.
+ */
+final class SchedulerFixture implements AutoCloseable {
+
+    final NoOpDevice device;
+    final Scheduler scheduler;
+    final Session session;
+    final long emptyKernel;
+    final long touchKernel;
+    final Buffer buffer;
+    private long nextEvent = 1;
+
+    SchedulerFixture(boolean deferred) {
+        device = new NoOpDevice(deferred);
+        scheduler = new Scheduler(SchedulerConfig.defaults().withAllowNativeSource(true), List.of(device),
+                Map.of(NoOpDevice.BACKEND, new NoOpCompiler()));
+        session = scheduler.openSession("jmh", 600_000);
+        var compiled = scheduler.compile(session, List.of(new ModuleSpec(new KernelSource(Dialect.C, "", List.of(
+                new KernelSignature("empty", List.of()),
+                new KernelSignature("touch", List.of(KernelParam.buffer("a", DType.F32, Access.READ_WRITE))))),
+                NoOpDevice.BACKEND)));
+        emptyKernel = compiled.getFirst().kernels().get(0).handle();
+        touchKernel = compiled.getFirst().kernels().get(1).handle();
+        buffer = scheduler.createBuffer(session, DType.F32, new long[] {16}, "", "");
+    }
+
+    /** An empty launch signalling a fresh event id, waiting on {@code waits}. */
+    CommandSpec emptyLaunch(long... waits) {
+        return new CommandSpec(nextEvent++, waits, 0, new CommandSpec.LaunchOp(emptyKernel, new long[] {1},
+                new long[0], List.of(), ""));
+    }
+
+    /** A launch that reads and writes the buffer (hazard tracking), waiting on {@code waits}. */
+    CommandSpec touchLaunch(long... waits) {
+        return new CommandSpec(nextEvent++, waits, 0, new CommandSpec.LaunchOp(touchKernel, new long[] {1},
+                new long[0], List.of(new CommandSpec.BufferArg(buffer.handle())), ""));
+    }
+
+    /** The event id the next command will signal. */
+    long nextEvent() {
+        return nextEvent;
+    }
+
+    @Override
+    public void close() {
+        scheduler.close();
+    }
+}

@@ -1,0 +1,46 @@
+package dev.arrayd.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code bench transfer} end to end against an in-process daemon, with a small size spanning several chunks. */
+class TransferScenarioTest {
+
+    @Test
+    @Timeout(30)
+    void writesTransfersSummaryPlotAndResultLine(@TempDir Path dir) throws Exception {
+        Path results = dir.resolve("run");
+        // 5 MiB + 3 bytes: several upload chunks (1 MiB), two download chunks (4 MiB), a short last one
+        BenchRun run = new BenchRun("transfer", "--in-process", "--iterations", "2", "--warmup", "1",
+                "--size-bytes", Integer.toString((5 << 20) + 3), "--out", results.toString());
+        String n = "\\d+";
+        String r = "\\d+\\.\\d{3}";
+        run.assertComplete(results, "RESULT transfer upload_MBps=" + n + " sink_MBps=" + n + " upload_ratio=" + r
+                + " download_MBps=" + n + " source_MBps=" + n + " download_ratio=" + r + " memcpy_MBps=" + n,
+                "transfer.png");
+        List<String[]> rows = BenchRun.csv(results.resolve("transfer.csv"), "method,round,bytes,MBps", 4);
+        assertEquals(2 * TransferScenario.METHODS.size(), rows.size());
+        for (String[] row : rows) {
+            assertTrue(TransferScenario.METHODS.contains(row[0]), row[0]);
+            assertEquals((5 << 20) + 3, Integer.parseInt(row[2]));
+            assertTrue(Double.parseDouble(row[3]) > 0);
+        }
+        List<String[]> summary = BenchRun.csv(results.resolve("summary.csv"),
+                "method,rounds,median_MBps,min_MBps,max_MBps,anchor,median_ratio_to_anchor", 7);
+        assertEquals(TransferScenario.METHODS, summary.stream().map(s -> s[0]).toList());
+        assertEquals("sink", summary.getFirst()[5]);
+    }
+
+    @Test
+    void rejectsAnEmptySize() {
+        BenchRun run = new BenchRun("transfer", "--in-process", "--size", "0");
+        assertEquals(2, run.rc);
+        assertTrue(run.stderr().contains("--size: 0 bytes"), run.stderr());
+    }
+}

@@ -1,0 +1,461 @@
+package dev.arrayd.devices.api.ir;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.DType;
+
+import java.util.List;
+
+/**
+ * Renders checked IR kernels as C-family source. The three targets share everything but a few
+ * spellings (qualifiers, builtins, math names, bit casts), supplied by {@link CRenderer},
+ * {@link OpenClRenderer} and {@link CudaRenderer}.
+ *
+ * <h2>What the output relies on</h2>
+ * <ul>
+ *   <li>Every user name gets a prefix ({@code p_} parameters, {@code v_} variables, {@code l_} local
+ *       arrays), so no IR name can collide with a C keyword, macro or helper.</li>
+ *   <li>Integer arithmetic that may wrap goes through unsigned types; division and casts that trap or
+ *       are undefined in C go through the {@code arrayd_*} helpers of the prelude, which compute the
+ *       IR's (Java's) results. Float operations map one to one onto IEEE operations: compile without
+ *       contraction ({@code -ffp-contract=off}) and without fast-math, or results drift from the
+ *       interpreter.</li>
+ *   <li>Kernel ABI: the declared parameters in order, then {@code arrayd_ext} (the element count of
+ *       each parameter by position; entries of scalars unused) and {@code arrayd_guard} (two 64-bit
+ *       words, zero before the launch: the first guard that catches an index writes its guard id + 1
+ *       into word 0 and the index into word 1, see {@link CheckedKernel#guardId}).</li>
+ * </ul>
+ * The output is deterministic (a content-hash compile cache keys on it).
+ */
+public abstract class CLikeRenderer {
+
+    /** Renders a module: the prelude, then every kernel. */
+    public final String render(List<CheckedKernel> kernels) {
+        StringBuilder out = new StringBuilder(4096);
+        out.append(prelude());
+        out.append(COMMON_HELPERS);
+        for (String space : addressSpaces()) {
+            for (DType d : DType.values()) {
+                if (d == DType.BF16) {
+                    continue; // same storage as f16
+                }
+                String t = storageType(d);
+                out.append("ARRAYD_FN ").append(t).append(" arrayd_ld").append(space.isEmpty() ? "" : "_" + spaceTag(space))
+                        .append('_').append(d == DType.F16 ? "u16" : d.wireName()).append("(const ").append(space)
+                        .append(t).append(" *a, arrayd_i64 i, arrayd_i64 n, ").append(globalSpace())
+                        .append("arrayd_i64 *g, arrayd_i64 id) {\n")
+                        .append("    if ((arrayd_u64)i < (arrayd_u64)n) return a[i];\n")
+                        .append("    arrayd_oob(g, id, i);\n    return 0;\n}\n");
+            }
+        }
+        for (CheckedKernel k : kernels) {
+            out.append('\n');
+            new KernelWriter(k, out).kernel();
+        }
+        return out.toString();
+    }
+
+    // ---------------------------------------------------------------- dialect hooks
+
+    /** Type definitions ({@code arrayd_i32}, ... {@code arrayd_u64}), {@code ARRAYD_FN}, bit casts, {@code arrayd_oob}. */
+    protected abstract String prelude();
+
+    /** Address space qualifiers for which load helpers are needed ("" for generic pointers). */
+    protected abstract List<String> addressSpaces();
+
+    protected String spaceTag(String space) {
+        return space.replace("_", "").trim();
+    }
+
+    /** Qualifier of buffer pointers ("" in C and CUDA, {@code __global } in OpenCL). */
+    protected abstract String globalSpace();
+
+    protected abstract String localSpace();
+
+    /** The kernel's opening line, up to and excluding the parameter list. */
+    protected abstract String kernelHead(CheckedKernel k);
+
+    /** Extra leading parameters (C: the work-item). */
+    protected String leadingParams() {
+        return "";
+    }
+
+    protected abstract String builtin(Expr.Builtin.Kind kind, int dim);
+
+    protected abstract String barrier();
+
+    /** Declaration keyword of a local array. */
+    protected abstract String localDecl();
+
+    protected abstract String math(String name, IrType t);
+
+    // ---------------------------------------------------------------- shared text
+
+    static final String COMMON_HELPERS = """
+            ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : a < b ? a : b; }
+            ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : a > b ? a : b; }
+            ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : a < b ? a : b; }
+            ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : a > b ? a : b; }
+            ARRAYD_FN arrayd_i32 arrayd_div_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i32)(0u - (arrayd_u32)a) : a / b; }
+            ARRAYD_FN arrayd_i32 arrayd_rem_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
+            ARRAYD_FN arrayd_i64 arrayd_div_i64(arrayd_i64 a, arrayd_i64 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i64)((arrayd_u64)0 - (arrayd_u64)a) : a / b; }
+            ARRAYD_FN arrayd_i64 arrayd_rem_i64(arrayd_i64 a, arrayd_i64 b) { return b == 0 || b == -1 ? 0 : a % b; }
+            ARRAYD_FN arrayd_u8 arrayd_div_u8(arrayd_u8 a, arrayd_u8 b) { return b == 0 ? 0 : (arrayd_u8)(a / b); }
+            ARRAYD_FN arrayd_u8 arrayd_rem_u8(arrayd_u8 a, arrayd_u8 b) { return b == 0 ? 0 : (arrayd_u8)(a % b); }
+            ARRAYD_FN arrayd_i32 arrayd_f2i32(double x) { return x != x ? 0 : x >= 2147483647.0 ? 2147483647 : x <= -2147483648.0 ? (-2147483647 - 1) : (arrayd_i32)x; }
+            ARRAYD_FN arrayd_i64 arrayd_f2i64(double x) { return x != x ? 0 : x >= 9223372036854775807.0 ? (arrayd_i64)((~(arrayd_u64)0) >> 1) : x <= -9223372036854775808.0 ? -(arrayd_i64)((~(arrayd_u64)0) >> 1) - 1 : (arrayd_i64)x; }
+            ARRAYD_FN arrayd_u8 arrayd_f2u8(double x) { return (arrayd_u8)(arrayd_f2i32(x) & 0xff); }
+            ARRAYD_FN float arrayd_h2f(arrayd_u16 h) {
+                arrayd_u32 sign = ((arrayd_u32)h & 0x8000u) << 16, e = ((arrayd_u32)h >> 10) & 0x1fu, m = (arrayd_u32)h & 0x3ffu;
+                if (e == 0x1fu) return arrayd_u32_as_f32(sign | 0x7f800000u | (m << 13));
+                if (e == 0) {
+                    if (m == 0) return arrayd_u32_as_f32(sign);
+                    arrayd_i32 ee = 1;
+                    while ((m & 0x400u) == 0) { m <<= 1; ee--; }
+                    return arrayd_u32_as_f32(sign | ((arrayd_u32)(ee + 112) << 23) | ((m & 0x3ffu) << 13));
+                }
+                return arrayd_u32_as_f32(sign | ((e + 112u) << 23) | (m << 13));
+            }
+            ARRAYD_FN arrayd_u16 arrayd_f2h(float f) {
+                arrayd_u32 x = arrayd_f32_as_u32(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+                if (ax > 0x7f800000u) return (arrayd_u16)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+                if (ax >= 0x477ff000u) return (arrayd_u16)(sign | 0x7c00u);
+                if (ax >= 0x38800000u) {
+                    arrayd_u32 r = ax - 0x38000000u, h = r >> 13, rem = r & 0x1fffu;
+                    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+                    return (arrayd_u16)(sign | h);
+                }
+                arrayd_u32 e = ax >> 23;
+                if (e < 102u) return (arrayd_u16)sign;
+                arrayd_u32 m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - e, h = m >> shift;
+                arrayd_u32 rem = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+                if (rem > halfway || (rem == halfway && (h & 1u))) h++;
+                return (arrayd_u16)(sign | h);
+            }
+            ARRAYD_FN float arrayd_bf2f(arrayd_u16 h) { return arrayd_u32_as_f32((arrayd_u32)h << 16); }
+            ARRAYD_FN arrayd_u16 arrayd_f2bf(float f) {
+                arrayd_u32 x = arrayd_f32_as_u32(f);
+                if ((x & 0x7fffffffu) > 0x7f800000u) return (arrayd_u16)((x >> 16) | 0x40u);
+                return (arrayd_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+            }
+            """;
+
+    static String storageType(DType d) {
+        return switch (d) {
+            case F32 -> "float";
+            case F64 -> "double";
+            case I32 -> "arrayd_i32";
+            case I64 -> "arrayd_i64";
+            case U8 -> "arrayd_u8";
+            case F16, BF16 -> "arrayd_u16";
+        };
+    }
+
+    static String valueType(IrType t) {
+        return switch (t) {
+            case BOOL -> "arrayd_i32";
+            case U8 -> "arrayd_u8";
+            case I32 -> "arrayd_i32";
+            case I64 -> "arrayd_i64";
+            case F32 -> "float";
+            case F64 -> "double";
+        };
+    }
+
+    /** Writes one kernel. */
+    private final class KernelWriter {
+        private final CheckedKernel k;
+        private final StringBuilder out;
+
+        KernelWriter(CheckedKernel k, StringBuilder out) {
+            this.k = k;
+            this.out = out;
+        }
+
+        void kernel() {
+            out.append(kernelHead(k)).append('(').append(leadingParams());
+            boolean first = leadingParams().isEmpty();
+            for (IrParam p : k.kernel().params()) {
+                out.append(first ? "" : ", ");
+                first = false;
+                switch (p) {
+                    case IrParam.Buffer b -> out.append(b.access() == Access.READ ? "const " : "").append(globalSpace())
+                            .append(storageType(b.dtype())).append(" *p_").append(b.name());
+                    case IrParam.Scalar s -> out.append("const ").append(valueType(IrType.ofScalar(s.dtype())))
+                            .append(" p_").append(s.name());
+                }
+            }
+            out.append(first ? "" : ", ").append("const ").append(globalSpace()).append("arrayd_i64 *arrayd_ext, ")
+                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard) {\n");
+            block(k.kernel().body(), 1);
+            out.append("}\n");
+        }
+
+        private void indent(int depth) {
+            out.append("    ".repeat(depth));
+        }
+
+        private void block(List<Stmt> body, int depth) {
+            for (Stmt s : body) {
+                stmt(s, depth);
+            }
+        }
+
+        private void stmt(Stmt s, int depth) {
+            switch (s) {
+                case Stmt.Let let -> {
+                    indent(depth);
+                    out.append(let.mutable() ? "" : "const ").append(valueType(k.varType(let.name()))).append(" v_")
+                            .append(let.name()).append(" = ").append(expr(let.value())).append(";\n");
+                }
+                case Stmt.Assign a -> {
+                    indent(depth);
+                    out.append("v_").append(a.name()).append(" = ").append(expr(a.value())).append(";\n");
+                }
+                case Stmt.Store st -> access(st, st.array(), st.index(), depth,
+                        el -> el + " = " + toStorage(k.elementDType(st.array()), expr(st.value())));
+                case Stmt.Accumulate acc -> {
+                    Expr.Binary.Op op = switch (acc.op()) {
+                        case ADD -> Expr.Binary.Op.ADD;
+                        case MAX -> Expr.Binary.Op.MAX;
+                        case MIN -> Expr.Binary.Op.MIN;
+                    };
+                    if (acc.index() == null) {
+                        indent(depth);
+                        String v = "v_" + acc.target();
+                        out.append(v).append(" = ").append(binary(op, k.varType(acc.target()), v, expr(acc.value())))
+                                .append(";\n");
+                    } else {
+                        DType d = k.elementDType(acc.target());
+                        access(acc, acc.target(), acc.index(), depth, el -> el + " = " + toStorage(d,
+                                binary(op, IrType.ofElement(d), fromStorage(d, el), expr(acc.value()))));
+                    }
+                }
+                case Stmt.If branch -> {
+                    indent(depth);
+                    out.append("if (").append(expr(branch.condition())).append(") {\n");
+                    block(branch.thenBody(), depth + 1);
+                    indent(depth);
+                    if (branch.elseBody().isEmpty()) {
+                        out.append("}\n");
+                    } else {
+                        out.append("} else {\n");
+                        block(branch.elseBody(), depth + 1);
+                        indent(depth);
+                        out.append("}\n");
+                    }
+                }
+                case Stmt.For loop -> {
+                    indent(depth);
+                    String v = "v_" + loop.var();
+                    out.append("for (").append(valueType(k.varType(loop.var()))).append(' ').append(v).append(" = ")
+                            .append(expr(loop.start())).append("; ").append(v).append(" < ").append(expr(loop.end()))
+                            .append("; ").append(v).append(" += ").append(loop.step()).append(") {\n");
+                    block(loop.body(), depth + 1);
+                    indent(depth);
+                    out.append("}\n");
+                }
+                case Stmt.LocalArray la -> {
+                    indent(depth);
+                    out.append(localDecl()).append(storageType(la.dtype())).append(" l_").append(la.name())
+                            .append('[').append(la.size()).append("];\n");
+                }
+                case Stmt.Barrier b -> {
+                    indent(depth);
+                    out.append(barrier()).append('\n');
+                }
+            }
+        }
+
+        /** A store-like access: direct when proven, else inside a bounds check that records the miss. */
+        private void access(Object node, String array, Expr index, int depth, java.util.function.UnaryOperator<String> body) {
+            String base = arrayRef(array);
+            indent(depth);
+            if (!k.guarded(node)) {
+                out.append(body.apply(base + "[" + expr(index) + "]")).append(";\n");
+                return;
+            }
+            out.append("{\n");
+            indent(depth + 1);
+            out.append("const arrayd_i64 arrayd_i = (arrayd_i64)(").append(expr(index)).append(");\n");
+            indent(depth + 1);
+            out.append("if ((arrayd_u64)arrayd_i < (arrayd_u64)").append(extent(array)).append(") ")
+                    .append(body.apply(base + "[arrayd_i]")).append(";\n");
+            indent(depth + 1);
+            out.append("else arrayd_oob(arrayd_guard, ").append(k.guardId(array)).append(", arrayd_i);\n");
+            indent(depth);
+            out.append("}\n");
+        }
+
+        private String arrayRef(String array) {
+            return (k.localArray(array) != null ? "l_" : "p_") + array;
+        }
+
+        private String extent(String array) {
+            Stmt.LocalArray la = k.localArray(array);
+            return la != null ? Long.toString(la.size()) : "arrayd_ext[" + k.paramIndex(array) + "]";
+        }
+
+        private String toStorage(DType d, String value) {
+            return switch (d) {
+                case F16 -> "arrayd_f2h(" + value + ")";
+                case BF16 -> "arrayd_f2bf(" + value + ")";
+                default -> value;
+            };
+        }
+
+        private String fromStorage(DType d, String raw) {
+            return switch (d) {
+                case F16 -> "arrayd_h2f(" + raw + ")";
+                case BF16 -> "arrayd_bf2f(" + raw + ")";
+                default -> raw;
+            };
+        }
+
+        String expr(Expr e) {
+            return switch (e) {
+                case Expr.Const c -> constant(c);
+                case Expr.Param p -> "p_" + p.name();
+                case Expr.Var v -> "v_" + v.name();
+                case Expr.Builtin b -> builtin(b.kind(), b.dim());
+                case Expr.Load l -> {
+                    DType d = k.elementDType(l.array());
+                    String raw;
+                    if (k.guarded(l)) {
+                        boolean local = k.localArray(l.array()) != null;
+                        String space = local ? localSpace() : globalSpace();
+                        raw = "arrayd_ld" + (space.isEmpty() ? "" : "_" + spaceTag(space)) + "_"
+                                + (d == DType.F16 || d == DType.BF16 ? "u16" : d.wireName()) + "(" + arrayRef(l.array())
+                                + ", (arrayd_i64)(" + expr(l.index()) + "), " + extent(l.array()) + ", arrayd_guard, "
+                                + k.guardId(l.array()) + ")";
+                    } else {
+                        raw = arrayRef(l.array()) + "[" + expr(l.index()) + "]";
+                    }
+                    yield fromStorage(d, raw);
+                }
+                case Expr.Unary u -> unary(u.op(), k.type(u.operand()), expr(u.operand()));
+                case Expr.Binary b -> binary(b.op(), k.type(b.left()), expr(b.left()), expr(b.right()));
+                case Expr.Select x -> "(" + expr(x.condition()) + " ? " + expr(x.ifTrue()) + " : " + expr(x.ifFalse()) + ")";
+                case Expr.Cast c -> cast(k.type(c.operand()), c.to(), expr(c.operand()));
+                case Expr.Fma f -> math("fma", k.type(f)) + "(" + expr(f.a()) + ", " + expr(f.b()) + ", " + expr(f.c()) + ")";
+            };
+        }
+    }
+
+    String constant(Expr.Const c) {
+        return switch (c.type()) {
+            case BOOL -> c.bits() != 0 ? "1" : "0";
+            case U8 -> "((arrayd_u8)" + c.bits() + ")";
+            case I32 -> c.bits() == Integer.MIN_VALUE ? "(-2147483647 - 1)" : "((arrayd_i32)" + c.bits() + ")";
+            case I64 -> c.bits() >= Integer.MIN_VALUE && c.bits() <= Integer.MAX_VALUE && c.bits() != Integer.MIN_VALUE
+                    ? "((arrayd_i64)" + c.bits() + ")"
+                    : "((arrayd_i64)(((arrayd_u64)" + ((c.bits() >>> 32) & 0xffff_ffffL) + "u << 32) | (arrayd_u64)"
+                    + (c.bits() & 0xffff_ffffL) + "u))";
+            case F32 -> {
+                float f = Float.intBitsToFloat((int) c.bits());
+                yield Float.isFinite(f) ? "(" + Float.toHexString(f) + "f)"
+                        : "arrayd_u32_as_f32(" + (c.bits() & 0xffff_ffffL) + "u)";
+            }
+            case F64 -> {
+                double f = Double.longBitsToDouble(c.bits());
+                yield Double.isFinite(f) ? "(" + Double.toHexString(f) + ")"
+                        : "arrayd_u64_as_f64(((arrayd_u64)" + ((c.bits() >>> 32) & 0xffff_ffffL) + "u << 32) | (arrayd_u64)"
+                        + (c.bits() & 0xffff_ffffL) + "u)";
+            }
+        };
+    }
+
+    String unary(Expr.Unary.Op op, IrType t, String a) {
+        if (t.isFloat()) {
+            return switch (op) {
+                case NEG -> "(-" + a + ")";
+                case ABS -> math("fabs", t) + "(" + a + ")";
+                case SQRT -> math("sqrt", t) + "(" + a + ")";
+                case EXP -> math("exp", t) + "(" + a + ")";
+                case LOG -> math("log", t) + "(" + a + ")";
+                case TANH -> math("tanh", t) + "(" + a + ")";
+                case FLOOR -> math("floor", t) + "(" + a + ")";
+                case CEIL -> math("ceil", t) + "(" + a + ")";
+                case NOT -> throw new IllegalStateException("validated");
+            };
+        }
+        String vt = valueType(t);
+        String ut = unsignedOf(t);
+        return switch (op) {
+            case NEG -> t == IrType.U8 ? "((arrayd_u8)(0 - " + a + "))" : "((" + vt + ")((" + ut + ")0 - (" + ut + ")" + a + "))";
+            case ABS -> t == IrType.U8 ? a : "(" + a + " < 0 ? (" + vt + ")((" + ut + ")0 - (" + ut + ")" + a + ") : " + a + ")";
+            case NOT -> t == IrType.BOOL ? "(!" + a + ")" : "((" + vt + ")~" + a + ")";
+            default -> throw new IllegalStateException("validated");
+        };
+    }
+
+    private static String unsignedOf(IrType t) {
+        return t == IrType.I64 ? "arrayd_u64" : "arrayd_u32";
+    }
+
+    String binary(Expr.Binary.Op op, IrType t, String a, String b) {
+        if (t.isFloat()) {
+            String f = t == IrType.F32 ? "f" : "";
+            return switch (op) {
+                case ADD -> "(" + a + " + " + b + ")";
+                case SUB -> "(" + a + " - " + b + ")";
+                case MUL -> "(" + a + " * " + b + ")";
+                case DIV -> "(" + a + " / " + b + ")";
+                case REM -> math("fmod", t) + "(" + a + ", " + b + ")";
+                case MIN -> "arrayd_fmin" + f + "(" + a + ", " + b + ")";
+                case MAX -> "arrayd_fmax" + f + "(" + a + ", " + b + ")";
+                case POW -> math("pow", t) + "(" + a + ", " + b + ")";
+                default -> compare(op, a, b);
+            };
+        }
+        String vt = valueType(t);
+        String ut = unsignedOf(t);
+        int mask = t.bits() - 1;
+        return switch (op) {
+            case ADD, SUB, MUL -> {
+                String sym = op == Expr.Binary.Op.ADD ? " + " : op == Expr.Binary.Op.SUB ? " - " : " * ";
+                yield t == IrType.U8 ? "((arrayd_u8)(" + a + sym + b + "))"
+                        : "((" + vt + ")((" + ut + ")" + a + sym + "(" + ut + ")" + b + "))";
+            }
+            case DIV -> "arrayd_div_" + t + "(" + a + ", " + b + ")";
+            case REM -> "arrayd_rem_" + t + "(" + a + ", " + b + ")";
+            case MIN -> "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+            case MAX -> "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+            case AND -> "(" + a + " & " + b + ")";
+            case OR -> "(" + a + " | " + b + ")";
+            case XOR -> "(" + a + " ^ " + b + ")";
+            case SHL -> t == IrType.U8 ? "((arrayd_u8)(" + a + " << (" + b + " & 7)))"
+                    : "((" + vt + ")((" + ut + ")" + a + " << (" + b + " & " + mask + ")))";
+            case SHR -> t == IrType.U8 ? "((arrayd_u8)(" + a + " >> (" + b + " & 7)))"
+                    : "(" + a + " >> (" + b + " & " + mask + "))";
+            case LOGICAL_AND -> "(" + a + " && " + b + ")";
+            case LOGICAL_OR -> "(" + a + " || " + b + ")";
+            default -> compare(op, a, b);
+        };
+    }
+
+    private static String compare(Expr.Binary.Op op, String a, String b) {
+        String sym = switch (op) {
+            case EQ -> " == ";
+            case NE -> " != ";
+            case LT -> " < ";
+            case LE -> " <= ";
+            case GT -> " > ";
+            case GE -> " >= ";
+            default -> throw new IllegalStateException("validated: " + op);
+        };
+        return "((arrayd_i32)(" + a + sym + b + "))";
+    }
+
+    String cast(IrType from, IrType to, String a) {
+        if (from == to) {
+            return a;
+        }
+        if (to == IrType.BOOL) {
+            return "((arrayd_i32)(" + a + " != 0))";
+        }
+        if (from.isFloat() && to.isInteger()) {
+            return "arrayd_f2" + to + "(" + a + ")";
+        }
+        return "((" + valueType(to) + ")" + a + ")";
+    }
+}

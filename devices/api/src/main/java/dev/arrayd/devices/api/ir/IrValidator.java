@@ -1,0 +1,833 @@
+package dev.arrayd.devices.api.ir;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Checks an IR module before anything renders or runs it: names and scopes, types, loop bounds,
+ * barrier placement, grid and local limits, and the range of every index against its array's
+ * extent. A problem is INVALID_ARGUMENT naming the node by its path, e.g.
+ * {@code kernels[0].body[3].store.index: i32 or i64 expected, got f32}.
+ *
+ * <h2>Range analysis</h2>
+ * One forward pass computes, for each integer expression, a numeric interval and symbolic upper
+ * bounds ({@link Poly} over non-negative parameters and the grid's sizes). Conditions refine what is
+ * known inside branches ({@code if (i < n)} bounds {@code i} by {@code n - 1}); loops bound their
+ * variable by their end. An access is proven in bounds when its index is at least 0 and below its
+ * extent: a local array's size, or a buffer's declared {@code min_extent} (checked against the bound
+ * buffer at launch). Every other access keeps a guard. Ranges are sound under wrapping: a result that
+ * could leave its type gives the type's full range.
+ */
+public final class IrValidator {
+
+    /** Largest global size per dimension of an IR launch; keeps index arithmetic on ids far from overflow. */
+    public static final long MAX_GLOBAL_SIZE = (1L << 31) - 1;
+    /** Largest work-group (items), and the bound on a local id when no local size is declared. */
+    public static final long MAX_GROUP_SIZE = 1024;
+    /** Local arrays of one kernel, in bytes: what every backend can give a group (CUDA's static shared limit). */
+    public static final long MAX_LOCAL_BYTES = 48 * 1024;
+    public static final long MAX_TRIPS = 1L << 24;
+    public static final long MAX_NEST_TRIPS = 1L << 32;
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+
+    private IrValidator() {}
+
+    /** Validates every kernel; {@code path} prefixes messages (e.g. {@code "modules[0].ir"}, or empty). */
+    public static List<CheckedKernel> check(IrModule module, String path) {
+        String at = path.isEmpty() ? "" : path + ".";
+        if (module.kernels().isEmpty()) {
+            throw ArraydException.invalid(at + "kernels: none (expected: at least one)");
+        }
+        Set<String> names = new HashSet<>();
+        List<CheckedKernel> out = new ArrayList<>();
+        for (int i = 0; i < module.kernels().size(); i++) {
+            IrKernel k = module.kernels().get(i);
+            String where = at + "kernels[" + i + "]";
+            if (!names.add(k.name())) {
+                throw ArraydException.invalid(where + ".name: \"" + k.name() + "\" (expected: a name no other kernel of the module has)");
+            }
+            out.add(new KernelChecker(k, where).check());
+        }
+        return out;
+    }
+
+    static void checkName(String name, String where) {
+        if (name == null || !IDENTIFIER.matcher(name).matches() || name.startsWith("arrayd") || name.startsWith("__")) {
+            throw ArraydException.invalid(where + ": \"" + name
+                    + "\" (expected: a C identifier of at most 64 characters, not starting with \"arrayd\" or \"__\")");
+        }
+    }
+
+    /** One kernel's pass. */
+    private static final class KernelChecker {
+        private final IrKernel kernel;
+        private final String where;
+        private final IdentityHashMap<Expr, IrType> types = new IdentityHashMap<>();
+        private final IdentityHashMap<Object, Boolean> guards = new IdentityHashMap<>();
+        private final Map<String, IrType> varTypes = new HashMap<>();
+        private final Set<String> mutableVars = new HashSet<>();
+        private final Map<String, Stmt.LocalArray> locals = new LinkedHashMap<>();
+        private final Map<String, Integer> paramIndex = new HashMap<>();
+        private final Set<String> declared = new HashSet<>();
+        private final Map<String, long[]> symbols = new HashMap<>();
+        private final Map<String, Poly> extentPolys = new HashMap<>();
+        private final Map<String, Long> extentLows = new HashMap<>();
+        private boolean usesBarrier;
+        private long localBytes;
+
+        KernelChecker(IrKernel kernel, String where) {
+            this.kernel = kernel;
+            this.where = where;
+        }
+
+        CheckedKernel check() {
+            checkName(kernel.name(), where + ".name");
+            if (kernel.gridDims() < 1 || kernel.gridDims() > 3) {
+                throw ArraydException.invalid(where + ".grid_dims: " + kernel.gridDims() + " (expected: 1, 2 or 3)");
+            }
+            List<Long> ls = kernel.localSize();
+            if (!ls.isEmpty()) {
+                if (ls.size() != kernel.gridDims()) {
+                    throw ArraydException.invalid(where + ".local_size: " + ls + " (expected: " + kernel.gridDims()
+                            + " entries, one per grid dimension, or none)");
+                }
+                long product = 1;
+                for (int d = 0; d < ls.size(); d++) {
+                    if (ls.get(d) < 1 || ls.get(d) > MAX_GROUP_SIZE) {
+                        throw ArraydException.invalid(where + ".local_size[" + d + "]: " + ls.get(d) + " (expected: 1 to "
+                                + MAX_GROUP_SIZE + ")");
+                    }
+                    product *= ls.get(d);
+                }
+                if (product > MAX_GROUP_SIZE) {
+                    throw ArraydException.invalid(where + ".local_size: " + ls + " (expected: at most " + MAX_GROUP_SIZE
+                            + " work-items per group, got " + product + ")");
+                }
+            }
+            for (int d = 0; d < 3; d++) {
+                symbols.put("$gs" + d, new long[] {1, MAX_GLOBAL_SIZE});
+                symbols.put("$ls" + d, new long[] {1, MAX_GROUP_SIZE});
+            }
+            checkParams();
+            Scope top = new Scope(null);
+            block(kernel.body(), where + ".body", top, true, 0, 1);
+            return new CheckedKernel(kernel, types, guards, varTypes, mutableVars, locals, paramIndex, usesBarrier);
+        }
+
+        private void checkParams() {
+            List<IrParam> params = kernel.params();
+            for (int i = 0; i < params.size(); i++) {
+                IrParam p = params.get(i);
+                String at = where + ".params[" + i + "]";
+                checkName(p.name(), at + ".name");
+                declare(p.name(), at + ".name");
+                paramIndex.put(p.name(), i);
+                if (p instanceof IrParam.Scalar s) {
+                    IrType t = IrType.ofScalar(s.dtype());
+                    if (t == null) {
+                        throw ArraydException.invalid(at + ".scalar.dtype: " + s.dtype().wireName()
+                                + " (expected: f32, f64, i32, i64 or u8; half types are storage only)");
+                    }
+                    if ((s.min() != null || s.max() != null) && !t.isInteger()) {
+                        throw ArraydException.invalid(at + ".scalar: min / max on a " + t + " scalar (expected: only on integers)");
+                    }
+                    long lo = s.min() == null ? t.min() : s.min();
+                    long hi = s.max() == null ? t.max() : s.max();
+                    if (lo < t.min() || hi > t.max() || lo > hi) {
+                        throw ArraydException.invalid(at + ".scalar: bounds [" + lo + ", " + hi + "] (expected: min <= max within "
+                                + t + ")");
+                    }
+                    if (t.isInteger() && lo >= 0) {
+                        symbols.put(p.name(), new long[] {lo, hi});
+                    }
+                }
+            }
+            for (int i = 0; i < params.size(); i++) {
+                if (params.get(i) instanceof IrParam.Buffer b && b.minExtent() != null) {
+                    String at = where + ".params[" + i + "].buffer.min_extent";
+                    Val v = expr(b.minExtent(), at, new Scope(null), false);
+                    if (!v.type.isInteger() || v.type == IrType.U8) {
+                        throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
+                    }
+                    extentPolys.put(b.name(), exactPoly(b.minExtent(), at));
+                    extentLows.put(b.name(), v.range.lo());
+                }
+            }
+        }
+
+        private Poly exactPoly(Expr e, String at) {
+            try {
+                return switch (e) {
+                    case Expr.Const c -> Poly.constant(c.bits());
+                    case Expr.Param p when symbols.containsKey(p.name()) -> Poly.symbol(p.name());
+                    case Expr.Cast c when c.to() == IrType.I64 -> exactPoly(c.operand(), at + ".cast.operand");
+                    case Expr.Binary b when b.op() == Expr.Binary.Op.ADD ->
+                            exactPoly(b.left(), at + ".binary.left").add(exactPoly(b.right(), at + ".binary.right"));
+                    case Expr.Binary b when b.op() == Expr.Binary.Op.SUB ->
+                            exactPoly(b.left(), at + ".binary.left").subtract(exactPoly(b.right(), at + ".binary.right"));
+                    case Expr.Binary b when b.op() == Expr.Binary.Op.MUL ->
+                            exactPoly(b.left(), at + ".binary.left").multiply(exactPoly(b.right(), at + ".binary.right"));
+                    default -> throw ArraydException.invalid(at + ": " + describe(e) + " (expected: integer constants, integer "
+                            + "scalar parameters with min >= 0, casts to i64, +, - and *)");
+                };
+            } catch (ArithmeticException ex) {
+                throw ArraydException.invalid(at + ": overflows (expected: coefficients below 2^63)");
+            }
+        }
+
+        private void declare(String name, String at) {
+            if (!declared.add(name)) {
+                throw ArraydException.invalid(at + ": \"" + name + "\" is already declared in kernel " + kernel.name()
+                        + " (expected: a fresh name; IR names are never shadowed)");
+            }
+        }
+
+        // ---------------------------------------------------------------- statements
+
+        private void block(List<Stmt> body, String at, Scope scope, boolean uniform, int depth, long trips) {
+            for (int i = 0; i < body.size(); i++) {
+                stmt(body.get(i), at + "[" + i + "]", scope, uniform, depth, trips);
+            }
+        }
+
+        private void stmt(Stmt s, String at, Scope scope, boolean uniform, int depth, long trips) {
+            switch (s) {
+                case null -> throw ArraydException.invalid(at + ": unset (expected: a statement)");
+                case Stmt.Let let -> {
+                    String p = at + ".let";
+                    checkName(let.name(), p + ".name");
+                    Val v = expr(let.value(), p + ".value", scope, true);
+                    declare(let.name(), p + ".name");
+                    varTypes.put(let.name(), v.type);
+                    if (let.mutable()) {
+                        mutableVars.add(let.name());
+                        scope.vars.put(let.name(), new VarInfo(v.type, true, false, Range.top(v.type)));
+                    } else {
+                        scope.vars.put(let.name(), new VarInfo(v.type, false, v.uniform, v.range));
+                    }
+                }
+                case Stmt.Assign a -> {
+                    String p = at + ".assign";
+                    VarInfo var = mutableVar(a.name(), p + ".name", scope);
+                    Val v = expr(a.value(), p + ".value", scope, true);
+                    expectType(v.type, var.type, p + ".value");
+                }
+                case Stmt.Store st -> {
+                    String p = at + ".store";
+                    IrType elem = writableArray(st.array(), p + ".array");
+                    Val idx = index(st.index(), p + ".index", scope);
+                    Val v = expr(st.value(), p + ".value", scope, true);
+                    expectType(v.type, elem, p + ".value");
+                    guard(st, st.array(), idx.range);
+                }
+                case Stmt.Accumulate acc -> {
+                    String p = at + ".accumulate";
+                    if (acc.op() == null) {
+                        throw ArraydException.invalid(p + ".op: unset (expected: ADD, MAX or MIN)");
+                    }
+                    IrType target;
+                    if (acc.index() == null) {
+                        target = mutableVar(acc.target(), p + ".target", scope).type;
+                    } else {
+                        target = writableArray(acc.target(), p + ".target");
+                        Val idx = index(acc.index(), p + ".index", scope);
+                        guard(acc, acc.target(), idx.range);
+                    }
+                    if (!target.isNumber()) {
+                        throw ArraydException.invalid(p + ".target: " + target + " (expected: a number to accumulate into)");
+                    }
+                    Val v = expr(acc.value(), p + ".value", scope, true);
+                    expectType(v.type, target, p + ".value");
+                }
+                case Stmt.If branch -> {
+                    String p = at + ".branch";
+                    Val c = expr(branch.condition(), p + ".condition", scope, true);
+                    expectType(c.type, IrType.BOOL, p + ".condition");
+                    boolean inner = uniform && c.uniform;
+                    Scope thenScope = refine(new Scope(scope), branch.condition(), true);
+                    block(branch.thenBody(), p + ".then_body", thenScope, inner, depth + 1, trips);
+                    Scope elseScope = refine(new Scope(scope), branch.condition(), false);
+                    block(branch.elseBody(), p + ".else_body", elseScope, inner, depth + 1, trips);
+                }
+                case Stmt.For loop -> forLoop(loop, at + ".loop", scope, uniform, depth, trips);
+                case Stmt.LocalArray la -> {
+                    String p = at + ".local_array";
+                    checkName(la.name(), p + ".name");
+                    if (depth != 0) {
+                        throw ArraydException.invalid(p + ": inside a block (expected: at the top level of the kernel body)");
+                    }
+                    if (kernel.localSize().isEmpty()) {
+                        throw ArraydException.invalid(p + ": kernel " + kernel.name()
+                                + " declares no local_size (expected: a local size, which sizes work-group storage)");
+                    }
+                    if (IrType.ofScalar(la.dtype()) == null) {
+                        throw ArraydException.invalid(p + ".dtype: " + la.dtype().wireName() + " (expected: f32, f64, i32, i64 or u8)");
+                    }
+                    if (la.size() < 1) {
+                        throw ArraydException.invalid(p + ".size: " + la.size() + " (expected: >= 1)");
+                    }
+                    long bytes = localBytes + la.size() * la.dtype().byteSize();
+                    if (la.size() > MAX_LOCAL_BYTES || bytes > MAX_LOCAL_BYTES) {
+                        throw ArraydException.invalid(p + ".size: " + la.size() + " (expected: local arrays of at most "
+                                + MAX_LOCAL_BYTES + " bytes in all per kernel)");
+                    }
+                    localBytes = bytes;
+                    declare(la.name(), p + ".name");
+                    locals.put(la.name(), la);
+                }
+                case Stmt.Barrier b -> {
+                    if (kernel.localSize().isEmpty()) {
+                        throw ArraydException.invalid(at + ".barrier: kernel " + kernel.name()
+                                + " declares no local_size (expected: a local size for kernels with barriers)");
+                    }
+                    if (!uniform) {
+                        throw ArraydException.invalid(at + ".barrier: in divergent control flow (expected: only inside ifs and"
+                                + " loops whose conditions and bounds are the same for every work-item of a group: no ids,"
+                                + " loads or mutable variables)");
+                    }
+                    usesBarrier = true;
+                }
+            }
+        }
+
+        private void forLoop(Stmt.For loop, String p, Scope scope, boolean uniform, int depth, long trips) {
+            checkName(loop.var(), p + ".var");
+            Val start = expr(loop.start(), p + ".start", scope, true);
+            Val end = expr(loop.end(), p + ".end", scope, true);
+            if (start.type != IrType.I32 && start.type != IrType.I64) {
+                throw ArraydException.invalid(p + ".start: i32 or i64 expected, got " + start.type);
+            }
+            expectType(end.type, start.type, p + ".end");
+            if (loop.step() < 1) {
+                throw ArraydException.invalid(p + ".step: " + loop.step() + " (expected: >= 1)");
+            }
+            if (end.range.hi() > start.type.max() - loop.step()) {
+                throw ArraydException.invalid(p + ".end: may reach " + end.range.hi() + " (expected: at most "
+                        + (start.type.max() - loop.step()) + ", so that the loop variable cannot wrap)");
+            }
+            long span;
+            try {
+                span = Math.max(0, Math.subtractExact(end.range.hi(), start.range.lo()));
+            } catch (ArithmeticException e) {
+                span = Long.MAX_VALUE;
+            }
+            long n = span / loop.step() + (span % loop.step() == 0 ? 0 : 1);
+            if (n > MAX_TRIPS) {
+                throw ArraydException.invalid(p + ".end: may reach " + end.range.hi() + ", " + n + " trips from "
+                        + start.range.lo() + " (expected: at most " + MAX_TRIPS + " trips: bound the loop by a constant or"
+                        + " by a scalar parameter with a declared max)");
+            }
+            long nest;
+            try {
+                nest = Math.multiplyExact(trips, Math.max(1, n));
+            } catch (ArithmeticException e) {
+                nest = Long.MAX_VALUE;
+            }
+            if (nest > MAX_NEST_TRIPS) {
+                throw ArraydException.invalid(p + ": a loop nest of up to " + nest + " trips (expected: at most "
+                        + MAX_NEST_TRIPS + ")");
+            }
+            Range r;
+            if (end.range.hi() - 1 < start.range.lo()) {
+                r = Range.of(start.range.lo(), start.range.lo());
+            } else {
+                r = new Range(start.range.lo(), end.range.hi() - 1, Range.map(end.range.uppers(), u -> u.addConstant(-1)));
+            }
+            Scope body = new Scope(scope);
+            declare(loop.var(), p + ".var");
+            varTypes.put(loop.var(), start.type);
+            boolean u = start.uniform && end.uniform;
+            body.vars.put(loop.var(), new VarInfo(start.type, false, u, r));
+            block(loop.body(), p + ".body", body, uniform && u, depth + 1, nest);
+        }
+
+        private VarInfo mutableVar(String name, String at, Scope scope) {
+            VarInfo v = scope.lookup(name);
+            if (v == null) {
+                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a variable declared before, in scope)");
+            }
+            if (!v.mutable) {
+                throw ArraydException.invalid(at + ": \"" + name + "\" is immutable (expected: a variable declared with let mutable)");
+            }
+            return v;
+        }
+
+        private IrType writableArray(String name, String at) {
+            Stmt.LocalArray la = locals.get(name);
+            if (la != null) {
+                return IrType.ofElement(la.dtype());
+            }
+            Integer i = paramIndex.get(name);
+            if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
+                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a buffer parameter or a local array declared before)");
+            }
+            if (b.access() == Access.READ) {
+                throw ArraydException.invalid(at + ": buffer " + name + " is declared READ (expected: WRITE or READ_WRITE to store to it)");
+            }
+            return IrType.ofElement(b.dtype());
+        }
+
+        private IrType readableArray(String name, String at) {
+            Stmt.LocalArray la = locals.get(name);
+            if (la != null) {
+                return IrType.ofElement(la.dtype());
+            }
+            Integer i = paramIndex.get(name);
+            if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
+                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a buffer parameter or a local array declared before)");
+            }
+            return IrType.ofElement(b.dtype());
+        }
+
+        private Val index(Expr e, String at, Scope scope) {
+            Val v = expr(e, at, scope, true);
+            if (v.type != IrType.I32 && v.type != IrType.I64) {
+                throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
+            }
+            return v;
+        }
+
+        /** Records whether {@code node}'s access of {@code array} at {@code idx} needs a guard. */
+        private void guard(Object node, String array, Range idx) {
+            boolean safe = idx.lo() >= 0 && provenBelowExtent(array, idx);
+            guards.merge(node, !safe, (a, b) -> a || b);
+        }
+
+        private boolean provenBelowExtent(String array, Range idx) {
+            Stmt.LocalArray la = locals.get(array);
+            if (la != null) {
+                return idx.hi() < la.size();
+            }
+            Long low = extentLows.get(array);
+            if (low != null && idx.hi() < low) {
+                return true;
+            }
+            Poly extent = extentPolys.get(array);
+            if (extent == null) {
+                return false;
+            }
+            for (Poly u : idx.uppers()) {
+                try {
+                    if (extent.subtract(u).provablyPositive(symbols)) {
+                        return true;
+                    }
+                } catch (ArithmeticException e) {
+                    // this bound proves nothing
+                }
+            }
+            return false;
+        }
+
+        // ---------------------------------------------------------------- refinement
+
+        /** A child scope knowing that {@code cond} is {@code positive}. */
+        private Scope refine(Scope s, Expr cond, boolean positive) {
+            switch (cond) {
+                case Expr.Unary u when u.op() == Expr.Unary.Op.NOT -> {
+                    return refine(s, u.operand(), !positive);
+                }
+                case Expr.Binary b when b.op() == Expr.Binary.Op.LOGICAL_AND && positive -> {
+                    return refine(refine(s, b.left(), true), b.right(), true);
+                }
+                case Expr.Binary b when b.op() == Expr.Binary.Op.LOGICAL_OR && !positive -> {
+                    return refine(refine(s, b.left(), false), b.right(), false);
+                }
+                case Expr.Binary b when b.op().isComparison() && types.get(b.left()) != null
+                        && types.get(b.left()).isInteger() -> {
+                    Expr.Binary.Op op = positive ? b.op() : negate(b.op());
+                    Range l = quiet(b.left(), s);
+                    Range r = quiet(b.right(), s);
+                    switch (op) {
+                        case LT -> lessThan(s, b.left(), l, b.right(), r, 1);
+                        case LE -> lessThan(s, b.left(), l, b.right(), r, 0);
+                        case GT -> lessThan(s, b.right(), r, b.left(), l, 1);
+                        case GE -> lessThan(s, b.right(), r, b.left(), l, 0);
+                        case EQ -> {
+                            lessThan(s, b.left(), l, b.right(), r, 0);
+                            lessThan(s, b.right(), r, b.left(), l, 0);
+                        }
+                        default -> { }
+                    }
+                    return s;
+                }
+                default -> {
+                    return s;
+                }
+            }
+        }
+
+        private static Expr.Binary.Op negate(Expr.Binary.Op op) {
+            return switch (op) {
+                case LT -> Expr.Binary.Op.GE;
+                case LE -> Expr.Binary.Op.GT;
+                case GT -> Expr.Binary.Op.LE;
+                case GE -> Expr.Binary.Op.LT;
+                case EQ -> Expr.Binary.Op.NE;
+                case NE -> Expr.Binary.Op.EQ;
+                default -> op;
+            };
+        }
+
+        /** Learns {@code a <= b - gap}: a's upper bounds from b, b's lower bound from a. */
+        private void lessThan(Scope s, Expr a, Range ra, Expr b, Range rb, long gap) {
+            if (stable(a)) {
+                try {
+                    long hi = Math.subtractExact(rb.hi(), gap);
+                    s.facts.put(a, ra.intersect(new Range(Long.MIN_VALUE, hi,
+                            Range.map(rb.uppers(), u -> u.addConstant(-gap)))));
+                } catch (ArithmeticException e) {
+                    // nothing learned
+                }
+            }
+            if (stable(b)) {
+                try {
+                    long lo = Math.addExact(ra.lo(), gap);
+                    s.facts.put(b, rb.intersect(new Range(lo, Long.MAX_VALUE, List.of())));
+                } catch (ArithmeticException e) {
+                    // nothing learned
+                }
+            }
+        }
+
+        /** Expressions whose value cannot change within a work-item's run: no loads, no mutable variables. */
+        private boolean stable(Expr e) {
+            return switch (e) {
+                case Expr.Const c -> true;
+                case Expr.Param p -> true;
+                case Expr.Var v -> !mutableVars.contains(v.name());
+                case Expr.Builtin b -> true;
+                case Expr.Load l -> false;
+                case Expr.Unary u -> stable(u.operand());
+                case Expr.Binary b -> stable(b.left()) && stable(b.right());
+                case Expr.Select x -> stable(x.condition()) && stable(x.ifTrue()) && stable(x.ifFalse());
+                case Expr.Cast c -> stable(c.operand());
+                case Expr.Fma f -> stable(f.a()) && stable(f.b()) && stable(f.c());
+            };
+        }
+
+        private Range quiet(Expr e, Scope s) {
+            return expr(e, "", s, false).range;
+        }
+
+        // ---------------------------------------------------------------- expressions
+
+        private record Val(IrType type, Range range, boolean uniform) {}
+
+        private record VarInfo(IrType type, boolean mutable, boolean uniform, Range range) {}
+
+        /** Variables and learned facts of a block; lookups walk out to the enclosing blocks. */
+        private static final class Scope {
+            final Scope parent;
+            final Map<String, VarInfo> vars = new HashMap<>();
+            final Map<Expr, Range> facts = new HashMap<>();
+
+            Scope(Scope parent) {
+                this.parent = parent;
+            }
+
+            VarInfo lookup(String name) {
+                for (Scope s = this; s != null; s = s.parent) {
+                    VarInfo v = s.vars.get(name);
+                    if (v != null) {
+                        return v;
+                    }
+                }
+                return null;
+            }
+
+            Range fact(Expr e) {
+                Range r = null;
+                for (Scope s = this; s != null; s = s.parent) {
+                    Range f = s.facts.get(e);
+                    if (f != null) {
+                        r = r == null ? f : r.intersect(f);
+                    }
+                }
+                return r;
+            }
+        }
+
+        private static void expectType(IrType got, IrType expected, String at) {
+            if (got != expected) {
+                throw ArraydException.invalid(at + ": " + expected + " expected, got " + got);
+            }
+        }
+
+        /**
+         * Types {@code e} and computes its range. {@code record} is false for re-evaluations done by
+         * refinement: they neither record types nor guards (the first pass did).
+         */
+        private Val expr(Expr e, String at, Scope s, boolean record) {
+            Val v = exprNoFacts(e, at, s, record);
+            if (v.type.isInteger()) {
+                Range f = s.fact(e);
+                if (f != null) {
+                    v = new Val(v.type, v.range.intersect(f), v.uniform);
+                }
+            }
+            if (record) {
+                types.put(e, v.type);
+            }
+            return v;
+        }
+
+        private Val exprNoFacts(Expr e, String at, Scope s, boolean record) {
+            switch (e) {
+                case null -> throw ArraydException.invalid(at + ": unset (expected: an expression)");
+                case Expr.Const c -> {
+                    String p = at + ".constant";
+                    if (c.type() == null) {
+                        throw ArraydException.invalid(p + ": no value set");
+                    }
+                    if (c.type().isInteger() || c.type() == IrType.BOOL) {
+                        if (c.bits() < c.type().min() || c.bits() > c.type().max()) {
+                            throw ArraydException.invalid(p + "." + c.type() + ": " + c.bits() + " (expected: within " + c.type() + ")");
+                        }
+                        return new Val(c.type(), Range.of(c.bits(), c.bits()), true);
+                    }
+                    return new Val(c.type(), Range.top(c.type()), true);
+                }
+                case Expr.Param p -> {
+                    Integer i = paramIndex.get(p.name());
+                    if (i == null) {
+                        throw ArraydException.invalid(at + ".param: \"" + p.name() + "\" (expected: a parameter of kernel "
+                                + kernel.name() + ")");
+                    }
+                    if (!(kernel.params().get(i) instanceof IrParam.Scalar sp)) {
+                        throw ArraydException.invalid(at + ".param: \"" + p.name()
+                                + "\" is a buffer (expected: a scalar parameter; read a buffer with load)");
+                    }
+                    IrType t = IrType.ofScalar(sp.dtype());
+                    if (!t.isInteger()) {
+                        return new Val(t, Range.top(t), true);
+                    }
+                    long lo = sp.min() == null ? t.min() : sp.min();
+                    long hi = sp.max() == null ? t.max() : sp.max();
+                    List<Poly> u = symbols.containsKey(p.name()) ? List.of(Poly.symbol(p.name())) : List.of();
+                    return new Val(t, new Range(lo, hi, u), true);
+                }
+                case Expr.Var v -> {
+                    VarInfo info = s.lookup(v.name());
+                    if (info == null) {
+                        throw ArraydException.invalid(at + ".var: \"" + v.name() + "\" (expected: a variable declared before, in scope)");
+                    }
+                    return new Val(info.type, info.range, info.uniform);
+                }
+                case Expr.Builtin b -> {
+                    String p = at + ".builtin";
+                    if (b.kind() == null) {
+                        throw ArraydException.invalid(p + ".kind: unset");
+                    }
+                    if (b.dim() < 0 || b.dim() >= kernel.gridDims()) {
+                        throw ArraydException.invalid(p + ".dim: " + b.dim() + " (expected: below grid_dims = " + kernel.gridDims() + ")");
+                    }
+                    return new Val(IrType.I64, builtinRange(b), b.kind() != Expr.Builtin.Kind.GLOBAL_ID
+                            && b.kind() != Expr.Builtin.Kind.LOCAL_ID);
+                }
+                case Expr.Load l -> {
+                    String p = at + ".load";
+                    IrType t = readableArray(l.array(), p + ".array");
+                    Val idx = record ? index(l.index(), p + ".index", s) : expr(l.index(), p, s, false);
+                    if (record) {
+                        guard(l, l.array(), idx.range);
+                    }
+                    return new Val(t, Range.top(t), false);
+                }
+                case Expr.Unary u -> {
+                    String p = at + ".unary";
+                    Val a = expr(u.operand(), p + ".operand", s, record);
+                    if (u.op() == null) {
+                        throw ArraydException.invalid(p + ".op: unset");
+                    }
+                    IrType t = a.type;
+                    boolean ok = switch (u.op()) {
+                        case NEG, ABS -> t.isNumber();
+                        case NOT -> t.isInteger() || t == IrType.BOOL;
+                        default -> t.isFloat();
+                    };
+                    if (!ok) {
+                        throw ArraydException.invalid(p + ".operand: " + t + " (expected: " + (u.op().isMath() ? "f32 or f64"
+                                : u.op() == Expr.Unary.Op.NOT ? "bool or an integer" : "a number") + " for " + u.op() + ")");
+                    }
+                    Range r = Range.top(t);
+                    if (t.isInteger() && u.op() == Expr.Unary.Op.NEG && a.range.lo() > t.min()) {
+                        r = Range.fit(t, -a.range.hi(), -a.range.lo(), List.of());
+                    } else if (t == IrType.BOOL) {
+                        r = Range.of(0, 1);
+                    }
+                    return new Val(t, r, a.uniform);
+                }
+                case Expr.Binary b -> {
+                    return binary(b, at + ".binary", s, record);
+                }
+                case Expr.Select x -> {
+                    String p = at + ".select";
+                    Val c = expr(x.condition(), p + ".condition", s, record);
+                    expectType(c.type, IrType.BOOL, p + ".condition");
+                    Val t = expr(x.ifTrue(), p + ".if_true", refine(new Scope(s), x.condition(), true), record);
+                    Val f = expr(x.ifFalse(), p + ".if_false", refine(new Scope(s), x.condition(), false), record);
+                    expectType(f.type, t.type, p + ".if_false");
+                    return new Val(t.type, t.range.join(f.range), c.uniform && t.uniform && f.uniform);
+                }
+                case Expr.Cast c -> {
+                    String p = at + ".cast";
+                    if (c.to() == null) {
+                        throw ArraydException.invalid(p + ".dtype: unset");
+                    }
+                    Val a = expr(c.operand(), p + ".operand", s, record);
+                    Range r;
+                    if (c.to() == IrType.BOOL) {
+                        r = Range.of(0, 1);
+                    } else if (a.type.isInteger() || a.type == IrType.BOOL) {
+                        r = c.to().isInteger() && a.range.lo() >= c.to().min() && a.range.hi() <= c.to().max()
+                                ? a.range : Range.top(c.to());
+                    } else {
+                        r = Range.top(c.to());
+                    }
+                    return new Val(c.to(), r, a.uniform);
+                }
+                case Expr.Fma f -> {
+                    String p = at + ".fma";
+                    Val a = expr(f.a(), p + ".a", s, record);
+                    if (!a.type.isFloat()) {
+                        throw ArraydException.invalid(p + ".a: f32 or f64 expected, got " + a.type);
+                    }
+                    Val b2 = expr(f.b(), p + ".b", s, record);
+                    expectType(b2.type, a.type, p + ".b");
+                    Val c3 = expr(f.c(), p + ".c", s, record);
+                    expectType(c3.type, a.type, p + ".c");
+                    return new Val(a.type, Range.top(a.type), a.uniform && b2.uniform && c3.uniform);
+                }
+            }
+        }
+
+        private Range builtinRange(Expr.Builtin b) {
+            int d = b.dim();
+            Poly gs = Poly.symbol("$gs" + d);
+            boolean declaredLocal = !kernel.localSize().isEmpty();
+            long l = declaredLocal ? kernel.localSize().get(d) : MAX_GROUP_SIZE;
+            Poly ls = declaredLocal ? Poly.constant(l) : Poly.symbol("$ls" + d);
+            return switch (b.kind()) {
+                case GLOBAL_ID, GROUP_ID -> new Range(0, MAX_GLOBAL_SIZE - 1, List.of(gs.addConstant(-1)));
+                case GLOBAL_SIZE, NUM_GROUPS -> new Range(1, MAX_GLOBAL_SIZE, List.of(gs));
+                case LOCAL_ID -> new Range(0, l - 1, declaredLocal ? List.of() : List.of(ls.addConstant(-1)));
+                case LOCAL_SIZE -> declaredLocal ? Range.of(l, l) : new Range(1, l, List.of(ls));
+            };
+        }
+
+        private Val binary(Expr.Binary b, String p, Scope s, boolean record) {
+            if (b.op() == null) {
+                throw ArraydException.invalid(p + ".op: unset");
+            }
+            Val l = expr(b.left(), p + ".left", s, record);
+            Scope rs = s;
+            if (b.op() == Expr.Binary.Op.LOGICAL_AND) {
+                rs = refine(new Scope(s), b.left(), true);
+            } else if (b.op() == Expr.Binary.Op.LOGICAL_OR) {
+                rs = refine(new Scope(s), b.left(), false);
+            }
+            Val r = expr(b.right(), p + ".right", rs, record);
+            IrType t = l.type;
+            boolean uniform = l.uniform && r.uniform;
+            if (b.op().isShift()) {
+                if (!t.isInteger()) {
+                    throw ArraydException.invalid(p + ".left: " + t + " (expected: an integer for " + b.op() + ")");
+                }
+            }
+            expectType(r.type, t, p + ".right");
+            Expr.Binary.Op op = b.op();
+            if (op.isComparison()) {
+                if (t == IrType.BOOL && op != Expr.Binary.Op.EQ && op != Expr.Binary.Op.NE) {
+                    throw ArraydException.invalid(p + ".left: bool (expected: a number for " + op + ")");
+                }
+                return new Val(IrType.BOOL, Range.of(0, 1), uniform);
+            }
+            if (op.isLogical()) {
+                expectType(t, IrType.BOOL, p + ".left");
+                return new Val(IrType.BOOL, Range.of(0, 1), uniform);
+            }
+            if (op.isBitwise()) {
+                if (!t.isInteger() && t != IrType.BOOL) {
+                    throw ArraydException.invalid(p + ".left: " + t + " (expected: bool or an integer for " + op + ")");
+                }
+            } else if (op == Expr.Binary.Op.POW) {
+                if (!t.isFloat()) {
+                    throw ArraydException.invalid(p + ".left: " + t + " (expected: f32 or f64 for POW)");
+                }
+            } else if (!op.isShift() && !t.isNumber()) {
+                throw ArraydException.invalid(p + ".left: " + t + " (expected: a number for " + op + ")");
+            }
+            if (t == IrType.BOOL) {
+                return new Val(t, Range.of(0, 1), uniform);
+            }
+            if (!t.isInteger()) {
+                return new Val(t, Range.top(t), uniform);
+            }
+            return new Val(t, intRange(op, t, l.range, r.range), uniform);
+        }
+
+        private static Range intRange(Expr.Binary.Op op, IrType t, Range a, Range b) {
+            try {
+                return switch (op) {
+                    case ADD -> Range.fit(t, Math.addExact(a.lo(), b.lo()), Math.addExact(a.hi(), b.hi()),
+                            Range.combine(a.allUppers(), b.allUppers(), Poly::add));
+                    case SUB -> Range.fit(t, Math.subtractExact(a.lo(), b.hi()), Math.subtractExact(a.hi(), b.lo()),
+                            Range.map(a.uppers(), u -> u.addConstant(-b.lo())));
+                    case MUL -> {
+                        long[] c = {Math.multiplyExact(a.lo(), b.lo()), Math.multiplyExact(a.lo(), b.hi()),
+                                Math.multiplyExact(a.hi(), b.lo()), Math.multiplyExact(a.hi(), b.hi())};
+                        long lo = Math.min(Math.min(c[0], c[1]), Math.min(c[2], c[3]));
+                        long hi = Math.max(Math.max(c[0], c[1]), Math.max(c[2], c[3]));
+                        List<Poly> u = a.nonNegative() && b.nonNegative()
+                                ? Range.combine(a.allUppers(), b.allUppers(), Poly::multiply) : List.of();
+                        yield Range.fit(t, lo, hi, u);
+                    }
+                    case DIV -> a.nonNegative() && b.lo() >= 1
+                            ? Range.of(a.lo() / b.hi(), a.hi() / b.lo()) : Range.top(t);
+                    case REM -> {
+                        if (a.nonNegative() && b.lo() >= 1) {
+                            List<Poly> u = new ArrayList<>(a.uppers());
+                            u.addAll(Range.map(b.uppers(), x -> x.addConstant(-1)));
+                            yield new Range(0, Math.min(a.hi(), b.hi() - 1), u);
+                        }
+                        yield Range.top(t);
+                    }
+                    case MIN -> {
+                        List<Poly> u = new ArrayList<>(a.uppers());
+                        u.addAll(b.uppers());
+                        yield new Range(Math.min(a.lo(), b.lo()), Math.min(a.hi(), b.hi()), u);
+                    }
+                    case MAX -> Range.of(Math.max(a.lo(), b.lo()), Math.max(a.hi(), b.hi()));
+                    case AND -> a.nonNegative() || b.nonNegative()
+                            ? Range.of(0, Math.min(a.nonNegative() ? a.hi() : Long.MAX_VALUE, b.nonNegative() ? b.hi() : Long.MAX_VALUE))
+                            : Range.top(t);
+                    case SHL -> b.lo() == b.hi() && b.lo() >= 0 && b.lo() < t.bits() - 1 && a.nonNegative()
+                            ? Range.fit(t, Math.multiplyExact(a.lo(), 1L << b.lo()), Math.multiplyExact(a.hi(), 1L << b.lo()),
+                            Range.map(a.uppers(), x -> x.scale(1L << b.lo())))
+                            : Range.top(t);
+                    case SHR -> a.nonNegative() && b.lo() >= 0 && b.hi() < t.bits()
+                            ? Range.of(a.lo() >> b.hi(), a.hi() >> b.lo()) : Range.top(t);
+                    default -> Range.top(t);
+                };
+            } catch (ArithmeticException e) {
+                return Range.top(t);
+            }
+        }
+
+        private static String describe(Expr e) {
+            return e == null ? "unset" : e.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+}

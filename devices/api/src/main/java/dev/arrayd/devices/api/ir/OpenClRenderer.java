@@ -1,0 +1,87 @@
+package dev.arrayd.devices.api.ir;
+
+import java.util.List;
+
+/**
+ * OpenCL C 1.2 (text only until the OpenCL backend lands). Kernel arguments: the declared parameters,
+ * then {@code arrayd_ext} and {@code arrayd_guard} as {@code __global long} buffers (see
+ * {@link CLikeRenderer}); the guard's first-wins write needs {@code cl_khr_int64_base_atomics}, and
+ * f64 kernels need {@code cl_khr_fp64}.
+ */
+public final class OpenClRenderer extends CLikeRenderer {
+
+    @Override
+    protected String prelude() {
+        return """
+                #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+                #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+                typedef int arrayd_i32;
+                typedef long arrayd_i64;
+                typedef uchar arrayd_u8;
+                typedef ushort arrayd_u16;
+                typedef uint arrayd_u32;
+                typedef ulong arrayd_u64;
+                #define ARRAYD_FN static inline
+                ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { return as_float(u); }
+                ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { return as_uint(f); }
+                ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return as_double(u); }
+                /* the first guard to catch an index records it; the rest only skip their access */
+                ARRAYD_FN void arrayd_oob(__global arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
+                    if (atom_cmpxchg((volatile __global arrayd_i64 *)g, 0, id + 1) == 0) g[1] = i;
+                }
+                """;
+    }
+
+    @Override
+    protected List<String> addressSpaces() {
+        return List.of("__global ", "__local ");
+    }
+
+    @Override
+    protected String globalSpace() {
+        return "__global ";
+    }
+
+    @Override
+    protected String localSpace() {
+        return "__local ";
+    }
+
+    @Override
+    protected String kernelHead(CheckedKernel k) {
+        if (!k.kernel().localSize().isEmpty()) {
+            List<Long> l = k.kernel().localSize();
+            return "__kernel __attribute__((reqd_work_group_size(" + l.get(0) + ", " + (l.size() > 1 ? l.get(1) : 1) + ", "
+                    + (l.size() > 2 ? l.get(2) : 1) + "))) void " + k.name();
+        }
+        return "__kernel void " + k.name();
+    }
+
+    @Override
+    protected String builtin(Expr.Builtin.Kind kind, int dim) {
+        String f = switch (kind) {
+            case GLOBAL_ID -> "get_global_id";
+            case GLOBAL_SIZE -> "get_global_size";
+            case LOCAL_ID -> "get_local_id";
+            case LOCAL_SIZE -> "get_local_size";
+            case GROUP_ID -> "get_group_id";
+            case NUM_GROUPS -> "get_num_groups";
+        };
+        return "((arrayd_i64)" + f + "(" + dim + "))";
+    }
+
+    @Override
+    protected String barrier() {
+        return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);";
+    }
+
+    @Override
+    protected String localDecl() {
+        return "__local ";
+    }
+
+    @Override
+    protected String math(String name, IrType t) {
+        return name; // OpenCL C's math functions are overloaded on float and double
+    }
+}

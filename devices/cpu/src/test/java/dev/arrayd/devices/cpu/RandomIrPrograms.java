@@ -1,0 +1,240 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ir.Expr;
+import dev.arrayd.devices.api.ir.IrKernel;
+import dev.arrayd.devices.api.ir.IrParam;
+import dev.arrayd.devices.api.ir.IrType;
+import dev.arrayd.devices.api.ir.Stmt;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static dev.arrayd.devices.api.ir.IrDsl.*;
+
+/**
+ * Random well-typed IR kernels over a fixed parameter list, for differential tests. Every kernel has
+ * the same signature:
+ * {@code (ii: i32[64] READ, fi: f32[64] READ, oi: i32 WRITE, of: f32 WRITE, oh: f16 WRITE, ol: i64 READ_WRITE,
+ * s: i32 in [0, 16], t: f32)} and runs over a grid of {@link #GRID}. Outputs are stored at the work-item's
+ * id (proven in bounds) and at random indices (some proven, some guarded and sometimes out of range).
+ *
+ * <p>Transcendental functions (exp, log, tanh, pow) appear only as the last operation before a store to
+ * {@code of}, and such stores are flagged in {@link Program#approximate}: libm and Java may differ by
+ * an ulp or two there, and nothing downstream amplifies it. Every other float operation is exactly
+ * rounded on both sides and compared bit for bit.
+ */
+final class RandomIrPrograms {
+
+    static final int EXTENT = 64;
+    static final int GRID = 64;
+
+    private final Random r;
+    private final List<String[]> vars = new ArrayList<>(); // name, type
+    private int names;
+    private int depthBudget;
+    boolean approximate;
+
+    RandomIrPrograms(long seed) {
+        r = new Random(seed);
+    }
+
+    record Program(IrKernel kernel, boolean approximate) {}
+
+    static List<IrParam> params() {
+        return List.of(
+                new IrParam.Buffer("ii", DType.I32, Access.READ, i64(EXTENT)),
+                new IrParam.Buffer("fi", DType.F32, Access.READ, i64(EXTENT)),
+                new IrParam.Buffer("oi", DType.I32, Access.WRITE, i64(EXTENT)),
+                new IrParam.Buffer("of", DType.F32, Access.WRITE, i64(EXTENT)),
+                new IrParam.Buffer("oh", DType.F16, Access.WRITE, i64(EXTENT)),
+                new IrParam.Buffer("ol", DType.I64, Access.READ_WRITE, null),
+                new IrParam.Scalar("s", DType.I32, 0L, 16L),
+                new IrParam.Scalar("t", DType.F32, null, null));
+    }
+
+    Program kernel(String name) {
+        vars.clear();
+        approximate = false;
+        List<Stmt> inner = new ArrayList<>();
+        int n = 2 + r.nextInt(6);
+        for (int i = 0; i < n; i++) {
+            inner.add(stmt(0));
+        }
+        inner.add(store("oi", var("i"), expr(IrType.I32, 3)));
+        inner.add(store("of", var("i"), floatOut()));
+        inner.add(store("oh", var("i"), expr(IrType.F32, 2)));
+        List<Stmt> body = List.of(let("i", gid(0)), new Stmt.If(lt(var("i"), i64(EXTENT)), inner, List.of()));
+        return new Program(new IrKernel(name, params(), 1, List.of(), body), approximate);
+    }
+
+    private Expr floatOut() {
+        Expr e = expr(IrType.F32, 3);
+        if (r.nextInt(3) == 0) {
+            approximate = true;
+            return switch (r.nextInt(4)) {
+                case 0 -> new Expr.Unary(Expr.Unary.Op.EXP, e);
+                case 1 -> new Expr.Unary(Expr.Unary.Op.LOG, e);
+                case 2 -> new Expr.Unary(Expr.Unary.Op.TANH, e);
+                default -> bin(Expr.Binary.Op.POW, e, expr(IrType.F32, 1));
+            };
+        }
+        return e;
+    }
+
+    private String fresh() {
+        return "v" + names++;
+    }
+
+    private Stmt stmt(int depth) {
+        int k = r.nextInt(depth > 1 ? 4 : 7);
+        switch (k) {
+            case 0, 1 -> {
+                IrType t = pick(IrType.I32, IrType.I64, IrType.F32, IrType.BOOL, IrType.U8);
+                String v = fresh();
+                Stmt s = let(v, expr(t, 3));
+                vars.add(new String[] {v, t.name()});
+                return s;
+            }
+            case 2 -> {
+                return r.nextBoolean() ? store("oi", index(), expr(IrType.I32, 2)) : store("ol", index(), expr(IrType.I64, 2));
+            }
+            case 3 -> {
+                // a random-index store of the right type
+                return r.nextBoolean() ? store("oi", index(), expr(IrType.I32, 2))
+                        : new Stmt.Accumulate("ol", index(), pick(Stmt.Accumulate.Op.values()), expr(IrType.I64, 2));
+            }
+            case 4 -> {
+                int mark = vars.size();
+                List<Stmt> then = List.of(stmt(depth + 1), stmt(depth + 1));
+                trim(mark);
+                List<Stmt> otherwise = r.nextBoolean() ? List.of(stmt(depth + 1)) : List.of();
+                trim(mark);
+                return new Stmt.If(expr(IrType.BOOL, 2), then, otherwise);
+            }
+            default -> {
+                // a bounded loop accumulating into a fresh mutable variable, then stored
+                IrType t = pick(IrType.I32, IrType.F32);
+                String acc = fresh();
+                String kv = fresh();
+                int mark = vars.size();
+                vars.add(new String[] {kv, IrType.I32.name()});
+                Stmt.Accumulate.Op op = pick(Stmt.Accumulate.Op.values());
+                Stmt accumulate = accVar(acc, op, expr(t, 2));
+                trim(mark);
+                Expr end = r.nextBoolean() ? param("s") : i32(r.nextInt(9));
+                Stmt loop = new Stmt.For(kv, i32(0), end, 1 + r.nextInt(2), List.of(accumulate));
+                Stmt out = t == IrType.I32 ? store("oi", index(), var(acc)) : store("of", index(), var(acc));
+                return new Stmt.If(Expr.Const.bool(true), List.of(mut(acc, t == IrType.I32 ? i32(1) : f32(0.5f)), loop, out),
+                        List.of());
+            }
+        }
+    }
+
+    private void trim(int mark) {
+        while (vars.size() > mark) {
+            vars.removeLast();
+        }
+    }
+
+    /** An index: often proven (masked or the id), sometimes possibly out of range (guarded). */
+    private Expr index() {
+        return switch (r.nextInt(8)) {
+            case 0, 1, 2 -> var("i");
+            case 3, 4, 5 -> cast(IrType.I64, bin(Expr.Binary.Op.AND, expr(IrType.I32, 2), i32(EXTENT - 1)));
+            case 6 -> cast(IrType.I64, bin(Expr.Binary.Op.REM, expr(IrType.I32, 2), i32(EXTENT + 8)));
+            default -> sub(var("i"), cast(IrType.I64, bin(Expr.Binary.Op.AND, expr(IrType.I32, 1), i32(3))));
+        };
+    }
+
+    @SafeVarargs
+    private <T> T pick(T... options) {
+        return options[r.nextInt(options.length)];
+    }
+
+    private Expr varOf(IrType t) {
+        List<String> c = new ArrayList<>();
+        for (String[] v : vars) {
+            if (v[1].equals(t.name())) {
+                c.add(v[0]);
+            }
+        }
+        return c.isEmpty() ? null : var(c.get(r.nextInt(c.size())));
+    }
+
+    private Expr expr(IrType t, int depth) {
+        if (depth <= 0 || r.nextInt(5) == 0) {
+            return leaf(t);
+        }
+        int d = depth - 1;
+        switch (t) {
+            case BOOL -> {
+                return switch (r.nextInt(5)) {
+                    case 0 -> bin(pick(Expr.Binary.Op.LT, Expr.Binary.Op.LE, Expr.Binary.Op.EQ, Expr.Binary.Op.NE,
+                            Expr.Binary.Op.GT, Expr.Binary.Op.GE), expr(IrType.I32, d), expr(IrType.I32, d));
+                    case 1 -> bin(pick(Expr.Binary.Op.LT, Expr.Binary.Op.GE, Expr.Binary.Op.EQ), expr(IrType.F32, d),
+                            expr(IrType.F32, d));
+                    case 2 -> bin(pick(Expr.Binary.Op.LOGICAL_AND, Expr.Binary.Op.LOGICAL_OR, Expr.Binary.Op.XOR,
+                            Expr.Binary.Op.AND), expr(IrType.BOOL, d), expr(IrType.BOOL, d));
+                    case 3 -> new Expr.Unary(Expr.Unary.Op.NOT, expr(IrType.BOOL, d));
+                    default -> cast(IrType.BOOL, expr(pick(IrType.I32, IrType.F32), d));
+                };
+            }
+            case F32 -> {
+                return switch (r.nextInt(7)) {
+                    case 0, 1 -> bin(pick(Expr.Binary.Op.ADD, Expr.Binary.Op.SUB, Expr.Binary.Op.MUL, Expr.Binary.Op.DIV,
+                            Expr.Binary.Op.MIN, Expr.Binary.Op.MAX, Expr.Binary.Op.REM), expr(t, d), expr(t, d));
+                    case 2 -> new Expr.Unary(pick(Expr.Unary.Op.NEG, Expr.Unary.Op.ABS, Expr.Unary.Op.SQRT,
+                            Expr.Unary.Op.FLOOR, Expr.Unary.Op.CEIL), expr(t, d));
+                    case 3 -> new Expr.Fma(expr(t, d), expr(t, d), expr(t, d));
+                    case 4 -> cast(IrType.F32, expr(pick(IrType.I32, IrType.I64, IrType.U8, IrType.BOOL), d));
+                    case 5 -> new Expr.Select(expr(IrType.BOOL, d), expr(t, d), expr(t, d));
+                    default -> load("fi", index());
+                };
+            }
+            default -> {
+                return switch (r.nextInt(8)) {
+                    case 0, 1 -> bin(pick(Expr.Binary.Op.ADD, Expr.Binary.Op.SUB, Expr.Binary.Op.MUL, Expr.Binary.Op.DIV,
+                            Expr.Binary.Op.REM, Expr.Binary.Op.MIN, Expr.Binary.Op.MAX), expr(t, d), expr(t, d));
+                    case 2 -> bin(pick(Expr.Binary.Op.AND, Expr.Binary.Op.OR, Expr.Binary.Op.XOR, Expr.Binary.Op.SHL,
+                            Expr.Binary.Op.SHR), expr(t, d), expr(t, d));
+                    case 3 -> new Expr.Unary(pick(Expr.Unary.Op.NEG, Expr.Unary.Op.ABS, Expr.Unary.Op.NOT), expr(t, d));
+                    case 4 -> cast(t, expr(pick(IrType.I32, IrType.I64, IrType.U8, IrType.F32, IrType.BOOL), d));
+                    case 5 -> new Expr.Select(expr(IrType.BOOL, d), expr(t, d), expr(t, d));
+                    case 6 -> t == IrType.I32 ? load("ii", index()) : t == IrType.I64 ? load("ol", index()) : leaf(t);
+                    default -> leaf(t);
+                };
+            }
+        }
+    }
+
+    private Expr leaf(IrType t) {
+        Expr v = r.nextInt(3) == 0 ? varOf(t) : null;
+        if (v != null) {
+            return v;
+        }
+        return switch (t) {
+            case BOOL -> Expr.Const.bool(r.nextBoolean());
+            case U8 -> Expr.Const.u8(r.nextInt(256));
+            case I32 -> switch (r.nextInt(6)) {
+                case 0 -> param("s");
+                case 1 -> i32(pick(0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, 31, 32));
+                case 2 -> cast(IrType.I32, gid(0));
+                default -> i32(r.nextInt(200) - 100);
+            };
+            case I64 -> switch (r.nextInt(4)) {
+                case 0 -> gid(0);
+                case 1 -> i64(pick(0L, -1L, Long.MIN_VALUE, Long.MAX_VALUE, 1L << 40));
+                default -> i64(r.nextInt(2000) - 1000);
+            };
+            case F32 -> switch (r.nextInt(6)) {
+                case 0 -> param("t");
+                case 1 -> f32(pick(0f, -0f, 1f, -1.5f, Float.NaN, Float.POSITIVE_INFINITY, 1e30f, 1e-40f, 65504f, 3e9f));
+                default -> f32((r.nextFloat() - 0.5f) * (1 << r.nextInt(20)));
+            };
+            case F64 -> Expr.Const.f64(r.nextDouble());
+        };
+    }
+}

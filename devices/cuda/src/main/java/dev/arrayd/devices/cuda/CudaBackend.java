@@ -1,0 +1,199 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelCompiler;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.JCudaDriver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The CUDA backend on JCuda's driver API: every device the driver finds, as {@code cuda:0 .. cuda:n-1}
+ * in driver order, each working in its primary context.
+ *
+ * <p><b>A missing driver never breaks the daemon.</b> {@link #unavailableReason()} first loads
+ * {@code libcuda.so.1} through FFM without touching JCuda (whose driver class would otherwise fail to
+ * initialize for the rest of the process), then calls {@code cuInit} and counts devices. The first step
+ * that fails is the reason, exactly:
+ * <ul>
+ *   <li>{@code "CUDA driver library libcuda.so.1 not found"};</li>
+ *   <li>{@code "cuInit failed: CUDA_ERROR_NO_DEVICE (100): ..."} (or whichever CUresult);</li>
+ *   <li>{@code "no CUDA device: cuDeviceGetCount found 0 ..."}.</li>
+ * </ul>
+ * NVRTC is probed the same way ({@code libnvrtc.so.12}); without it the devices still hold memory,
+ * copy and run PTX, and compiling CUDA C is UNAVAILABLE naming the library.
+ *
+ * <p>{@code openDevices(0)} opens every device, {@code openDevices(n)} the first {@code n}. Peer access is
+ * enabled between every pair of opened devices that supports it.
+ */
+public final class CudaBackend implements Backend {
+
+    public static final String NAME = "cuda";
+
+    private static final Logger log = LoggerFactory.getLogger(CudaBackend.class);
+
+    private final CudaOptions options;
+    private final CudaKernelCompiler compiler;
+    private final List<CudaDevice> devices = new ArrayList<>(); // guarded by this
+    private volatile List<CudaDevice> openDevices = List.of();
+    private Optional<String> unavailableReason; // guarded by this; probed once
+    private Optional<String> nvrtcProblem; // guarded by this; probed once
+    private CudaDiscovery.Found found; // guarded by this; set by the probe
+
+    public CudaBackend() {
+        this(CudaOptions.defaults());
+    }
+
+    public CudaBackend(CudaOptions options) {
+        this.options = options;
+        this.compiler = new CudaKernelCompiler(options, this::unavailableReason, this::nvrtcProblem, () -> openDevices);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public synchronized Optional<String> unavailableReason() {
+        if (unavailableReason == null) {
+            unavailableReason = probe();
+        }
+        return unavailableReason;
+    }
+
+    /** Why CUDA C cannot be compiled (empty when NVRTC loads); PTX does not need NVRTC. */
+    synchronized Optional<String> nvrtcProblem() {
+        if (nvrtcProblem == null) {
+            nvrtcProblem = LibraryProbe.nvrtcProblem(options.nvrtcLibrary());
+        }
+        return nvrtcProblem;
+    }
+
+    private Optional<String> probe() {
+        Optional<String> driver = LibraryProbe.driverProblem(options.driverLibrary());
+        if (driver.isPresent()) {
+            return driver;
+        }
+        try {
+            found = CudaDiscovery.discover();
+        } catch (LinkageError e) {
+            return Optional.of("JCuda could not load its native driver binding: " + e);
+        } catch (ArraydException e) {
+            return Optional.of("querying CUDA devices failed: " + e.getMessage());
+        }
+        if (found.problem().isPresent()) {
+            return found.problem();
+        }
+        Optional<String> nvrtc = nvrtcProblem();
+        log.info("CUDA driver {} with {} device(s): {}{}", found.driverVersion(), found.facts().size(),
+                found.facts().stream().map(CudaDeviceFacts::describe).toList(),
+                nvrtc.map(p -> "; CUDA C unavailable (" + p + "), PTX only").orElse(""));
+        return Optional.empty();
+    }
+
+    @Override
+    public synchronized List<Device> openDevices(int count) {
+        if (count < 0) {
+            throw ArraydException.invalid("count: " + count + " (expected: >= 0)");
+        }
+        Optional<String> reason = unavailableReason();
+        if (reason.isPresent()) {
+            throw new ArraydException(ErrorCode.UNAVAILABLE, "cuda backend unavailable: " + reason.get());
+        }
+        if (!devices.isEmpty()) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "openDevices: cuda devices already open (expected: one call per backend)");
+        }
+        int available = found.devices().size();
+        if (count > available) {
+            throw ArraydException.invalid("count: " + count + " (expected: at most the " + available + " CUDA devices found)");
+        }
+        int wanted = count == 0 ? available : count;
+        boolean nvrtc = nvrtcProblem().isEmpty();
+        try {
+            for (int i = 0; i < wanted; i++) {
+                CUdevice d = found.devices().get(i);
+                CUcontext ctx = new CUcontext();
+                CudaErrors.check(JCudaDriver.cuDevicePrimaryCtxRetain(ctx, d), "cuDevicePrimaryCtxRetain for cuda:" + i);
+                devices.add(new CudaDevice(new DeviceId(NAME, i), found.facts().get(i), d, ctx, options, nvrtc));
+            }
+            enablePeerAccess();
+        } catch (RuntimeException e) {
+            closeDevices();
+            throw e;
+        }
+        openDevices = List.copyOf(devices);
+        return List.copyOf(devices);
+    }
+
+    private void enablePeerAccess() {
+        int n = devices.size();
+        boolean[][] enabled = new boolean[n][n];
+        for (int a = 0; a < n; a++) {
+            for (int b = 0; b < n; b++) {
+                if (a == b) {
+                    continue;
+                }
+                int[] can = new int[1];
+                CudaDevice src = devices.get(a);
+                CudaDevice dst = devices.get(b);
+                if (JCudaDriver.cuDeviceCanAccessPeer(can, src.cuDevice(), dst.cuDevice()) != CudaErrors.CUDA_SUCCESS || can[0] == 0) {
+                    continue;
+                }
+                src.makeCurrent();
+                int r = JCudaDriver.cuCtxEnablePeerAccess(dst.context(), 0);
+                enabled[a][b] = r == CudaErrors.CUDA_SUCCESS || r == CudaErrors.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+                if (!enabled[a][b]) {
+                    log.warn("peer access {} -> {} refused: {}; copies between them go through host staging", src.id(), dst.id(),
+                            CudaErrors.name(r));
+                }
+            }
+        }
+        PeerAccess peers = new PeerAccess(enabled);
+        for (CudaDevice d : devices) {
+            d.setPeers(peers);
+        }
+    }
+
+    @Override
+    public KernelCompiler compiler() {
+        return compiler;
+    }
+
+    /** The compiler with its cache counters; for tests and benchmarks. */
+    CudaKernelCompiler cudaCompiler() {
+        return compiler;
+    }
+
+    /** The opened devices as CUDA devices; for tests and benchmarks of this package. */
+    List<CudaDevice> cudaDevices() {
+        return openDevices;
+    }
+
+    /** Closes every device opened here (draining their streams, freeing slabs and staging), then releases the primary contexts. */
+    @Override
+    public synchronized void close() {
+        closeDevices();
+    }
+
+    private void closeDevices() {
+        openDevices = List.of();
+        for (CudaDevice d : devices) {
+            try {
+                d.close();
+            } finally {
+                JCudaDriver.cuDevicePrimaryCtxRelease(d.cuDevice());
+            }
+        }
+        devices.clear();
+    }
+}

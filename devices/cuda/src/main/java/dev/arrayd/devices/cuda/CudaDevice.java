@@ -1,0 +1,294 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One CUDA device, working in its primary context (the one the runtime API and other libraries in the
+ * process share, retained at open and released at close). Each slab is one {@code cuMemAlloc}; a
+ * {@link MemRef} is a byte range inside it, bounds-checked here before any CUDA call sees it. The sum of
+ * slab sizes never exceeds {@link DeviceInfo#memoryBytes()}.
+ *
+ * <p>Every thread that calls the driver for this device first makes the primary context current
+ * ({@link #makeCurrent()}: a thread-local store in the driver, cheap).
+ */
+final class CudaDevice implements Device {
+
+    private final DeviceInfo info;
+    private final CudaDeviceFacts facts;
+    private final CUdevice cuDevice;
+    private final CUcontext context;
+    private final CudaOptions options;
+    private final StagingPool staging;
+    private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
+    private final Object slabLock = new Object();
+    private volatile SlabTable slabs = SlabTable.EMPTY;
+    private long usedBytes; // guarded by slabLock
+    private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
+    private volatile PeerAccess peers = PeerAccess.NONE;
+    private volatile boolean closed;
+
+    CudaDevice(DeviceId id, CudaDeviceFacts facts, CUdevice cuDevice, CUcontext context, CudaOptions options, boolean nvrtc) {
+        this.info = facts.info(id, nvrtc);
+        this.facts = facts;
+        this.cuDevice = cuDevice;
+        this.context = context;
+        this.options = options;
+        this.staging = new StagingPool(options.stagingChunkBytes(), options.stagingBuffers());
+    }
+
+    @Override
+    public DeviceId id() {
+        return info.id();
+    }
+
+    @Override
+    public DeviceInfo info() {
+        return info;
+    }
+
+    CudaDeviceFacts facts() {
+        return facts;
+    }
+
+    CUdevice cuDevice() {
+        return cuDevice;
+    }
+
+    CUcontext context() {
+        return context;
+    }
+
+    CudaOptions options() {
+        return options;
+    }
+
+    StagingPool staging() {
+        return staging;
+    }
+
+    void setPeers(PeerAccess peers) {
+        this.peers = peers;
+    }
+
+    boolean canAccessPeer(CudaDevice other) {
+        return peers.enabled(info.id().ordinal(), other.info.id().ordinal());
+    }
+
+    void makeCurrent() {
+        CudaErrors.check(JCudaDriver.cuCtxSetCurrent(context), "cuCtxSetCurrent for " + info.id());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void allocPool(int poolId, long bytes, long alignment) {
+        checkOpen();
+        if (bytes <= 0) {
+            throw ArraydException.invalid("bytes: " + bytes + " (expected: > 0)");
+        }
+        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw ArraydException.invalid("alignment: " + alignment + " (expected: a power of two)");
+        }
+        if (alignment > CudaDeviceFacts.BASE_ALIGNMENT) {
+            // cuMemAlloc bases are 256-byte aligned at least; larger requests are honoured by the
+            // scheduler's offsets, which are multiples of the base alignment it asked for
+            alignment = CudaDeviceFacts.BASE_ALIGNMENT;
+        }
+        synchronized (slabLock) {
+            if (slabs.find(poolId) != null) {
+                throw new ArraydException(ErrorCode.ALREADY_EXISTS, "poolId: " + poolId + " (expected: a pool id not in use on "
+                        + info.id() + ")");
+            }
+            long remaining = info.memoryBytes() - usedBytes;
+            if (bytes > remaining) {
+                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
+                        + " bytes (expected: at most the " + remaining + " bytes left of " + info.memoryBytes() + ")");
+            }
+            makeCurrent();
+            CUdeviceptr ptr = new CUdeviceptr();
+            int result = JCudaDriver.cuMemAlloc(ptr, bytes);
+            if (result != CudaErrors.CUDA_SUCCESS) {
+                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
+                        + " bytes (expected: an allocation the driver can make); "
+                        + CudaErrors.message("cuMemAlloc", result, CudaErrors.name(result)));
+            }
+            long[] address = new long[1];
+            int attr = JCudaDriver.cuPointerGetAttribute(Pointer.to(address), CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr);
+            if (attr != CudaErrors.CUDA_SUCCESS) {
+                JCudaDriver.cuMemFree(ptr);
+                throw CudaErrors.error(attr, "cuPointerGetAttribute(DEVICE_POINTER) of pool " + poolId + " on " + info.id());
+            }
+            slabs = slabs.with(new CudaSlab(poolId, ptr, address[0], bytes));
+            usedBytes += bytes;
+        }
+    }
+
+    private static final int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
+
+    @Override
+    public void freePool(int poolId) {
+        CudaSlab slab;
+        synchronized (slabLock) {
+            slab = slabs.find(poolId);
+            if (slab == null) {
+                return;
+            }
+            slabs = slabs.without(poolId);
+            usedBytes -= slab.bytes();
+            if (closed) {
+                return;
+            }
+            makeCurrent();
+            // cuMemFree waits for work already queued on the allocation's context to stop using it
+            JCudaDriver.cuMemFree(slab.ptr());
+        }
+    }
+
+    @Override
+    public void memsetZero(MemRef ref) {
+        CudaSlab slab = slab(ref, "ref", -1);
+        if (ref.bytes() == 0) {
+            return;
+        }
+        synchronized (slabLock) {
+            checkOpen();
+            makeCurrent();
+            CUstream s = syncStream();
+            CudaErrors.check(JCudaDriver.cuMemsetD8Async(slab.at(ref.offset()), (byte) 0, ref.bytes(), s),
+                    "memsetZero of " + ref + " on " + info.id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "memsetZero of " + ref + " on " + info.id());
+        }
+    }
+
+    /** A private stream for synchronous work; caller holds slabLock and has the context current. */
+    private CUstream syncStream() {
+        if (syncStream == null) {
+            CUstream s = new CUstream();
+            CudaErrors.check(JCudaDriver.cuStreamCreate(s, CudaStream.CU_STREAM_NON_BLOCKING), "cuStreamCreate on " + info.id());
+            syncStream = s;
+        }
+        return syncStream;
+    }
+
+    /**
+     * Copies pinned host memory into this device and waits: the second half of a staged copy between
+     * devices without peer access. Leaves this device's context current; the caller restores its own.
+     */
+    void uploadSync(StagingPool.Buffer from, CUdeviceptr to, long bytes) {
+        synchronized (slabLock) {
+            checkOpen();
+            makeCurrent();
+            CUstream s = syncStream();
+            CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(to, from.host(), bytes, s), "staged copy into " + info.id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy into " + info.id());
+        }
+    }
+
+    /** The slab holding {@code ref}, bounds-checked; names the value {@code what[index]} when refused. */
+    CudaSlab slab(MemRef ref, String what, int index) {
+        if (ref == null) {
+            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + info.id() + ")");
+        }
+        CudaSlab slab = slabs.find(ref.poolId());
+        if (slab == null) {
+            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + info.id()
+                    + "; pool " + ref.poolId() + " is not allocated on it)");
+        }
+        if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
+                    + ref.poolId() + " of " + slab.bytes() + " bytes on " + info.id() + ")");
+        }
+        return slab;
+    }
+
+    /** The device address of a checked buffer argument. */
+    long address(MemRef ref, int index) {
+        return slab(ref, "args", index).address() + ref.offset();
+    }
+
+    private static String name(String what, int index) {
+        return index < 0 ? what : what + "[" + index + "]";
+    }
+
+    @Override
+    public NativeStream newStream(String name) {
+        return newCudaStream(name);
+    }
+
+    CudaStream newCudaStream(String name) {
+        Objects.requireNonNull(name, "name");
+        checkOpen();
+        CudaStream stream = new CudaStream(this, name);
+        streams.add(stream);
+        if (closed) {
+            stream.close();
+            checkOpen();
+        }
+        return stream;
+    }
+
+    void forget(CudaStream stream) {
+        streams.remove(stream);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, info.id() + ": closed (expected: an open device)");
+        }
+    }
+
+    /** Drains and ends every stream, frees slabs and staging buffers. The primary context is the backend's. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (CudaStream s : new ArrayList<>(streams)) {
+            s.close();
+        }
+        List<CudaSlab> toFree;
+        synchronized (slabLock) {
+            toFree = new ArrayList<>();
+            for (CudaSlab s : slabs.slabs()) {
+                toFree.add(s);
+            }
+            slabs = SlabTable.EMPTY;
+            usedBytes = 0;
+            JCudaDriver.cuCtxSetCurrent(context);
+            for (CudaSlab s : toFree) {
+                JCudaDriver.cuMemFree(s.ptr());
+            }
+            if (syncStream != null) {
+                JCudaDriver.cuStreamDestroy(syncStream);
+                syncStream = null;
+            }
+            staging.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return info.id() + " (" + facts.describe() + ")";
+    }
+}

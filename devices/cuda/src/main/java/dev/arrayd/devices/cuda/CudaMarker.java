@@ -1,0 +1,76 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.ErrorCode;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A point in one CUDA stream that other streams (of any CUDA device) can wait for on the GPU, without
+ * a host round trip: a {@code CUevent} recorded by the stream's worker right after the marked command
+ * was enqueued, waited on with {@code cuStreamWaitEvent} by another stream's worker before it enqueues
+ * its command ({@link CudaStream#submitAfter}).
+ *
+ * <p>Why the future: the event only means something once recorded (CUDA treats waiting on a never
+ * recorded event as already complete), and recording happens on the marking stream's worker thread
+ * some time after {@code submit} returned; the waiting worker blocks until then (bounded).
+ *
+ * <p>The scheduler does not use markers yet: it submits a command only when its dependencies have
+ * completed (host-side ordering, which also carries sticky failure). Markers are the mechanism for
+ * letting dependent work start on the GPU before the host hears of completion.
+ */
+final class CudaMarker implements AutoCloseable {
+
+    private static final int CU_EVENT_DISABLE_TIMING = 2;
+
+    private final CompletableFuture<CUevent> recorded = new CompletableFuture<>();
+
+    /** Worker of the marking stream: records the event at the current end of {@code stream}. */
+    void arm(CUstream stream, String where) {
+        try {
+            CUevent event = new CUevent();
+            CudaErrors.check(JCudaDriver.cuEventCreate(event, CU_EVENT_DISABLE_TIMING), "cuEventCreate for a marker on " + where);
+            int result = JCudaDriver.cuEventRecord(event, stream);
+            if (result != CudaErrors.CUDA_SUCCESS) {
+                JCudaDriver.cuEventDestroy(event);
+                throw CudaErrors.error(result, "cuEventRecord of a marker on " + where);
+            }
+            recorded.complete(event);
+        } catch (RuntimeException e) {
+            recorded.completeExceptionally(e);
+        }
+    }
+
+    /** Worker of the waiting stream: the recorded event, waiting at most {@code timeoutNanos} for it. */
+    CUevent await(long timeoutNanos) {
+        try {
+            return recorded.get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ArraydException a) {
+                throw a;
+            }
+            throw new ArraydException(ErrorCode.INTERNAL, "marker failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "marker: not recorded after "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (expected: the marking stream to reach it; a cycle of waits?)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ArraydException(ErrorCode.CANCELLED, "interrupted while waiting for a marker", e);
+        }
+    }
+
+    /** Releases the event; waits already enqueued still hold (the driver frees it once complete). */
+    @Override
+    public void close() {
+        if (recorded.cancel(false) || recorded.isCompletedExceptionally()) {
+            return;
+        }
+        JCudaDriver.cuEventDestroy(recorded.join());
+    }
+}

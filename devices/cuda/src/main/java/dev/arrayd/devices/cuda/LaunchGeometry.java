@@ -1,0 +1,99 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.ArraydException;
+
+import java.util.Arrays;
+
+/**
+ * Grid and block of a launch, from arrayd's global / local dims (OpenCL's model: global counts
+ * work-items, not blocks). Pure, so it is tested without a GPU.
+ *
+ * <p>With local dims, each must divide its global dim (a CUDA grid has whole blocks only, and arrayd
+ * never runs work-items beyond the global size). Without them the block is chosen per dimension, x
+ * first, as the largest divisor of the global dim that fits the remaining thread budget
+ * ({@code defaultBlockSize} threads, and the device's per-dimension limits): 2^20 items run as 4096
+ * blocks of 256, 1000 as 4 of 250, a prime as blocks of 1. A global size with a large power-of-two
+ * factor launches best; callers who care pass local dims.
+ */
+record LaunchGeometry(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ) {
+
+    /** Device limits a launch is checked against. */
+    record Limits(int maxThreadsPerBlock, int[] maxBlockDims, long[] maxGridDims) {}
+
+    static LaunchGeometry of(long[] global, long[] local, int defaultBlockSize, Limits limits) {
+        if (global == null || global.length < 1 || global.length > 3) {
+            throw ArraydException.invalid("globalDims: " + (global == null ? "null" : Arrays.toString(global))
+                    + " (expected: 1 to 3 dims)");
+        }
+        if (local != null && local.length != global.length) {
+            throw ArraydException.invalid("localDims: " + Arrays.toString(local) + " (expected: " + global.length
+                    + " dims, like globalDims " + Arrays.toString(global) + ")");
+        }
+        long[] g = {1, 1, 1};
+        long[] b = {1, 1, 1};
+        for (int d = 0; d < global.length; d++) {
+            if (global[d] <= 0) {
+                throw ArraydException.invalid("globalDims[" + d + "]: " + global[d] + " (expected: > 0)");
+            }
+            g[d] = global[d];
+        }
+        if (local != null) {
+            long threads = 1;
+            for (int d = 0; d < local.length; d++) {
+                long l = local[d];
+                if (l <= 0) {
+                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: > 0)");
+                }
+                if (l > limits.maxBlockDims()[d]) {
+                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: <= " + limits.maxBlockDims()[d]
+                            + ", the device's block limit in that dimension)");
+                }
+                if (g[d] % l != 0) {
+                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: a divisor of globalDims[" + d
+                            + "] = " + g[d] + ")");
+                }
+                b[d] = l;
+                threads *= l;
+            }
+            if (threads > limits.maxThreadsPerBlock()) {
+                throw ArraydException.invalid("localDims: " + Arrays.toString(local) + " (expected: at most "
+                        + limits.maxThreadsPerBlock() + " threads per block)");
+            }
+        } else {
+            long budget = Math.min(defaultBlockSize, limits.maxThreadsPerBlock());
+            for (int d = 0; d < 3; d++) {
+                b[d] = largestDivisorAtMost(g[d], Math.min(budget, limits.maxBlockDims()[d]));
+                budget /= b[d];
+            }
+        }
+        long[] grid = new long[3];
+        for (int d = 0; d < 3; d++) {
+            grid[d] = g[d] / b[d];
+            if (grid[d] > limits.maxGridDims()[d]) {
+                throw ArraydException.invalid("globalDims[" + d + "]: " + g[d] + " (expected: at most "
+                        + limits.maxGridDims()[d] + " blocks of " + b[d] + " in that dimension on this device)");
+            }
+        }
+        return new LaunchGeometry((int) grid[0], (int) grid[1], (int) grid[2], (int) b[0], (int) b[1], (int) b[2]);
+    }
+
+    /** The largest divisor of {@code n} that is at most {@code max} (at least 1). */
+    static long largestDivisorAtMost(long n, long max) {
+        if (max <= 1) {
+            return 1;
+        }
+        if (n <= max) {
+            return n;
+        }
+        for (long d = max; d > 1; d--) {
+            if (n % d == 0) {
+                return d;
+            }
+        }
+        return 1;
+    }
+
+    long threadsPerBlock() {
+        return (long) blockX * blockY * blockZ;
+    }
+}

@@ -1,0 +1,105 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.DeviceInfo;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.ErrorCode;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Chunking of staged transfers, memset choice, copy path choice, device info and error codes. */
+class TransferPlansTest {
+
+    @Test
+    void chunksCoverTheTransferExactly() {
+        ChunkPlan p = new ChunkPlan(10_000, 4096);
+        assertEquals(3, p.count());
+        assertEquals(2, p.buffersNeeded());
+        assertEquals(8192, p.offset(2));
+        assertEquals(10_000 - 8192, p.length(2));
+        assertEquals(1, new ChunkPlan(4096, 4096).count());
+        assertEquals(1, new ChunkPlan(4096, 4096).buffersNeeded());
+        assertEquals(0, new ChunkPlan(0, 4096).count());
+        assertEquals(0, new ChunkPlan(0, 4096).buffersNeeded());
+        long sum = 0;
+        ChunkPlan big = new ChunkPlan((1L << 30) + 3, 4L << 20);
+        for (int i = 0; i < big.count(); i++) {
+            assertEquals(sum, big.offset(i));
+            sum += big.length(i);
+        }
+        assertEquals((1L << 30) + 3, sum);
+    }
+
+    @Test
+    void fillPathFollowsAlignment() {
+        assertEquals(FillPath.D8, FillPath.choose(1, 3, 0x11));
+        assertEquals(FillPath.D16, FillPath.choose(2, 64, 0x1122));
+        assertEquals(FillPath.STAGED, FillPath.choose(2, 65, 0x1122));
+        assertEquals(FillPath.D32, FillPath.choose(4, 64, 1));
+        assertEquals(FillPath.STAGED, FillPath.choose(4, 66, 1));
+        assertEquals(FillPath.D2D32_PAIR, FillPath.choose(8, 64, 0x0807060504030201L));
+        assertEquals(FillPath.D32, FillPath.choose(8, 64, 0x0403020104030201L));
+        assertEquals(FillPath.STAGED, FillPath.choose(8, 66, 0x0807060504030201L));
+        MemorySegment s = MemorySegment.ofArray(new byte[16]);
+        FillPath.repeat(s, 0x0807060504030201L, 8);
+        for (int i = 0; i < 16; i++) {
+            assertEquals(1 + i % 8, s.get(ValueLayout.JAVA_BYTE, i));
+        }
+        FillPath.repeat(s, 0xbbaa, 2);
+        assertEquals((byte) 0xaa, s.get(ValueLayout.JAVA_BYTE, 14));
+        assertEquals((byte) 0xbb, s.get(ValueLayout.JAVA_BYTE, 15));
+    }
+
+    @Test
+    void copyPathIsDeviceToDeviceThenPeerThenStaged() {
+        assertEquals(CopyPath.DEVICE_TO_DEVICE, CopyPath.choose(0, 0, false));
+        assertEquals(CopyPath.PEER, CopyPath.choose(0, 1, true));
+        assertEquals(CopyPath.STAGED, CopyPath.choose(0, 1, false));
+        PeerAccess peers = new PeerAccess(new boolean[][] {{false, true}, {false, false}});
+        assertTrue(peers.enabled(0, 1));
+        assertFalse(peers.enabled(1, 0));
+        assertFalse(peers.enabled(5, 0));
+        assertFalse(PeerAccess.NONE.enabled(0, 1));
+    }
+
+    @Test
+    void deviceInfoComesFromTheAttributes() {
+        CudaDeviceFacts facts = new CudaDeviceFacts("NVIDIA H100 80GB HBM3", 9, 0, 85L << 30, 132, 1024, new int[] {1024, 1024, 64},
+                new long[] {Integer.MAX_VALUE, 65535, 65535}, 48 * 1024, 3, true, false);
+        DeviceInfo info = facts.info(new DeviceId("cuda", 0), true);
+        assertEquals("NVIDIA H100 80GB HBM3 (sm_90)", info.name());
+        assertEquals(85L << 30, info.memoryBytes());
+        assertEquals(132, info.computeUnits());
+        assertEquals(1024, info.maxWorkGroupSize());
+        assertEquals(List.of(1024L, 1024L, 64L), info.maxWorkItemSizes());
+        assertEquals(48 * 1024, info.localMemoryBytes());
+        assertEquals(256, info.baseAlignment());
+        assertEquals(4, info.suggestedStreams());
+        assertFalse(info.unifiedMemory());
+        assertEquals(Set.of(Dialect.CUDA_C, Dialect.PTX), info.dialects());
+        assertTrue(info.dtypes().contains(DType.F64));
+        assertEquals(3, info.maxGridDims());
+        assertEquals("compute_90", facts.arch());
+        assertEquals(Set.of(Dialect.PTX), facts.info(new DeviceId("cuda", 0), false).dialects());
+        assertTrue(facts.describe().contains("compute capability 9.0, 132 SMs"), facts::describe);
+    }
+
+    @Test
+    void cudaResultsMapToArraydCodes() {
+        assertEquals(ErrorCode.RESOURCE_EXHAUSTED, CudaErrors.codeFor(CudaErrors.CUDA_ERROR_OUT_OF_MEMORY));
+        assertEquals(ErrorCode.UNAVAILABLE, CudaErrors.codeFor(CudaErrors.CUDA_ERROR_NO_DEVICE));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, CudaErrors.codeFor(CudaErrors.CUDA_ERROR_INVALID_PTX));
+        assertEquals(ErrorCode.INTERNAL, CudaErrors.codeFor(CudaErrors.CUDA_ERROR_ILLEGAL_ADDRESS));
+        assertEquals(ErrorCode.INTERNAL, CudaErrors.codeFor(12345));
+        assertEquals("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)", CudaErrors.message("cuMemAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"));
+    }
+}

@@ -1,0 +1,22 @@
+package dev.arrayd.scheduler;
+
+/**
+ * Told once when a command of one session ends, whichever way (OkHttp's {@code EventListener}
+ * habit: every submitted command gets exactly one end). Runs on the completing thread, which may be
+ * a transport thread on the fast path: be fast (no locks, no per-call map lookups), never throw.
+ */
+@FunctionalInterface
+public interface CommandObserver {
+
+    CommandObserver NONE = (kind, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {};
+
+    /**
+     * @param stream      the kind of stream it ran on
+     * @param waitNanos   from submission to the start of its device work: dependencies and queueing
+     *                    (end-to-end time minus device time)
+     * @param deviceNanos device execution time; 0 unless it succeeded
+     * @param bytes       bytes moved by a transfer (upload, download, copy); 0 for other kinds
+     */
+    void commandFinished(CommandKind kind, DeviceRuntime device, StreamKind stream, CommandOutcome outcome,
+            long waitNanos, long deviceNanos, long bytes);
+}

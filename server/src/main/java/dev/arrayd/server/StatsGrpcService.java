@@ -1,0 +1,69 @@
+package dev.arrayd.server;
+
+import dev.arrayd.proto.v1.ClientStats;
+import dev.arrayd.proto.v1.DaemonStats;
+import dev.arrayd.proto.v1.DeviceStats;
+import dev.arrayd.proto.v1.GetStatsRequest;
+import dev.arrayd.proto.v1.StatsServiceGrpc;
+import dev.arrayd.proto.v1.StreamQueue;
+import dev.arrayd.scheduler.CommandOutcome;
+import dev.arrayd.scheduler.DeviceRuntime;
+import dev.arrayd.scheduler.Scheduler;
+import dev.arrayd.scheduler.SlabPoolStats;
+import dev.arrayd.scheduler.StreamKind;
+import dev.arrayd.server.metrics.ArraydMetrics;
+import dev.arrayd.server.metrics.ClientMeters;
+import io.grpc.stub.StreamObserver;
+import java.util.Comparator;
+import java.util.List;
+
+/** {@code StatsService.GetStats}: what {@code arrayd stats} shows. Reads counters; never blocks long. */
+final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
+
+    private final Scheduler scheduler;
+    private final ArraydMetrics metrics;
+    private final String version;
+    private final long startedNanos = System.nanoTime();
+
+    StatsGrpcService(Scheduler scheduler, ArraydMetrics metrics, String version) {
+        this.scheduler = scheduler;
+        this.metrics = metrics;
+        this.version = version;
+    }
+
+    @Override
+    public void getStats(GetStatsRequest req, StreamObserver<DaemonStats> out) {
+        Calls.unary(out, () -> {
+            DaemonStats.Builder b = DaemonStats.newBuilder().setVersion(version)
+                    .setUptimeMillis((System.nanoTime() - startedNanos) / 1_000_000)
+                    .setShuttingDown(scheduler.isShuttingDown())
+                    .setSessions(scheduler.sessions().size())
+                    .setCommandsSucceeded(metrics.commands(CommandOutcome.SUCCEEDED))
+                    .setCommandsFailed(metrics.commands(CommandOutcome.FAILED)
+                            + metrics.commands(CommandOutcome.DEPENDENCY_FAILED) + metrics.commands(CommandOutcome.ABORTED));
+            for (DeviceRuntime d : scheduler.devices()) {
+                SlabPoolStats p = d.pool().stats();
+                DeviceStats.Builder ds = DeviceStats.newBuilder().setId(d.id().toString())
+                        .setMemoryBytes(d.info().memoryBytes()).setMemoryBudgetBytes(p.budgetBytes())
+                        .setMemoryUsedBytes(p.usedBytes()).setMemoryReservedBytes(p.reservedBytes())
+                        .setFragmentation(p.fragmentation()).setServing(!scheduler.isShuttingDown());
+                for (StreamKind k : StreamKind.values()) {
+                    ds.addQueues(StreamQueue.newBuilder().setKind(k.label()).setPendingCommands(d.pendingCommands(k)));
+                }
+                b.addDevices(ds);
+            }
+            int top = req.getTopClients() == 0 ? 10 : req.getTopClients();
+            List<ClientMeters> clients = metrics.clients().stream()
+                    .filter(c -> c.commands() > 0 || c.sessionsOpen() > 0)
+                    .sorted(Comparator.comparingLong(ClientMeters::commands).reversed()
+                            .thenComparing(Comparator.comparingInt(ClientMeters::sessionsOpen).reversed()))
+                    .limit(top).toList();
+            for (ClientMeters c : clients) {
+                b.addTopClients(ClientStats.newBuilder().setClient(c.label()).setSessions(c.sessionsOpen())
+                        .setCommands(c.commands()).setCommandsFailed(c.commandFailures()));
+            }
+            return b.build();
+        });
+    }
+
+}

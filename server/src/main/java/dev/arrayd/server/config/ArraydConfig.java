@@ -1,0 +1,96 @@
+package dev.arrayd.server.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Every setting of {@code arrayd serve}, in one place. Flags, environment variables, the config
+ * file, {@code arrayd config --print} and docs/configuration.md are all derived from this list (a
+ * test fails when a key is missing from the docs).
+ *
+ * <p>Precedence: flag &gt; environment ({@code ARRAYD_*}) &gt; config file ({@code --config FILE}) &gt;
+ * default. See {@link ConfigResolver}.
+ */
+public final class ArraydConfig {
+
+    private ArraydConfig() {}
+
+    public static final ConfigKey<String> BIND = new ConfigKey<>("bind", "address", "127.0.0.1",
+            Parsers.text(false), "an address of this machine, e.g. 127.0.0.1 or 0.0.0.0",
+            "Address the gRPC and metrics ports listen on. A non-loopback address needs `insecure` until "
+                    + "authentication exists.");
+
+    public static final ConfigKey<Integer> PORT = new ConfigKey<>("port", "int", "7700", Parsers.intIn(0, 65535),
+            "an integer in 0..65535", "gRPC port; 0 = any free port (see `port-file`).");
+
+    public static final ConfigKey<String> TARGET = new ConfigKey<>("target", "host:port", "", Parsers.text(true),
+            "host:port, e.g. 127.0.0.1:7700, or empty", "host:port to listen on; when set it overrides `bind` and `port`.");
+
+    public static final ConfigKey<String> DEVICES = new ConfigKey<>("devices", "list", "cpu", Parsers.text(false),
+            "a device list, e.g. cpu or cpu:2", "Devices to open: `cpu` (one device with every core), `cpu:2` (two "
+                    + "devices splitting the cores); other backends as they are built.");
+
+    public static final ConfigKey<Boolean> ALLOW_NATIVE_SOURCE = new ConfigKey<>("allow-native-source", "boolean",
+            "false", Parsers.bool(), "true or false",
+            "Accept native kernel source (C, OpenCL C, CUDA C, PTX). A native kernel can do anything the daemon "
+                    + "process can: only for deployments that trust every client.");
+
+    public static final ConfigKey<Boolean> INSECURE = new ConfigKey<>("insecure", "boolean", "false", Parsers.bool(),
+            "true or false", "Allow listening on a non-loopback address without authentication.");
+
+    public static final ConfigKey<Long> CPU_MEMORY = new ConfigKey<>("cpu-memory", "bytes", "0",
+            Parsers.bytes(0, 1L << 50), "a byte count such as 268435456 or 256MiB (0 = automatic)",
+            "Memory of each CPU device; 0 = half the machine's RAM split among the CPU devices.");
+
+    public static final ConfigKey<Long> MAX_MESSAGE_BYTES = new ConfigKey<>("max-message-bytes", "bytes", "64MiB",
+            Parsers.bytes(1 << 20, Integer.MAX_VALUE), "a byte count in 1MiB..2GiB-1",
+            "Largest gRPC message the daemon accepts.");
+
+    public static final ConfigKey<Long> FAST_PATH_MICROS = new ConfigKey<>("fast-path-micros", "int", "20",
+            Parsers.longIn(0, 1_000_000), "an integer in 0..1000000",
+            "Commands expected to finish within this many µs run on the thread that made them ready instead "
+                    + "of a stream worker (two thread hand-offs saved); 0 = off.");
+
+    public static final ConfigKey<Path> PORT_FILE = new ConfigKey<>("port-file", "path", "", Parsers.optionalPath(),
+            "a file path, or empty for none", "Write the bound gRPC port to this file once listening.");
+
+    public static final ConfigKey<Duration> SESSION_LEASE = new ConfigKey<>("session-lease", "duration", "10s",
+            Parsers.duration(Duration.ofSeconds(1), Duration.ofMinutes(10)), "a duration in 1s..10m, e.g. 10s",
+            "Lease granted to a session whose client asks for none.");
+
+    public static final ConfigKey<Integer> METRICS_PORT = new ConfigKey<>("metrics-port", "int", "7701",
+            Parsers.intIn(-1, 65535), "an integer in -1..65535",
+            "HTTP port of `/metrics` (Prometheus text or OpenMetrics), on the `bind` address; 0 = any free port, "
+                    + "-1 = no metrics endpoint. When `port` is 0 and this key is not set, it is 0 too (tests, "
+                    + "benchmarks).");
+
+    public static final ConfigKey<Integer> METRICS_CLIENT_LIMIT = new ConfigKey<>("metrics-client-limit", "int", "20",
+            Parsers.intIn(0, 1000), "an integer in 0..1000",
+            "Distinct client names that get their own `client` label in per-client metrics; later names are "
+                    + "counted as `other` (bounds the number of series).");
+
+    public static final ConfigKey<Duration> SHUTDOWN_GRACE = new ConfigKey<>("shutdown-grace", "duration", "25s",
+            Parsers.duration(Duration.ZERO, Duration.ofMinutes(10)), "a duration in 0s..10m, e.g. 25s",
+            "On SIGTERM, how long accepted work may run before what remains is failed with UNAVAILABLE. Keep it "
+                    + "below the orchestrator's kill timeout (Kubernetes: terminationGracePeriodSeconds, 30 s).");
+
+    public static final ConfigKey<String> LOG_FORMAT = new ConfigKey<>("log-format", "enum", "text",
+            Parsers.oneOf(Set.of("text", "json")), "text or json",
+            "Log lines on stderr: `text` (readable) or `json` (one JSON object per line).");
+
+    public static final ConfigKey<String> LOG_LEVEL = new ConfigKey<>("log-level", "enum", "info",
+            Parsers.oneOf(Set.of("trace", "debug", "info", "warn", "error")), "trace, debug, info, warn or error",
+            "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
+
+    /** Every key, in the order `config --print` and the docs list them. */
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
+            CPU_MEMORY, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL);
+
+    /** The flag naming the config file (not itself a key: a file cannot name another file). */
+    public static final String CONFIG_FLAG = "--config";
+    /** The environment variable naming the config file when the flag is absent. */
+    public static final String CONFIG_ENV = "ARRAYD_CONFIG";
+}
