@@ -99,6 +99,10 @@ final class ReportCommand implements Tool {
         for (String[] p : PENDING) {
             md.append("- **").append(p[0]).append("**: ").append(p[1]).append(".\n");
         }
+        // notes that belong to no scenario (e.g. backends measured outside `bench`) close the page
+        for (String extra : extraNotes()) {
+            md.append('\n').append(notes(extra).orElseThrow());
+        }
         Files.writeString(docs.resolve("benchmarks.md"), md.toString());
         out.println("wrote " + docs.resolve("benchmarks.md") + " from " + summary.size() + " results folders");
         summary.forEach(out::println);
@@ -137,6 +141,22 @@ final class ReportCommand implements Tool {
         }
         m.appendTail(b);
         return b.toString();
+    }
+
+    /** Notes files named after neither the intro nor a scenario, sorted by name. */
+    private List<String> extraNotes() throws IOException {
+        Path dir = docs.resolve("benchmarks-notes");
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        java.util.Set<String> taken = new java.util.HashSet<>(List.of("intro"));
+        for (var sc : BenchMain.scenarios()) {
+            taken.add(sc.name());
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".md"))
+                    .map(n -> n.substring(0, n.length() - 3)).filter(n -> !taken.contains(n)).sorted().toList();
+        }
     }
 
     private Optional<String> notes(String name) throws IOException {

@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * daemon thread that sends the sessions' lease pings.
  *
  * <p><b>Defaults.</b> Plaintext; maximum message size 64 MiB in both directions (bulk data travels in
- * 1 MiB chunks, so this bounds inline uploads, downloads and completions); no bearer token; close
+ * Upload commands of 1 MiB and Download commands of 4 MiB, and the daemon closes a completions
+ * message once it carries 8 MiB of data, so at least 16 MiB is required); no bearer token; close
  * timeout 10 s.
  */
 public final class ArraydClient implements AutoCloseable {
@@ -222,11 +223,11 @@ public final class ArraydClient implements AutoCloseable {
             return this;
         }
 
-        /** Maximum message size in bytes, inbound and outbound; default 64 MiB; at least 2 MiB. */
+        /** Maximum message size in bytes, inbound and outbound; default 64 MiB; at least 16 MiB. */
         public Builder maxMessageBytes(int maxMessageBytes) {
-            if (maxMessageBytes < (2 << 20)) {
+            if (maxMessageBytes < (16 << 20)) {
                 throw new IllegalArgumentException("maxMessageBytes: " + maxMessageBytes
-                        + " (expected: >= 2097152, room for a 1 MiB chunk)");
+                        + " (expected: >= 16777216, room for a completions message with 12 MiB of read data)");
             }
             this.maxMessageBytes = maxMessageBytes;
             return this;

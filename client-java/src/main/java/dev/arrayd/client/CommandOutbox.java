@@ -26,9 +26,10 @@ import java.util.function.LongFunction;
  *  offer; drain()   ─┘                        (holdback heap)  └─> ordered call: flush batch, start call
  * </pre>
  *
- * <p>Every entry takes a sequence number, which is also the event id of the commands and writes, so the
- * daemon receives event ids strictly increasing. Two producers may offer out of order; the drainer holds
- * an early entry back until the one before it arrives (its producer then drains). A producer never
+ * <p>Every entry takes a sequence number (its place in the send order); commands also take an event id
+ * from a separate dense counter, so ordered calls leave no gaps between the ids the daemon sees. Two
+ * producers may offer out of order; the drainer holds an early entry back until the one before it
+ * arrives (its producer then drains). A producer never
  * waits: if another thread is draining, it leaves its entry in the queue; the drainer re-checks the queue
  * after releasing the flag, so no entry is stranded.
  */
@@ -77,7 +78,14 @@ final class CommandOutbox {
     private final Consumer<ExecuteRequest> wire;
     private final EventTable events;
 
+    /** Send order of every entry, commands and ordered calls alike. */
     private final AtomicLong lastSeq = new AtomicLong();
+    /**
+     * Event ids, taken by commands only: kept dense (1, 2, 3, ...) because the daemon stores the ids a
+     * session used as ranges and bounds how many gaps it will hold.
+     */
+    private final AtomicLong lastEventId = new AtomicLong();
+    private final Object numbering = new Object();
     private final ConcurrentLinkedQueue<Entry> queue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean draining = new AtomicBoolean();
     /** Nonce of the ping to send next; 0 = none. */
@@ -99,10 +107,24 @@ final class CommandOutbox {
 
     /** Enqueues a command: assigns its event id, registers the event and drains. Never throws. */
     EventTable.Pending submit(Command.Builder command) {
-        long seq = lastSeq.incrementAndGet();
-        EventTable.Pending p = events.register(seq);
-        queue.offer(new CommandEntry(seq, command.setEvent(seq).build(), p));
+        EventTable.Pending p = enqueue(command);
         drain();
+        return p;
+    }
+
+    /**
+     * Takes a send position and an event id together, so that ids also increase in send order (the
+     * daemon then sees 1, 2, 3, ...: one range in its table of used ids).
+     */
+    private EventTable.Pending enqueue(Command.Builder command) {
+        long seq;
+        long id;
+        synchronized (numbering) {
+            seq = lastSeq.incrementAndGet();
+            id = lastEventId.incrementAndGet();
+        }
+        EventTable.Pending p = events.register(id);
+        queue.offer(new CommandEntry(seq, command.setEvent(id).build(), p));
         return p;
     }
 
@@ -113,10 +135,7 @@ final class CommandOutbox {
     List<EventTable.Pending> submitAll(List<Command.Builder> commands) {
         List<EventTable.Pending> out = new ArrayList<>(commands.size());
         for (Command.Builder command : commands) {
-            long seq = lastSeq.incrementAndGet();
-            EventTable.Pending p = events.register(seq);
-            queue.offer(new CommandEntry(seq, command.setEvent(seq).build(), p));
-            out.add(p);
+            out.add(enqueue(command));
         }
         drain();
         return out;
@@ -124,10 +143,13 @@ final class CommandOutbox {
 
     /**
      * Enqueues a call behind the commands enqueued so far. {@code factory} gets the call's sequence number
-     * (usable as an event id) and must not throw.
+     * (its place in the send order, not an event id) and must not throw.
      */
     void submitCall(LongFunction<OrderedCall> factory) {
-        long seq = lastSeq.incrementAndGet();
+        long seq;
+        synchronized (numbering) {
+            seq = lastSeq.incrementAndGet();
+        }
         queue.offer(new CallEntry(seq, factory.apply(seq)));
         drain();
     }
@@ -248,7 +270,7 @@ final class CommandOutbox {
 
     private void fail(Entry e, Status status) {
         if (e instanceof CommandEntry c) {
-            events.fail(c.seq, status);
+            events.fail(c.event.id, status);
         } else if (e instanceof CallEntry call) {
             call.call.fail(status);
         }

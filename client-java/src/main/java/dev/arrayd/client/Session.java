@@ -59,8 +59,10 @@ public interface Session extends AutoCloseable {
 
     /**
      * Writes the remaining bytes of {@code data} (taken as they are, little-endian for arrays of numbers)
-     * into {@code buffer} at {@code offsetBytes}, streamed in 1 MiB chunks with {@code WriteBuffer}. The
-     * buffer's contents must not change until the event completes.
+     * into {@code buffer} at {@code offsetBytes}. The bytes are copied, then sent over the session
+     * stream as Upload commands of at most 1 MiB, each waiting on the one before: the write is ordered
+     * with every other command of this session exactly as called, and the returned event (the last
+     * chunk's) fails if any chunk fails.
      */
     Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data);
 
@@ -82,7 +84,10 @@ public interface Session extends AutoCloseable {
     /** Writes i64 values at offset 0; the buffer must be {@link DType#I64}. */
     Event write(BufferHandle buffer, long[] data);
 
-    /** Reads the whole buffer with {@code ReadBuffer}; the result is little-endian, position 0. */
+    /**
+     * Reads the whole buffer with Download commands of at most 4 MiB on the session stream, so the
+     * read sees every command called before it; the result is little-endian, position 0.
+     */
     CompletableFuture<ByteBuffer> read(BufferHandle buffer);
 
     /** Reads {@code sizeBytes} bytes from {@code offsetBytes}. */
@@ -170,12 +175,12 @@ public interface Session extends AutoCloseable {
      */
     CompletableFuture<EventResult> awaitStream(StreamHandle stream);
 
-    /** Waits for the stream's pending work, then frees it. */
+    /** Forgets the stream; the daemon frees it once its pending work completes. */
     CompletableFuture<Void> destroyStream(StreamHandle stream);
 
     /**
      * Completes when all {@code events} have completed, with one result per event, failed ones included
-     * (state {@link EventState#FAILED}). Uses the unary {@code WaitEvents} call.
+     * (state {@link EventState#FAILED}). Needs no round trip: every event has its future already.
      */
     CompletableFuture<List<EventResult>> waitEvents(Event... events);
 

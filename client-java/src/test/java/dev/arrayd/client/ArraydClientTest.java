@@ -84,7 +84,7 @@ class ArraydClientTest {
     void builderRejectsBadSettingsNamingTheValue() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ArraydClient.builder().maxMessageBytes(1000));
-        assertEquals("maxMessageBytes: 1000 (expected: >= 2097152, room for a 1 MiB chunk)", e.getMessage());
+        assertEquals("maxMessageBytes: 1000 (expected: >= 16777216, room for a completions message with 12 MiB of read data)", e.getMessage());
         assertThrows(IllegalStateException.class, () -> ArraydClient.builder().build());
     }
 
