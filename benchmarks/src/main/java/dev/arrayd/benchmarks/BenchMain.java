@@ -45,7 +45,9 @@ public final class BenchMain {
 
     /** Every scenario, in the order {@code --help} lists them. */
     static List<Scenario> scenarios() {
-        return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario());
+        return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario(),
+                new KernelsScenario(), new IrScenario(),
+                new TenantsScenario());
     }
 
     /** Subcommands that are not scenarios: they start no daemon and run as plain picocli commands. */

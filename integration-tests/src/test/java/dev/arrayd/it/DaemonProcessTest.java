@@ -134,13 +134,29 @@ class DaemonProcessTest {
             CliRun devices = cli("devices", "--target", d.target());
             assertEquals(0, devices.exit(), devices.output());
             assertTrue(devices.output().contains("cpu:0") && devices.output().contains("cpu:1"), devices.output());
-            CliRun demo = cli("demo", "--target", d.target(), "--n", "100000", "--device", "cpu:1");
+            CliRun demo = cli("demo", "--target", d.target(), "--native", "--n", "100000", "--device", "cpu:1");
             assertEquals(0, demo.exit(), demo.output());
-            assertTrue(demo.output().contains("OK: all 100000 elements correct"), demo.output());
+            assertTrue(demo.output().contains("vadd (C source)")
+                    && demo.output().contains("OK: all 100000 elements of c match plain Java"), demo.output());
         }
         CliRun unreachable = cli("devices", "--target", "127.0.0.1:1");
         assertEquals(1, unreachable.exit());
         assertTrue(unreachable.output().contains("cannot reach a daemon at 127.0.0.1:1"), unreachable.output());
+    }
+
+    /** The "done when": every example runs as IR on a daemon that refuses native source. */
+    @Test
+    void everyDemoKernelRunsWithoutNativeSource() throws Exception {
+        try (DaemonProcess d = new DaemonProcess()) {
+            for (String kernel : List.of("vadd", "saxpy", "sum", "matmul", "softmax")) {
+                CliRun demo = cli("demo", "--target", d.target(), "--kernel", kernel, "--n", "70000", "--size", "64");
+                assertEquals(0, demo.exit(), kernel + ":\n" + demo.output());
+                assertTrue(demo.output().contains("OK: all ") && demo.output().contains("timings: "), demo.output());
+            }
+            CliRun nativeVadd = cli("demo", "--target", d.target(), "--native");
+            assertEquals(1, nativeVadd.exit(), nativeVadd.output());
+            assertTrue(nativeVadd.output().contains("refuses native kernel source"), nativeVadd.output());
+        }
     }
 
     @Test

@@ -18,6 +18,9 @@ public final class Buffer {
     private final MemRef mem;
     private final String label;
 
+    /** Sessions holding a handle to it (its creator, and those that opened it by capability); freed at 0. */
+    final java.util.concurrent.atomic.AtomicInteger holders = new java.util.concurrent.atomic.AtomicInteger(1);
+
     // hazard state, guarded by Scheduler.submitLock
     Event lastWriter;
     Event[] readers = new Event[2];
@@ -32,6 +35,11 @@ public final class Buffer {
         this.device = device;
         this.mem = mem;
         this.label = label;
+    }
+
+    /** Whether every session holding it has destroyed its handle (its memory is gone or going). */
+    public boolean isFreed() {
+        return holders.get() == 0;
     }
 
     public long handle() {

@@ -4,13 +4,17 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.NativeStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One submitted command on its way to a device. It counts its unfinished dependencies (starting
  * at one, the submitter's own hold, so it cannot start before submission is over); the last one
- * to finish hands it to its native stream, or fails it if a data dependency failed.
+ * to finish hands it to its device's {@link DeviceQueue}, or fails it if a data dependency failed,
+ * it was cancelled or its deadline passed.
  *
  * <p>Data dependencies (explicit waits, read-after-write) pass failure on; ordering-only ones
  * (write-after-read, write-after-write, stream order) only delay.
@@ -18,8 +22,6 @@ import java.util.concurrent.atomic.AtomicReference;
 final class Command implements EventListener, CommandCallback {
 
     private final Event event;
-    private final Session session;
-    private final Stream stream;
     private final DeviceCommand op;
     private final Object result;
     private final ModuleRef module;
@@ -28,7 +30,38 @@ final class Command implements EventListener, CommandCallback {
     private final long items;
     private final CommandKind kind;
     private final long submittedNanos; // for the observer's wait time only
+    final Stream stream;
+    final Session session;
+    final Priority priority;
+    final long deadlineNanos;
     private final AtomicInteger unfinished = new AtomicInteger(1);
+    private volatile ArraydException cancelCause;
+
+    // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
+    // and RUNNING under its lock, end() to DONE. Only a RUNNING command holds a dispatch slot.
+    static final int WAITING = 0;
+    static final int QUEUED = 1;
+    static final int RUNNING = 2;
+    static final int DONE = 3;
+    volatile int state = WAITING;
+    // set by the device queue under its lock when queued or dispatched
+    Flow flow;
+    double charged;
+    NativeStream lane;
+    int laneIndex = -1;
+
+    private static final VarHandle STATE;
+    private static final VarHandle CANCEL;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATE = l.findVarHandle(Command.class, "state", int.class);
+            CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private final AtomicReference<ArraydException> depFailure = new AtomicReference<>();
     private final EventListener orderOnly = this::orderDone;
 
@@ -39,7 +72,19 @@ final class Command implements EventListener, CommandCallback {
      */
     Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module,
             boolean fastPath, KernelCost cost, long items) {
+        this(event, session, stream, op, result, module, fastPath, cost, items, session.priority(), CommandSpec.NO_DEADLINE);
+    }
+
+    /**
+     * @param priority      its class in the device queue
+     * @param deadlineNanos on the scheduler's clock; {@link CommandSpec#NO_DEADLINE} for none
+     */
+    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module,
+            boolean fastPath, KernelCost cost, long items, Priority priority, long deadlineNanos) {
+        this.priority = priority;
+        this.deadlineNanos = deadlineNanos;
         this.event = event;
+        event.owner = this;
         this.session = session;
         this.stream = stream;
         this.op = op;
@@ -103,8 +148,63 @@ final class Command implements EventListener, CommandCallback {
             return;
         }
         ArraydException failure = depFailure.get();
+        if (failure == null) {
+            failure = cancelCause;
+        }
+        if (failure == null && deadlineNanos != CommandSpec.NO_DEADLINE
+                && queue().clock().getAsLong() >= deadlineNanos) {
+            failure = deadlineExceeded();
+        }
         if (failure != null) {
             failed(failure); // trampolined: a long chain of failures is a loop, not a recursion
+            return;
+        }
+        queue().ready(this);
+    }
+
+    private DeviceQueue queue() {
+        return stream.device().queue();
+    }
+
+    /**
+     * Cancels the command with {@code cause} (CANCELLED or DEADLINE_EXCEEDED); the first cause wins.
+     * Queued: it leaves the queue and fails now. Waiting for dependencies: it fails, without running,
+     * once they are done (failing it earlier would release commands ordered after it while those
+     * dependencies still run). Running: it finishes, and its event fails with the cause instead of
+     * carrying its result.
+     */
+    void cancel(ArraydException cause) {
+        if (!CANCEL.compareAndSet(this, null, cause)) {
+            return;
+        }
+        if (state == QUEUED && queue().remove(this)) {
+            failed(cause);
+        }
+    }
+
+    /** After the dispatcher queued it: a cancel that raced with queueing takes it out again. */
+    void queuedNow() {
+        ArraydException cause = cancelCause;
+        if (cause != null && queue().remove(this)) {
+            failed(cause);
+        }
+    }
+
+    /** The dispatcher found it queued past its deadline and took it out. */
+    void deadlinePassed() {
+        CANCEL.compareAndSet(this, null, deadlineExceeded());
+        failed(cancelCause);
+    }
+
+    private ArraydException deadlineExceeded() {
+        return new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "event " + event.id() + ": deadline passed "
+                + (queue().clock().getAsLong() - deadlineNanos) / 1_000 + " µs ago, before the command could run");
+    }
+
+    /** Dispatched by the device queue (state RUNNING, a slot held, {@link #lane} chosen): run it. */
+    void launch() {
+        if (event.isDone() || cancelCause != null) {
+            failed(event.isDone() ? event.failure() : cancelCause);
             return;
         }
         if (fastPath) {
@@ -113,18 +213,18 @@ final class Command implements EventListener, CommandCallback {
             Trampoline.run(this::runHereOrQueue);
             return;
         }
-        queue();
+        submitToLane();
     }
 
     private void runHereOrQueue() {
-        if (!stream.nativeStream().tryRunInline(op, this)) {
-            queue();
+        if (!lane.tryRunInline(op, this)) {
+            submitToLane();
         }
     }
 
-    private void queue() {
+    private void submitToLane() {
         try {
-            stream.nativeStream().submit(op, this);
+            lane.submit(op, this);
         } catch (RuntimeException e) {
             failed(e instanceof ArraydException a ? a
                     : new ArraydException(ErrorCode.INTERNAL, "submit to " + stream + " failed: " + e, e));
@@ -136,23 +236,43 @@ final class Command implements EventListener, CommandCallback {
         if (cost != null) {
             cost.record(deviceNanos, items);
         }
-        Trampoline.run(() -> {
-            // observers before the event fires: whoever sees the event done also sees it counted
-            finish(event.isDone() ? CommandOutcome.ABORTED : CommandOutcome.SUCCEEDED, deviceNanos);
-            event.succeed(deviceNanos, result);
-            session.settled(event);
-        });
+        Trampoline.run(() -> end(null, deviceNanos));
     }
 
     @Override
     public void failed(ArraydException cause) {
-        Trampoline.run(() -> {
-            finish(event.isDone() ? CommandOutcome.ABORTED
-                    : cause instanceof DependencyFailedException ? CommandOutcome.DEPENDENCY_FAILED
-                    : CommandOutcome.FAILED, 0);
-            event.fail(cause);
+        Trampoline.run(() -> end(cause, 0));
+    }
+
+    /** Exactly once: frees its slot if it had one, then settles its event. */
+    private void end(ArraydException cause, long deviceNanos) {
+        int was = (int) STATE.getAndSet(this, DONE);
+        if (was == DONE) {
+            return;
+        }
+        if (was == RUNNING) {
+            queue().done(this, deviceNanos); // before the event: a dependent may take the slot
+        }
+        ArraydException dropped = cause == null ? cancelCause : null;
+        event.owner = null;
+        if (event.isDone()) {
+            finish(CommandOutcome.ABORTED, deviceNanos);
+        } else if (cause == null && dropped == null) {
+            // observers before the event fires: whoever sees the event done also sees it counted;
+            // and the session forgets it first: whoever sees it done and looks the id up finds it settled
+            finish(CommandOutcome.SUCCEEDED, deviceNanos);
             session.settled(event);
-        });
+            event.succeed(deviceNanos, result);
+            return;
+        } else {
+            ArraydException c = cause != null ? cause : dropped;
+            finish(c instanceof DependencyFailedException ? CommandOutcome.DEPENDENCY_FAILED
+                    : c.code() == ErrorCode.CANCELLED ? CommandOutcome.CANCELLED
+                    : c.code() == ErrorCode.DEADLINE_EXCEEDED && c == cancelCause ? CommandOutcome.DEADLINE_EXCEEDED
+                    : CommandOutcome.FAILED, deviceNanos);
+            event.fail(c);
+        }
+        session.settled(event);
     }
 
     /** Exactly once per command: the device called back (or the command was failed before running). */

@@ -10,6 +10,10 @@ public enum CommandOutcome {
     FAILED,
     /** It did not run: an event it waited on failed (sticky failure). */
     DEPENDENCY_FAILED,
+    /** It was cancelled (by its client, or because its session's call ended); a running one's result was dropped. */
+    CANCELLED,
+    /** Its deadline passed before it was handed to its device: it never ran. */
+    DEADLINE_EXCEEDED,
     /** The daemon shut down before it finished: its event was failed with UNAVAILABLE. */
     ABORTED;
 

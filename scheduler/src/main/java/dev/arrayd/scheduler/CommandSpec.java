@@ -9,15 +9,42 @@ import java.util.Objects;
  * A command as a client describes it, with handles not yet resolved. The scheduler validates it
  * against the caller's session before anything runs.
  *
- * @param event  the event id it signals (0 = assign one)
- * @param waits  events that must complete first
- * @param stream stream handle; 0 = the session's default stream on the command's device
+ * @param event         the event id it signals (0 = assign one)
+ * @param waits         events that must complete first
+ * @param stream        stream handle; 0 = the session's default stream on the command's device
+ * @param deadlineNanos when the command must have started, on the scheduler's clock (the server's runs on
+ *                      {@link System#nanoTime()}); {@link #NO_DEADLINE} for none. Past it, a command that
+ *                      has not been handed to its device fails with DEADLINE_EXCEEDED instead of running
+ * @param priority      its priority class; null = the session's
  */
-public record CommandSpec(long event, long[] waits, long stream, Op op) {
+public record CommandSpec(long event, long[] waits, long stream, Op op, long deadlineNanos, Priority priority) {
+
+    /** No deadline. */
+    public static final long NO_DEADLINE = Long.MAX_VALUE;
 
     public CommandSpec {
         Objects.requireNonNull(op, "op");
         waits = waits == null ? new long[0] : waits;
+    }
+
+    /** A command with no deadline, in its session's priority class. */
+    public CommandSpec(long event, long[] waits, long stream, Op op) {
+        this(event, waits, stream, op, NO_DEADLINE, null);
+    }
+
+    /**
+     * A wire deadline (nanoseconds since the Unix epoch; 0 = none) on {@link System#nanoTime()}'s clock, the
+     * clock of the server's scheduler. A deadline already past stays past: the command fails at once.
+     */
+    public static long deadlineFromUnixNanos(long unixNanos) {
+        if (unixNanos <= 0) {
+            return NO_DEADLINE;
+        }
+        java.time.Instant now = java.time.Instant.now();
+        long nowUnix = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+        long left = unixNanos - nowUnix;
+        long t = System.nanoTime();
+        return left >= NO_DEADLINE - t ? NO_DEADLINE - 1 : t + left;
     }
 
     /** What the command does. */

@@ -25,7 +25,9 @@ public final class DeviceRuntime {
     // LongAdder: incremented and decremented by many threads, read only by metrics and stats.
     private final LongAdder[] pending = {new LongAdder(), new LongAdder()};
 
-    DeviceRuntime(Device device, String backend, SchedulerConfig config, int index) {
+    private final DeviceQueue queue;
+
+    DeviceRuntime(Device device, String backend, SchedulerConfig config, int index, java.util.function.LongSupplier clock) {
         this.index = index;
         this.device = device;
         this.backend = backend;
@@ -38,6 +40,9 @@ public final class DeviceRuntime {
             streams.add(device.newStream(device.id() + "-shared-" + i));
         }
         this.sharedStreams = List.copyOf(streams);
+        int depth = config.dispatchDepth() > 0 ? config.dispatchDepth()
+                : Math.max(2 * n, Math.max(1, info.computeUnits()));
+        this.queue = new DeviceQueue(sharedStreams, depth, clock);
     }
 
     /** Position among the scheduler's devices (0 = the default device): lets observers keep per-device state in arrays. */
@@ -59,6 +64,21 @@ public final class DeviceRuntime {
 
     public SlabPool pool() {
         return pool;
+    }
+
+    /** The fair queue in front of this device. */
+    DeviceQueue queue() {
+        return queue;
+    }
+
+    /** Ready commands waiting in the fair queue for a dispatch slot. */
+    public int queuedCommands() {
+        return queue.queued();
+    }
+
+    /** Most commands handed to this device at once (running or in its native streams). */
+    public int dispatchDepth() {
+        return queue.depth();
     }
 
     Device device() {

@@ -23,6 +23,8 @@ public final class Event {
     private ArraydException failure;
     private long deviceNanos;
     private Object result;
+    // the command that settles it while that command is pending (for cancellation); null after
+    volatile Command owner;
     // Listeners: the first inline (the common case is one dependent), the rest in a list.
     private EventListener first;
     private List<EventListener> more;

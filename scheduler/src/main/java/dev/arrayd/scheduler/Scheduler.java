@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -48,7 +49,9 @@ import org.slf4j.LoggerFactory;
  *       waits and read-after-write on each buffer it reads (both pass failure on), write-after-read
  *       and write-after-write on each buffer it writes, and the previous command of its stream
  *       (these only order);</li>
- *   <li>when the last dependency completes, the command goes to its device's native stream;</li>
+ *   <li>when the last dependency completes, the command goes to its device's {@link DeviceQueue}: run at
+ *       once when the device has room and nobody waits, else queued and dispatched by weighted fair share
+ *       and priority class; past its deadline, or cancelled, it fails instead of running;</li>
  *   <li>the device's callback completes the event, which releases dependents and tells listeners.</li>
  * </ol>
  *
@@ -66,6 +69,7 @@ public final class Scheduler implements AutoCloseable {
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Object submitLock = new Object();
     private final ExecutorService housekeeping;
+    private final ScheduledExecutorService deadlineTimer;
     private final LongSupplier nanoTime;
     private final SchedulerObserver observer;
     private volatile boolean closed;
@@ -91,7 +95,7 @@ public final class Scheduler implements AutoCloseable {
         this.config = config;
         this.nanoTime = nanoTime;
         for (Device d : devices) {
-            this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, this.devices.size()));
+            this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, this.devices.size(), nanoTime));
         }
         this.deviceList = List.copyOf(this.devices.values());
         this.compilers = Map.copyOf(compilers);
@@ -100,7 +104,21 @@ public final class Scheduler implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.deadlineTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "arrayd-deadlines");
+            t.setDaemon(true);
+            return t;
+        });
+        // A queue with no deadline in it costs this tick one comparison per device.
+        deadlineTimer.scheduleWithFixedDelay(this::expireDeadlinesQuietly, DEADLINE_TICK_MICROS, DEADLINE_TICK_MICROS,
+                TimeUnit.MICROSECONDS);
     }
+
+    /**
+     * How often queued commands are checked against their deadlines (a command is also checked when it
+     * becomes ready and when it is dispatched, exactly).
+     */
+    static final long DEADLINE_TICK_MICROS = 2_000;
 
     public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers) {
         this(config, devices, compilers, System::nanoTime);
@@ -234,11 +252,45 @@ public final class Scheduler implements AutoCloseable {
         return s.buffer(handle, "");
     }
 
-    /** Forgets the handle now; frees its memory once every command already submitted on it completes. */
+    /**
+     * Gives session {@code s} a handle to another session's buffer (sharing by capability; the server
+     * checks the capability). The same {@link Buffer} object, so the hazard tracker orders both
+     * sessions' commands on it; {@code readOnly} handles are refused as write targets
+     * (PERMISSION_DENIED). Memory is freed when the last holder destroys its handle. Returns the
+     * handle in {@code s} (the buffer's own handle: handles are scoped per session).
+     */
+    public long importBuffer(Session s, Buffer b, boolean readOnly) {
+        checkSession(s);
+        if (b.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
+            throw ArraydException.notFound(b + " (destroyed)");
+        }
+        if (readOnly) {
+            s.readOnlyBuffers.add(b.handle());
+        }
+        if (s.buffers.putIfAbsent(b.handle(), b) != null) {
+            b.holders.decrementAndGet(); // already held: one handle per session
+            if (!readOnly) {
+                s.readOnlyBuffers.remove(b.handle());
+            }
+        }
+        if (s.closed && s.buffers.remove(b.handle(), b)) {
+            b.holders.decrementAndGet();
+        }
+        return b.handle();
+    }
+
+    /**
+     * Forgets the handle now; frees its memory once every command already submitted on it completes
+     * and no other session holds it (see {@link #importBuffer}).
+     */
     public void destroyBuffer(Session s, long handle) {
         Buffer b = s.buffers.remove(handle);
         if (b == null) {
             throw ArraydException.notFound("buffer " + Handles.format(handle) + " (not found in this session)");
+        }
+        s.readOnlyBuffers.remove(handle);
+        if (b.holders.decrementAndGet() > 0) {
+            return; // another session still holds it
         }
         List<Event> users = new ArrayList<>();
         synchronized (submitLock) {
@@ -272,8 +324,13 @@ public final class Scheduler implements AutoCloseable {
         List<CompileResult> results = new ArrayList<>();
         List<ModuleRef> built = new ArrayList<>();
         try {
+            List<List<String>> backends = new ArrayList<>();
             for (int m = 0; m < modules.size(); m++) {
-                results.add(compileOne(s, modules.get(m), "modules[" + m + "]", built));
+                backends.add(backendsFor(modules.get(m), "modules[" + m + "]"));
+            }
+            List<Map<String, KernelModule>> compiled = compileByBackend(modules, backends);
+            for (int m = 0; m < modules.size(); m++) {
+                results.add(register(s, modules.get(m), backends.get(m), compiled.get(m), built));
             }
         } catch (RuntimeException e) {
             for (CompileResult r : results) {
@@ -291,7 +348,8 @@ public final class Scheduler implements AutoCloseable {
         return results;
     }
 
-    private CompileResult compileOne(Session s, ModuleSpec spec, String where, List<ModuleRef> built) {
+    /** Checks a module (native source allowed, signatures, IR) and picks the backends it is compiled for. */
+    private List<String> backendsFor(ModuleSpec spec, String where) {
         KernelSource src = spec.source();
         if (src.dialect().isNative() && !config.allowNativeSource()) {
             throw new ArraydException(ErrorCode.PERMISSION_DENIED, where + ".dialect: " + src.dialect()
@@ -327,27 +385,63 @@ public final class Scheduler implements AutoCloseable {
                         + " (no available backend compiles it; backends: " + compilers.keySet() + ")");
             }
         }
-        List<KernelModule> mods = new ArrayList<>();
-        StringBuilder diagnostics = new StringBuilder();
+        return backends;
+    }
+
+    /**
+     * Compiles every module for each of its backends, one {@link KernelCompiler#compileAll} call per
+     * backend (a backend may build them in one compiler run, and concurrent requests for the same
+     * module share one build). All or nothing: on failure every module already built is closed.
+     */
+    private List<Map<String, KernelModule>> compileByBackend(List<ModuleSpec> modules, List<List<String>> backends) {
+        List<Map<String, KernelModule>> out = new ArrayList<>();
+        for (int m = 0; m < modules.size(); m++) {
+            out.add(new HashMap<>());
+        }
+        Set<String> all = new java.util.TreeSet<>();
+        backends.forEach(all::addAll);
         try {
-            for (String backend : backends) {
+            for (String backend : all) {
+                List<Integer> which = new ArrayList<>();
+                for (int m = 0; m < modules.size(); m++) {
+                    if (backends.get(m).contains(backend)) {
+                        which.add(m);
+                    }
+                }
                 long t0 = System.nanoTime();
-                KernelModule km;
+                List<KernelModule> kms;
                 try {
-                    km = compilers.get(backend).compile(src);
+                    kms = compilers.get(backend).compileAll(which.stream().map(m -> modules.get(m).source()).toList());
                 } catch (RuntimeException e) {
                     observer.compiled(backend, System.nanoTime() - t0, false);
                     throw e;
                 }
-                observer.compiled(backend, System.nanoTime() - t0, true);
-                mods.add(km);
-                if (!km.diagnostics().isBlank()) {
-                    diagnostics.append(km.diagnostics());
+                long each = (System.nanoTime() - t0) / which.size();
+                for (int j = 0; j < which.size(); j++) {
+                    observer.compiled(backend, each, true);
+                    out.get(which.get(j)).put(backend, kms.get(j));
                 }
             }
         } catch (RuntimeException e) {
-            mods.forEach(KernelModule::close);
+            out.forEach(map -> map.values().forEach(KernelModule::close));
             throw e;
+        }
+        return out;
+    }
+
+    private CompileResult register(Session s, ModuleSpec spec, List<String> backends, Map<String, KernelModule> byName,
+                                   List<ModuleRef> built) {
+        KernelSource src = spec.source();
+        List<KernelModule> mods = new ArrayList<>();
+        StringBuilder diagnostics = new StringBuilder();
+        boolean cacheHit = true;
+        for (String backend : backends) {
+            KernelModule km = byName.get(backend);
+            mods.add(km);
+            cacheHit &= km.cacheHit();
+            if (!km.diagnostics().isBlank()) {
+                diagnostics.append(km.diagnostics());
+            }
         }
         ModuleRef ref = new ModuleRef(mods, src.entryPoints().size());
         built.add(ref);
@@ -365,7 +459,7 @@ public final class Scheduler implements AutoCloseable {
             s.kernels.put(ck.handle(), ck);
             kernels.add(ck);
         }
-        return new CompileResult(kernels, diagnostics.toString(), backends);
+        return new CompileResult(kernels, diagnostics.toString(), backends, cacheHit);
     }
 
     private static void validateSignatures(List<KernelSignature> entries, String where) {
@@ -557,8 +651,9 @@ public final class Scheduler implements AutoCloseable {
                     module = p.kernel().module();
                     module.retain();
                 }
+                Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
                 Command c = new Command(e, s, p.stream(), p.op(), p.result(), module, fastPath(p),
-                        p.kernel() == null ? null : p.kernel().cost(), p.size());
+                        p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, p.spec().deadlineNanos());
                 for (long w : p.spec().waits()) {
                     c.dependOnData(s.events.lookup(w));
                 }
@@ -730,6 +825,9 @@ public final class Scheduler implements AutoCloseable {
                     throw ArraydException.invalid(at + b + " (expected: a buffer on " + d.id()
                             + ", where the launch runs; buffers of other devices cannot be used yet)");
                 }
+                if (p.access().writes()) {
+                    s.writableBuffer(((CommandSpec.BufferArg) a).buffer(), "launch.args[" + i + "]");
+                }
                 kargs.add(new KernelArg.Buffer(b.data(0, b.sizeBytes())));
                 int seen = touched.indexOf(b);
                 if (seen < 0) {
@@ -763,7 +861,7 @@ public final class Scheduler implements AutoCloseable {
 
     private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c) {
         Buffer src = s.buffer(c.src(), "copy.src");
-        Buffer dst = s.buffer(c.dst(), "copy.dst");
+        Buffer dst = s.writableBuffer(c.dst(), "copy.dst");
         long size = c.sizeBytes() == 0 ? src.sizeBytes() - Math.min(c.srcOffsetBytes(), src.sizeBytes()) : c.sizeBytes();
         checkRange("copy.src", src, c.srcOffsetBytes(), size);
         checkRange("copy.dst", dst, c.dstOffsetBytes(), size);
@@ -786,7 +884,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f) {
-        Buffer b = s.buffer(f.buffer(), "fill.buffer");
+        Buffer b = s.writableBuffer(f.buffer(), "fill.buffer");
         if (f.value() == null) {
             throw ArraydException.invalid("fill.value: unset (expected: " + b.dtype().wireName() + " scalar)");
         }
@@ -804,7 +902,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
-        Buffer b = s.buffer(u.buffer(), "upload.buffer");
+        Buffer b = s.writableBuffer(u.buffer(), "upload.buffer");
         MemorySegment data = u.data();
         int width = b.dtype().byteSize();
         if (u.offsetBytes() % width != 0 || data.byteSize() % width != 0) {
@@ -960,6 +1058,81 @@ public final class Scheduler implements AutoCloseable {
                 "arrayd is shutting down: it accepts no new sessions or commands (work already accepted still runs)");
     }
 
+    // ---------------------------------------------------------------- cancellation and deadlines
+
+    /**
+     * Cancels commands of this session by event id: a queued one leaves its device's queue and fails
+     * with CANCELLED at once; one still waiting for its dependencies fails with CANCELLED, without
+     * running, as soon as they are done; a running one finishes on its device and its result is
+     * dropped (its event fails with CANCELLED). Whatever waits on them fails with that cause (sticky
+     * failure), and buffers destroyed meanwhile are freed once their commands are settled. Ids that are
+     * unknown or already settled are ignored.
+     *
+     * @return how many pending commands were cancelled
+     */
+    public int cancel(Session s, long[] eventIds) {
+        ArraydException cause = new ArraydException(ErrorCode.CANCELLED, "cancelled by the client");
+        // first find them all: cancelling one may settle others that depend on it
+        List<Command> found = new ArrayList<>(eventIds.length);
+        for (long id : eventIds) {
+            Event e = s.events.lookup(id);
+            Command c = e == null ? null : e.owner;
+            if (c != null && !e.isDone()) {
+                found.add(c);
+            }
+        }
+        found.forEach(c -> c.cancel(cause));
+        return found.size();
+    }
+
+    /**
+     * Cancels every pending command of the session as {@link #cancel} does, with {@code cause} (e.g.
+     * CANCELLED when its call was cancelled, DEADLINE_EXCEEDED when the call's deadline passed).
+     *
+     * @return how many were cancelled
+     */
+    public int cancelPending(Session s, ArraydException cause) {
+        List<Event> pending = new ArrayList<>();
+        s.events.pendingEvents().forEach(pending::add);
+        List<Command> found = new ArrayList<>(pending.size());
+        for (Event e : pending) {
+            Command c = e.owner;
+            if (c != null && !e.isDone()) {
+                found.add(c);
+            }
+        }
+        found.forEach(c -> c.cancel(cause));
+        return found.size();
+    }
+
+    /**
+     * Fails, with DEADLINE_EXCEEDED, every queued command whose deadline has passed on the scheduler's
+     * clock, and so everything that waits on them. A timer calls it every {@value #DEADLINE_TICK_MICROS} µs;
+     * tests on a fake clock call it after moving the clock. Commands waiting for dependencies are checked
+     * when they become ready, and every command once more when it is dispatched.
+     *
+     * @return how many were dropped
+     */
+    public int expireDeadlines() {
+        long now = nanoTime.getAsLong();
+        int n = 0;
+        for (DeviceRuntime d : deviceList) {
+            for (Command c : d.queue().expire(now)) {
+                c.deadlinePassed();
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void expireDeadlinesQuietly() {
+        try {
+            expireDeadlines();
+        } catch (RuntimeException e) {
+            log.error("deadline check failed", e);
+        }
+    }
+
     // ---------------------------------------------------------------- shutdown
 
     /**
@@ -1035,6 +1208,7 @@ public final class Scheduler implements AutoCloseable {
                 break;
             }
         }
+        deadlineTimer.shutdownNow();
         housekeeping.shutdown();
         try {
             housekeeping.awaitTermination(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

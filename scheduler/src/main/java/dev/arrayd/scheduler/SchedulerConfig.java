@@ -13,9 +13,20 @@ package dev.arrayd.scheduler;
  * @param fastPathNanos        a ready command expected to take at most this long runs on the thread that
  *                             made it ready instead of being handed to the stream's worker (saving two
  *                             thread hand-offs); 0 turns the fast path off (default 20 µs)
+ * @param dispatchDepth        most commands each device has been handed and not finished (running, or queued
+ *                             in its native streams); the rest wait in the device's fair queue, where weights
+ *                             and priorities decide who goes next. Small, so that device time is what is
+ *                             shared; large enough to keep every native stream fed. 0 = automatic: the larger
+ *                             of twice the device's suggested streams and its compute units (default 0)
  */
 public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFraction, long slabBytes, int maxDims,
-        long maxGridItems, long maxInlineBytes, long fastPathNanos) {
+        long maxGridItems, long maxInlineBytes, long fastPathNanos, int dispatchDepth) {
+
+    /** Automatic dispatch depth. */
+    public SchedulerConfig(boolean allowNativeSource, double memoryBudgetFraction, long slabBytes, int maxDims,
+            long maxGridItems, long maxInlineBytes, long fastPathNanos) {
+        this(allowNativeSource, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes, fastPathNanos, 0);
+    }
 
     public static final long DEFAULT_FAST_PATH_NANOS = 20_000;
 
@@ -32,6 +43,9 @@ public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFrac
         if (fastPathNanos < 0) {
             throw new IllegalArgumentException("fastPathNanos: " + fastPathNanos + " (expected: >= 0)");
         }
+        if (dispatchDepth < 0) {
+            throw new IllegalArgumentException("dispatchDepth: " + dispatchDepth + " (expected: >= 0, 0 = automatic)");
+        }
         if (slabBytes <= 0) {
             throw new IllegalArgumentException("slabBytes: " + slabBytes + " (expected: > 0)");
         }
@@ -43,10 +57,17 @@ public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFrac
     }
 
     public SchedulerConfig withAllowNativeSource(boolean allow) {
-        return new SchedulerConfig(allow, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes, fastPathNanos);
+        return new SchedulerConfig(allow, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes, fastPathNanos,
+                dispatchDepth);
     }
 
     public SchedulerConfig withFastPathNanos(long nanos) {
-        return new SchedulerConfig(allowNativeSource, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes, nanos);
+        return new SchedulerConfig(allowNativeSource, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes, nanos,
+                dispatchDepth);
+    }
+
+    public SchedulerConfig withDispatchDepth(int depth) {
+        return new SchedulerConfig(allowNativeSource, memoryBudgetFraction, slabBytes, maxDims, maxGridItems, maxInlineBytes,
+                fastPathNanos, depth);
     }
 }

@@ -17,11 +17,17 @@ public final class Session {
     private final long createdNanos;
     final EventTable events = new EventTable();
     final Map<Long, Buffer> buffers = new ConcurrentHashMap<>();
+    /** Handles of buffers this session may only read (opened through a read-only capability). */
+    final java.util.Set<Long> readOnlyBuffers = ConcurrentHashMap.newKeySet();
     final Map<Long, CompiledKernel> kernels = new ConcurrentHashMap<>();
     final Map<Long, Stream> streams = new ConcurrentHashMap<>();
     final Map<DeviceId, Stream> defaultStreams = new ConcurrentHashMap<>();
     private final java.util.List<Runnable> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile long leaseMillis;
+    // fair share: read by the device dispatchers whenever they charge this session
+    private volatile String tenant = DEFAULT_TENANT;
+    private volatile int weight = 1;
+    private volatile Priority priority = Priority.NORMAL;
     volatile boolean closed;
     // set once by Scheduler.openSession, before the session is visible to anyone
     CommandObserver observer = CommandObserver.NONE;
@@ -31,6 +37,39 @@ public final class Session {
         this.clientName = clientName;
         this.createdNanos = createdNanos;
         this.leaseMillis = leaseMillis;
+    }
+
+    /** The tenant of a session nobody named one for. */
+    public static final String DEFAULT_TENANT = "default";
+
+    /**
+     * Sets who this session works for and its share of each device: a session of weight 3 gets three
+     * times the device time of a session of weight 1 when both have work waiting (see {@link DeviceQueue}).
+     * Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands dispatched from now on.
+     */
+    public void setTenant(String tenant, int weight) {
+        if (weight < 1 || weight > 1_000_000) {
+            throw ArraydException.invalid("weight: " + weight + " (expected: 1 to 1000000)");
+        }
+        this.tenant = tenant == null || tenant.isEmpty() ? DEFAULT_TENANT : tenant;
+        this.weight = weight;
+    }
+
+    public String tenant() {
+        return tenant;
+    }
+
+    public int weight() {
+        return weight;
+    }
+
+    /** The priority class of this session's commands that name none. Default NORMAL. */
+    public void setPriority(Priority priority) {
+        this.priority = java.util.Objects.requireNonNull(priority, "priority");
+    }
+
+    public Priority priority() {
+        return priority;
     }
 
     /** The lease granted to this session. (Reclaiming sessions whose lease ran out is not done yet.) */
@@ -90,6 +129,21 @@ public final class Session {
                     + " (not found in this session)");
         }
         return b;
+    }
+
+    /** A buffer this command writes: PERMISSION_DENIED when the session holds it read-only. */
+    Buffer writableBuffer(long handle, String what) {
+        Buffer b = buffer(handle, what);
+        if (!readOnlyBuffers.isEmpty() && readOnlyBuffers.contains(handle)) {
+            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.PERMISSION_DENIED, (what.isEmpty() ? "" : what
+                    + ": ") + "buffer " + Handles.format(handle) + " is shared with this session read-only");
+        }
+        return b;
+    }
+
+    /** Whether this session holds the buffer read-only. */
+    public boolean isReadOnly(long handle) {
+        return readOnlyBuffers.contains(handle);
     }
 
     CompiledKernel kernel(long handle, String what) {

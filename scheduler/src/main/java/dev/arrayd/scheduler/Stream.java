@@ -16,6 +16,8 @@ public final class Stream {
     // guarded by Scheduler.submitLock; volatile for readers outside it
     volatile Event tail = Event.SUCCEEDED;
     boolean destroyed;
+    // this session's flow per priority class in its device's queue; guarded by that DeviceQueue
+    final Flow[] flows = new Flow[Priority.values().length];
 
     Stream(long handle, DeviceRuntime device, NativeStream nativeStream, boolean ownsNative) {
         this.handle = handle;

@@ -19,6 +19,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.ToLongFunction;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,6 +40,18 @@ final class FakeDevice implements Device {
     final AtomicInteger inlineRuns = new AtomicInteger();
     private long allocated;
     private volatile boolean jitter = true;
+    // Controllable cost: when set, a command costs this many nanoseconds of device time (spun, and
+    // reported as its device time), one command at a time across the whole device, like a saturated
+    // single compute unit. Null: commands cost what they take, streams run in parallel.
+    private volatile ToLongFunction<DeviceCommand> cost;
+    private final Object computeUnit = new Object();
+    // The gate: while held, nothing starts executing (workers wait, inline runs are declined).
+    private final Object gate = new Object();
+    private boolean held;
+    /** Every command in the order it started executing. */
+    final ConcurrentLinkedQueue<DeviceCommand> executed = new ConcurrentLinkedQueue<>();
+    /** Every command handed to this device (submitted or offered inline), in order. */
+    final ConcurrentLinkedQueue<DeviceCommand> handed = new ConcurrentLinkedQueue<>();
 
     FakeDevice(int ordinal, long memory) {
         this.id = new DeviceId("fake", ordinal);
@@ -46,6 +60,59 @@ final class FakeDevice implements Device {
 
     void jitter(boolean on) {
         jitter = on;
+    }
+
+    /** Gives every command {@code nanos} of device time, one at a time (see {@link #cost}); null = real. */
+    void cost(ToLongFunction<DeviceCommand> nanos) {
+        cost = nanos;
+    }
+
+    /** Stops commands from starting until {@link #open()}. */
+    void hold() {
+        synchronized (gate) {
+            held = true;
+        }
+    }
+
+    void open() {
+        synchronized (gate) {
+            held = false;
+            gate.notifyAll();
+        }
+    }
+
+    private boolean isHeld() {
+        synchronized (gate) {
+            return held;
+        }
+    }
+
+    private void passGate() throws InterruptedException {
+        synchronized (gate) {
+            while (held) {
+                gate.wait();
+            }
+        }
+    }
+
+    /** Runs a command as the device does: through the compute unit when costs are simulated. */
+    private long run(DeviceCommand cmd) {
+        executed.add(cmd);
+        ToLongFunction<DeviceCommand> c = cost;
+        if (c == null) {
+            long t0 = System.nanoTime();
+            execute(cmd);
+            return System.nanoTime() - t0;
+        }
+        long nanos = c.applyAsLong(cmd);
+        synchronized (computeUnit) {
+            long t0 = System.nanoTime();
+            execute(cmd);
+            while (System.nanoTime() - t0 < nanos) {
+                Thread.onSpinWait();
+            }
+        }
+        return nanos;
     }
 
     int openStreams() {
@@ -174,11 +241,11 @@ final class FakeDevice implements Device {
                             Thread.yield();
                         }
                     }
-                    long t0 = System.nanoTime();
+                    passGate();
                     try {
-                        execute(it.cmd());
+                        long nanos = run(it.cmd());
                         inFlight.decrementAndGet();
-                        it.cb().completed(System.nanoTime() - t0);
+                        it.cb().completed(nanos);
                     } catch (ArraydException e) {
                         inFlight.decrementAndGet();
                         it.cb().failed(e);
@@ -205,24 +272,26 @@ final class FakeDevice implements Device {
                 throw new ArraydException(ErrorCode.UNAVAILABLE, "stream closed");
             }
             inFlight.incrementAndGet();
+            handed.add(command);
             queue.add(new Item(command, callback));
         }
 
         /** Runs on the caller's thread half of the time, so both paths get exercised. */
         @Override
         public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
-            if (closed || ThreadLocalRandom.current().nextBoolean()) {
+            if (closed || isHeld() || ThreadLocalRandom.current().nextBoolean()) {
                 return false;
             }
+            handed.add(command);
             inlineRuns.incrementAndGet();
-            long t0 = System.nanoTime();
+            long nanos;
             try {
-                execute(command);
+                nanos = run(command);
             } catch (ArraydException e) {
                 callback.failed(e);
                 return true;
             }
-            callback.completed(System.nanoTime() - t0);
+            callback.completed(nanos);
             return true;
         }
 

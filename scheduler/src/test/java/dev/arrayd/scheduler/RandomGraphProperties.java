@@ -48,8 +48,45 @@ class RandomGraphProperties {
     void concurrentExecutionEqualsSequential(@ForAll @Size(min = 1, max = 60) List<@net.jqwik.api.From("steps") Step> program)
             throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(2)) {
+            Session s = f.scheduler.openSession("property", 10_000);
+            runAndCheck(f, s, program);
+        }
+    }
+
+    /**
+     * Several sessions of different weights and priority classes run their own random programs at
+     * once through small device queues (two commands handed to each device at a time, so most wait
+     * and get reordered across sessions): each session's results are still those of its program run
+     * one command at a time.
+     */
+    @Property(tries = 25)
+    void multiSessionExecutionEqualsSequentialPerSession(
+            @ForAll @Size(min = 2, max = 3) List<@Size(min = 1, max = 40) List<@net.jqwik.api.From("steps") Step>> programs)
+            throws Exception {
+        try (SchedulerFixture f = new SchedulerFixture(2, 1L << 24, 1L << 20, 2, System::nanoTime)) {
+            List<java.util.concurrent.CompletableFuture<Void>> runs = new ArrayList<>();
+            for (int i = 0; i < programs.size(); i++) {
+                Session s = f.scheduler.openSession("tenant-" + i, 10_000);
+                s.setTenant("t" + i, 1 + 2 * i);
+                s.setPriority(Priority.values()[i % Priority.values().length]);
+                List<Step> program = programs.get(i);
+                runs.add(java.util.concurrent.CompletableFuture.runAsync(() -> {
+                    try {
+                        runAndCheck(f, s, program);
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                }, r -> Thread.ofPlatform().start(r)));
+            }
+            for (var r : runs) {
+                r.get(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    static void runAndCheck(SchedulerFixture f, Session s, List<Step> program) throws Exception {
+        {
             Scheduler sch = f.scheduler;
-            Session s = sch.openSession("property", 10_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
             // buffers: device d holds buffers [d*B, d*B + B)
             List<Buffer> bufs = new ArrayList<>();

@@ -48,6 +48,14 @@ final class SchedulerFixture implements AutoCloseable {
     }
 
     SchedulerFixture(int deviceCount, long memory, long slabBytes) {
+        this(deviceCount, memory, slabBytes, 0, System::nanoTime);
+    }
+
+    /**
+     * @param dispatchDepth commands each device may be handed at once (0 = automatic)
+     * @param clock         the scheduler's clock (deadlines)
+     */
+    SchedulerFixture(int deviceCount, long memory, long slabBytes, int dispatchDepth, java.util.function.LongSupplier clock) {
         devices = new java.util.ArrayList<>();
         for (int i = 0; i < deviceCount; i++) {
             devices.add(new FakeDevice(i, memory));
@@ -70,8 +78,8 @@ final class SchedulerFixture implements AutoCloseable {
                     throw new ArraydException(ErrorCode.OUT_OF_RANGE, "boom: index 99 of out");
                 }));
         SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20,
-                SchedulerConfig.DEFAULT_FAST_PATH_NANOS);
-        scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler));
+                SchedulerConfig.DEFAULT_FAST_PATH_NANOS, dispatchDepth);
+        scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler), clock);
     }
 
     Map<String, CompiledKernel> compileAll(Session s) {
@@ -82,6 +90,9 @@ final class SchedulerFixture implements AutoCloseable {
 
     @Override
     public void close() {
+        for (FakeDevice d : devices) {
+            d.open();
+        }
         scheduler.close();
         for (FakeDevice d : devices) {
             assertEquals(0, d.allocatedBytes(), d.id() + ": slab bytes left allocated");

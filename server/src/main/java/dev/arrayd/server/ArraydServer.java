@@ -54,23 +54,44 @@ public final class ArraydServer implements AutoCloseable {
     private final MetricsHttpServer metricsHttp;
     private final AtomicBoolean closing = new AtomicBoolean();
 
-    private ArraydServer(ServerOptions options) throws IOException {
-        this(options, null);
+    private final SessionRegistry sessions;
+    private final java.util.concurrent.ScheduledExecutorService reaper;
+
+    ArraydServer(ServerOptions options, java.util.function.Function<InetSocketAddress, ServerBuilder<?>> transport)
+            throws IOException {
+        this(options, SecurityOptions.NONE, Clock.SYSTEM, transport);
     }
 
     /**
+     * @param security  authentication, TLS, quotas and per-session bounds
+     * @param clock     time of leases, token reloads and quota windows (tests pass a fake one)
      * @param transport builds the transport for the bound address; null = Netty on TCP. Tests pass an
      *                  in-process transport.
      */
-    ArraydServer(ServerOptions options, java.util.function.Function<InetSocketAddress, ServerBuilder<?>> transport)
-            throws IOException {
+    ArraydServer(ServerOptions options, SecurityOptions security, Clock clock,
+            java.util.function.Function<InetSocketAddress, ServerBuilder<?>> transport) throws IOException {
         this.options = options;
         InetAddress bindAddress = resolve(options.bind());
-        if (!bindAddress.isLoopbackAddress() && !options.insecure()) {
+        if (!bindAddress.isLoopbackAddress() && !options.insecure() && !security.authenticates()) {
             throw new IllegalArgumentException("--bind " + options.bind() + ": refusing to listen beyond loopback without "
                     + "authentication; arrayd has no authentication configured, so anyone who can reach the port could "
-                    + "use the devices (pass --insecure to do it anyway)");
+                    + "use the devices (configure --auth-tokens FILE or --tls-client-ca FILE, or pass --insecure to do "
+                    + "it anyway)");
         }
+        if (!bindAddress.isLoopbackAddress() && security.authTokens() != null && security.tlsCert() == null) {
+            log.warn("--bind {}: bearer tokens travel in plaintext beyond loopback; configure --tls-cert and --tls-key",
+                    options.bind());
+        }
+        // fail before opening devices: a daemon must not start with credentials it cannot read
+        dev.arrayd.server.auth.TokenStore tokens;
+        try {
+            tokens = security.authTokens() == null ? null
+                    : new dev.arrayd.server.auth.TokenStore(security.authTokens(), security.tenantQuotas(), clock);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("auth-tokens: cannot read " + security.authTokens() + " (" + e + ")", e);
+        }
+        var auth = new dev.arrayd.server.auth.AuthInterceptor(tokens, security.tlsClientCa() != null,
+                security.tenantQuotas());
         this.backends = new Backends(DeviceRequest.parseList(options.devices()), options);
         SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource())
                 .withFastPathNanos(options.fastPathNanos());
@@ -94,21 +115,32 @@ public final class ArraydServer implements AutoCloseable {
             return t;
         });
         InetSocketAddress address = new InetSocketAddress(bindAddress, options.port());
-        ServerBuilder<?> builder = transport != null ? transport.apply(address)
-                : NettyServerBuilder.forAddress(address)
-                        .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                        .permitKeepAliveWithoutCalls(true);
+        ServerBuilder<?> builder;
+        if (transport != null) {
+            builder = transport.apply(address);
+        } else {
+            NettyServerBuilder netty = NettyServerBuilder.forAddress(address)
+                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                    .permitKeepAliveWithoutCalls(true);
+            if (security.tlsCert() != null) {
+                netty.sslContext(TlsContexts.server(security));
+            }
+            builder = netty;
+        }
+        this.sessions = new SessionRegistry(scheduler, clock, metrics.registry());
         this.server = builder
                 .directExecutor()
                 .maxInboundMessageSize(options.maxMessageBytes())
                 // the last added runs first: metrics see the whole call, logs of the call carry its id
+                .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
                 .intercept(new RequestIdInterceptor())
                 .intercept(new GrpcMetricsInterceptor(metrics.registry()))
                 .addService(new DeviceGrpcService(scheduler, backends.statuses()))
-                .addService(new SessionGrpcService(scheduler, options.leaseMillis()))
-                .addService(new BufferGrpcService(scheduler, options.maxMessageBytes()))
-                .addService(new KernelGrpcService(scheduler, compileExecutor))
-                .addService(new ExecutionGrpcService(scheduler))
+                .addService(new SessionGrpcService(sessions, options.leaseMillis()))
+                .addService(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes()))
+                .addService(new KernelGrpcService(scheduler, sessions, compileExecutor))
+                .addService(new ExecutionGrpcService(scheduler, sessions, security.sessionMaxInFlight()))
+                .addService(new SharingGrpcService(scheduler, sessions))
                 .addService(new DiagnosticsGrpcService())
                 .addService(new StatsGrpcService(scheduler, metrics, version()))
                 .addService(health.service())
@@ -142,6 +174,32 @@ public final class ArraydServer implements AutoCloseable {
         if (options.portFile() != null) {
             writePortFile();
         }
+        // leases: a few checks a second (a lease is at least 1 s), on a thread of its own (closing a
+        // session touches the scheduler's locks, which a transport thread must not wait on)
+        this.reaper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "arrayd-lease-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        if (clock == Clock.SYSTEM) {
+            reaper.scheduleWithFixedDelay(() -> {
+                try {
+                    sessions.reapExpired();
+                } catch (RuntimeException e) {
+                    log.error("lease reaper", e);
+                }
+            }, 100, 100, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Starts a daemon with authentication, TLS and quotas; returns once it is listening. */
+    public static ArraydServer start(ServerOptions options, SecurityOptions security) throws IOException {
+        return new ArraydServer(options, security, Clock.SYSTEM, null);
+    }
+
+    /** Sessions with their tenants and leases. */
+    SessionRegistry sessions() {
+        return sessions;
     }
 
     /** The version in the jar's manifest, or "dev" when run from classes. */
@@ -161,7 +219,7 @@ public final class ArraydServer implements AutoCloseable {
 
     /** Starts a daemon; returns once it is listening. */
     public static ArraydServer start(ServerOptions options) throws IOException {
-        return new ArraydServer(options);
+        return start(options, SecurityOptions.NONE);
     }
 
     /** The bound port (useful with port 0). */
@@ -195,6 +253,7 @@ public final class ArraydServer implements AutoCloseable {
         log.info("shutting down: health NOT_SERVING, new sessions and commands refused, draining accepted work "
                 + "for up to {} ms", grace);
         health.shuttingDown();
+        reaper.shutdownNow();
         scheduler.beginShutdown();
         boolean drained;
         try {

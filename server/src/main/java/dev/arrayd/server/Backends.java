@@ -59,8 +59,16 @@ final class Backends implements AutoCloseable {
 
     private static Backend create(String name, ServerOptions options) {
         return switch (name) {
-            case "cpu" -> new CpuBackend(options.cpuMemoryBytes() > 0
-                    ? CpuOptions.defaults().withDeviceMemoryBytes(options.cpuMemoryBytes()) : CpuOptions.defaults());
+            case "cpu" -> {
+                CpuOptions cpu = CpuOptions.defaults();
+                if (options.cpuMemoryBytes() > 0) {
+                    cpu = cpu.withDeviceMemoryBytes(options.cpuMemoryBytes());
+                }
+                if (options.cacheDir() != null) {
+                    cpu = cpu.withCacheDir(options.cacheDir());
+                }
+                yield new CpuBackend(cpu);
+            }
             // unavailable without an OpenCL runtime: reported with its reason, the other backends still run
             case "opencl" -> new OpenClBackend();
             // unavailable without the NVIDIA driver (libcuda.so.1): reported with its reason, the others still run

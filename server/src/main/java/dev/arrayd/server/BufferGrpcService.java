@@ -34,33 +34,54 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     static final long MAX_WINDOW = 1L << 30;
 
     private final Scheduler scheduler;
+    private final SessionRegistry sessions;
     private final int maxChunk;
 
-    BufferGrpcService(Scheduler scheduler, int maxMessageBytes) {
+    BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes) {
         this.scheduler = scheduler;
+        this.sessions = sessions;
         this.maxChunk = Math.max(4096, maxMessageBytes - 4096);
     }
 
     @Override
     public void createBuffer(CreateBufferRequest req, StreamObserver<BufferInfo> out) {
         Calls.unary(out, () -> {
-            Session s = scheduler.session(req.getSession());
+            SessionLease l = sessions.lease(req.getSession());
             ProtoCodec.checkMemoryMode(req.getMemoryMode(), req.getSharing());
-            Buffer b = scheduler.createBuffer(s, ProtoCodec.dtype(req.getDtype(), "dtype"),
-                    ProtoCodec.longs(req.getDimsList()), req.getDevice(), req.getLabel());
+            var dtype = ProtoCodec.dtype(req.getDtype(), "dtype");
+            long[] dims = ProtoCodec.longs(req.getDimsList());
+            // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse
+            long bytes = dataBytes(dims, dtype.byteSize());
+            l.usage.reserveMemory(bytes);
+            Buffer b;
+            try {
+                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel());
+            } catch (RuntimeException e) {
+                l.usage.memoryBytes.addAndGet(-bytes);
+                throw e;
+            }
+            l.ownedBuffers.put(b.handle(), bytes);
+            if (l.closed && l.ownedBuffers.remove(b.handle()) != null) {
+                l.usage.memoryBytes.addAndGet(-bytes); // the session closed meanwhile and freed it
+            }
             return ProtoCodec.bufferInfo(b);
         });
     }
 
     @Override
     public void describeBuffer(DescribeBufferRequest req, StreamObserver<BufferInfo> out) {
-        Calls.unary(out, () -> ProtoCodec.bufferInfo(scheduler.buffer(scheduler.session(req.getSession()), req.getBuffer())));
+        Calls.unary(out, () -> ProtoCodec.bufferInfo(scheduler.buffer(sessions.session(req.getSession()), req.getBuffer())));
     }
 
     @Override
     public void destroyBuffer(DestroyBufferRequest req, StreamObserver<DestroyBufferResponse> out) {
         Calls.unary(out, () -> {
-            scheduler.destroyBuffer(scheduler.session(req.getSession()), req.getBuffer());
+            SessionLease l = sessions.lease(req.getSession());
+            scheduler.destroyBuffer(l.session, req.getBuffer());
+            Long bytes = l.ownedBuffers.remove(req.getBuffer());
+            if (bytes != null) {
+                l.usage.memoryBytes.addAndGet(-bytes);
+            }
             return DestroyBufferResponse.getDefaultInstance();
         });
     }
@@ -74,6 +95,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         return new StreamObserver<>() {
             private final List<WriteBufferChunk> chunks = new ArrayList<>();
             private boolean failed;
+            private long held;
+            private long limit = -1;
 
             @Override
             public void onNext(WriteBufferChunk c) {
@@ -82,6 +105,21 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 }
                 if (!chunks.isEmpty() && !c.getSession().isEmpty() && !c.getSession().equals(chunks.getFirst().getSession())) {
                     fail(ArraydException.invalid("chunks[" + chunks.size() + "].session: differs from the first chunk's"));
+                    return;
+                }
+                try {
+                    if (limit < 0) {
+                        // chunks are held until the client half-closes: never more than the buffer holds
+                        limit = scheduler.buffer(sessions.session(c.getSession()), c.getBuffer()).sizeBytes();
+                    }
+                } catch (RuntimeException e) {
+                    fail(e);
+                    return;
+                }
+                held += c.getData().size();
+                if (held > limit) {
+                    fail(new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "chunks: " + held
+                            + " bytes so far (expected: at most the buffer's " + limit + " bytes)"));
                     return;
                 }
                 chunks.add(c);
@@ -102,7 +140,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         throw ArraydException.invalid("chunks: none (expected: at least one naming session and buffer)");
                     }
                     WriteBufferChunk first = chunks.getFirst();
-                    Session s = scheduler.session(first.getSession());
+                    Session s = sessions.session(first.getSession());
                     long buffer = first.getBuffer();
                     List<CommandSpec> specs = new ArrayList<>(chunks.size());
                     long bytes = 0;
@@ -154,14 +192,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         long offset = req.getOffsetBytes();
         int chunk;
         try {
-            Session s = scheduler.session(req.getSession());
+            Session s = sessions.session(req.getSession());
             Buffer b = scheduler.buffer(s, req.getBuffer());
             long size = req.getSizeBytes() == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : req.getSizeBytes();
             if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
                 throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "read: bytes [" + offset + ", +"
                         + size + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
             }
-            chunk = req.getChunkBytes() == 0 ? DEFAULT_CHUNK : Math.min(req.getChunkBytes(), maxChunk);
+            // uint32 on the wire: a value past 2^31 is negative in Java (found by ApiFuzzProperties)
+            long asked = Integer.toUnsignedLong(req.getChunkBytes());
+            chunk = asked == 0 ? DEFAULT_CHUNK : (int) Math.min(asked, maxChunk);
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = ProtoCodec.longs(req.getWaitEventsList());
             for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
@@ -203,5 +243,21 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 out.onCompleted();
             }
         });
+    }
+
+    /** The data bytes of a buffer of these dims (saturating: the scheduler rejects absurd dims itself). */
+    static long dataBytes(long[] dims, long elementBytes) {
+        long n = elementBytes;
+        for (long d : dims) {
+            if (d <= 0) {
+                return 0;
+            }
+            long hi = Math.multiplyHigh(n, d);
+            n = n * d;
+            if (hi != 0 || n < 0) {
+                return Long.MAX_VALUE / 2;
+            }
+        }
+        return n;
     }
 }

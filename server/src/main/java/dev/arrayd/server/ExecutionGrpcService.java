@@ -30,23 +30,56 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** Commands, events and streams. Every handler is non-blocking: waits register listeners. */
 final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceImplBase {
 
-    private final Scheduler scheduler;
+    /** Most commands in one Submit request or session-stream batch (the graph size limit). */
+    static final int MAX_BATCH_COMMANDS = 16_384;
+    /** Most events one command may wait on explicitly, and one WaitEvents / QueryEvents may name. */
+    static final int MAX_WAIT_EVENTS = 4_096;
 
-    ExecutionGrpcService(Scheduler scheduler) {
+    private final Scheduler scheduler;
+    private final SessionRegistry sessions;
+    private final int sessionMaxInFlight;
+
+    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, int sessionMaxInFlight) {
         this.scheduler = scheduler;
+        this.sessions = sessions;
+        this.sessionMaxInFlight = sessionMaxInFlight;
     }
 
     @Override
     public StreamObserver<ExecuteRequest> execute(StreamObserver<ExecuteResponse> out) {
-        return new SessionStreamHandler(scheduler, out);
+        return new SessionStreamHandler(scheduler, sessions, out, sessionMaxInFlight);
+    }
+
+    /** Refuses a batch beyond the graph size limit or naming too many events. */
+    static void checkBatch(int commands) {
+        if (commands > MAX_BATCH_COMMANDS) {
+            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands
+                    + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
+        }
+    }
+
+    static void checkWaits(dev.arrayd.proto.v1.Command c, int i) {
+        if (c.getWaitEventsCount() > MAX_WAIT_EVENTS) {
+            throw ArraydException.invalid("commands[" + i + "].wait_events: " + c.getWaitEventsCount()
+                    + " events (expected: at most " + MAX_WAIT_EVENTS + ")");
+        }
     }
 
     @Override
     public void submit(SubmitRequest req, StreamObserver<SubmitResponse> out) {
         Calls.unary(out, () -> {
-            Session s = scheduler.session(req.getSession());
+            SessionLease l = sessions.lease(req.getSession());
+            Session s = l.session;
+            checkBatch(req.getCommandsCount());
+            if (l.inFlight.get() >= sessionMaxInFlight) {
+                // unary calls cannot be paused like the session stream: refuse, the client retries later
+                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
+                        + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
+                        + " (session-max-inflight); wait for some to finish)");
+            }
             List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
             for (int i = 0; i < req.getCommandsCount(); i++) {
+                checkWaits(req.getCommands(i), i);
                 try {
                     if (req.getCommands(i).hasDownload()) {
                         // its bytes could only come back in a completion, which unary calls do not keep
@@ -58,8 +91,19 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                     throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
                 }
             }
+            int n = specs.size();
+            l.usage.reserveInFlight(n);
+            l.inFlight.addAndGet(n);
+            List<Event> events;
+            try {
+                events = scheduler.submit(s, specs, e -> l.commandDone());
+            } catch (RuntimeException e) {
+                l.inFlight.addAndGet(-n);
+                l.usage.inFlight.addAndGet(-n);
+                throw e;
+            }
             SubmitResponse.Builder b = SubmitResponse.newBuilder();
-            for (Event e : scheduler.submit(s, specs, null)) {
+            for (Event e : events) {
                 b.addEvents(e.id());
             }
             return b.build();
@@ -70,7 +114,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     public void waitEvents(WaitEventsRequest req, StreamObserver<WaitEventsResponse> out) {
         Event[] events;
         try {
-            Session s = scheduler.session(req.getSession());
+            Session s = sessions.session(req.getSession());
+            if (req.getEventsCount() > MAX_WAIT_EVENTS) {
+                throw ArraydException.invalid("events: " + req.getEventsCount() + " (expected: at most "
+                        + MAX_WAIT_EVENTS + ")");
+            }
             events = new Event[req.getEventsCount()];
             for (int i = 0; i < events.length; i++) {
                 try {
@@ -106,7 +154,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     @Override
     public void queryEvents(QueryEventsRequest req, StreamObserver<QueryEventsResponse> out) {
         Calls.unary(out, () -> {
-            Session s = scheduler.session(req.getSession());
+            Session s = sessions.session(req.getSession());
+            if (req.getEventsCount() > MAX_WAIT_EVENTS) {
+                throw ArraydException.invalid("events: " + req.getEventsCount() + " (expected: at most "
+                        + MAX_WAIT_EVENTS + ")");
+            }
             QueryEventsResponse.Builder b = QueryEventsResponse.newBuilder();
             for (int i = 0; i < req.getEventsCount(); i++) {
                 long id = req.getEvents(i);
@@ -123,8 +175,16 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     @Override
     public void createStream(CreateStreamRequest req, StreamObserver<StreamInfo> out) {
         Calls.unary(out, () -> {
-            Session s = scheduler.session(req.getSession());
-            Stream st = scheduler.createStream(s, req.getDevice());
+            SessionLease l = sessions.lease(req.getSession());
+            l.usage.reserveStream();
+            Stream st;
+            try {
+                st = scheduler.createStream(l.session, req.getDevice());
+            } catch (RuntimeException e) {
+                l.usage.streams.decrementAndGet();
+                throw e;
+            }
+            l.streams.incrementAndGet();
             return StreamInfo.newBuilder().setStream(st.handle()).setDevice(st.device().id().toString()).build();
         });
     }
@@ -132,7 +192,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     @Override
     public void destroyStream(DestroyStreamRequest req, StreamObserver<DestroyStreamResponse> out) {
         Calls.unary(out, () -> {
-            scheduler.destroyStream(scheduler.session(req.getSession()), req.getStream());
+            SessionLease l = sessions.lease(req.getSession());
+            scheduler.destroyStream(l.session, req.getStream());
+            if (l.streams.getAndUpdate(n -> n > 0 ? n - 1 : n) > 0) {
+                l.usage.streams.decrementAndGet();
+            }
             return DestroyStreamResponse.getDefaultInstance();
         });
     }
@@ -141,7 +205,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     public void awaitStream(AwaitStreamRequest req, StreamObserver<AwaitStreamResponse> out) {
         Stream st;
         try {
-            Session s = scheduler.session(req.getSession());
+            Session s = sessions.session(req.getSession());
             st = scheduler.stream(s, req.getStream(), req.getDevice());
         } catch (RuntimeException e) {
             Calls.fail(out, e);

@@ -20,29 +20,55 @@ import java.util.concurrent.Executor;
 /** Compiles kernels on the compile executor: compilers are slow and must not hold a transport thread. */
 final class KernelGrpcService extends KernelServiceGrpc.KernelServiceImplBase {
 
+    /** Most modules in one Compile request. */
+    static final int MAX_MODULES = 64;
+    /** Most bytes of one module's source (C, OpenCL C, CUDA C, PTX) or encoded IR. */
+    static final int MAX_MODULE_BYTES = 4 << 20;
+
     private final Scheduler scheduler;
+    private final SessionRegistry sessions;
     private final Executor compileExecutor;
 
-    KernelGrpcService(Scheduler scheduler, Executor compileExecutor) {
+    KernelGrpcService(Scheduler scheduler, SessionRegistry sessions, Executor compileExecutor) {
         this.scheduler = scheduler;
-        this.compileExecutor = compileExecutor;
+        this.sessions = sessions;
+        // the call's tenant travels with the compilation to the compile thread
+        this.compileExecutor = io.grpc.Context.currentContextExecutor(compileExecutor);
     }
 
     @Override
     public void compile(CompileRequest req, StreamObserver<CompileResponse> out) {
         Calls.blocking(out, compileExecutor, () -> {
-            Session s = scheduler.session(req.getSession());
+            SessionLease l = sessions.lease(req.getSession());
+            Session s = l.session;
+            if (req.getModulesCount() > MAX_MODULES) {
+                throw ArraydException.invalid("modules: " + req.getModulesCount() + " (expected: at most " + MAX_MODULES
+                        + " per request)");
+            }
             List<ModuleSpec> specs = new ArrayList<>();
             for (int i = 0; i < req.getModulesCount(); i++) {
+                int size = req.getModules(i).getSerializedSize();
+                if (size > MAX_MODULE_BYTES) {
+                    throw ArraydException.invalid("modules[" + i + "]: " + size + " bytes (expected: at most "
+                            + MAX_MODULE_BYTES + ")");
+                }
                 specs.add(ProtoCodec.module(req.getModules(i), "modules[" + i + "]"));
             }
             if (specs.isEmpty()) {
                 throw ArraydException.invalid("modules: none (expected: at least one)");
             }
+            l.usage.checkCompile();
+            long t0 = sessions.clock().nanoTime();
+            List<CompileResult> results;
+            try {
+                results = scheduler.compile(s, specs);
+            } finally {
+                l.usage.compiled(sessions.clock().nanoTime() - t0);
+            }
             CompileResponse.Builder b = CompileResponse.newBuilder();
-            for (CompileResult r : scheduler.compile(s, specs)) {
+            for (CompileResult r : results) {
                 CompiledModule.Builder m = CompiledModule.newBuilder().setDiagnostics(r.diagnostics())
-                        .addAllBackends(r.backends());
+                        .addAllBackends(r.backends()).setCacheHit(r.cacheHit());
                 for (var k : r.kernels()) {
                     m.addKernels(CompiledKernel.newBuilder().setName(k.name()).setKernel(k.handle()));
                 }
@@ -55,7 +81,7 @@ final class KernelGrpcService extends KernelServiceGrpc.KernelServiceImplBase {
     @Override
     public void destroyKernel(DestroyKernelRequest req, StreamObserver<DestroyKernelResponse> out) {
         Calls.unary(out, () -> {
-            scheduler.destroyKernel(scheduler.session(req.getSession()), req.getKernel());
+            scheduler.destroyKernel(sessions.session(req.getSession()), req.getKernel());
             return DestroyKernelResponse.getDefaultInstance();
         });
     }

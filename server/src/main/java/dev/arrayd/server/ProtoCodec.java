@@ -207,7 +207,7 @@ final class ProtoCodec {
             }
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
         };
-        return new CommandSpec(c.getEvent(), longs(c.getWaitEventsList()), c.getStream(), op);
+        return new CommandSpec(c.getEvent(), longs(c.getWaitEventsList()), c.getStream(), op, CommandSpec.deadlineFromUnixNanos(c.getDeadlineUnixNanos()), dev.arrayd.scheduler.Priority.fromWire(c.getPriorityValue()));
     }
 
     /** A read-only view of the bytes, without copying when protobuf allows. */

@@ -20,12 +20,14 @@ import java.nio.file.Path;
  * @param metricsPort       HTTP port of /metrics on the bind address (default 7701; 0 = any free port; -1 = none)
  * @param metricsClientLimit distinct client names with their own metric label before "other" (default 20)
  * @param shutdownGraceMillis how long accepted work may drain on shutdown before it is failed (default 25 s)
+ * @param cacheDir          the CPU backend's compiled-kernel cache (null = its default,
+ *                          {@code $XDG_CACHE_HOME/arrayd/kernels} or {@code ~/.cache/arrayd/kernels})
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
-        int metricsClientLimit, long shutdownGraceMillis) {
+        int metricsClientLimit, long shutdownGraceMillis, Path cacheDir) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -39,7 +41,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     public static ServerOptions defaults() {
         return new ServerOptions(DEFAULT_BIND, DEFAULT_PORT, DEFAULT_DEVICES, false, false, DEFAULT_LEASE_MILLIS,
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
-                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS);
+                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null);
     }
 
     /**
@@ -48,34 +50,39 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir);
     }
+
+    public ServerOptions withCacheDir(Path dir) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir);
+    }
+
 }

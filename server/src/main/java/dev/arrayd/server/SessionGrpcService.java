@@ -7,25 +7,25 @@ import dev.arrayd.proto.v1.KeepAliveResponse;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.OpenSessionResponse;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
-import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import io.grpc.stub.StreamObserver;
 
 /**
  * Opens and closes sessions. Leases are granted (the request's, bounded to [1 s, 10 min]; 0 = the
- * default) and reported; reclaiming the sessions of clients that vanish is not enforced yet: a
- * session lives until it is closed or the daemon stops.
+ * default) and enforced by {@link SessionRegistry#reapExpired()}: every call naming the session,
+ * every message on its stream and KeepAlive renew it; a session not renewed for its lease is closed
+ * and everything it held is freed.
  */
 final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase {
 
     static final long MIN_LEASE_MILLIS = 1_000;
     static final long MAX_LEASE_MILLIS = 600_000;
 
-    private final Scheduler scheduler;
+    private final SessionRegistry sessions;
     private final long leaseMillis;
 
-    SessionGrpcService(Scheduler scheduler, long leaseMillis) {
-        this.scheduler = scheduler;
+    SessionGrpcService(SessionRegistry sessions, long leaseMillis) {
+        this.sessions = sessions;
         this.leaseMillis = leaseMillis;
     }
 
@@ -34,7 +34,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
         Calls.unary(out, () -> {
             long lease = req.getLeaseMillis() == 0 ? leaseMillis
                     : Math.clamp(req.getLeaseMillis(), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
-            Session s = scheduler.openSession(req.getClientName(), lease);
+            Session s = sessions.open(req.getClientName(), lease).session;
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLeaseMillis(lease).build();
         });
     }
@@ -42,7 +42,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     @Override
     public void closeSession(CloseSessionRequest req, StreamObserver<CloseSessionResponse> out) {
         Calls.unary(out, () -> {
-            scheduler.closeSession(scheduler.session(req.getSession()));
+            sessions.close(sessions.lease(req.getSession()));
             return CloseSessionResponse.getDefaultInstance();
         });
     }
@@ -50,7 +50,8 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     @Override
     public void keepAlive(KeepAliveRequest req, StreamObserver<KeepAliveResponse> out) {
         Calls.unary(out, () -> {
-            return KeepAliveResponse.newBuilder().setLeaseMillis(scheduler.session(req.getSession()).leaseMillis()).build();
+            // the lookup renews the lease
+            return KeepAliveResponse.newBuilder().setLeaseMillis(sessions.session(req.getSession()).leaseMillis()).build();
         });
     }
 }

@@ -29,6 +29,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * arrive on device threads; they are queued and sent by whichever thread finds the queue idle,
  * so completions that finish together leave in one message and {@code onNext} is never called
  * concurrently.
+ *
+ * <p><b>Backpressure.</b> The stream reads with manual flow control: one request message at a time,
+ * and the next only while (a) fewer than {@code maxInFlight} of its commands are unanswered
+ * (submitted, and their completion not yet handed to the transport), (b) the transport is ready
+ * to send ({@code isReady}: the client reads what we send), and (c) few control replies wait. When
+ * one of them fails the stream stops reading; gRPC's flow control then stops the client's writes
+ * (its outbox grows on its side, not ours). Completions are only handed to the transport while it
+ * is ready, so what the daemon holds per stream is bounded by {@code maxInFlight} completions plus
+ * one transport window, however slowly the client reads.
  */
 final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, EventListener {
 
@@ -37,8 +46,23 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     /** A response message is sent once its downloaded data passes this (clients accept 64 MiB by default). */
     private static final int MAX_DATA_PER_MESSAGE = 8 << 20;
 
+    /** Downloaded bytes waiting to be sent beyond which the stream stops reading. */
+    private static final long MAX_QUEUED_DATA_BYTES = 64L << 20;
+    /** Downloaded bytes in completions not yet handed to the transport. */
+    private final AtomicLong queuedData = new AtomicLong();
+
+    /** Control replies (pongs, rejections) queued beyond which the stream stops reading. */
+    private static final int MAX_CONTROL_QUEUED = 64;
+
     private final Scheduler scheduler;
+    private final SessionRegistry sessions;
+    private final int maxInFlight;
     private final ServerCallStreamObserver<ExecuteResponse> out;
+    /** Commands submitted whose completion has not been handed to the transport yet. */
+    private final AtomicLong unanswered = new AtomicLong();
+    /** Whether a message has been requested and not delivered yet (at most one at a time). */
+    private final java.util.concurrent.atomic.AtomicBoolean requested = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile SessionLease lease;
     private final ConcurrentLinkedQueue<ExecuteResponse> control = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Event> completed = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
@@ -49,11 +73,39 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private volatile boolean cancelled;    // the client went away
     private boolean closed;                // only the draining thread touches it
 
-    SessionStreamHandler(Scheduler scheduler, StreamObserver<ExecuteResponse> out) {
+    SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
+            int maxInFlight) {
         this.scheduler = scheduler;
+        this.sessions = sessions;
+        this.maxInFlight = maxInFlight;
         this.out = (ServerCallStreamObserver<ExecuteResponse>) out;
         // Without a handler, onNext after a client cancel throws; with one it is a no-op.
-        this.out.setOnCancelHandler(() -> cancelled = true);
+        this.out.setOnCancelHandler(() -> {
+            cancelled = true;
+            ended();
+        });
+        this.out.disableAutoRequest();
+        this.out.setOnReadyHandler(this::drain);
+        requested.set(true);
+        this.out.request(1);
+    }
+
+    /** Requests the next message if the stream may read (see the class comment); from any thread. */
+    private void maybeRequest() {
+        if (!requested.get() && !cancelled && terminal == null && unanswered.get() < maxInFlight
+                && queuedData.get() < MAX_QUEUED_DATA_BYTES && control.size() < MAX_CONTROL_QUEUED && out.isReady() && requested.compareAndSet(false, true)) {
+            out.request(1);
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** The stream is over (client cancel, error or our end): it no longer keeps its session's lease. */
+    private void ended() {
+        SessionLease l = lease;
+        if (l != null && ended.compareAndSet(false, true)) {
+            l.liveStreams.decrementAndGet();
+        }
     }
 
     /** The attached session, or null. */
@@ -63,8 +115,13 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
 
     @Override
     public void onNext(ExecuteRequest req) {
+        requested.set(false);
         if (terminal != null || cancelled) {
             return;
+        }
+        SessionLease l = lease;
+        if (l != null) {
+            l.renewedNanos = sessions.clock().nanoTime(); // every message renews the lease
         }
         switch (req.getMsgCase()) {
             case ATTACH -> attach(req.getAttach().getSession());
@@ -72,6 +129,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             case PING -> send(ExecuteResponse.newBuilder().setPong(req.getPing()).build());
             case MSG_NOT_SET -> fail(Status.INVALID_ARGUMENT.withDescription("msg: unset (expected: attach, batch or ping)"));
         }
+        maybeRequest();
     }
 
     private void attach(String token) {
@@ -79,12 +137,18 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             fail(Status.FAILED_PRECONDITION.withDescription("attach: this stream is already attached to a session"));
             return;
         }
-        Session s;
+        SessionLease l;
         try {
-            s = scheduler.session(token);
+            l = sessions.lease(token); // another tenant's token is NOT_FOUND, like an unknown one
         } catch (ArraydException e) {
             fail(StatusMapper.toStatus(e));
             return;
+        }
+        Session s = l.session;
+        l.liveStreams.incrementAndGet();
+        lease = l;
+        if (cancelled) {
+            ended();
         }
         session = s;
         // a closed session ends its stream, after the completions of what it had submitted
@@ -100,19 +164,29 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         try {
             long maxInline = scheduler.config().maxInlineBytes();
+            ExecutionGrpcService.checkBatch(batch.getCommandsCount());
             List<CommandSpec> specs = new ArrayList<>(batch.getCommandsCount());
             for (int i = 0; i < batch.getCommandsCount(); i++) {
+                ExecutionGrpcService.checkWaits(batch.getCommands(i), i);
                 try {
                     specs.add(ProtoCodec.command(batch.getCommands(i), false, maxInline));
                 } catch (ArraydException e) {
                     throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
                 }
             }
-            inFlight.addAndGet(specs.size());
+            int n = specs.size();
+            SessionLease l = lease;
+            l.usage.reserveInFlight(n); // the tenant's quota: over it, the batch is rejected
+            l.inFlight.addAndGet(n);
+            inFlight.addAndGet(n);
+            unanswered.addAndGet(n);
             try {
                 scheduler.submit(s, specs, this);
             } catch (RuntimeException e) {
-                inFlight.addAndGet(-specs.size());
+                inFlight.addAndGet(-n);
+                unanswered.addAndGet(-n);
+                l.inFlight.addAndGet(-n);
+                l.usage.inFlight.addAndGet(-n);
                 throw e;
             }
         } catch (ArraydException e) {
@@ -132,6 +206,10 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     /** An event of this stream's commands completed (device thread). */
     @Override
     public void onEvent(Event event) {
+        lease.commandDone();
+        if (event.result() instanceof byte[] data) {
+            queuedData.addAndGet(data.length);
+        }
         completed.add(event);
         inFlight.decrementAndGet();
         drain();
@@ -162,11 +240,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 completed.clear();
             } else {
                 ExecuteResponse c;
-                while ((c = control.poll()) != null) {
+                while (out.isReady() && (c = control.poll()) != null) {
                     out.onNext(c);
                 }
                 Event e;
-                while ((e = completed.poll()) != null) {
+                // while the client does not read, completions wait here (bounded by maxInFlight)
+                while (out.isReady() && (e = completed.poll()) != null) {
                     Completions.Builder batch = Completions.newBuilder();
                     int n = 0;
                     long data = 0;
@@ -176,23 +255,29 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                         data += done.getData().size();
                     } while (++n < MAX_PER_MESSAGE && data < MAX_DATA_PER_MESSAGE && (e = completed.poll()) != null);
                     out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
+                    unanswered.addAndGet(-n);
+                    queuedData.addAndGet(-data);
                 }
                 Status err = terminal;
                 if (err != null) {
                     closed = true;
                     out.onError(err.asRuntimeException());
+                    ended();
                 } else if (halfClosed && inFlight.get() == 0 && completed.isEmpty() && control.isEmpty()) {
                     closed = true;
                     out.onCompleted();
+                    ended();
                 }
             }
             missed = wip.addAndGet(-missed);
         } while (missed != 0);
+        maybeRequest();
     }
 
     @Override
     public void onError(Throwable t) {
         cancelled = true;
+        ended();
     }
 
     @Override

@@ -26,7 +26,8 @@ class HealthAndShutdownTest {
 
     /** Sleeps {@code millis} on the device: long work whose length does not depend on the machine. */
     static final String SLEEPY = """
-            #include <time.h>
+            struct timespec { long tv_sec; long tv_nsec; }; /* <time.h> is not among the allowed headers */
+            int nanosleep(const struct timespec *req, struct timespec *rem);
             ARRAYD_KERNEL void sleepy(ARRAYD_ITEM, float *x, int32_t millis) {
                 struct timespec d = { millis / 1000, (long) (millis % 1000) * 1000000L };
                 nanosleep(&d, 0);

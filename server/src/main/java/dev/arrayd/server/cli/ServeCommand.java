@@ -48,7 +48,7 @@ final class ServeCommand implements Callable<Integer> {
         log.info("configuration: {}", set.isEmpty() ? "all defaults" : set + "; the rest default");
         ArraydServer server;
         try {
-            server = ArraydServer.start(options);
+            server = ArraydServer.start(options, security(cfg));
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("arrayd serve: " + e.getMessage());
             return 2;
@@ -76,6 +76,13 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Authentication, TLS, quotas and per-session bounds of a resolved configuration. */
+    static dev.arrayd.server.SecurityOptions security(ResolvedConfig cfg) {
+        return new dev.arrayd.server.SecurityOptions(cfg.get(ArraydConfig.AUTH_TOKENS), cfg.get(ArraydConfig.TLS_CERT),
+                cfg.get(ArraydConfig.TLS_KEY), cfg.get(ArraydConfig.TLS_CLIENT_CA), cfg.get(ArraydConfig.TENANT_QUOTAS),
+                cfg.get(ArraydConfig.SESSION_MAX_INFLIGHT));
+    }
+
     /** The server options of a resolved configuration ({@code target}, when set, overrides bind and port). */
     static ServerOptions options(ResolvedConfig cfg) {
         String host = cfg.get(ArraydConfig.BIND);
@@ -95,6 +102,7 @@ final class ServeCommand implements Callable<Integer> {
                 cfg.get(ArraydConfig.INSECURE), cfg.get(ArraydConfig.SESSION_LEASE).toMillis(),
                 Math.toIntExact(cfg.get(ArraydConfig.MAX_MESSAGE_BYTES)), cfg.get(ArraydConfig.CPU_MEMORY),
                 cfg.get(ArraydConfig.PORT_FILE), cfg.get(ArraydConfig.FAST_PATH_MICROS) * 1000, metrics,
-                cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis());
+                cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis(),
+                cfg.get(ArraydConfig.CACHE_DIR));
     }
 }

@@ -19,8 +19,8 @@ public final class ArraydConfig {
 
     public static final ConfigKey<String> BIND = new ConfigKey<>("bind", "address", "127.0.0.1",
             Parsers.text(false), "an address of this machine, e.g. 127.0.0.1 or 0.0.0.0",
-            "Address the gRPC and metrics ports listen on. A non-loopback address needs `insecure` until "
-                    + "authentication exists.");
+            "Address the gRPC and metrics ports listen on. A non-loopback address needs authentication "
+                    + "(`auth-tokens` or `tls-client-ca`) or `insecure`.");
 
     public static final ConfigKey<Integer> PORT = new ConfigKey<>("port", "int", "7700", Parsers.intIn(0, 65535),
             "an integer in 0..65535", "gRPC port; 0 = any free port (see `port-file`).");
@@ -40,9 +40,42 @@ public final class ArraydConfig {
     public static final ConfigKey<Boolean> INSECURE = new ConfigKey<>("insecure", "boolean", "false", Parsers.bool(),
             "true or false", "Allow listening on a non-loopback address without authentication.");
 
+    public static final ConfigKey<Path> AUTH_TOKENS = new ConfigKey<>("auth-tokens", "path", "", Parsers.optionalPath(),
+            "a file path, or empty for none",
+            "Bearer token file (`<token> <tenant> [weight=N] [quota=value ...]` per line; see docs/security.md). When "
+                    + "set, every call but health and reflection needs `authorization: Bearer <token>`. Re-read "
+                    + "within a second of a change.");
+
+    public static final ConfigKey<Path> TLS_CERT = new ConfigKey<>("tls-cert", "path", "", Parsers.optionalPath(),
+            "a PEM file path, or empty for plaintext", "Server certificate chain (PEM); with `tls-key`, serve TLS.");
+
+    public static final ConfigKey<Path> TLS_KEY = new ConfigKey<>("tls-key", "path", "", Parsers.optionalPath(),
+            "a PEM file path, or empty", "Private key of `tls-cert` (PEM, PKCS#8).");
+
+    public static final ConfigKey<Path> TLS_CLIENT_CA = new ConfigKey<>("tls-client-ca", "path", "",
+            Parsers.optionalPath(), "a PEM file path, or empty for no client certificates",
+            "Mutual TLS: clients must present a certificate signed by one of these CAs; its subject CN names the "
+                    + "tenant (or a `cert:<CN>` line of `auth-tokens` maps it).");
+
+    public static final ConfigKey<dev.arrayd.server.auth.Quotas> TENANT_QUOTAS = new ConfigKey<>("tenant-quotas",
+            "quotas", "", text -> dev.arrayd.server.auth.Quotas.NONE.parse(text),
+            "key=value settings: " + dev.arrayd.server.auth.Quotas.KEYS,
+            "Quotas of the `default` tenant and defaults for every tenant of `auth-tokens`, e.g. `memory=4GiB "
+                    + "inflight=20000 streams=32 compile-seconds=60 message=32MiB`; empty = unlimited.");
+
+    public static final ConfigKey<Integer> SESSION_MAX_INFLIGHT = new ConfigKey<>("session-max-inflight", "int", "8192",
+            Parsers.intIn(1, 1 << 24), "an integer in 1..16777216",
+            "Commands of one session submitted and not yet answered before its session stream stops reading "
+                    + "(flow control) and its unary Submit calls get RESOURCE_EXHAUSTED.");
+
     public static final ConfigKey<Long> CPU_MEMORY = new ConfigKey<>("cpu-memory", "bytes", "0",
             Parsers.bytes(0, 1L << 50), "a byte count such as 268435456 or 256MiB (0 = automatic)",
             "Memory of each CPU device; 0 = half the machine's RAM split among the CPU devices.");
+
+    public static final ConfigKey<Path> CACHE_DIR = new ConfigKey<>("cache-dir", "path", "", Parsers.optionalPath(),
+            "a directory path, or empty for the default",
+            "Where the CPU backend keeps compiled kernels across restarts (a content-hash cache); empty = "
+                    + "`$XDG_CACHE_HOME/arrayd/kernels`, else `~/.cache/arrayd/kernels`.");
 
     public static final ConfigKey<Long> MAX_MESSAGE_BYTES = new ConfigKey<>("max-message-bytes", "bytes", "64MiB",
             Parsers.bytes(1 << 20, Integer.MAX_VALUE), "a byte count in 1MiB..2GiB-1",
@@ -86,8 +119,9 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
-            METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL);
+            CPU_MEMORY, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
+            TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 
     /** The flag naming the config file (not itself a key: a file cannot name another file). */
     public static final String CONFIG_FLAG = "--config";

@@ -9,7 +9,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Text-to-value functions for config keys. Each throws IllegalArgumentException for bad text. */
-final class Parsers {
+public final class Parsers {
 
     private static final Pattern DURATION = Pattern.compile("(\\d{1,12})(ms|s|m)");
     private static final Pattern BYTES = Pattern.compile("(\\d{1,19})\\s*(B|KiB|MiB|GiB|TiB)?");
@@ -47,7 +47,7 @@ final class Parsers {
     }
 
     /** {@code 268435456}, {@code 256MiB}, {@code 1 GiB} (binary units). */
-    static Function<String, Long> bytes(long min, long max) {
+    public static Function<String, Long> bytes(long min, long max) {
         return t -> {
             Matcher m = BYTES.matcher(t);
             if (!m.matches()) {

@@ -10,6 +10,11 @@ public interface KernelModule extends AutoCloseable {
     /** Compiler warnings; empty when there were none. */
     String diagnostics();
 
+    /** Whether the artifact came from the backend's compile cache (no compiler ran for this request). */
+    default boolean cacheHit() {
+        return false;
+    }
+
     /** Unloads the artifact once no launch uses it any more. */
     @Override
     void close();

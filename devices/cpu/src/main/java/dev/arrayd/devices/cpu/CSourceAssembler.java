@@ -9,15 +9,19 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * Builds the translation unit gcc sees: {@link #HEADER}, then the user's source under
- * {@code #line 1 "kernel.c"} (so diagnostics carry the user's own line numbers), then one trampoline
- * per entry point under {@code #line 1 "arrayd-trampolines.c"} (so a mismatch between a declared
- * signature and the user's function is reported against the trampoline, not a user line).
+ * Builds the translation unit gcc sees. For C source: {@link #MAIN_FILE} holds {@link #HEADER}, then
+ * {@code #include "kernel.c"}, then one trampoline per entry point under
+ * {@code #line 1 "arrayd-trampolines.c"} (so a mismatch between a declared signature and the user's
+ * function is reported against the trampoline, not a user line); the user's text is written unchanged
+ * to its own file {@link #USER_FILE}, so gcc's diagnostics carry the user's line numbers and quote the
+ * user's own lines. For IR: one file, the header and the rendered module, then the trampolines.
  */
 final class CSourceAssembler {
 
-    /** Name under which gcc reports the user's lines. */
+    /** The user's C source, unchanged: gcc reports (and quotes) the user's lines from it. */
     static final String USER_FILE = "kernel.c";
+    /** The file gcc compiles: the header, the user's file or the rendered IR, the trampolines. */
+    static final String MAIN_FILE = "arrayd-unit.c";
     static final String TRAMPOLINE_FILE = "arrayd-trampolines.c";
     static final String IR_FILE = "ir.c";
     static final String TRAMPOLINE_PREFIX = "arrayd_run_";
@@ -40,6 +44,9 @@ final class CSourceAssembler {
                 int64_t group_id[3];
             } arrayd_item_t;
             #define ARRAYD_KERNEL static inline
+            #ifndef ARRAYD_RUN
+            #define ARRAYD_RUN(name) arrayd_run_##name
+            #endif
             #define ARRAYD_ITEM const arrayd_item_t *arrayd_item__
             #define arrayd_global_id(d) (arrayd_item__->global_id[(d)])
             #define arrayd_global_size(d) (arrayd_item__->global_size[(d)])
@@ -50,14 +57,11 @@ final class CSourceAssembler {
 
     private CSourceAssembler() {}
 
-    static String assemble(String userSource, List<KernelSignature> entryPoints) {
-        StringBuilder out = new StringBuilder(HEADER.length() + userSource.length() + 1024 * entryPoints.size());
+    /** The main file for C source; it includes {@link #USER_FILE}, which holds the user's text as given. */
+    static String assemble(List<KernelSignature> entryPoints) {
+        StringBuilder out = new StringBuilder(HEADER.length() + 1024 * entryPoints.size());
         out.append(HEADER);
-        out.append("#line 1 \"").append(USER_FILE).append("\"\n");
-        out.append(userSource);
-        if (!userSource.endsWith("\n")) {
-            out.append('\n');
-        }
+        out.append("#include \"").append(USER_FILE).append("\"\n");
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (KernelSignature signature : entryPoints) {
             out.append(trampoline(signature, false));
@@ -70,14 +74,14 @@ final class CSourceAssembler {
      * a gcc complaint about it, which would be an arrayd bug, points at the rendered text) and one
      * trampoline per kernel passing the extents and guard record after the declared arguments.
      */
-    static String assembleIr(String rendered, List<KernelSignature> entryPoints) {
+    static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
         StringBuilder out = new StringBuilder(HEADER.length() + rendered.length() + 1024 * entryPoints.size());
         out.append(HEADER);
         out.append("#line 1 \"").append(IR_FILE).append("\"\n");
         out.append(rendered);
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
-        for (KernelSignature signature : entryPoints) {
-            out.append(trampoline(signature, true));
+        for (int i = 0; i < entryPoints.size(); i++) {
+            out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true));
         }
         return out.toString();
     }
@@ -103,7 +107,8 @@ final class CSourceAssembler {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
         StringBuilder c = new StringBuilder(512);
-        c.append("void ").append(TRAMPOLINE_PREFIX).append(signature.name())
+        // IR trampolines are named through ARRAYD_RUN so that a batch can give each module its own prefix
+        c.append("void ").append(ir ? "ARRAYD_RUN(" + signature.name() + ")" : TRAMPOLINE_PREFIX + signature.name())
                 .append("(const int64_t *range, void **args) {\n");
         for (int i = 0; i < params.size(); i++) {
             KernelParam p = params.get(i);
@@ -143,5 +148,54 @@ final class CSourceAssembler {
                 }
                 """);
         return c.toString();
+    }
+
+    /**
+     * The trampoline of a phased IR kernel (local arrays or barriers, see
+     * {@code dev.arrayd.devices.api.ir.GroupPhases}): {@code range} is aligned to whole work-groups; it
+     * calls the kernel once per group with {@code {group id[3], global size[3]}}.
+     */
+    static String groupTrampoline(KernelSignature signature) {
+        checkIdentifier(signature.name(), "entry point");
+        List<KernelParam> params = signature.params();
+        StringBuilder c = new StringBuilder(512);
+        c.append("void ARRAYD_RUN(").append(signature.name()).append(")(const int64_t *range, void **args) {\n");
+        appendParams(c, params);
+        c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
+        c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+        c.append("""
+                    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
+                    for (int64_t z = range[2] / ls2; z < range[5] / ls2; z++) {
+                        for (int64_t y = range[1] / ls1; y < range[4] / ls1; y++) {
+                            for (int64_t x = range[0] / ls0; x < range[3] / ls0; x++) {
+                                const int64_t grp[6] = {x, y, z, range[6], range[7], range[8]};
+                """);
+        c.append("                ").append(signature.name()).append("(grp");
+        for (int i = 0; i < params.size(); i++) {
+            c.append(", p").append(i);
+        }
+        c.append(", ext, guard);\n");
+        c.append("""
+                            }
+                        }
+                    }
+                }
+                """);
+        return c.toString();
+    }
+
+    private static void appendParams(StringBuilder c, List<KernelParam> params) {
+        for (int i = 0; i < params.size(); i++) {
+            KernelParam p = params.get(i);
+            String type = p.dtype().cType();
+            if (p.isBuffer()) {
+                String pointer = (p.access() == Access.READ ? "const " : "") + type + " *";
+                c.append("    ").append(pointer).append("p").append(i)
+                        .append(" = (").append(pointer).append(")args[").append(i).append("];\n");
+            } else {
+                c.append("    const ").append(type).append(" p").append(i)
+                        .append(" = *(const ").append(type).append(" *)args[").append(i).append("];\n");
+            }
+        }
     }
 }

@@ -29,7 +29,12 @@ public final class CpuBackend implements Backend {
     public static final String NAME = "cpu";
 
     static final long BASE_ALIGNMENT = 64;
-    static final long LOCAL_MEMORY_BYTES = 64 * 1024;
+    /**
+     * Local (work-group) memory an IR kernel may use on the cpu: what every backend can give a group
+     * ({@link dev.arrayd.devices.api.ir.IrValidator#MAX_LOCAL_BYTES}). A phased group keeps its local
+     * arrays on the native stack of the thread running it; the compiler refuses kernels above this.
+     */
+    static final long LOCAL_MEMORY_BYTES = dev.arrayd.devices.api.ir.IrValidator.MAX_LOCAL_BYTES;
     static final long MAX_WORK_GROUP_SIZE = 1024;
 
     private final CpuOptions options;
@@ -43,7 +48,8 @@ public final class CpuBackend implements Backend {
 
     public CpuBackend(CpuOptions options) {
         this.options = options;
-        this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason);
+        this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason,
+                new KernelCache(options.cacheDir()), options.forceGuards());
     }
 
     @Override

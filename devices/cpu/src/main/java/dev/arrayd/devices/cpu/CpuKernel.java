@@ -14,6 +14,11 @@ import java.lang.invoke.MethodHandle;
 record CpuKernel(KernelSignature signature, MethodHandle trampoline, CpuKernelModule module, CheckedKernel ir)
         implements Kernel {
 
+    /** Whether the trampoline runs whole work-groups (local arrays or barriers): launch chunks must be group-aligned. */
+    boolean phased() {
+        return ir != null && dev.arrayd.devices.api.ir.GroupPhases.needed(ir);
+    }
+
     @Override
     public String backend() {
         return CpuBackend.NAME;

@@ -11,6 +11,7 @@ import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.ir.CRenderer;
 import dev.arrayd.devices.api.ir.CheckedKernel;
+import dev.arrayd.devices.api.ir.GroupPhases;
 import dev.arrayd.devices.api.ir.IrValidator;
 
 import java.io.IOException;
@@ -31,6 +32,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -57,7 +59,10 @@ import java.util.function.Supplier;
  *       {@code int32_t}, {@code int64_t}, {@code uint8_t}; f16 and bf16 as raw {@code uint16_t}),
  *       {@code const} when its access is READ; a scalar parameter is a value of its dtype's C type.
  *       A mismatch is a compile error (incompatible pointer types and int conversions are errors).</li>
- *   <li>Diagnostics name the user's file {@code kernel.c} with the user's own line numbers; problems
+ *   <li>The source may include only the standard headers of {@link NativeSourceCheck#HEADERS} and nothing
+ *       that reads other files ({@link NativeSourceCheck}); a READ buffer parameter must be {@code const}.</li>
+ *   <li>Diagnostics name the user's file {@code kernel.c} with the user's own line numbers (and quote the
+ *       user's lines: the text is compiled from its own file); problems
  *       in generated code are reported against {@code arrayd-trampolines.c}.</li>
  *   <li>Work-items of a launch may run in any order and on several threads at once; there are no
  *       barriers and no local memory, so a kernel must not depend on other work-items of its group.
@@ -70,8 +75,8 @@ import java.util.function.Supplier;
  * grid ({@code range} = lo[3], hi[3], global size[3], local size[3]; x innermost) and calls the
  * user's function; {@code args[i]} is a buffer's address or a pointer to a scalar's 8-byte slot.
  *
- * <p>Each compile runs gcc once in a private temporary directory (deleted when the module is
- * unloaded), bounded by the compile timeout (DEADLINE_EXCEEDED when exceeded); gcc's output is kept
+ * <p>Libraries are kept in {@link KernelCache} (memory and disk). A miss runs gcc once in a private
+ * temporary directory (deleted once the library is in the cache), bounded by the compile timeout (DEADLINE_EXCEEDED when exceeded); gcc's output is kept
  * up to 64 KiB and returned as the {@link CompileException}'s diagnostics, or as the module's
  * warnings when it compiled.
  */
@@ -79,11 +84,23 @@ final class CpuKernelCompiler implements KernelCompiler {
 
     static final int DIAGNOSTICS_LIMIT = 64 * 1024;
 
+    /**
+     * Per-item storage of the variables a phased kernel keeps across barriers (see
+     * {@code GroupPhases}), on the native stack of the thread that runs the group: kept well inside the
+     * 1 MiB of a JVM thread's stack together with the local arrays.
+     */
+    static final long MAX_SPILL_BYTES = 256 * 1024;
+
+    /**
+     * {@code -Werror=discarded-qualifiers}: a READ buffer reaches the user's function as a
+     * {@code const} pointer; a parameter without {@code const} is an error, not a warning, so that a
+     * kernel cannot write through a buffer it declared read-only without saying so.
+     */
     static final List<String> FLAGS = List.of(
             "-O3", "-march=native", "-std=gnu11", "-shared", "-fPIC", "-fno-math-errno",
             "-fdiagnostics-color=never",
             "-Werror=incompatible-pointer-types", "-Werror=int-conversion",
-            "-Werror=implicit-function-declaration", "-Werror=return-type");
+            "-Werror=implicit-function-declaration", "-Werror=return-type", "-Werror=discarded-qualifiers");
 
     /**
      * IR kernels add: no contraction into fused multiply-adds (each IR float operation rounds once, as
@@ -103,11 +120,21 @@ final class CpuKernelCompiler implements KernelCompiler {
     private final String gcc;
     private final Duration timeout;
     private final Supplier<Optional<String>> unavailableReason;
+    private final KernelCache cache;
+    private final boolean forceGuards;
+    private volatile String compilerId; // first line of `gcc --version`, probed on the first compile
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason) {
+        this(gcc, timeout, unavailableReason, new KernelCache(CpuOptions.defaultCacheDir()), false);
+    }
+
+    CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
+                      boolean forceGuards) {
         this.gcc = gcc;
         this.timeout = timeout;
         this.unavailableReason = unavailableReason;
+        this.cache = cache;
+        this.forceGuards = forceGuards;
     }
 
     @Override
@@ -116,22 +143,36 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     /**
-     * What gcc will be given for {@code source}: the whole translation unit and the flags. It is a pure
-     * function of the source (validation included), so a content-hash compile cache can key on
-     * {@code (unit, flags, gcc --version)} and call {@link #build} only on a miss.
+     * What gcc will be given for {@code source}: the whole translation unit, the user's file (C only)
+     * and the flags. It is a pure function of the source (validation included), so the compile cache
+     * keys on it (with {@code gcc --version} and the target) and calls {@link #build} only on a miss.
      *
-     * @throws ArraydException INVALID_ARGUMENT for a bad IR module or signature, UNIMPLEMENTED for IR the
-     *                         cpu backend cannot run yet (local arrays, barriers)
+     * @throws ArraydException INVALID_ARGUMENT for a bad IR module or signature, or native source that
+     *                         reaches outside the allowed headers ({@link NativeSourceCheck})
      */
     Unit translationUnit(KernelSource source) {
         if (source.dialect() == Dialect.IR) {
-            List<CheckedKernel> checked = IrValidator.check(source.ir(), "ir");
+            List<CheckedKernel> checked = new ArrayList<>(IrValidator.check(source.ir(), "ir"));
+            List<Boolean> phased = new ArrayList<>();
             for (int i = 0; i < checked.size(); i++) {
                 CheckedKernel k = checked.get(i);
-                if (k.usesBarrier() || k.kernel().body().stream().anyMatch(s -> s instanceof dev.arrayd.devices.api.ir.Stmt.LocalArray)) {
-                    throw new ArraydException(ErrorCode.UNIMPLEMENTED, "ir.kernels[" + i + "]: kernel " + k.name()
-                            + " uses local arrays or barriers, which the cpu backend does not run yet (work-group phases"
-                            + " are not implemented); the OpenCL and CUDA renderers support them");
+                if (forceGuards) {
+                    k = k.withAllGuards();
+                    checked.set(i, k);
+                }
+                phased.add(GroupPhases.needed(k));
+                long local = GroupPhases.localBytes(k);
+                if (local > CpuBackend.LOCAL_MEMORY_BYTES) {
+                    throw ArraydException.invalid("ir.kernels[" + i + "]: kernel " + k.name() + " has " + local
+                            + " bytes of local arrays (expected: at most " + CpuBackend.LOCAL_MEMORY_BYTES
+                            + ", the cpu device's localMemoryBytes)");
+                }
+                long spill = GroupPhases.needed(k) ? GroupPhases.spillBytes(k) : 0;
+                if (spill > MAX_SPILL_BYTES) {
+                    throw ArraydException.invalid("ir.kernels[" + i + "]: kernel " + k.name() + " keeps variables "
+                            + GroupPhases.spilled(k) + " across barriers, " + spill + " bytes per work-group (expected: at"
+                            + " most " + MAX_SPILL_BYTES + " on the cpu: fewer variables live across a barrier, or a"
+                            + " smaller local size)");
                 }
             }
             List<KernelSignature> entries = checked.stream().map(k -> k.kernel().signature()).toList();
@@ -140,51 +181,234 @@ final class CpuKernelCompiler implements KernelCompiler {
                         + "signatures " + entries + ")");
             }
             checkEntryPoints(entries);
-            return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries), IR_FLAGS, entries, checked);
+            return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries, phased), null, IR_FLAGS,
+                    entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {
             throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: C or IR for the cpu backend)");
         }
         checkEntryPoints(source.entryPoints());
-        return new Unit(CSourceAssembler.assemble(source.source(), source.entryPoints()), FLAGS, source.entryPoints(), null);
+        NativeSourceCheck.check(source.source());
+        return new Unit(CSourceAssembler.assemble(source.entryPoints()), source.source(), FLAGS, source.entryPoints(), null);
     }
 
     /**
      * A translation unit ready for gcc.
      *
-     * @param ir the checked IR kernels, in entry-point order; null for C source
+     * @param source     the file gcc compiles ({@link CSourceAssembler#MAIN_FILE})
+     * @param userSource the user's C text, which {@code source} includes as {@link CSourceAssembler#USER_FILE};
+     *                   null for IR
+     * @param ir         the checked IR kernels, in entry-point order; null for C source
      */
-    record Unit(String source, List<String> flags, List<KernelSignature> entryPoints, List<CheckedKernel> ir) {}
+    record Unit(String source, String userSource, List<String> flags, List<KernelSignature> entryPoints,
+                List<CheckedKernel> ir) {
+
+        List<String> files() {
+            return userSource == null ? List.of(source) : List.of(source, userSource);
+        }
+    }
 
     @Override
     public KernelModule compile(KernelSource source) {
-        Unit unit = translationUnit(source);
+        return compileAll(List.of(source)).getFirst();
+    }
+
+    /**
+     * Compiles several modules: each is looked up in the cache (memory, then disk); the misses that are
+     * IR are built together in one gcc invocation (one file per module, one library, each module's
+     * trampolines under their own symbol prefix), C misses one by one (their global symbols could
+     * collide). When a batch fails, its modules are built one by one, so that the error names the module
+     * that caused it. All or nothing: on failure, modules already loaded here are closed.
+     */
+    @Override
+    public List<KernelModule> compileAll(List<KernelSource> sources) {
+        List<Unit> units = new ArrayList<>(sources.size());
+        for (KernelSource s : sources) {
+            units.add(translationUnit(s));
+        }
         Optional<String> reason = unavailableReason.get();
         if (reason.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "cpu backend cannot compile: " + reason.get());
         }
-        return build(unit);
+        String id = compilerId();
+        String target = HostProbe.target();
+        int n = units.size();
+        String[] keys = new String[n];
+        List<CompletableFuture<KernelCache.Artifact>> futures = new ArrayList<>(n);
+        boolean[] hit = new boolean[n];
+        List<Integer> toBuild = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Unit u = units.get(i);
+            keys[i] = KernelCache.key(u.files(), u.flags(), id, target);
+            CompletableFuture<KernelCache.Artifact> mine = new CompletableFuture<>();
+            CompletableFuture<KernelCache.Artifact> theirs = cache.claim(keys[i], mine);
+            if (theirs != null) {
+                futures.add(theirs);
+                hit[i] = true;
+                continue;
+            }
+            futures.add(mine);
+            KernelCache.Artifact onDisk = cache.readDisk(keys[i]);
+            if (onDisk != null) {
+                cache.complete(keys[i], mine, onDisk);
+                hit[i] = true;
+            } else {
+                toBuild.add(i);
+            }
+        }
+        buildMisses(units, keys, futures, toBuild);
+        List<KernelModule> modules = new ArrayList<>(n);
+        try {
+            for (int i = 0; i < n; i++) {
+                KernelCache.Artifact a = await(futures.get(i));
+                Unit u = units.get(i);
+                modules.add(load(a, u.entryPoints(), u.ir(), hit[i]));
+            }
+        } catch (RuntimeException e) {
+            modules.forEach(KernelModule::close);
+            throw e;
+        }
+        return modules;
     }
 
-    /** Runs gcc on {@code unit} and loads the library. */
-    KernelModule build(Unit unit) {
+    /** Builds the claimed misses and completes (or fails) their futures; never throws. */
+    private void buildMisses(List<Unit> units, String[] keys, List<CompletableFuture<KernelCache.Artifact>> futures,
+                             List<Integer> toBuild) {
+        List<Integer> irBatch = toBuild.stream().filter(i -> units.get(i).ir() != null).toList();
+        List<Integer> single = new ArrayList<>(toBuild.stream().filter(i -> units.get(i).ir() == null).toList());
+        if (irBatch.size() > 1) {
+            try {
+                List<KernelCache.Artifact> built = buildBatch(irBatch.stream().map(units::get).toList(),
+                        irBatch.stream().map(i -> keys[i]).toList());
+                for (int j = 0; j < irBatch.size(); j++) {
+                    int i = irBatch.get(j);
+                    cache.complete(keys[i], futures.get(i), built.get(j));
+                }
+            } catch (RuntimeException e) {
+                single.addAll(irBatch); // find the culprit, module by module
+            }
+        } else {
+            single.addAll(irBatch);
+        }
+        for (int i : single) {
+            try {
+                cache.complete(keys[i], futures.get(i), buildOne(units.get(i), keys[i]));
+            } catch (RuntimeException e) {
+                cache.fail(keys[i], futures.get(i), e);
+            }
+        }
+    }
 
-        Path dir;
+    private static KernelCache.Artifact await(CompletableFuture<KernelCache.Artifact> f) {
         try {
-            dir = Files.createTempDirectory("arrayd-cpu-kernel-");
+            return f.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                // the owner's exception, as the owner saw it (a CompileException keeps its diagnostics)
+                throw r;
+            }
+            throw new ArraydException(ErrorCode.INTERNAL, "compile failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /** The first line of {@code gcc --version}: part of every cache key (a new gcc misses the old entries). */
+    private String compilerId() {
+        String id = compilerId;
+        if (id == null) {
+            id = HostProbe.compilerIdentity(gcc);
+            compilerId = id;
+        }
+        return id;
+    }
+
+    /** Runs gcc on {@code unit} and loads the library (no cache): what a cache miss costs. */
+    KernelModule build(Unit unit) {
+        Path dir = tempDir();
+        boolean keep = false;
+        try {
+            String diagnostics = runGcc(dir, writeSingle(dir, unit), unit.flags());
+            keep = true;
+            return load(new KernelCache.Artifact(dir.resolve("libkernel.so"), CSourceAssembler.TRAMPOLINE_PREFIX,
+                    diagnostics), unit.entryPoints(), unit.ir(), false, dir);
+        } finally {
+            if (!keep) {
+                CpuKernelModule.deleteRecursively(dir);
+            }
+        }
+    }
+
+    private KernelCache.Artifact buildOne(Unit unit, String key) {
+        Path dir = tempDir();
+        boolean keepDir = false;
+        try {
+            String diagnostics = runGcc(dir, writeSingle(dir, unit), unit.flags());
+            Path built = dir.resolve("libkernel.so");
+            Path stored = cache.store(built, List.of(key), List.of(CSourceAssembler.TRAMPOLINE_PREFIX), List.of(diagnostics));
+            keepDir = stored == null;
+            return new KernelCache.Artifact(stored != null ? stored : built, CSourceAssembler.TRAMPOLINE_PREFIX, diagnostics);
+        } finally {
+            if (!keepDir) {
+                CpuKernelModule.deleteRecursively(dir);
+            }
+        }
+    }
+
+    private List<KernelCache.Artifact> buildBatch(List<Unit> batch, List<String> keys) {
+        Path dir = tempDir();
+        boolean keepDir = false;
+        try {
+            List<String> inputs = new ArrayList<>();
+            List<String> prefixes = new ArrayList<>();
+            for (int j = 0; j < batch.size(); j++) {
+                String prefix = CSourceAssembler.TRAMPOLINE_PREFIX + "b" + j + "_";
+                prefixes.add(prefix);
+                write(dir.resolve("u" + j + ".c"), batch.get(j).source());
+                write(dir.resolve("m" + j + ".c"), "#define ARRAYD_RUN(name) " + prefix + "##name\n#include \"u" + j + ".c\"\n");
+                inputs.add("m" + j + ".c");
+            }
+            String diagnostics = runGcc(dir, inputs, IR_FLAGS);
+            List<String> each = new ArrayList<>();
+            for (int j = 0; j < batch.size(); j++) {
+                each.add(diagnostics.isBlank() ? "" : diagnostics);
+            }
+            Path built = dir.resolve("libkernel.so");
+            Path stored = cache.store(built, keys, prefixes, each);
+            keepDir = stored == null;
+            List<KernelCache.Artifact> out = new ArrayList<>();
+            for (int j = 0; j < batch.size(); j++) {
+                out.add(new KernelCache.Artifact(stored != null ? stored : built, prefixes.get(j), each.get(j)));
+            }
+            return out;
+        } finally {
+            if (!keepDir) {
+                CpuKernelModule.deleteRecursively(dir);
+            }
+        }
+    }
+
+    private static Path tempDir() {
+        try {
+            // private (0700): another local user cannot swap the files gcc reads or the library we load
+            return Files.createTempDirectory("arrayd-cpu-kernel-");
         } catch (IOException e) {
             throw new ArraydException(ErrorCode.INTERNAL, "cannot create a directory for gcc: " + e.getMessage(), e);
         }
-        boolean loaded = false;
+    }
+
+    /** Writes a single unit's files; returns gcc's inputs. */
+    private static List<String> writeSingle(Path dir, Unit unit) {
+        write(dir.resolve(CSourceAssembler.MAIN_FILE), unit.source());
+        if (unit.userSource() != null) {
+            write(dir.resolve(CSourceAssembler.USER_FILE), unit.userSource());
+        }
+        return List.of(CSourceAssembler.MAIN_FILE);
+    }
+
+    private static void write(Path file, String text) {
         try {
-            String diagnostics = runGcc(dir, unit.source(), unit.flags());
-            KernelModule module = load(dir, diagnostics, unit.entryPoints(), unit.ir());
-            loaded = true;
-            return module;
-        } finally {
-            if (!loaded) {
-                CpuKernelModule.deleteRecursively(dir);
-            }
+            Files.writeString(file, text, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ArraydException(ErrorCode.INTERNAL, "cannot write " + file + " for gcc: " + e.getMessage(), e);
         }
     }
 
@@ -202,16 +426,17 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    /** Runs gcc in {@code dir}; returns its output (warnings) or throws with it. */
-    private String runGcc(Path dir, String unit, List<String> flags) {
+    /** Runs gcc in {@code dir} on {@code inputs} (written there); returns its output (warnings) or throws with it. */
+    private String runGcc(Path dir, List<String> inputs, List<String> flags) {
         Path log = dir.resolve("gcc.log");
         List<String> command = new ArrayList<>();
         command.add(gcc);
         command.addAll(flags);
-        command.addAll(List.of("-o", "libkernel.so", CSourceAssembler.USER_FILE, "-lm"));
+        command.addAll(List.of("-o", "libkernel.so"));
+        command.addAll(inputs);
+        command.add("-lm");
         Process process;
         try {
-            Files.writeString(dir.resolve(CSourceAssembler.USER_FILE), unit, StandardCharsets.UTF_8);
             ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
                     .redirectErrorStream(true).redirectOutput(log.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -265,17 +490,23 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    private static KernelModule load(Path dir, String diagnostics, List<KernelSignature> entryPoints,
-                                     List<CheckedKernel> ir) {
+    private static KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
+                                     boolean cacheHit) {
+        return load(a, entryPoints, ir, cacheHit, null);
+    }
+
+    /** Loads a library; {@code ownDir}, when not null, is deleted with the module. */
+    private static KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
+                                     boolean cacheHit, Path ownDir) {
         Arena arena = Arena.ofShared();
         try {
-            SymbolLookup library = SymbolLookup.libraryLookup(dir.resolve("libkernel.so"), arena);
-            CpuKernelModule module = new CpuKernelModule(arena, dir, diagnostics);
+            SymbolLookup library = SymbolLookup.libraryLookup(a.library(), arena);
+            CpuKernelModule module = new CpuKernelModule(arena, ownDir, a.diagnostics(), cacheHit, a.library());
             List<Kernel> kernels = new ArrayList<>(entryPoints.size());
             Linker linker = Linker.nativeLinker();
             for (int i = 0; i < entryPoints.size(); i++) {
                 KernelSignature signature = entryPoints.get(i);
-                String symbol = CSourceAssembler.TRAMPOLINE_PREFIX + signature.name();
+                String symbol = a.symbolPrefix() + signature.name();
                 MemorySegment address = library.find(symbol).orElseThrow(() -> new ArraydException(ErrorCode.INTERNAL,
                         "symbol " + symbol + " missing from the compiled library"));
                 MethodHandle handle = linker.downcallHandle(address, TRAMPOLINE);

@@ -25,13 +25,31 @@ final class CpuKernelModule implements KernelModule {
     private final Arena arena;
     private final Path directory;
     private final String diagnostics;
+    private final boolean cacheHit;
+    private final Path library;
     private final AtomicInteger state = new AtomicInteger(); // launches in flight, | CLOSED once closed
     private volatile List<Kernel> kernels = List.of();
 
-    CpuKernelModule(Arena arena, Path directory, String diagnostics) {
+    /**
+     * @param directory deleted when the module is unloaded (a build outside the cache), or null (the
+     *                  library belongs to the compile cache and stays)
+     */
+    CpuKernelModule(Arena arena, Path directory, String diagnostics, boolean cacheHit, Path library) {
         this.arena = arena;
         this.directory = directory;
         this.diagnostics = diagnostics;
+        this.cacheHit = cacheHit;
+        this.library = library;
+    }
+
+    @Override
+    public boolean cacheHit() {
+        return cacheHit;
+    }
+
+    /** The loaded shared library's file. */
+    Path library() {
+        return library;
     }
 
     void setKernels(List<Kernel> kernels) {
@@ -67,7 +85,7 @@ final class CpuKernelModule implements KernelModule {
         }
     }
 
-    /** Where gcc ran; gone once the module is unloaded. */
+    /** Where gcc ran when the module owns it (gone once the module is unloaded); null for a cached library. */
     Path directory() {
         return directory;
     }

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -14,8 +15,15 @@ import java.util.Objects;
  * @param compileTimeout    how long one gcc invocation may run before it is killed and the compile
  *                          fails with DEADLINE_EXCEEDED; default 60 s, which a large machine-generated
  *                          kernel at {@code -O3} stays well inside
+ * @param cacheDir          where compiled kernels are kept across restarts (see {@link KernelCache});
+ *                          default {@link #defaultCacheDir()}: {@code $XDG_CACHE_HOME/arrayd/kernels}, else
+ *                          {@code ~/.cache/arrayd/kernels}. When it cannot be created or written, the
+ *                          cache still works in memory and kernels are built in temporary directories
+ * @param forceGuards       benchmarks only: render every IR access with its bounds guard, even the ones
+ *                          the range analysis proved (to measure what the proofs save); default false
  */
-public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout) {
+public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
+                         boolean forceGuards) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
@@ -23,6 +31,7 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
         Objects.requireNonNull(compileTimeout, "compileTimeout");
+        Objects.requireNonNull(cacheDir, "cacheDir");
         if (gccCommand.isBlank()) {
             throw new IllegalArgumentException("gccCommand: \"" + gccCommand + "\" (expected: a command)");
         }
@@ -35,18 +44,34 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public static CpuOptions defaults() {
-        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT);
+        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false);
+    }
+
+    /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
+    public static Path defaultCacheDir() {
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path base = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
+                ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+        return base.resolve("arrayd").resolve("kernels");
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards);
+    }
+
+    public CpuOptions withCacheDir(Path dir) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards);
+    }
+
+    public CpuOptions withForceGuards(boolean force) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force);
     }
 }

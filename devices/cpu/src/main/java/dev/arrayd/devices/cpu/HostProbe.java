@@ -45,6 +45,43 @@ final class HostProbe {
         return "cpu";
     }
 
+    /**
+     * What {@code -march=native} compiles for: the architecture, the CPU model and a hash of its feature
+     * flags (two machines with one model but different enabled features get different cache keys).
+     */
+    static String target() {
+        String flags = "";
+        for (String line : readLines(Path.of("/proc/cpuinfo"))) {
+            if (line.startsWith("flags")) {
+                flags = line;
+                break;
+            }
+        }
+        return System.getProperty("os.arch") + " " + cpuModel() + " flags#" + Integer.toHexString(flags.hashCode());
+    }
+
+    /** The first line of {@code gcc --version} (e.g. {@code gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0}), or the command when it cannot be read. */
+    static String compilerIdentity(String gcc) {
+        try {
+            Process process = new ProcessBuilder(gcc, "--version").redirectErrorStream(true).start();
+            String first;
+            try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                first = r.readLine();
+                while (r.readLine() != null) {
+                    // drain, so that gcc never blocks on a full pipe
+                }
+            }
+            process.waitFor(10, TimeUnit.SECONDS);
+            return first == null ? gcc : first.strip();
+        } catch (IOException e) {
+            return gcc;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return gcc;
+        }
+    }
+
     /** Empty when {@code gcc --version} runs and exits 0; otherwise exactly what is missing. */
     static Optional<String> gccProblem(String gcc) {
         Process process;

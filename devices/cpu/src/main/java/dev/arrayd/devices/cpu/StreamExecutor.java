@@ -146,7 +146,9 @@ final class StreamExecutor implements AutoCloseable {
     private void run(CpuKernel cpuKernel, long items) throws Throwable {
         WorkerPool pool = device.pool();
         if (items >= SPLIT_THRESHOLD && pool != null) {
-            int chunks = GridSplitter.split(dims, block.maxChunks(), chunkBounds);
+            int chunks = cpuKernel.phased()
+                    ? GridSplitter.split(dims, localDims(), block.maxChunks(), chunkBounds)
+                    : GridSplitter.split(dims, block.maxChunks(), chunkBounds);
             for (int c = 0; c < chunks; c++) {
                 block.setRange(c, chunkBounds, c * GridSplitter.CHUNK_LONGS, dims);
             }
@@ -164,6 +166,10 @@ final class StreamExecutor implements AutoCloseable {
         }
         MemorySegment range = block.range(0);
         cpuKernel.trampoline().invokeExact(range, block.args());
+    }
+
+    private long[] localDims() {
+        return new long[] {dims[3], dims[4], dims[5]};
     }
 
     @Override

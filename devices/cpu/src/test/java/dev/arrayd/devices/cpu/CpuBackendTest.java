@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -115,7 +116,7 @@ class CpuBackendTest {
         assertEquals(Set.of(Dialect.C, Dialect.IR), d.info().dialects());
         assertEquals(List.of(1024L, 1024L, 1024L), d.info().maxWorkItemSizes());
         assertEquals(1024, d.info().maxWorkGroupSize());
-        assertEquals(64 * 1024, d.info().localMemoryBytes());
+        assertEquals(48 * 1024, d.info().localMemoryBytes()); // what an IR kernel may use (IrValidator.MAX_LOCAL_BYTES)
         assertEquals(2, d.info().suggestedStreams());
         assertEquals(3, d.info().maxGridDims());
         assertTrue(d.info().unifiedMemory());
@@ -178,7 +179,9 @@ class CpuBackendTest {
 
     @Test
     void compileTimeLimitIsDeadlineExceeded() {
-        CpuBackend backend = availableBackend(CpuOptions.defaults().withCompileTimeout(Duration.ZERO));
+        // a fresh cache: a hit would not run gcc at all
+        CpuBackend backend = availableBackend(CpuOptions.defaults().withCompileTimeout(Duration.ZERO)
+                .withCacheDir(freshCacheDir()));
         ArraydException e = assertThrows(ArraydException.class, () -> backend.compiler().compile(
                 new KernelSource(Dialect.C, CpuKernels.source("vadd"), List.of(AbstractDeviceConformanceTest.cannedSignature("vadd")))));
         assertEquals(ErrorCode.DEADLINE_EXCEEDED, e.code(), e::toString);
@@ -198,17 +201,37 @@ class CpuBackendTest {
     }
 
     @Test
-    void warningsComeBackAsDiagnosticsAndTheDirectoryGoesWithTheModule() {
-        CpuBackend backend = availableBackend(CpuOptions.defaults());
-        KernelModule module = backend.compiler().compile(new KernelSource(Dialect.C,
-                "#warning \"arrayd test warning\"\n" + CpuKernels.source("empty"),
-                List.of(AbstractDeviceConformanceTest.cannedSignature("empty"))));
+    void warningsComeBackAsDiagnosticsAlsoFromTheCacheAndTheLibraryStaysCached() throws Exception {
+        Path cacheDir = freshCacheDir();
+        CpuBackend backend = availableBackend(CpuOptions.defaults().withCacheDir(cacheDir));
+        KernelSource source = new KernelSource(Dialect.C, "#warning \"arrayd test warning\"\n" + CpuKernels.source("empty"),
+                List.of(AbstractDeviceConformanceTest.cannedSignature("empty")));
+        KernelModule module = backend.compiler().compile(source);
         assertTrue(module.diagnostics().contains("kernel.c:1") && module.diagnostics().contains("arrayd test warning"),
                 module::diagnostics);
-        Path dir = ((CpuKernel) module.kernels().getFirst()).module().directory();
-        assertTrue(Files.isDirectory(dir));
+        // gcc quotes the user's own line, not the generated header's
+        assertTrue(module.diagnostics().contains("#warning \"arrayd test warning\""), module::diagnostics);
+        assertFalse(module.cacheHit());
+        CpuKernelModule loaded = ((CpuKernel) module.kernels().getFirst()).module();
+        assertNull(loaded.directory(), "a cached library has no private directory to delete");
+        Path library = loaded.library();
+        assertTrue(library.startsWith(cacheDir), library::toString);
         module.close();
-        assertFalse(Files.exists(dir), dir::toString);
+        assertTrue(Files.exists(library), library::toString);
+        KernelModule again = backend.compiler().compile(source);
+        assertTrue(again.cacheHit());
+        assertEquals(module.diagnostics(), again.diagnostics());
+        again.close();
+    }
+
+    static Path freshCacheDir() {
+        try {
+            Path dir = Files.createTempDirectory("arrayd-cache-test-");
+            dir.toFile().deleteOnExit();
+            return dir;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

@@ -128,12 +128,4 @@ class CpuIrTest {
                 List.of(KernelArg.Scalar.f32(1), new KernelArg.Buffer(x), new KernelArg.Buffer(y), KernelArg.Scalar.i64(1))));
         assertTrue(dims.getMessage().contains("globalDims"), dims::getMessage);
     }
-
-    @Test
-    void barriersAreUnimplementedOnTheCpu() {
-        ArraydException e = assertThrows(ArraydException.class, () -> h.backend.compiler().compile(
-                KernelSource.ir(new IrModule(List.of(IrSamples.groupSum())))));
-        assertEquals(ErrorCode.UNIMPLEMENTED, e.code());
-        assertTrue(e.getMessage().contains("group_sum"), e::getMessage);
-    }
 }

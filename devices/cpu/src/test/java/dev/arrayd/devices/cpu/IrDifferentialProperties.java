@@ -72,6 +72,27 @@ class IrDifferentialProperties {
         }
     }
 
+    /** Kernels with local arrays and barriers: the CPU's phased groups against the interpreter's threads. */
+    @Property(tries = 6)
+    void interpreterAndCpuAgreeOnWorkGroups(@ForAll long seed) throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        RandomIrPrograms gen = new RandomIrPrograms(seed);
+        List<IrKernel> kernels = new ArrayList<>();
+        List<Boolean> approximate = new ArrayList<>();
+        for (int i = 0; i < BATCH; i++) {
+            RandomIrPrograms.Program p = gen.groupKernel("g" + i);
+            kernels.add(p.kernel());
+            approximate.add(p.approximate());
+        }
+        List<CheckedKernel> checked = IrValidator.check(new IrModule(kernels), "");
+        List<Kernel> compiled = h.compile(kernels.toArray(IrKernel[]::new));
+        Random data = new Random(seed ^ 0x6a0b);
+        for (int i = 0; i < BATCH; i++) {
+            h.reset();
+            runBoth(checked.get(i), compiled.get(i), approximate.get(i), data, seed);
+        }
+    }
+
     private void runBoth(CheckedKernel k, Kernel cpu, boolean approximate, Random data, long seed) throws Exception {
         int n = RandomIrPrograms.EXTENT;
         int[] bytesPer = {4, 4, 4, 4, 2, 8};

@@ -70,6 +70,70 @@ final class RandomIrPrograms {
         return new Program(new IrKernel(name, params(), 1, List.of(), body), approximate);
     }
 
+    /** Work-items per group of {@link #groupKernel}. */
+    static final int GROUP = 16;
+
+    /**
+     * A kernel with local arrays and barriers, local size {@link #GROUP}: items exchange values through
+     * local memory across barriers, at top level, inside a uniform loop and inside a uniform if, and
+     * variables live across barriers (spilled per item on the CPU). Items store only their own
+     * elements, of local arrays and of outputs, so the result does not depend on the order items run
+     * in within a phase.
+     */
+    Program groupKernel(String name) {
+        vars.clear();
+        approximate = false;
+        Expr lid = lid(0);
+        List<Stmt> body = new ArrayList<>();
+        body.add(let("i", gid(0)));
+        body.add(new Stmt.LocalArray("sh", DType.I32, GROUP));
+        body.add(new Stmt.LocalArray("shf", DType.F32, GROUP));
+        lets(body, 1 + r.nextInt(3));
+        body.add(store("sh", lid, expr(IrType.I32, 3)));
+        body.add(store("shf", lid, expr(IrType.F32, 2)));
+        body.add(new Stmt.Barrier());
+        body.add(let("a", load("sh", neighbour(lid))));
+        body.add(let("b", load("shf", sub(i64(GROUP - 1), lid))));
+        vars.add(new String[] {"a", IrType.I32.name()});
+        vars.add(new String[] {"b", IrType.F32.name()});
+        body.add(mut("acc", i32(0)));
+        int mark = vars.size();
+        vars.add(new String[] {"c", IrType.I32.name()});
+        List<Stmt> loopBody = List.of(
+                let("c", load("sh", neighbour(lid))),
+                new Stmt.Assign("acc", add(var("acc"), var("c"))),
+                new Stmt.Barrier(),
+                store("sh", lid, expr(IrType.I32, 2)),
+                new Stmt.Barrier());
+        trim(mark);
+        body.add(new Stmt.For("r", i32(0), i32(1 + r.nextInt(3)), 1, loopBody));
+        body.add(new Stmt.If(bin(Expr.Binary.Op.GT, param("s"), i32(8)),
+                List.of(new Stmt.Accumulate("sh", lid, Stmt.Accumulate.Op.ADD, i32(7)), new Stmt.Barrier()),
+                List.of(new Stmt.Barrier())));
+        vars.add(new String[] {"acc", IrType.I32.name()});
+        body.add(let("d", load("sh", neighbour(lid))));
+        vars.add(new String[] {"d", IrType.I32.name()});
+        lets(body, r.nextInt(3));
+        body.add(store("oi", var("i"), expr(IrType.I32, 3)));
+        body.add(store("of", var("i"), floatOut()));
+        body.add(store("oh", var("i"), expr(IrType.F32, 2)));
+        return new Program(new IrKernel(name, params(), 1, List.of((long) GROUP), body), approximate);
+    }
+
+    /** {@code (lid + s + 1) & (GROUP - 1)}: another item's slot, proven in bounds by the mask. */
+    private static Expr neighbour(Expr lid) {
+        return cast(IrType.I64, bin(Expr.Binary.Op.AND, add(add(cast(IrType.I32, lid), param("s")), i32(1)), i32(GROUP - 1)));
+    }
+
+    private void lets(List<Stmt> body, int n) {
+        for (int k = 0; k < n; k++) {
+            IrType t = pick(IrType.I32, IrType.I64, IrType.F32, IrType.BOOL, IrType.U8);
+            String v = fresh();
+            body.add(let(v, expr(t, 3)));
+            vars.add(new String[] {v, t.name()});
+        }
+    }
+
     private Expr floatOut() {
         Expr e = expr(IrType.F32, 3);
         if (r.nextInt(3) == 0) {

@@ -53,9 +53,10 @@ final class InFlight {
         return last != null ? last : first;
     }
 
+    /** Worker-thread memory: enqueue and completion both run on the stream's worker, so a confined arena does. */
     MemorySegment stage(long bytes) {
         if (staging == null) {
-            staging = Arena.ofShared();
+            staging = Arena.ofConfined();
         }
         return staging.allocate(Math.max(1, bytes), 64);
     }

@@ -88,6 +88,25 @@ public abstract class CLikeRenderer {
 
     protected abstract String math(String name, IrType t);
 
+    /**
+     * Whether kernels with local arrays or barriers are rendered as one function per work-group that
+     * runs the items in phases ({@link GroupPhases}), for targets without hardware work-groups. Such a
+     * kernel takes {@code const arrayd_i64 *arrayd_grp} (group id[3], global size[3]) instead of
+     * {@link #leadingParams()}.
+     */
+    protected boolean phasedGroups() {
+        return false;
+    }
+
+    /**
+     * Declarations that make the builtins of {@link #builtin} work inside a phased kernel: for the item
+     * at local position {@code arrayd_lx, arrayd_ly, arrayd_lz} when {@code item}, else for the group as
+     * a whole (local id 0), given the group ids {@code arrayd_g0..2} and global sizes {@code arrayd_gs0..2}.
+     */
+    protected String phasedItem(long[] localSize, boolean item) {
+        throw new UnsupportedOperationException("no phased groups for " + getClass().getSimpleName());
+    }
+
     // ---------------------------------------------------------------- shared text
 
     static final String COMMON_HELPERS = """
@@ -165,13 +184,28 @@ public abstract class CLikeRenderer {
     private final class KernelWriter {
         private final CheckedKernel k;
         private final StringBuilder out;
+        private final boolean phased;
+        /** Per-item variables of a phased kernel (see {@link GroupPhases}); empty otherwise. */
+        private final java.util.Set<String> spilled;
+        /** In a phased kernel: whether the text being written runs per item (else once per group). */
+        private boolean inItem;
 
         KernelWriter(CheckedKernel k, StringBuilder out) {
             this.k = k;
             this.out = out;
+            this.phased = phasedGroups() && GroupPhases.needed(k);
+            this.spilled = phased ? GroupPhases.spilled(k) : java.util.Set.of();
+        }
+
+        private String var(String name) {
+            return spilled.contains(name) ? "v_" + name + "[" + (inItem ? "arrayd_li" : "0") + "]" : "v_" + name;
         }
 
         void kernel() {
+            if (phased) {
+                phasedKernel();
+                return;
+            }
             out.append(kernelHead(k)).append('(').append(leadingParams());
             boolean first = leadingParams().isEmpty();
             for (IrParam p : k.kernel().params()) {
@@ -194,6 +228,122 @@ public abstract class CLikeRenderer {
             out.append("    ".repeat(depth));
         }
 
+        private long[] localSize() {
+            long[] l = {1, 1, 1};
+            for (int d = 0; d < k.kernel().localSize().size(); d++) {
+                l[d] = k.kernel().localSize().get(d);
+            }
+            return l;
+        }
+
+        private void phasedKernel() {
+            out.append(kernelHead(k)).append("(const arrayd_i64 *arrayd_grp");
+            for (IrParam p : k.kernel().params()) {
+                out.append(", ");
+                switch (p) {
+                    case IrParam.Buffer b -> out.append(b.access() == Access.READ ? "const " : "").append(globalSpace())
+                            .append(storageType(b.dtype())).append(" *p_").append(b.name());
+                    case IrParam.Scalar s -> out.append("const ").append(valueType(IrType.ofScalar(s.dtype())))
+                            .append(" p_").append(s.name());
+                }
+            }
+            out.append(", const ").append(globalSpace()).append("arrayd_i64 *arrayd_ext, ")
+                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard) {\n");
+            out.append("    const arrayd_i64 arrayd_g0 = arrayd_grp[0], arrayd_g1 = arrayd_grp[1], arrayd_g2 = arrayd_grp[2];\n");
+            out.append("    const arrayd_i64 arrayd_gs0 = arrayd_grp[3], arrayd_gs1 = arrayd_grp[4], arrayd_gs2 = arrayd_grp[5];\n");
+            for (Stmt s : k.kernel().body()) {
+                if (s instanceof Stmt.LocalArray la) {
+                    // the IR leaves local arrays undefined; zeros make runs reproducible and match the interpreter
+                    out.append("    ").append(storageType(la.dtype())).append(" l_").append(la.name()).append('[')
+                            .append(la.size()).append("];\n    memset(l_").append(la.name()).append(", 0, sizeof l_")
+                            .append(la.name()).append(");\n");
+                }
+            }
+            long items = Math.max(1, k.kernel().groupSize());
+            for (String v : spilled) {
+                out.append("    ").append(valueType(k.varType(v))).append(" v_").append(v).append('[').append(items)
+                        .append("];\n");
+            }
+            long[] l = localSize();
+            out.append(phasedItem(l, false));
+            inItem = false;
+            groupBlock(k.kernel().body(), 1);
+            out.append("}\n");
+        }
+
+        /** A block at group level: runs of barrier-free statements become item loops. */
+        private void groupBlock(List<Stmt> body, int depth) {
+            List<Stmt> run = new java.util.ArrayList<>();
+            for (Stmt s : body) {
+                if (!GroupPhases.containsBarrier(s)) {
+                    if (!(s instanceof Stmt.LocalArray)) {
+                        run.add(s);
+                    }
+                    continue;
+                }
+                itemLoop(run, depth);
+                run.clear();
+                switch (s) {
+                    case Stmt.Barrier b -> {
+                        indent(depth);
+                        out.append("/* barrier */\n");
+                    }
+                    case Stmt.If branch -> {
+                        indent(depth);
+                        out.append("if (").append(expr(branch.condition())).append(") {\n");
+                        groupBlock(branch.thenBody(), depth + 1);
+                        indent(depth);
+                        out.append("} else {\n");
+                        groupBlock(branch.elseBody(), depth + 1);
+                        indent(depth);
+                        out.append("}\n");
+                    }
+                    case Stmt.For loop -> {
+                        indent(depth);
+                        String v = "v_" + loop.var();
+                        out.append("for (").append(valueType(k.varType(loop.var()))).append(' ').append(v).append(" = ")
+                                .append(expr(loop.start())).append("; ").append(v).append(" < ").append(expr(loop.end()))
+                                .append("; ").append(v).append(" += ").append(loop.step()).append(") {\n");
+                        groupBlock(loop.body(), depth + 1);
+                        indent(depth);
+                        out.append("}\n");
+                    }
+                    default -> throw new IllegalStateException("only ifs and loops contain barriers: " + s);
+                }
+            }
+            itemLoop(run, depth);
+        }
+
+        /** Runs {@code run} for every item of the group, x innermost. */
+        private void itemLoop(List<Stmt> run, int depth) {
+            if (run.isEmpty()) {
+                return;
+            }
+            long[] l = localSize();
+            indent(depth);
+            out.append("for (arrayd_i64 arrayd_lz = 0; arrayd_lz < ").append(l[2]).append("; arrayd_lz++)\n");
+            indent(depth);
+            out.append("for (arrayd_i64 arrayd_ly = 0; arrayd_ly < ").append(l[1]).append("; arrayd_ly++)\n");
+            indent(depth);
+            out.append("for (arrayd_i64 arrayd_lx = 0; arrayd_lx < ").append(l[0]).append("; arrayd_lx++) {\n");
+            indent(depth + 1);
+            out.append("const arrayd_i64 arrayd_li = (arrayd_lz * ").append(l[1]).append(" + arrayd_ly) * ").append(l[0])
+                    .append(" + arrayd_lx;\n");
+            indent(depth + 1);
+            out.append("(void)arrayd_li;\n");
+            for (String line : phasedItem(l, true).split("\n")) {
+                indent(depth);
+                out.append(line).append('\n');
+            }
+            inItem = true;
+            for (Stmt s : run) {
+                stmt(s, depth + 1);
+            }
+            inItem = false;
+            indent(depth);
+            out.append("}\n");
+        }
+
         private void block(List<Stmt> body, int depth) {
             for (Stmt s : body) {
                 stmt(s, depth);
@@ -202,6 +352,10 @@ public abstract class CLikeRenderer {
 
         private void stmt(Stmt s, int depth) {
             switch (s) {
+                case Stmt.Let let when spilled.contains(let.name()) -> {
+                    indent(depth);
+                    out.append(var(let.name())).append(" = ").append(expr(let.value())).append(";\n");
+                }
                 case Stmt.Let let -> {
                     indent(depth);
                     out.append(let.mutable() ? "" : "const ").append(valueType(k.varType(let.name()))).append(" v_")
@@ -209,7 +363,7 @@ public abstract class CLikeRenderer {
                 }
                 case Stmt.Assign a -> {
                     indent(depth);
-                    out.append("v_").append(a.name()).append(" = ").append(expr(a.value())).append(";\n");
+                    out.append(var(a.name())).append(" = ").append(expr(a.value())).append(";\n");
                 }
                 case Stmt.Store st -> access(st, st.array(), st.index(), depth,
                         el -> el + " = " + toStorage(k.elementDType(st.array()), expr(st.value())));
@@ -221,7 +375,7 @@ public abstract class CLikeRenderer {
                     };
                     if (acc.index() == null) {
                         indent(depth);
-                        String v = "v_" + acc.target();
+                        String v = var(acc.target());
                         out.append(v).append(" = ").append(binary(op, k.varType(acc.target()), v, expr(acc.value())))
                                 .append(";\n");
                     } else {
@@ -315,7 +469,7 @@ public abstract class CLikeRenderer {
             return switch (e) {
                 case Expr.Const c -> constant(c);
                 case Expr.Param p -> "p_" + p.name();
-                case Expr.Var v -> "v_" + v.name();
+                case Expr.Var v -> var(v.name());
                 case Expr.Builtin b -> builtin(b.kind(), b.dim());
                 case Expr.Load l -> {
                     DType d = k.elementDType(l.array());

@@ -7,7 +7,9 @@ import java.util.List;
  * {@code ARRAYD_KERNEL void name(ARRAYD_ITEM, params..., arrayd_ext, arrayd_guard)} and relies on the
  * CPU backend's header ({@code ARRAYD_KERNEL}, {@code ARRAYD_ITEM}, {@code arrayd_global_id(d)}, ...,
  * {@code <stdint.h>}, {@code <math.h>}, {@code <string.h>}). The backend's trampoline loops x innermost,
- * so a kernel whose accesses are proven in bounds inlines into a loop gcc vectorizes.
+ * so a kernel whose accesses are proven in bounds inlines into a loop gcc vectorizes. A kernel with local
+ * arrays or barriers becomes one function per work-group instead ({@link GroupPhases}): its trampoline
+ * loops over groups and passes {@code arrayd_grp}.
  */
 public final class CRenderer extends CLikeRenderer {
 
@@ -71,12 +73,33 @@ public final class CRenderer extends CLikeRenderer {
 
     @Override
     protected String barrier() {
-        throw new IllegalStateException("the cpu backend refuses barriers before rendering");
+        throw new IllegalStateException("phased kernels never render a barrier statement");
     }
 
     @Override
     protected String localDecl() {
         return "";
+    }
+
+    /** The CPU has no hardware work-groups: kernels with local arrays or barriers run group by group in phases. */
+    @Override
+    protected boolean phasedGroups() {
+        return true;
+    }
+
+    @Override
+    protected String phasedItem(long[] l, boolean item) {
+        String name = item ? "arrayd_item_i" : "arrayd_item_g";
+        String[] gid = new String[3];
+        String[] lid = new String[3];
+        for (int d = 0; d < 3; d++) {
+            String lx = "arrayd_l" + "xyz".charAt(d);
+            gid[d] = "arrayd_g" + d + " * " + l[d] + (item ? " + " + lx : "");
+            lid[d] = item ? lx : "0";
+        }
+        return "    const arrayd_item_t " + name + " = {{" + String.join(", ", gid) + "}, {arrayd_gs0, arrayd_gs1, arrayd_gs2}, {"
+                + String.join(", ", lid) + "}, {" + l[0] + ", " + l[1] + ", " + l[2] + "}, {arrayd_g0, arrayd_g1, arrayd_g2}};\n"
+                + "    const arrayd_item_t *arrayd_item__ = &" + name + ";\n";
     }
 
     @Override

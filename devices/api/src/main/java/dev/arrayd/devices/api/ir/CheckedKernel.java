@@ -62,6 +62,16 @@ public final class CheckedKernel {
         return guards.getOrDefault(access, Boolean.FALSE);
     }
 
+    /**
+     * This kernel with every access guarded, proven or not: for benchmarks that measure what the
+     * proofs save. Same semantics (a proven access never trips its guard), slower code.
+     */
+    public CheckedKernel withAllGuards() {
+        IdentityHashMap<Object, Boolean> all = new IdentityHashMap<>(guards);
+        all.replaceAll((node, guarded) -> Boolean.TRUE);
+        return new CheckedKernel(kernel, types, all, varTypes, mutableVars, localArrays, paramIndex, usesBarrier);
+    }
+
     /** Accesses rendered with a guard. */
     public int guardsEmitted() {
         return (int) guards.values().stream().filter(b -> b).count();

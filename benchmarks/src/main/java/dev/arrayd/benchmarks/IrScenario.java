@@ -1,0 +1,392 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.ir.Expr;
+import dev.arrayd.devices.api.ir.IrKernel;
+import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.ir.IrParam;
+import dev.arrayd.devices.api.ir.IrType;
+import dev.arrayd.devices.api.ir.Stmt;
+import dev.arrayd.devices.cpu.CpuBackend;
+import dev.arrayd.devices.cpu.CpuOptions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/**
+ * {@code bench ir}: the portable IR on the CPU backend, in this process (no daemon in the measured
+ * path: these are properties of the compiler and of the generated code). In one run: compile-cache hit
+ * latency (memory and disk), gcc time per kernel and per batch of 10 modules (one gcc run), vadd
+ * bandwidth as a fraction of memcpy measured in the same run, tiled matmul 512 x 512 f32 GFLOP/s against
+ * the machine's fp32 FMA peak (computed: cores x MHz from /proc/cpuinfo x fp32 lanes (16 with AVX-512,
+ * 8 with AVX2) x 2 flops per FMA x 2 FMA units), and each kernel with every guard forced on
+ * ({@link CpuOptions#forceGuards()}) against the proven-away build. Device times are medians.
+ */
+@Command(name = "ir", description = {"The portable IR on the CPU backend, in-process: compile cache hit latency, gcc time"
+        + " per kernel and per batch of 10, vadd bandwidth vs memcpy (floor 0.7), tiled matmul 512x512 GFLOP/s vs the fp32"
+        + " FMA peak, and each kernel with guards forced on vs proven away.",
+        "Last line: RESULT ir cache_hit_us=.. cache_disk_hit_ms=.. gcc_kernel_ms=.. gcc_batch10_ms=.. vadd_GBps=.."
+                + " memcpy_GBps=.. vadd_memcpy_ratio=.. matmul_GFLOPs=.. peak_GFLOPs=.. matmul_peak_fraction=.."
+                + " <kernel>_guard_slowdown=.."})
+final class IrScenario implements Scenario {
+
+    static final double VADD_FLOOR = 0.7;
+    static final int RUNS = 15;
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Override
+    public String name() {
+        return "ir";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        List<String> lines = new ArrayList<>();
+        StringBuilder result = new StringBuilder();
+        Path cache = Files.createTempDirectory("arrayd-bench-ir-cache-");
+        Path guardCache = Files.createTempDirectory("arrayd-bench-ir-guards-");
+        try (CpuBackend cpu = new CpuBackend(CpuOptions.defaults().withCacheDir(cache));
+             CpuBackend guarded = new CpuBackend(CpuOptions.defaults().withCacheDir(guardCache).withForceGuards(true))) {
+            if (cpu.unavailableReason().isPresent()) {
+                throw new IllegalStateException("cpu backend unavailable: " + cpu.unavailableReason().get());
+            }
+            ctx.progress().update("ir: compiling");
+            // gcc per kernel (misses), then memory hits, then a disk hit from a fresh backend
+            List<IrKernel> kernels = List.of(vadd(), saxpy(), sum(), matmul());
+            double gccTotal = 0;
+            List<KernelModule> modules = new ArrayList<>();
+            for (IrKernel k : kernels) {
+                long t0 = System.nanoTime();
+                modules.add(cpu.compiler().compile(KernelSource.ir(new IrModule(List.of(k)))));
+                gccTotal += (System.nanoTime() - t0) / 1e6;
+            }
+            double gccPerKernel = gccTotal / kernels.size();
+            long[] hits = new long[200];
+            for (int i = 0; i < hits.length; i++) {
+                long t0 = System.nanoTime();
+                cpu.compiler().compile(KernelSource.ir(new IrModule(List.of(vadd())))).close();
+                hits[i] = System.nanoTime() - t0;
+            }
+            double hitUs = median(hits) / 1e3;
+            double diskMs;
+            try (CpuBackend restarted = new CpuBackend(CpuOptions.defaults().withCacheDir(cache))) {
+                long t0 = System.nanoTime();
+                restarted.compiler().compile(KernelSource.ir(new IrModule(List.of(matmul())))).close();
+                diskMs = (System.nanoTime() - t0) / 1e6;
+            }
+            List<KernelSource> batch = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                batch.add(KernelSource.ir(new IrModule(List.of(scaled(i)))));
+            }
+            long b0 = System.nanoTime();
+            cpu.compiler().compileAll(batch).forEach(KernelModule::close);
+            double batchMs = (System.nanoTime() - b0) / 1e6;
+            lines.add(String.format(Locale.ROOT, "compile: gcc %.1f ms per kernel (mean of %d misses), batch of 10 modules in one"
+                    + " gcc run %.1f ms (%.1f ms per module); cache hit %.1f µs (memory, median of %d), %.2f ms (disk, after a"
+                    + " restart)", gccPerKernel, kernels.size(), batchMs, batchMs / 10, hitUs, hits.length, diskMs));
+            result.append(String.format(Locale.ROOT, "cache_hit_us=%.1f cache_disk_hit_ms=%.2f gcc_kernel_ms=%.1f"
+                    + " gcc_batch10_ms=%.1f", hitUs, diskMs, gccPerKernel, batchMs));
+
+            Device device = cpu.openDevices(1).getFirst();
+            Device guardDevice = guarded.openDevices(1).getFirst();
+            int n = 1 << 24;
+            long vecBytes = 4L * n;
+            int mm = 512;
+            long matBytes = 4L * mm * mm;
+            long pool = 3 * vecBytes + 3 * matBytes + 4L * (n / 256) + 4096;
+            for (Device d : List.of(device, guardDevice)) {
+                d.allocPool(1, pool, 64);
+            }
+            MemRef a = new MemRef(1, 0, vecBytes);
+            MemRef b = new MemRef(1, vecBytes, vecBytes);
+            MemRef c = new MemRef(1, 2 * vecBytes, vecBytes);
+            MemRef ma = new MemRef(1, 3 * vecBytes, matBytes);
+            MemRef mb = new MemRef(1, 3 * vecBytes + matBytes, matBytes);
+            MemRef mc = new MemRef(1, 3 * vecBytes + 2 * matBytes, matBytes);
+            MemRef partial = new MemRef(1, 3 * vecBytes + 3 * matBytes, 4L * (n / 256));
+            try (NativeStream s = device.newStream("bench-ir"); NativeStream gs = guardDevice.newStream("bench-ir-guards");
+                 Arena arena = Arena.ofShared()) {
+                MemorySegment ones = arena.allocate(vecBytes, 64);
+                for (long i = 0; i < n; i++) {
+                    ones.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, 1f + (i % 7));
+                }
+                for (NativeStream st : List.of(s, gs)) {
+                    for (MemRef r : List.of(a, b, c)) {
+                        run(st, new DeviceCommand.Upload(ones, r));
+                    }
+                    for (MemRef r : List.of(ma, mb)) {
+                        run(st, new DeviceCommand.Upload(ones.asSlice(0, matBytes), r));
+                    }
+                }
+                ctx.progress().update("ir: memcpy");
+                long[] copy = new long[RUNS];
+                for (int i = 0; i < RUNS; i++) {
+                    copy[i] = run(s, new DeviceCommand.Copy(a, c));
+                }
+                double memcpyGBps = 2.0 * vecBytes / median(copy);
+                List<Launch> launches = List.of(
+                        new Launch("vadd", new long[] {n}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
+                                new KernelArg.Buffer(c), KernelArg.Scalar.i64(n)), 3.0 * vecBytes, false),
+                        new Launch("saxpy", new long[] {n}, List.of(KernelArg.Scalar.f32(2f), new KernelArg.Buffer(a),
+                                new KernelArg.Buffer(b), KernelArg.Scalar.i64(n)), 3.0 * vecBytes, false),
+                        new Launch("sum", new long[] {n}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(partial),
+                                KernelArg.Scalar.i64(n)), vecBytes, false),
+                        new Launch("matmul", new long[] {mm, mm}, List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb),
+                                new KernelArg.Buffer(mc), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm),
+                                KernelArg.Scalar.i32(mm)), 2.0 * mm * mm * mm, true));
+                double vaddGBps = 0;
+                double matmulGflops = 0;
+                StringBuilder guards = new StringBuilder();
+                for (int k = 0; k < launches.size(); k++) {
+                    Launch l = launches.get(k);
+                    ctx.progress().update("ir: " + l.name);
+                    Kernel proven = modules.get(k).kernels().getFirst();
+                    Kernel forced = guarded.compiler().compile(KernelSource.ir(new IrModule(List.of(kernels.get(k)))))
+                            .kernels().getFirst();
+                    long[] tp = new long[RUNS];
+                    long[] tg = new long[RUNS];
+                    run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
+                    run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
+                    for (int i = 0; i < RUNS; i++) {
+                        tp[i] = run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
+                        tg[i] = run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
+                    }
+                    double p = median(tp);
+                    double g = median(tg);
+                    double rate = l.work / p;
+                    lines.add(String.format(Locale.ROOT, "%-7s %8.3f ms proven, %8.3f ms guards forced (x%.2f); %.2f %s",
+                            l.name, p / 1e6, g / 1e6, g / p, rate, l.flops ? "GFLOP/s" : "GB/s"));
+                    guards.append(String.format(Locale.ROOT, " %s_guard_slowdown=%.2f", l.name, g / p));
+                    if (l.name.equals("vadd")) {
+                        vaddGBps = rate;
+                    }
+                    if (l.name.equals("matmul")) {
+                        matmulGflops = rate;
+                    }
+                }
+                double peak = Peak.fp32Gflops();
+                double ratio = vaddGBps / memcpyGBps;
+                lines.add(String.format(Locale.ROOT, "vadd %.2f GB/s vs memcpy %.2f GB/s (MemorySegment.copy on the device,"
+                        + " read + write counted): %.2f (floor %.1f) %s", vaddGBps, memcpyGBps, ratio, VADD_FLOOR,
+                        ratio >= VADD_FLOOR ? "OK" : "BELOW FLOOR"));
+                lines.add(String.format(Locale.ROOT, "matmul 512x512 f32 (16x16 local tiles, barriers): %.2f GFLOP/s = %.3f of"
+                        + " the fp32 FMA peak %.1f GFLOP/s (%s)", matmulGflops, matmulGflops / peak, peak, Peak.describe()));
+                result.append(String.format(Locale.ROOT, " vadd_GBps=%.2f memcpy_GBps=%.2f vadd_memcpy_ratio=%.2f"
+                        + " matmul_GFLOPs=%.2f peak_GFLOPs=%.1f matmul_peak_fraction=%.3f", vaddGBps, memcpyGBps, ratio,
+                        matmulGflops, peak, matmulGflops / peak)).append(guards);
+            }
+        }
+        return new Report(lines, result.toString());
+    }
+
+    private record Launch(String name, long[] global, List<KernelArg> args, double work, boolean flops) {}
+
+    /** Runs one command and returns its device nanoseconds. */
+    private static long run(NativeStream s, DeviceCommand command) throws Exception {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        s.submit(command, new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                done.complete(deviceNanos);
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                done.completeExceptionally(cause);
+            }
+        });
+        return done.get(120, TimeUnit.SECONDS);
+    }
+
+    private static double median(long[] xs) {
+        long[] s = xs.clone();
+        Arrays.sort(s);
+        return s[s.length / 2];
+    }
+
+    // ---------------------------------------------------------------- kernels (docs/kernels.md, as model records)
+
+    private static Expr gid(int d) {
+        return new Expr.Builtin(Expr.Builtin.Kind.GLOBAL_ID, d);
+    }
+
+    private static Expr lid(int d) {
+        return new Expr.Builtin(Expr.Builtin.Kind.LOCAL_ID, d);
+    }
+
+    private static Expr v(String name) {
+        return new Expr.Var(name);
+    }
+
+    private static Expr p(String name) {
+        return new Expr.Param(name);
+    }
+
+    private static Expr i64(long x) {
+        return Expr.Const.i64(x);
+    }
+
+    private static Expr bin(Expr.Binary.Op op, Expr a, Expr b) {
+        return new Expr.Binary(op, a, b);
+    }
+
+    private static Expr add(Expr a, Expr b) {
+        return bin(Expr.Binary.Op.ADD, a, b);
+    }
+
+    private static Expr mul(Expr a, Expr b) {
+        return bin(Expr.Binary.Op.MUL, a, b);
+    }
+
+    private static Expr load(String a, Expr i) {
+        return new Expr.Load(a, i);
+    }
+
+    private static Stmt let(String name, Expr value) {
+        return new Stmt.Let(name, value, false);
+    }
+
+    private static Stmt ifLt(Expr a, Expr b, Stmt... then) {
+        return new Stmt.If(bin(Expr.Binary.Op.LT, a, b), List.of(then), List.of());
+    }
+
+    private static IrParam.Buffer buf(String name, Access access, Expr minExtent) {
+        return new IrParam.Buffer(name, DType.F32, access, minExtent);
+    }
+
+    private static IrParam.Scalar n() {
+        return new IrParam.Scalar("n", DType.I64, 0L, 1L << 40);
+    }
+
+    static IrKernel vadd() {
+        return new IrKernel("vadd", List.of(buf("a", Access.READ, p("n")), buf("b", Access.READ, p("n")),
+                buf("c", Access.WRITE, p("n")), n()), 1, List.of(), List.of(let("i", gid(0)),
+                ifLt(v("i"), p("n"), new Stmt.Store("c", v("i"), add(load("a", v("i")), load("b", v("i")))))));
+    }
+
+    /** vadd times a constant: ten of them are ten different modules (cache keys) for the batch measurement. */
+    static IrKernel scaled(int k) {
+        return new IrKernel("scaled" + k, List.of(buf("a", Access.READ, p("n")), buf("c", Access.WRITE, p("n")), n()), 1,
+                List.of(), List.of(let("i", gid(0)), ifLt(v("i"), p("n"),
+                new Stmt.Store("c", v("i"), mul(load("a", v("i")), Expr.Const.f32(k + 1.5f))))));
+    }
+
+    static IrKernel saxpy() {
+        return new IrKernel("saxpy", List.of(new IrParam.Scalar("s", DType.F32, null, null), buf("x", Access.READ, p("n")),
+                buf("y", Access.READ_WRITE, p("n")), n()), 1, List.of(), List.of(let("i", gid(0)),
+                ifLt(v("i"), p("n"), new Stmt.Store("y", v("i"), add(mul(p("s"), load("x", v("i"))), load("y", v("i")))))));
+    }
+
+    static IrKernel sum() {
+        Expr l = lid(0);
+        return new IrKernel("sum", List.of(buf("x", Access.READ, p("n")), buf("partial", Access.WRITE, null), n()), 1,
+                List.of(256L), List.of(
+                new Stmt.LocalArray("tile", DType.F32, 256),
+                let("i", gid(0)),
+                new Stmt.Store("tile", l, new Expr.Select(bin(Expr.Binary.Op.LT, v("i"), p("n")), load("x", v("i")),
+                        Expr.Const.f32(0))),
+                new Stmt.Barrier(),
+                new Stmt.For("level", i64(0), i64(8), 1, List.of(
+                        let("stride", bin(Expr.Binary.Op.SHR, i64(128), v("level"))),
+                        ifLt(l, v("stride"), new Stmt.Accumulate("tile", l, Stmt.Accumulate.Op.ADD,
+                                load("tile", add(l, v("stride"))))),
+                        new Stmt.Barrier())),
+                new Stmt.If(bin(Expr.Binary.Op.EQ, l, i64(0)), List.of(new Stmt.Store("partial",
+                        new Expr.Builtin(Expr.Builtin.Kind.GROUP_ID, 0), load("tile", i64(0)))), List.of())));
+    }
+
+    static IrKernel matmul() {
+        Expr lx = lid(0);
+        Expr ly = lid(1);
+        Expr m = new Expr.Cast(IrType.I64, p("m"));
+        Expr nn = new Expr.Cast(IrType.I64, p("n"));
+        Expr k = new Expr.Cast(IrType.I64, p("k"));
+        Expr t = i64(16);
+        return new IrKernel("matmul", List.of(buf("a", Access.READ, mul(m, k)), buf("b", Access.READ, mul(k, nn)),
+                buf("c", Access.WRITE, mul(m, nn)), new IrParam.Scalar("m", DType.I32, 0L, 8192L),
+                new IrParam.Scalar("n", DType.I32, 0L, 8192L), new IrParam.Scalar("k", DType.I32, 0L, 8192L)),
+                2, List.of(16L, 16L), List.of(
+                new Stmt.LocalArray("ta", DType.F32, 256),
+                new Stmt.LocalArray("tb", DType.F32, 256),
+                let("row", gid(1)),
+                let("col", gid(0)),
+                new Stmt.Let("acc", Expr.Const.f32(0), true),
+                new Stmt.For("tile", i64(0), bin(Expr.Binary.Op.DIV, k, t), 1, List.of(
+                        new Stmt.Store("ta", add(mul(ly, t), lx), load("a", add(mul(v("row"), k), add(mul(v("tile"), t), lx)))),
+                        new Stmt.Store("tb", add(mul(ly, t), lx), load("b", add(mul(add(mul(v("tile"), t), ly), nn), v("col")))),
+                        new Stmt.Barrier(),
+                        new Stmt.For("e", i64(0), t, 1, List.of(new Stmt.Accumulate("acc", null, Stmt.Accumulate.Op.ADD,
+                                mul(load("ta", add(mul(ly, t), v("e"))), load("tb", add(mul(v("e"), t), lx)))))),
+                        new Stmt.Barrier())),
+                new Stmt.If(bin(Expr.Binary.Op.LOGICAL_AND, bin(Expr.Binary.Op.LT, v("row"), m),
+                        bin(Expr.Binary.Op.LT, v("col"), nn)), List.of(new Stmt.Store("c", add(mul(v("row"), nn), v("col")),
+                        v("acc"))), List.of())));
+    }
+
+    /** The machine's fp32 FMA peak, computed (not measured) from /proc/cpuinfo. */
+    static final class Peak {
+        private Peak() {}
+
+        static int lanes() {
+            String flags = cpuinfo("flags");
+            return flags.contains(" avx512f") ? 16 : flags.contains(" avx2") ? 8 : 4;
+        }
+
+        static double mhz() {
+            try {
+                return Double.parseDouble(cpuinfo("cpu MHz").trim());
+            } catch (NumberFormatException e) {
+                return 2000;
+            }
+        }
+
+        static double fp32Gflops() {
+            return Runtime.getRuntime().availableProcessors() * mhz() / 1e3 * lanes() * 2 * 2;
+        }
+
+        static String describe() {
+            return String.format(Locale.ROOT, "computed: %d cores x %.0f MHz x %d fp32 lanes x 2 flops/FMA x 2 FMA units",
+                    Runtime.getRuntime().availableProcessors(), mhz(), lanes());
+        }
+
+        private static String cpuinfo(String key) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                    if (line.startsWith(key)) {
+                        return " " + line.substring(line.indexOf(':') + 1) + " ";
+                    }
+                }
+            } catch (java.io.IOException e) {
+                // unknown machine: the defaults below
+            }
+            return "";
+        }
+    }
+}

@@ -1,0 +1,324 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.BufferHandle;
+import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Dialect;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.KernelSpec;
+import dev.arrayd.client.Launch;
+import dev.arrayd.client.Session;
+import dev.arrayd.client.StreamHandle;
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.cpu.CpuBackend;
+import dev.arrayd.scheduler.Buffer;
+import dev.arrayd.scheduler.CommandSpec;
+import dev.arrayd.scheduler.CompiledKernel;
+import dev.arrayd.scheduler.Event;
+import dev.arrayd.scheduler.ModuleSpec;
+import dev.arrayd.scheduler.Scheduler;
+import dev.arrayd.scheduler.SchedulerConfig;
+import io.grpc.ManagedChannel;
+import java.io.BufferedWriter;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench tenants}: fair share between sessions on one CPU device.
+ *
+ * <ol>
+ *   <li><b>Fairness.</b> An in-process scheduler over the CPU backend (weights are set by the server
+ *       from a tenant's token, which the wire cannot do without auth): two sessions of weights 1 and
+ *       3 each keep several streams busy with a spin kernel; the ratio of their device time while both
+ *       have work waiting.</li>
+ *   <li><b>Flood.</b> Against the daemon, over gRPC: a polite client sends one empty launch at a time
+ *       and times its round trips, first alone, then while another client (own connection, own session)
+ *       keeps several streams full of spin launches.</li>
+ * </ol>
+ */
+@Command(name = "tenants", sortOptions = false,
+        description = {"Fair share: device time of two sessions of weights 1:3 on a saturated CPU device "
+                + "(in-process scheduler), and a polite client's round trip alone and during another client's flood.",
+                "Writes polite.csv and summary.csv; the last line of stdout is: RESULT tenants fairness_ratio=<heavy/light> "
+                        + "polite_p50_alone_us=.. polite_p99_alone_us=.. polite_p50_flood_us=.. polite_p99_flood_us=.. "
+                        + "p99_ratio=..",
+                "Defaults: --iterations " + TenantsScenario.DEFAULT_ITERATIONS + " polite round trips per phase, --warmup "
+                        + TenantsScenario.DEFAULT_WARMUP + "."})
+final class TenantsScenario implements Scenario {
+
+    static final int DEFAULT_ITERATIONS = 5_000;
+    static final int DEFAULT_WARMUP = 10_000;
+    static final int WARM_PER_STREAM = 20;
+
+    static final String SPIN = """
+            ARRAYD_KERNEL void spin(ARRAYD_ITEM, float *x, int32_t n) {
+                float s = x[0];
+                for (int32_t i = 0; i < n; i++) s = s * 0.9999f + 1.0f;
+                x[0] = s;
+            }
+            """;
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Option(names = "--spin", paramLabel = "N", defaultValue = "20000",
+            description = "Iterations of the flood's spin kernel (about 1 ns each; default: ${DEFAULT-VALUE}).")
+    int spin;
+
+    @Option(names = "--flood-streams", paramLabel = "S", defaultValue = "4",
+            description = "Streams the flooding client keeps full (default: ${DEFAULT-VALUE}).")
+    int floodStreams;
+
+    @Override
+    public String name() {
+        return "tenants";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        int iterations = options.iterations(DEFAULT_ITERATIONS);
+        int warmup = options.warmup(DEFAULT_WARMUP);
+        Progress progress = ctx.progress();
+
+        progress.update("tenants: fairness, weights 1:3, in-process scheduler");
+        double[] fairness = fairness();
+        progress.line(String.format(Locale.ROOT, "tenants: device time heavy/light = %.3f (weights 3/1)", fairness[0]));
+
+        long[] alone = new long[iterations];
+        long[] flood = new long[iterations];
+        long[] floodDone = new long[1];
+        String device;
+        ManagedChannel politeChannel = Channels.open(ctx);
+        ManagedChannel floodChannel = Channels.open(ctx);
+        try (ArraydClient polite = ArraydClient.builder().channel(politeChannel).build();
+             ArraydClient flooder = ArraydClient.builder().channel(floodChannel).build();
+             Session ps = polite.openSession("bench-tenants-polite").get(30, TimeUnit.SECONDS);
+             Session fs = flooder.openSession("bench-tenants-flood").get(30, TimeUnit.SECONDS)) {
+            device = LatencyScenario.cpuDevice(polite.devices().get(30, TimeUnit.SECONDS));
+            KernelHandle empty = ps.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
+                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            KernelHandle spinK = fs.compile(KernelModuleSpec.of(Dialect.C, SPIN, KernelSpec.entry("spin")
+                    .buffer("x", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ_WRITE)
+                    .scalar("n", dev.arrayd.client.DType.I32)).backend("cpu")).get(60, TimeUnit.SECONDS).get("spin");
+            Launch one = Launch.of(empty).global(1).device(device);
+            progress.update("tenants: warm-up");
+            measure(ps, one, new long[warmup]);
+            progress.update("tenants: polite alone x" + iterations);
+            measure(ps, one, alone);
+
+            List<Launch> floodLaunches = new ArrayList<>();
+            for (int i = 0; i < floodStreams; i++) {
+                StreamHandle st = fs.createStream(device).get(30, TimeUnit.SECONDS);
+                BufferHandle x = fs.createBuffer(DType.F32, new long[] {1}, BufferOptions.defaults().device(device))
+                        .get(30, TimeUnit.SECONDS);
+                floodLaunches.add(Launch.of(spinK).global(1).args(x, spin).on(st).device(device));
+            }
+            Flood f = new Flood(fs, floodLaunches, 8);
+            f.start();
+            try {
+                progress.update("tenants: flood warming up");
+                measure(ps, one, new long[Math.min(warmup, 2_000)]);
+                progress.update("tenants: polite during the flood x" + iterations);
+                measure(ps, one, flood);
+            } finally {
+                floodDone[0] = f.stop();
+            }
+        }
+        progress.clear();
+
+        Summary a = Summary.ofNanos(alone);
+        Summary fl = Summary.ofNanos(flood);
+        double p99Ratio = fl.p99() / a.p99();
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("polite.csv"))) {
+            w.write("phase,iteration,micros\n");
+            for (int i = 0; i < alone.length; i++) {
+                w.write(String.format(Locale.ROOT, "alone,%d,%.3f%n", i, alone[i] / 1e3));
+            }
+            for (int i = 0; i < flood.length; i++) {
+                w.write(String.format(Locale.ROOT, "flood,%d,%.3f%n", i, flood[i] / 1e3));
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("summary.csv"))) {
+            w.write("metric,value\n");
+            w.write(String.format(Locale.ROOT, "fairness_ratio,%.4f%nlight_device_ms,%.3f%nheavy_device_ms,%.3f%n",
+                    fairness[0], fairness[1] / 1e6, fairness[2] / 1e6));
+            w.write(String.format(Locale.ROOT, "polite_p50_alone_us,%.3f%npolite_p99_alone_us,%.3f%n", a.median(), a.p99()));
+            w.write(String.format(Locale.ROOT, "polite_p50_flood_us,%.3f%npolite_p99_flood_us,%.3f%n", fl.median(), fl.p99()));
+            w.write(String.format(Locale.ROOT, "flood_launches,%d%n", floodDone[0]));
+        }
+        new CdfChart(String.format(Locale.ROOT, "polite client on %s: alone vs during a flood (p99 ratio %.2f)", device,
+                p99Ratio))
+                .add("alone", alone)
+                .add("during the flood", flood)
+                .writePng(ctx.outDir().resolve("polite.png"));
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "tenants: %s daemon at %s, device %s; flood: %d streams of spin(%d), %,d "
+                        + "launches", ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device,
+                floodStreams, spin, floodDone[0]));
+        lines.add(String.format(Locale.ROOT, "fairness (weights 3:1): device time ratio %.3f (heavy %.1f ms, light %.1f ms)",
+                fairness[0], fairness[2] / 1e6, fairness[1] / 1e6));
+        lines.add(String.format(Locale.ROOT, "%-8s %10s %10s %10s", "polite", "median_us", "p90_us", "p99_us"));
+        lines.add(String.format(Locale.ROOT, "%-8s %10.1f %10.1f %10.1f", "alone", a.median(), a.p90(), a.p99()));
+        lines.add(String.format(Locale.ROOT, "%-8s %10.1f %10.1f %10.1f", "flood", fl.median(), fl.p90(), fl.p99()));
+        lines.add(String.format(Locale.ROOT, "p99 during the flood / alone: %.2f (goal: at most 2)", p99Ratio));
+        lines.add("results: " + ctx.outDir());
+        String section = String.format(Locale.ROOT, """
+                Two measurements of the device queue's fair share (`docs/architecture.md`, scheduling):
+
+                - **fairness:** an in-process scheduler over the CPU backend; two sessions of weights 1 and 3 \
+                each keep 8 streams busy with a spin kernel (5 x the flood's); the ratio of their device time (sum of the \
+                commands' measured device nanoseconds) while both still have work waiting. **%.3f** (goal: 3 \
+                within 10%%).
+                - **flood:** against the daemon over gRPC, a polite client sends one empty launch at a time (its \
+                own connection and session) and times the round trip, alone and then while another client keeps \
+                %d streams full of `spin(%d)` launches (8 unanswered per stream).
+
+                | polite round trip | median µs | p90 µs | p99 µs |
+                | --- | --- | --- | --- |
+                | alone | %.1f | %.1f | %.1f |
+                | during the flood | %.1f | %.1f | %.1f |
+
+                **p99 ratio %.2f** (goal: at most 2).
+
+                ![polite CDF](polite.png)
+                """, fairness[0], floodStreams, spin, a.median(), a.p90(), a.p99(), fl.median(), fl.p90(), fl.p99(),
+                p99Ratio);
+        return new Report(lines, String.format(Locale.ROOT, "fairness_ratio=%.3f polite_p50_alone_us=%.1f "
+                        + "polite_p99_alone_us=%.1f polite_p50_flood_us=%.1f polite_p99_flood_us=%.1f p99_ratio=%.2f",
+                fairness[0], a.median(), a.p99(), fl.median(), fl.p99(), p99Ratio), section);
+    }
+
+    private static void measure(Session s, Launch one, long[] samples) throws Exception {
+        for (int i = 0; i < samples.length; i++) {
+            long t0 = System.nanoTime();
+            s.launch(one).future().get(30, TimeUnit.SECONDS);
+            samples[i] = System.nanoTime() - t0;
+        }
+    }
+
+    /** Keeps {@code window} launches unanswered on each stream until stopped. */
+    private static final class Flood {
+        private final Session session;
+        private final List<Launch> launches;
+        private final int window;
+        private final List<Thread> threads = new ArrayList<>();
+        private final AtomicInteger sent = new AtomicInteger();
+        private volatile boolean stop;
+
+        Flood(Session session, List<Launch> launches, int window) {
+            this.session = session;
+            this.launches = launches;
+            this.window = window;
+        }
+
+        void start() {
+            for (Launch l : launches) {
+                threads.add(Thread.ofPlatform().daemon().name("bench-flood").start(() -> {
+                    Semaphore room = new Semaphore(window);
+                    try {
+                        while (!stop) {
+                            room.acquire();
+                            sent.incrementAndGet();
+                            session.launch(l).future().whenComplete((r, e) -> room.release());
+                        }
+                        room.acquire(window); // drain
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+            }
+        }
+
+        long stop() throws InterruptedException {
+            stop = true;
+            for (Thread t : threads) {
+                t.join(60_000);
+            }
+            return sent.get();
+        }
+    }
+
+    /** Device time of two sessions of weights 1 and 3 on the CPU device; {ratio, light ns, heavy ns}. */
+    private double[] fairness() throws Exception {
+        CpuBackend backend = new CpuBackend();
+        List<Device> devices = backend.openDevices(1);
+        try (Scheduler sch = new Scheduler(SchedulerConfig.defaults().withAllowNativeSource(true), devices,
+                Map.of("cpu", backend.compiler()))) {
+            KernelSignature sig = new KernelSignature("spin", List.of(
+                    KernelParam.buffer("x", dev.arrayd.devices.api.DType.F32, Access.READ_WRITE),
+                    KernelParam.scalar("n", dev.arrayd.devices.api.DType.I32)));
+            int streams = 8;
+            int perStream = 150;
+            dev.arrayd.scheduler.Session[] sessions = {sch.openSession("light", 60_000), sch.openSession("heavy", 60_000)};
+            sessions[0].setTenant("light", 1);
+            sessions[1].setTenant("heavy", 3);
+            List<List<CommandSpec>> work = new ArrayList<>();
+            for (dev.arrayd.scheduler.Session s : sessions) {
+                CompiledKernel k = sch.compile(s, List.of(new ModuleSpec(new KernelSource(
+                        dev.arrayd.devices.api.Dialect.C, SPIN, List.of(sig)), "cpu"))).getFirst().kernels().getFirst();
+                List<CommandSpec> warm = new ArrayList<>();
+                List<CommandSpec> batch = new ArrayList<>();
+                long event = 1;
+                for (int i = 0; i < streams; i++) {
+                    Buffer x = sch.createBuffer(s, dev.arrayd.devices.api.DType.F32, new long[] {1}, "", "x");
+                    long st = sch.createStream(s, "").handle();
+                    for (int n = 0; n < WARM_PER_STREAM + perStream; n++) {
+                        (n < WARM_PER_STREAM ? warm : batch).add(new CommandSpec(event++, null, st,
+                                new CommandSpec.LaunchOp(k.handle(), new long[] {1}, null, List.of(
+                                        new CommandSpec.BufferArg(x.handle()), new CommandSpec.ScalarArg(
+                                                dev.arrayd.devices.api.KernelArg.Scalar.i32(5 * spin))), "")));
+                    }
+                }
+                // first runs pay for loading and page faults (milliseconds): not part of the measurement
+                for (Event e : sch.submit(s, warm, null)) {
+                    e.toFuture().get(120, TimeUnit.SECONDS);
+                }
+                work.add(batch);
+            }
+            LongAdder[] nanos = {new LongAdder(), new LongAdder()};
+            long[] atHalf = new long[2];
+            AtomicInteger heavyLeft = new AtomicInteger(streams * perStream);
+            CompletableFuture<Void> half = new CompletableFuture<>();
+            List<Event> all = new ArrayList<>(sch.submit(sessions[0], work.get(0), e -> nanos[0].add(e.deviceNanos())));
+            // what the light session ran before the heavy one had submitted is not shared time
+            long lightAlone = nanos[0].sum();
+            all.addAll(sch.submit(sessions[1], work.get(1), e -> {
+                nanos[1].add(e.deviceNanos());
+                if (heavyLeft.decrementAndGet() == streams * perStream / 2) {
+                    atHalf[0] = nanos[0].sum() - lightAlone;
+                    atHalf[1] = nanos[1].sum();
+                    half.complete(null);
+                }
+            }));
+            half.get(120, TimeUnit.SECONDS);
+            for (Event e : all) {
+                e.toFuture().get(120, TimeUnit.SECONDS);
+            }
+            return new double[] {(double) atHalf[1] / atHalf[0], atHalf[0], atHalf[1]};
+        } finally {
+            backend.close();
+        }
+    }
+}

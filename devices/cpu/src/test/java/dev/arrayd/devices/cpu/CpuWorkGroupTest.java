@@ -1,0 +1,183 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.ir.CheckedKernel;
+import dev.arrayd.devices.api.ir.Expr;
+import dev.arrayd.devices.api.ir.GroupPhases;
+import dev.arrayd.devices.api.ir.IrInterpreter;
+import dev.arrayd.devices.api.ir.IrKernel;
+import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.ir.IrParam;
+import dev.arrayd.devices.api.ir.IrSamples;
+import dev.arrayd.devices.api.ir.IrType;
+import dev.arrayd.devices.api.ir.IrValidator;
+import dev.arrayd.devices.api.ir.Stmt;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static dev.arrayd.devices.api.ir.IrDsl.*;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Local arrays and barriers on the CPU: work-groups run in phases split at barriers. */
+class CpuWorkGroupTest {
+
+    private static CpuIrHarness h;
+
+    @BeforeAll
+    static void open() {
+        h = new CpuIrHarness();
+    }
+
+    @AfterAll
+    static void close() {
+        h.close();
+    }
+
+    @Test
+    void groupSumMatchesTheInterpreterOnSmallAndSplitGrids() throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        Kernel k = h.compile(IrSamples.groupSum()).getFirst();
+        CheckedKernel checked = IrValidator.check(new IrModule(List.of(IrSamples.groupSum())), "").getFirst();
+        // 4096 items run on the stream's thread; 65536 are split across workers in whole groups
+        for (int n : new int[] {4096, 65536}) {
+            h.reset();
+            MemRef x = h.alloc(4L * n);
+            MemRef partial = h.alloc(4L * (n / 256));
+            float[] values = new float[n];
+            for (int i = 0; i < n; i++) {
+                values[i] = (i % 17) - 8 + 0.25f * (i % 3);
+                h.segment(x).setAtIndex(ValueLayout.JAVA_FLOAT, i, values[i]);
+            }
+            h.launch(k, new long[] {n}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(partial)));
+            MemorySegment ref = MemorySegment.ofArray(new float[n / 256]);
+            IrInterpreter.run(checked, new long[] {n}, null, List.of(MemorySegment.ofArray(values.clone()), ref));
+            for (int g = 0; g < n / 256; g++) {
+                float want = ref.getAtIndex(ValueLayout.JAVA_FLOAT, g);
+                assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(h.segment(partial).getAtIndex(ValueLayout.JAVA_FLOAT, g)),
+                        "n " + n + ", group " + g);
+                float plain = 0;
+                for (int i = 0; i < 256; i++) {
+                    plain += values[g * 256 + i];
+                }
+                assertEquals(plain, want, 1e-3f, "group " + g);
+            }
+        }
+    }
+
+    @Test
+    void variablesLiveAcrossBarriersAreSpilledPerItem() {
+        CheckedKernel sum = IrValidator.check(new IrModule(List.of(IrSamples.groupSum())), "").getFirst();
+        assertTrue(GroupPhases.needed(sum));
+        // `stride` is declared and used inside one phase of the loop body: no per-item copy needed
+        assertEquals(Set.of(), GroupPhases.spilled(sum));
+        CheckedKernel tiled = IrValidator.check(new IrModule(List.of(tiledMatmul())), "").getFirst();
+        assertEquals(Set.of("row", "col", "acc"), GroupPhases.spilled(tiled));
+        assertEquals((8L + 8 + 4) * 256, GroupPhases.spillBytes(tiled)); // row, col: i64; acc: f32
+    }
+
+    @Test
+    void tiledMatmulWithLocalTilesMatchesPlainJava() throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        Kernel k = h.compile(tiledMatmul()).getFirst();
+        int m = 48, n = 32, kk = 64;
+        h.reset();
+        MemRef a = h.alloc(4L * m * kk);
+        MemRef b = h.alloc(4L * kk * n);
+        MemRef c = h.alloc(4L * m * n);
+        float[] av = new float[m * kk];
+        float[] bv = new float[kk * n];
+        for (int i = 0; i < av.length; i++) {
+            av[i] = (i % 7) - 3;
+            h.segment(a).setAtIndex(ValueLayout.JAVA_FLOAT, i, av[i]);
+        }
+        for (int i = 0; i < bv.length; i++) {
+            bv[i] = (i % 5) * 0.5f;
+            h.segment(b).setAtIndex(ValueLayout.JAVA_FLOAT, i, bv[i]);
+        }
+        h.launch(k, new long[] {n, m}, null, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),
+                KernelArg.Scalar.i32(m), KernelArg.Scalar.i32(n), KernelArg.Scalar.i32(kk)));
+        for (int row = 0; row < m; row++) {
+            for (int col = 0; col < n; col++) {
+                float want = 0;
+                for (int t = 0; t < kk; t++) {
+                    want += av[row * kk + t] * bv[t * n + col];
+                }
+                assertEquals(want, h.segment(c).getAtIndex(ValueLayout.JAVA_FLOAT, (long) row * n + col), 0f, row + "," + col);
+            }
+        }
+    }
+
+    @Test
+    void localMemoryBeyondTheDeviceLimitAndHugeSpillsAreRefused() {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        Device d = h.device;
+        assertEquals(IrValidator.MAX_LOCAL_BYTES, d.info().localMemoryBytes());
+        // 1024 items x 40 spilled i64 = 320 KiB per group: more than the cpu keeps on a thread's stack
+        List<Stmt> body = new ArrayList<>();
+        Expr sum = i64(0);
+        for (int v = 0; v < 40; v++) {
+            body.add(let("v" + v, add(gid(0), i64(v))));
+            sum = add(sum, var("v" + v));
+        }
+        body.add(new Stmt.Barrier());
+        body.add(store("out", gid(0), sum));
+        IrKernel spill = new IrKernel("spill", List.of(new IrParam.Buffer("out", DType.I64, Access.WRITE, null)), 1,
+                List.of(1024L), body);
+        ArraydException e = assertThrows(ArraydException.class,
+                () -> h.backend.compiler().compile(KernelSource.ir(new IrModule(List.of(spill)))));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+        assertTrue(e.getMessage().contains("across barriers") && e.getMessage().contains("spill"), e::getMessage);
+    }
+
+    /**
+     * c = a (m x k) * b (k x n) in 16 x 16 tiles staged through local memory; m, n, k multiples of 16
+     * (the grid is n x m, so every item has an element).
+     */
+    static IrKernel tiledMatmul() {
+        Expr lx = lid(0);
+        Expr ly = lid(1);
+        Expr n = cast(IrType.I64, param("n"));
+        Expr k = cast(IrType.I64, param("k"));
+        Expr m = cast(IrType.I64, param("m"));
+        return new IrKernel("tiled", List.of(
+                new IrParam.Buffer("a", DType.F32, Access.READ, mul(m, k)),
+                new IrParam.Buffer("b", DType.F32, Access.READ, mul(k, n)),
+                new IrParam.Buffer("c", DType.F32, Access.WRITE, mul(m, n)),
+                new IrParam.Scalar("m", DType.I32, 0L, 8192L),
+                new IrParam.Scalar("n", DType.I32, 0L, 8192L),
+                new IrParam.Scalar("k", DType.I32, 0L, 8192L)),
+                2, List.of(16L, 16L), List.of(
+                new Stmt.LocalArray("ta", DType.F32, 256),
+                new Stmt.LocalArray("tb", DType.F32, 256),
+                let("row", gid(1)),
+                let("col", gid(0)),
+                mut("acc", f32(0)),
+                loop("t", i64(0), bin(Expr.Binary.Op.DIV, k, i64(16)),
+                        store("ta", add(mul(ly, i64(16)), lx), load("a", add(mul(var("row"), k), add(mul(var("t"), i64(16)), lx)))),
+                        store("tb", add(mul(ly, i64(16)), lx), load("b", add(mul(add(mul(var("t"), i64(16)), ly), n), var("col")))),
+                        new Stmt.Barrier(),
+                        loop("e", i64(0), i64(16),
+                                accVar("acc", Stmt.Accumulate.Op.ADD,
+                                        mul(load("ta", add(mul(ly, i64(16)), var("e"))), load("tb", add(mul(var("e"), i64(16)), lx))))),
+                        new Stmt.Barrier()),
+                when(and(lt(var("row"), m), lt(var("col"), n)), store("c", add(mul(var("row"), n), var("col")), var("acc")))));
+    }
+}

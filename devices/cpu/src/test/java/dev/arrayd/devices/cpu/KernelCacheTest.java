@@ -1,0 +1,161 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.ir.IrSamples;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The compile cache: in memory, on disk across restarts, single flight, keyed on everything gcc sees. */
+class KernelCacheTest {
+
+    private static final KernelSource SAXPY = KernelSource.ir(new IrModule(List.of(IrSamples.saxpy())));
+
+    private static CpuBackend backend(Path dir) {
+        CpuBackend b = new CpuBackend(CpuOptions.defaults().withCacheDir(dir));
+        Assumptions.assumeTrue(b.unavailableReason().isEmpty(), "gcc unavailable");
+        return b;
+    }
+
+    private static long libraries(Path dir) throws Exception {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".so")).count();
+        }
+    }
+
+    @Test
+    void aNewBackendOnTheSameDirectoryHitsTheDiskCache() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+            try (KernelModule again = first.compiler().compile(SAXPY)) {
+                assertTrue(again.cacheHit(), "memory hit");
+            }
+        }
+        try (CpuBackend restarted = backend(dir); KernelModule m = restarted.compiler().compile(SAXPY)) {
+            assertTrue(m.cacheHit(), "disk hit after a restart");
+            assertEquals("saxpy", m.kernels().getFirst().name());
+        }
+        assertEquals(1, libraries(dir));
+    }
+
+    @Test
+    void concurrentRequestsForOneKeyCompileOnce() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        int n = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try (CpuBackend b = backend(dir)) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<KernelModule>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return b.compiler().compile(SAXPY);
+                }));
+            }
+            start.countDown();
+            int built = 0;
+            for (Future<KernelModule> f : futures) {
+                try (KernelModule m = f.get(60, TimeUnit.SECONDS)) {
+                    built += m.cacheHit() ? 0 : 1;
+                }
+            }
+            assertEquals(1, built, "exactly one request ran gcc");
+            assertEquals(1, libraries(dir));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void differentFlagsAreDifferentEntries() {
+        List<String> files = List.of("int x;");
+        String a = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 13", "x86_64");
+        String b = KernelCache.key(files, CpuKernelCompiler.IR_FLAGS, "gcc 13", "x86_64");
+        String c = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 14", "x86_64");
+        String d = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 13", "aarch64");
+        String e = KernelCache.key(List.of("int y;"), CpuKernelCompiler.FLAGS, "gcc 13", "x86_64");
+        assertEquals(5, java.util.Set.of(a, b, c, d, e).size());
+        assertEquals(a, KernelCache.key(List.of("int x;"), CpuKernelCompiler.FLAGS, "gcc 13", "x86_64"));
+        // boundaries count: ("ab", "c") is not ("a", "bc")
+        assertNotEquals(KernelCache.key(List.of("ab", "c"), List.of(), "", ""), KernelCache.key(List.of("a", "bc"), List.of(), "", ""));
+    }
+
+    @Test
+    void forcedGuardsAreADifferentEntry() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend plain = backend(dir); KernelModule m = plain.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+        }
+        try (CpuBackend guarded = new CpuBackend(CpuOptions.defaults().withCacheDir(dir).withForceGuards(true));
+             KernelModule m = guarded.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit(), "the guarded source is another key");
+        }
+        assertEquals(2, libraries(dir));
+    }
+
+    @Test
+    void aCorruptedLibraryIsIgnoredAndRebuilt() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+        }
+        Path lib;
+        try (Stream<Path> s = Files.list(dir)) {
+            lib = s.filter(p -> p.toString().endsWith(".so")).findFirst().orElseThrow();
+        }
+        Files.write(lib, new byte[] {0x7f, 'E', 'L', 'F', 0, 0, 0}); // truncated garbage
+        try (CpuBackend restarted = backend(dir); KernelModule m = restarted.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit(), "the corrupted entry is not used");
+            assertEquals("saxpy", m.kernels().getFirst().name());
+        }
+        try (CpuBackend again = backend(dir); KernelModule m = again.compiler().compile(SAXPY)) {
+            assertTrue(m.cacheHit(), "the rebuilt entry is good");
+        }
+        // a meta file that is garbage is ignored too
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path meta : s.filter(p -> p.toString().endsWith(".meta")).toList()) {
+                Files.writeString(meta, "\\u12");
+            }
+        }
+        try (CpuBackend again = backend(dir); KernelModule m = again.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+        }
+    }
+
+    @Test
+    void aBatchOfIrModulesIsOneLibraryWithOwnSymbolsPerModule() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend b = backend(dir)) {
+            List<KernelSource> batch = List.of(SAXPY, KernelSource.ir(new IrModule(List.of(IrSamples.matmul()))),
+                    KernelSource.ir(new IrModule(List.of(IrSamples.groupSum()))),
+                    KernelSource.ir(new IrModule(List.of(IrSamples.gatherUnchecked()))));
+            List<KernelModule> modules = b.compiler().compileAll(batch);
+            assertEquals(List.of("saxpy", "matmul", "group_sum", "gather"),
+                    modules.stream().map(m -> m.kernels().getFirst().name()).toList());
+            assertEquals(1, libraries(dir), "one gcc run, one library");
+            modules.forEach(KernelModule::close);
+            // each module is a cache entry of its own
+            try (KernelModule m = b.compiler().compile(batch.get(1))) {
+                assertTrue(m.cacheHit());
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+package dev.arrayd.devices.cuda;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.conformance.AbstractDeviceConformanceTest;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The CUDA benchmark (issue 6, "Measure"), a main on the test classpath because the benchmarks module is
+ * being reworked; it prints a message and exits 0 where there is no GPU. Each figure is taken side by
+ * side with its raw-JCuda anchor in the same process, alternating in rounds; medians are reported.
+ *
+ * <ul>
+ *   <li><b>launch</b>: empty-kernel round trip through an arrayd stream (submit → callback) vs raw
+ *       {@code cuLaunchKernel} + {@code cuStreamSynchronize} on a stream of the same device;</li>
+ *   <li><b>transfer</b>: 256 MiB upload / download through arrayd's pinned staging (from / to ordinary
+ *       off-heap memory) vs raw {@code cuMemcpyHtoD} / {@code cuMemcpyDtoH} from / to pinned memory
+ *       (the issue's floor: arrayd at 80% or more of raw);</li>
+ *   <li><b>matmul</b>: a 16x16-tiled shared-memory SGEMM, n = 2048, GFLOP/s through arrayd.</li>
+ * </ul>
+ * The last line is {@code RESULT cuda launch_us=.. raw_launch_us=.. launch_ratio=.. upload_GBps=.. raw_upload_GBps=..
+ * upload_ratio=.. download_GBps=.. raw_download_GBps=.. download_ratio=.. matmul_gflops=..}.
+ *
+ * <p>Run (from the repository root, on a machine with an NVIDIA GPU and the CUDA toolkit's NVRTC):
+ * <pre>
+ * ./mvnw -q -pl devices/cuda -am install -DskipTests
+ * ./mvnw -q -pl devices/cuda dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/cp.txt
+ * java --enable-native-access=ALL-UNNAMED -cp devices/cuda/target/test-classes:devices/cuda/target/classes:$(cat devices/cuda/target/cp.txt) dev.arrayd.devices.cuda.CudaBench
+ * </pre>
+ */
+public final class CudaBench {
+
+    private static final int ROUNDS = 5;
+    private static final int LAUNCHES_PER_ROUND = 2000;
+    private static final long TRANSFER_BYTES = 256L << 20;
+    private static final int N = 2048;
+    private static final int TILE = 16;
+
+    private static final String MATMUL = """
+            #define TILE 16
+            extern "C" __global__ void matmul(const float *a, const float *b, float *c, int32_t n) {
+                __shared__ float ta[TILE][TILE];
+                __shared__ float tb[TILE][TILE];
+                int row = blockIdx.y * TILE + threadIdx.y;
+                int col = blockIdx.x * TILE + threadIdx.x;
+                float acc = 0.0f;
+                for (int t = 0; t < n; t += TILE) {
+                    ta[threadIdx.y][threadIdx.x] = a[row * n + t + threadIdx.x];
+                    tb[threadIdx.y][threadIdx.x] = b[(t + threadIdx.y) * n + col];
+                    __syncthreads();
+                    for (int k = 0; k < TILE; k++) acc += ta[threadIdx.y][k] * tb[k][threadIdx.x];
+                    __syncthreads();
+                }
+                c[row * n + col] = acc;
+            }
+            """;
+
+    private CudaBench() {}
+
+    public static void main(String[] args) throws Exception {
+        try (CudaBackend backend = new CudaBackend()) {
+            Optional<String> reason = backend.unavailableReason();
+            if (reason.isPresent()) {
+                System.out.println("cuda benchmark skipped: no usable GPU here (" + reason.get() + ")");
+                System.out.println("RESULT cuda skipped=1");
+                return;
+            }
+            if (backend.nvrtcProblem().isPresent()) {
+                System.out.println("cuda benchmark skipped: CUDA C needs NVRTC (" + backend.nvrtcProblem().get() + ")");
+                System.out.println("RESULT cuda skipped=1");
+                return;
+            }
+            CudaDevice device = backend.cudaDevices().isEmpty() ? (CudaDevice) backend.openDevices(1).getFirst()
+                    : backend.cudaDevices().getFirst();
+            System.out.println("device: " + device);
+            run(backend, device);
+        }
+    }
+
+    private static void run(CudaBackend backend, CudaDevice device) throws Exception {
+        int[] driver = new int[1];
+        JCudaDriver.cuDriverGetVersion(driver);
+        System.out.println("driver API version " + driver[0]);
+        NativeStream stream = device.newStream("bench");
+        KernelModule empty = backend.compiler().compile(new KernelSource(Dialect.CUDA_C, CudaKernels.source("empty"),
+                List.of(AbstractDeviceConformanceTest.cannedSignature("empty"))));
+        Kernel emptyKernel = empty.kernels().getFirst();
+
+        // raw anchor: the same function, its own stream, launch + synchronize
+        device.makeCurrent();
+        CUstream raw = new CUstream();
+        CudaErrors.check(JCudaDriver.cuStreamCreate(raw, CudaStream.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        CUfunction emptyFn = ((CudaKernel) emptyKernel).function(device);
+        Pointer noParams = null; // the empty kernel takes no parameters
+
+        double[] arraydUs = new double[ROUNDS];
+        double[] rawUs = new double[ROUNDS];
+        DeviceCommand.Launch launch = new DeviceCommand.Launch(emptyKernel, new long[] {1}, null, List.of());
+        for (int warm = 0; warm < 200; warm++) {
+            run(stream, launch);
+            JCudaDriver.cuLaunchKernel(emptyFn, 1, 1, 1, 1, 1, 1, 0, raw, noParams, null);
+            JCudaDriver.cuStreamSynchronize(raw);
+        }
+        for (int r = 0; r < ROUNDS; r++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < LAUNCHES_PER_ROUND; i++) {
+                run(stream, launch);
+            }
+            long t1 = System.nanoTime();
+            device.makeCurrent();
+            for (int i = 0; i < LAUNCHES_PER_ROUND; i++) {
+                CudaErrors.check(JCudaDriver.cuLaunchKernel(emptyFn, 1, 1, 1, 1, 1, 1, 0, raw, noParams, null), "raw launch");
+                CudaErrors.check(JCudaDriver.cuStreamSynchronize(raw), "raw sync");
+            }
+            long t2 = System.nanoTime();
+            arraydUs[r] = (t1 - t0) / 1e3 / LAUNCHES_PER_ROUND;
+            rawUs[r] = (t2 - t1) / 1e3 / LAUNCHES_PER_ROUND;
+        }
+        double launchUs = median(arraydUs);
+        double rawLaunchUs = median(rawUs);
+        System.out.printf("launch round trip: arrayd %.1f us, raw JCuda %.1f us (rounds %s / %s)%n", launchUs, rawLaunchUs,
+                Arrays.toString(arraydUs), Arrays.toString(rawUs));
+
+        // transfers
+        device.allocPool(1, TRANSFER_BYTES, 256);
+        MemRef ref = new MemRef(1, 0, TRANSFER_BYTES);
+        double[] up = new double[ROUNDS];
+        double[] rawUp = new double[ROUNDS];
+        double[] down = new double[ROUNDS];
+        double[] rawDown = new double[ROUNDS];
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment host = arena.allocate(TRANSFER_BYTES, 4096);
+            host.fill((byte) 7);
+            device.makeCurrent();
+            Pointer pinned = new Pointer();
+            CudaErrors.check(JCudaDriver.cuMemAllocHost(pinned, TRANSFER_BYTES), "cuMemAllocHost");
+            CudaSlab slab = device.slab(ref, "ref", -1);
+            try {
+                for (int r = 0; r < ROUNDS; r++) {
+                    long t0 = System.nanoTime();
+                    run(stream, new DeviceCommand.Upload(host, ref));
+                    long t1 = System.nanoTime();
+                    device.makeCurrent();
+                    CudaErrors.check(JCudaDriver.cuMemcpyHtoD(slab.ptr(), pinned, TRANSFER_BYTES), "raw HtoD");
+                    long t2 = System.nanoTime();
+                    run(stream, new DeviceCommand.Download(ref, host));
+                    long t3 = System.nanoTime();
+                    device.makeCurrent();
+                    CudaErrors.check(JCudaDriver.cuMemcpyDtoH(pinned, slab.ptr(), TRANSFER_BYTES), "raw DtoH");
+                    long t4 = System.nanoTime();
+                    up[r] = TRANSFER_BYTES / (double) (t1 - t0);
+                    rawUp[r] = TRANSFER_BYTES / (double) (t2 - t1);
+                    down[r] = TRANSFER_BYTES / (double) (t3 - t2);
+                    rawDown[r] = TRANSFER_BYTES / (double) (t4 - t3);
+                }
+            } finally {
+                JCudaDriver.cuMemFreeHost(pinned);
+            }
+        }
+        device.freePool(1);
+        System.out.printf("upload 256 MiB: arrayd %.2f GB/s, raw pinned %.2f GB/s; download: arrayd %.2f GB/s, raw pinned %.2f GB/s%n",
+                median(up), median(rawUp), median(down), median(rawDown));
+
+        // tiled matmul
+        KernelSignature sig = new KernelSignature("matmul", List.of(KernelParam.buffer("a", DType.F32, Access.READ),
+                KernelParam.buffer("b", DType.F32, Access.READ), KernelParam.buffer("c", DType.F32, Access.WRITE),
+                KernelParam.scalar("n", DType.I32)));
+        KernelModule mm = backend.compiler().compile(new KernelSource(Dialect.CUDA_C, MATMUL, List.of(sig)));
+        long matBytes = 4L * N * N;
+        device.allocPool(2, 3 * matBytes, 256);
+        MemRef a = new MemRef(2, 0, matBytes);
+        MemRef b = new MemRef(2, matBytes, matBytes);
+        MemRef c = new MemRef(2, 2 * matBytes, matBytes);
+        double[] gflops = new double[ROUNDS];
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment ha = arena.allocate(matBytes, 64);
+            for (long i = 0; i < (long) N * N; i++) {
+                ha.setAtIndex(ValueLayout.JAVA_FLOAT, i, (i % 7) * 0.25f);
+            }
+            run(stream, new DeviceCommand.Upload(ha, a));
+            run(stream, new DeviceCommand.Upload(ha, b));
+            DeviceCommand.Launch mmLaunch = new DeviceCommand.Launch(mm.kernels().getFirst(), new long[] {N, N},
+                    new long[] {TILE, TILE}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),
+                    KernelArg.Scalar.i32(N)));
+            run(stream, mmLaunch);
+            for (int r = 0; r < ROUNDS; r++) {
+                long deviceNanos = run(stream, mmLaunch);
+                gflops[r] = 2.0 * N * N * N / deviceNanos;
+            }
+            MemorySegment hc = arena.allocate(matBytes, 64);
+            run(stream, new DeviceCommand.Download(c, hc));
+            double expected = 0;
+            for (int k = 0; k < N; k++) {
+                expected += ((0L * N + k) % 7) * 0.25 * (((long) k * N) % 7) * 0.25;
+            }
+            System.out.printf("matmul %dx%d tiled %d: %.0f GFLOP/s (device time); c[0] = %.1f (expected %.1f)%n", N, N, TILE,
+                    median(gflops), hc.getAtIndex(ValueLayout.JAVA_FLOAT, 0), expected);
+        }
+        device.freePool(2);
+        mm.close();
+        empty.close();
+        device.makeCurrent();
+        JCudaDriver.cuStreamDestroy(raw);
+        stream.close();
+        System.out.printf("RESULT cuda launch_us=%.1f raw_launch_us=%.1f launch_ratio=%.2f upload_GBps=%.2f raw_upload_GBps=%.2f "
+                        + "upload_ratio=%.2f download_GBps=%.2f raw_download_GBps=%.2f download_ratio=%.2f matmul_gflops=%.0f%n",
+                launchUs, rawLaunchUs, launchUs / rawLaunchUs, median(up), median(rawUp), median(up) / median(rawUp),
+                median(down), median(rawDown), median(down) / median(rawDown), median(gflops));
+    }
+
+    private static long run(NativeStream stream, DeviceCommand command) throws Exception {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        stream.submit(command, new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                done.complete(deviceNanos);
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                done.completeExceptionally(cause);
+            }
+        });
+        return done.get(60, TimeUnit.SECONDS);
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}

@@ -1,0 +1,67 @@
+package dev.arrayd.server;
+
+import dev.arrayd.scheduler.Session;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The server's side of a session: its tenant, its lease and what it holds against the tenant's
+ * quotas. The scheduler's {@link Session} knows nothing of tenants or leases.
+ */
+final class SessionLease {
+
+    final Session session;
+    final TenantUsage usage;
+    final long leaseNanos;
+    /** Last renewal: any call naming the session, any message on its stream, KeepAlive, ping. */
+    volatile long renewedNanos;
+    /** Commands submitted (Submit or the session stream) and not finished. */
+    final AtomicLong inFlight = new AtomicLong();
+    /** Session streams attached and not ended. */
+    final AtomicInteger liveStreams = new AtomicInteger();
+    /** Buffers this session created (not those it opened through a capability) → their bytes. */
+    final Map<Long, Long> ownedBuffers = new ConcurrentHashMap<>();
+    final AtomicLong streams = new AtomicLong();
+    volatile boolean closed;
+
+    SessionLease(Session session, TenantUsage usage, long leaseNanos, long nowNanos) {
+        this.session = session;
+        this.usage = usage;
+        this.leaseNanos = leaseNanos;
+        this.renewedNanos = nowNanos;
+    }
+
+    String tenantName() {
+        return usage.tenant().name();
+    }
+
+    /**
+     * Whether the lease ran out. A session whose commands are still running on a device and whose
+     * stream is still connected is not expired: its pings may be waiting behind the stream's flow
+     * control while the device, not the client, is the bottleneck. A vanished client's stream is
+     * cancelled by the transport, so it gets no such grace.
+     */
+    boolean expired(long nowNanos) {
+        return nowNanos - renewedNanos > leaseNanos && (inFlight.get() == 0 || liveStreams.get() == 0);
+    }
+
+    /** Called once a command of this session finished. */
+    void commandDone() {
+        inFlight.decrementAndGet();
+        usage.inFlight.decrementAndGet();
+    }
+
+    /** Gives back what the session held to its tenant (the scheduler frees the objects themselves). */
+    void releaseAll() {
+        for (Long h : ownedBuffers.keySet()) {
+            Long bytes = ownedBuffers.remove(h);
+            if (bytes != null) {
+                usage.memoryBytes.addAndGet(-bytes);
+            }
+        }
+        long n = streams.getAndSet(0);
+        usage.streams.addAndGet(-n);
+    }
+}

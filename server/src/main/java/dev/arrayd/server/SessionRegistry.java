@@ -1,0 +1,129 @@
+package dev.arrayd.server;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.scheduler.Scheduler;
+import dev.arrayd.scheduler.Session;
+import dev.arrayd.server.auth.AuthInterceptor;
+import dev.arrayd.server.auth.Tenant;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sessions by token, with their tenants and leases. Every session-scoped call looks its session up
+ * here: a token of another tenant's session is NOT_FOUND with exactly the message of a token that
+ * never existed (no hint that it does), and a successful lookup renews the lease.
+ *
+ * <p>{@link #reapExpired()} closes the sessions whose lease ran out (the daemon calls it a few times
+ * a second; tests call it after advancing a fake clock): the scheduler frees their buffers,
+ * kernels and streams, and their tenant gets its quota back.
+ */
+final class SessionRegistry {
+
+    private static final Logger log = LoggerFactory.getLogger(SessionRegistry.class);
+
+    private final Scheduler scheduler;
+    private final Clock clock;
+    private final Map<String, SessionLease> byToken = new ConcurrentHashMap<>();
+    private final Map<String, TenantUsage> tenants = new ConcurrentHashMap<>();
+    private final Counter reclaimed;
+
+    SessionRegistry(Scheduler scheduler, Clock clock, MeterRegistry meters) {
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.reclaimed = Counter.builder("arrayd.sessions.reclaimed")
+                .description("Sessions closed because their lease ran out (the client stopped renewing it)")
+                .register(meters);
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    /** The usage of the current call's tenant (created on first use; quotas refreshed from the call). */
+    TenantUsage usage() {
+        return usage(AuthInterceptor.current());
+    }
+
+    TenantUsage usage(Tenant t) {
+        TenantUsage u = tenants.computeIfAbsent(t.name(), n -> new TenantUsage(t, clock));
+        u.update(t);
+        return u;
+    }
+
+    /** Usage of a tenant by name, or null (tests, stats). */
+    TenantUsage usageOf(String tenant) {
+        return tenants.get(tenant);
+    }
+
+    SessionLease open(String clientName, long leaseMillis) {
+        TenantUsage u = usage();
+        Session s = scheduler.openSession(clientName, leaseMillis);
+        s.setTenant(u.tenant().name(), u.tenant().weight()); // the scheduler's fair share charges the tenant
+        SessionLease lease = new SessionLease(s, u, TimeUnit.MILLISECONDS.toNanos(leaseMillis), clock.nanoTime());
+        byToken.put(s.token(), lease);
+        // however the session ends (CloseSession, lease, shutdown), its tenant gets its quota back
+        s.onClose(() -> closed(lease));
+        return lease;
+    }
+
+    /** The current tenant's session with this token, renewed; NOT_FOUND otherwise. */
+    SessionLease lease(String token) {
+        SessionLease l = token == null ? null : byToken.get(token);
+        if (l == null || l.closed || !l.tenantName().equals(AuthInterceptor.current().name())) {
+            throw notFound(token);
+        }
+        l.renewedNanos = clock.nanoTime();
+        return l;
+    }
+
+    Session session(String token) {
+        return lease(token).session;
+    }
+
+    /** The same message as the scheduler's for an unknown token. */
+    static ArraydException notFound(String token) {
+        String shown = token == null || token.isEmpty() ? "(empty)"
+                : "\"" + (token.length() > 8 ? token.substring(0, 8) + "…" : token) + "\"";
+        return ArraydException.notFound("session: " + shown + " (not found or closed)");
+    }
+
+    void close(SessionLease l) {
+        scheduler.closeSession(l.session);
+    }
+
+    /** Closes every session whose lease ran out; returns how many. */
+    int reapExpired() {
+        long now = clock.nanoTime();
+        int n = 0;
+        for (SessionLease l : List.copyOf(byToken.values())) {
+            if (!l.closed && l.expired(now)) {
+                long idleMillis = TimeUnit.NANOSECONDS.toMillis(now - l.renewedNanos);
+                int buffers = l.session.bufferCount();
+                long bytes = l.ownedBuffers.values().stream().mapToLong(Long::longValue).sum();
+                scheduler.closeSession(l.session);
+                reclaimed.increment();
+                n++;
+                log.info("reclaimed {} of tenant {}: lease of {} ms ran out ({} ms without renewal); freeing {} "
+                        + "buffers ({} bytes), {} commands still in flight", l.session, l.tenantName(),
+                        TimeUnit.NANOSECONDS.toMillis(l.leaseNanos), idleMillis, buffers, bytes, l.inFlight.get());
+            }
+        }
+        return n;
+    }
+
+    private void closed(SessionLease l) {
+        l.closed = true;
+        byToken.remove(l.session.token(), l);
+        l.releaseAll();
+    }
+
+    int size() {
+        return byToken.size();
+    }
+}

@@ -1,0 +1,148 @@
+package dev.arrayd.server.cli;
+
+import dev.arrayd.client.Access;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrBlock;
+import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelSpec;
+import java.util.List;
+
+/**
+ * The IR kernels of {@code arrayd demo --kernel NAME}, exactly as docs/kernels.md shows them. All of
+ * them run on a daemon without {@code --allow-native-source}.
+ */
+final class DemoKernels {
+
+    /** The names {@code --kernel} takes. */
+    static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "softmax");
+
+    /** Work-items per group of {@link #sum()}. */
+    static final int SUM_GROUP = 256;
+    /** Tile edge of {@link #matmul()}: matrix sizes are multiples of it. */
+    static final int TILE = 16;
+
+    private DemoKernels() {}
+
+    /** c[i] = a[i] + b[i] for i < n. */
+    static IrKernelSpec vadd() {
+        return Ir.kernel("vadd")
+                .buffer("a", DType.F32, Access.READ, Ir.param("n"))
+                .buffer("b", DType.F32, Access.READ, Ir.param("n"))
+                .buffer("c", DType.F32, Access.WRITE, Ir.param("n"))
+                .scalar("n", DType.I64, 0, 1L << 40)
+                .body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(Ir.param("n")), then -> then.store("c", i, Ir.load("a", i).add(Ir.load("b", i))));
+                });
+    }
+
+    /** y[i] = a * x[i] + y[i] for i < n. */
+    static IrKernelSpec saxpy() {
+        return Ir.kernel("saxpy")
+                .scalar("a", DType.F32)
+                .buffer("x", DType.F32, Access.READ, Ir.param("n"))
+                .buffer("y", DType.F32, Access.READ_WRITE, Ir.param("n"))
+                .scalar("n", DType.I64, 0, 1L << 40)
+                .body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(Ir.param("n")), then ->
+                            then.store("y", i, Ir.param("a").mul(Ir.load("x", i)).add(Ir.load("y", i))));
+                });
+    }
+
+    /**
+     * partial[g] = the sum of x over work-group g (256 items): each item puts one element into local
+     * memory, then a tree reduction halves the active items at each level, with a barrier between levels.
+     * The client adds the partial sums.
+     */
+    static IrKernelSpec sum() {
+        return Ir.kernel("sum")
+                .localSize(SUM_GROUP)
+                .buffer("x", DType.F32, Access.READ, Ir.param("n"))
+                .buffer("partial", DType.F32, Access.WRITE)
+                .scalar("n", DType.I64, 0, 1L << 40)
+                .body(b -> {
+                    b.localArray("tile", DType.F32, SUM_GROUP);
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    IrExpr l = b.let("l", Ir.localId(0));
+                    b.store("tile", l, Ir.select(i.lt(Ir.param("n")), Ir.load("x", i), Ir.f32(0)));
+                    b.barrier();
+                    b.loop("level", Ir.i64(0), Ir.i64(8), (body, level) -> {
+                        IrExpr stride = body.let("stride", Ir.i64(SUM_GROUP / 2).shr(level));
+                        body.when(l.lt(stride), add ->
+                                add.accumulate("tile", l, IrBlock.Accumulate.ADD, Ir.load("tile", l.add(stride))));
+                        body.barrier();
+                    });
+                    b.when(l.eq(Ir.i64(0)), first -> first.store("partial", Ir.groupId(0), Ir.load("tile", Ir.i64(0))));
+                });
+    }
+
+    /**
+     * c = a (m x k) * b (k x n), f32, in 16 x 16 tiles: each group stages a tile of a and one of b in
+     * local memory, waits at a barrier, multiplies them, and waits again before the next tiles.
+     * m, n, k are multiples of 16; the grid is n x m.
+     */
+    static IrKernelSpec matmul() {
+        IrExpr m = Ir.param("m").toI64();
+        IrExpr n = Ir.param("n").toI64();
+        IrExpr k = Ir.param("k").toI64();
+        IrExpr t = Ir.i64(TILE);
+        return Ir.kernel("matmul")
+                .gridDims(2)
+                .localSize(TILE, TILE)
+                .buffer("a", DType.F32, Access.READ, m.mul(k))
+                .buffer("b", DType.F32, Access.READ, k.mul(n))
+                .buffer("c", DType.F32, Access.WRITE, m.mul(n))
+                .scalar("m", DType.I32, 0, 8192)
+                .scalar("n", DType.I32, 0, 8192)
+                .scalar("k", DType.I32, 0, 8192)
+                .body(b -> {
+                    b.localArray("ta", DType.F32, TILE * TILE);
+                    b.localArray("tb", DType.F32, TILE * TILE);
+                    IrExpr lx = b.let("lx", Ir.localId(0));
+                    IrExpr ly = b.let("ly", Ir.localId(1));
+                    IrExpr row = b.let("row", Ir.globalId(1));
+                    IrExpr col = b.let("col", Ir.globalId(0));
+                    IrExpr acc = b.var("acc", Ir.f32(0));
+                    b.loop("tile", Ir.i64(0), k.div(t), (body, tile) -> {
+                        body.store("ta", ly.mul(t).add(lx), Ir.load("a", row.mul(k).add(tile.mul(t).add(lx))));
+                        body.store("tb", ly.mul(t).add(lx), Ir.load("b", tile.mul(t).add(ly).mul(n).add(col)));
+                        body.barrier();
+                        body.loop("e", Ir.i64(0), t, (inner, e) -> inner.accumulate("acc", IrBlock.Accumulate.ADD,
+                                Ir.load("ta", ly.mul(t).add(e)).mul(Ir.load("tb", e.mul(t).add(lx)))));
+                        body.barrier();
+                    });
+                    b.when(row.lt(m).andThen(col.lt(n)), store -> store.store("c", row.mul(n).add(col), acc));
+                });
+    }
+
+    /** y[r, :] = softmax(x[r, :]) for each of `rows` rows of `cols` f32, one work-item per row (max-subtracted). */
+    static IrKernelSpec softmax() {
+        IrExpr rows = Ir.param("rows");
+        IrExpr cols = Ir.param("cols");
+        return Ir.kernel("softmax")
+                .buffer("x", DType.F32, Access.READ, rows.mul(cols))
+                .buffer("y", DType.F32, Access.WRITE, rows.mul(cols))
+                .scalar("rows", DType.I64, 0, 1L << 24)
+                .scalar("cols", DType.I64, 1, 1L << 16)
+                .body(b -> {
+                    IrExpr r = b.let("r", Ir.globalId(0));
+                    b.when(r.lt(rows), row -> {
+                        IrExpr base = row.let("base", r.mul(cols));
+                        IrExpr max = row.var("max", Ir.load("x", base));
+                        row.loop("j", Ir.i64(1), cols, (l, j) ->
+                                l.accumulate("max", IrBlock.Accumulate.MAX, Ir.load("x", base.add(j))));
+                        IrExpr total = row.var("total", Ir.f32(0));
+                        row.loop("j2", Ir.i64(0), cols, (l, j) -> {
+                            IrExpr e = l.let("e", Ir.load("x", base.add(j)).sub(max).exp());
+                            l.store("y", base.add(j), e);
+                            l.accumulate("total", IrBlock.Accumulate.ADD, e);
+                        });
+                        IrExpr inv = row.let("inv", Ir.f32(1).div(total));
+                        row.loop("j3", Ir.i64(0), cols, (l, j) ->
+                                l.store("y", base.add(j), Ir.load("y", base.add(j)).mul(inv)));
+                    });
+                });
+    }
+}
