@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.PoolTable;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -29,7 +30,7 @@ final class CpuDevice implements Device {
     private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object slabLock = new Object();
-    private volatile SlabTable slabs = SlabTable.EMPTY;
+    private volatile PoolTable<Slab> slabs = PoolTable.empty();
     private long usedBytes; // guarded by slabLock
     private volatile boolean closed;
 

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -136,10 +137,9 @@ final class CpuStream implements NativeStream {
             for (;;) {
                 CommandQueue.Node node = queue.poll();
                 if (node != null) {
-                    DeviceCommand command = node.command;
-                    CommandCallback callback = node.callback;
-                    node.command = null;
-                    node.callback = null;
+                    DeviceCommand command = node.command();
+                    CommandCallback callback = node.callback();
+                    node.release();
                     run(executor, command, callback, true);
                     continue;
                 }

@@ -1,10 +1,11 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.PoolTable;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /** One slab: off-heap memory in an arena of its own, so freeing it releases exactly this memory. */
-record Slab(int poolId, Arena arena, MemorySegment segment) {
+record Slab(int poolId, Arena arena, MemorySegment segment) implements PoolTable.Slab {
 
     long bytes() {
         return segment.byteSize();

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.support.PoolTable;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -39,7 +40,7 @@ final class CudaDevice implements Device {
     private final StagingPool staging;
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final Object slabLock = new Object();
-    private volatile SlabTable slabs = SlabTable.EMPTY;
+    private volatile PoolTable<CudaSlab> slabs = PoolTable.empty();
     private long usedBytes; // guarded by slabLock
     private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
     private volatile PeerAccess peers = PeerAccess.NONE;
@@ -273,7 +274,7 @@ final class CudaDevice implements Device {
             for (CudaSlab s : slabs.slabs()) {
                 toFree.add(s);
             }
-            slabs = SlabTable.EMPTY;
+            slabs = PoolTable.empty();
             usedBytes = 0;
             JCudaDriver.cuCtxSetCurrent(context);
             for (CudaSlab s : toFree) {

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.PoolTable;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -35,7 +36,7 @@ final class OpenClDevice implements Device {
     private final BinaryCache binaries;
     private final Set<OpenClStream> streams = ConcurrentHashMap.newKeySet();
     private final Object slabLock = new Object();
-    private volatile SlabTable slabs = SlabTable.EMPTY;
+    private volatile PoolTable<ClSlab> slabs = PoolTable.empty();
     private long usedBytes; // guarded by slabLock
     private cl_command_queue syncQueue; // guarded by slabLock; for memsetZero, made on first use
     private volatile boolean closed;

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -138,9 +139,8 @@ final class OpenClStream implements NativeStream {
                 boolean enqueued = false;
                 CommandQueue.Node node;
                 while (inFlight.size() < MAX_IN_FLIGHT && (node = submitted.poll()) != null) {
-                    InFlight f = new InFlight(node.command, node.callback);
-                    node.command = null;
-                    node.callback = null;
+                    InFlight f = new InFlight(node.command(), node.callback());
+                    node.release();
                     enqueue(f);
                     inFlight.add(f);
                     enqueued = true;

@@ -1,4 +1,4 @@
-package dev.arrayd.devices.cpu;
+package dev.arrayd.devices.api.support;
 
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -15,17 +15,34 @@ import java.util.concurrent.atomic.AtomicReference;
  * <pre>
  *  head (stub, consumed) ──next──▶ n1 ──next──▶ n2 ◀── tail
  * </pre>
+ *
+ * <p>Shared by the backends' stream workers (a backend may not depend on another backend).
  */
-final class CommandQueue {
+public final class CommandQueue {
 
-    static final class Node {
-        DeviceCommand command;
-        CommandCallback callback;
+    /** A queued command and its callback. */
+    public static final class Node {
+        private DeviceCommand command;
+        private CommandCallback callback;
         volatile Node next;
 
         Node(DeviceCommand command, CommandCallback callback) {
             this.command = command;
             this.callback = callback;
+        }
+
+        public DeviceCommand command() {
+            return command;
+        }
+
+        public CommandCallback callback() {
+            return callback;
+        }
+
+        /** Drops the references once taken, so a finished command is not kept alive by the queue. */
+        public void release() {
+            command = null;
+            callback = null;
         }
     }
 
@@ -42,14 +59,14 @@ final class CommandQueue {
     private final AtomicReference<Node> tail;
     private Node head; // consumer only
 
-    CommandQueue() {
+    public CommandQueue() {
         Node stub = new Node(null, null);
         head = stub;
         tail = new AtomicReference<>(stub);
     }
 
     /** Any thread. */
-    void offer(DeviceCommand command, CommandCallback callback) {
+    public void offer(DeviceCommand command, CommandCallback callback) {
         Node node = new Node(command, callback);
         Node previous = tail.getAndSet(node);
         NEXT.setRelease(previous, node);
@@ -59,7 +76,7 @@ final class CommandQueue {
      * Consumer only. The returned node's command and callback are to be read, then the node is
      * forgotten (it is now the stub; {@link #poll()} clears them on the next call).
      */
-    Node poll() {
+    public Node poll() {
         Node h = head;
         Node next = (Node) NEXT.getAcquire(h);
         if (next == null) {
@@ -71,14 +88,13 @@ final class CommandQueue {
                 Thread.onSpinWait();
             }
         }
-        h.command = null;
-        h.callback = null;
+        h.release();
         head = next;
         return next;
     }
 
     /** Consumer only: true when nothing is queued, counting offers not yet linked. */
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return tail.get() == head;
     }
 }
