@@ -252,9 +252,10 @@ public final class ArraydServer implements AutoCloseable {
         long grace = options.shutdownGraceMillis();
         log.info("shutting down: health NOT_SERVING, new sessions and commands refused, draining accepted work "
                 + "for up to {} ms", grace);
+        // refuse new work before announcing NOT_SERVING: whoever sees NOT_SERVING also sees new work refused
+        scheduler.beginShutdown();
         health.shuttingDown();
         reaper.shutdownNow();
-        scheduler.beginShutdown();
         boolean drained;
         try {
             scheduler.idle().get(grace, TimeUnit.MILLISECONDS);
