@@ -1,6 +1,6 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.support.PoolTable;
+import dev.arrayd.devices.api.support.SlabLedger;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -12,7 +12,6 @@ import dev.arrayd.devices.api.NativeStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,14 +28,13 @@ final class CpuDevice implements Device {
     private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final Object slabLock = new Object();
-    private volatile PoolTable<Slab> slabs = PoolTable.empty();
-    private long usedBytes; // guarded by slabLock
+    private final SlabLedger<Slab> slabs;
     private volatile boolean closed;
 
     CpuDevice(DeviceInfo info, int threads) {
         this.info = info;
         this.threads = threads;
+        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
         // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
         this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1) : null;
     }
@@ -60,60 +58,31 @@ final class CpuDevice implements Device {
     }
 
     long usedBytes() {
-        synchronized (slabLock) {
-            return usedBytes;
-        }
+        return slabs.usedBytes();
     }
 
     @Override
     public void allocPool(int poolId, long bytes, long alignment) {
         checkOpen();
-        if (bytes <= 0) {
-            throw ArraydException.invalid("bytes: " + bytes + " (expected: > 0)");
-        }
-        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
-            throw ArraydException.invalid("alignment: " + alignment + " (expected: a power of two)");
-        }
-        synchronized (slabLock) {
-            if (slabs.find(poolId) != null) {
-                throw new ArraydException(ErrorCode.ALREADY_EXISTS, "poolId: " + poolId + " (expected: a pool id not in use on "
-                        + info.id() + ")");
-            }
-            long remaining = info.memoryBytes() - usedBytes;
-            if (bytes > remaining) {
-                throw exhausted(poolId, bytes, remaining, null);
-            }
+        slabs.allocate(poolId, bytes, alignment, remaining -> {
             Arena arena = Arena.ofShared();
-            MemorySegment segment;
             try {
-                segment = arena.allocate(bytes, Math.max(alignment, info.baseAlignment()));
+                return new Slab(poolId, arena, arena.allocate(bytes, Math.max(alignment, info.baseAlignment())));
             } catch (OutOfMemoryError e) {
                 arena.close();
-                throw exhausted(poolId, bytes, remaining, e);
+                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
+                        + " bytes (expected: at most the " + remaining + " bytes left of " + info.memoryBytes()
+                        + "); the allocation failed: " + e.getMessage(), e);
             }
-            slabs = slabs.with(new Slab(poolId, arena, segment));
-            usedBytes += bytes;
-        }
-    }
-
-    private ArraydException exhausted(int poolId, long bytes, long remaining, Throwable cause) {
-        String message = info.id() + ": pool " + poolId + " of " + bytes + " bytes (expected: at most the " + remaining
-                + " bytes left of " + info.memoryBytes() + ")" + (cause == null ? "" : "; the allocation failed: " + cause.getMessage());
-        return new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, message, cause);
+        });
     }
 
     @Override
     public void freePool(int poolId) {
-        Slab slab;
-        synchronized (slabLock) {
-            slab = slabs.find(poolId);
-            if (slab == null) {
-                return;
-            }
-            slabs = slabs.without(poolId);
-            usedBytes -= slab.bytes();
+        Slab slab = slabs.remove(poolId);
+        if (slab != null) {
+            slab.arena().close();
         }
-        slab.arena().close();
     }
 
     @Override
@@ -133,24 +102,9 @@ final class CpuDevice implements Device {
     }
 
     private Slab slab(MemRef ref, String what, int index) {
-        if (ref == null) {
-            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + info.id() + ")");
-        }
-        Slab slab = slabs.find(ref.poolId());
-        if (slab == null) {
-            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + info.id()
-                    + "; pool " + ref.poolId() + " is not allocated on it)");
-        }
-        if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
-            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
-                    + ref.poolId() + " of " + slab.bytes() + " bytes on " + info.id() + ")");
-        }
-        return slab;
+        return slabs.slab(ref, what, index);
     }
 
-    private static String name(String what, int index) {
-        return index < 0 ? what : what + "[" + index + "]";
-    }
 
     @Override
     public NativeStream newStream(String name) {
@@ -201,13 +155,9 @@ final class CpuDevice implements Device {
         if (pool != null) {
             pool.close();
         }
-        List<Integer> ids = new ArrayList<>();
-        synchronized (slabLock) {
-            for (int id : slabs.ids()) {
-                ids.add(id);
-            }
+        for (Slab slab : slabs.removeAll()) {
+            slab.arena().close();
         }
-        ids.forEach(this::freePool);
     }
 
     @Override

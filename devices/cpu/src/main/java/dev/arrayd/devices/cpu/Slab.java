@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 /** One slab: off-heap memory in an arena of its own, so freeing it releases exactly this memory. */
 record Slab(int poolId, Arena arena, MemorySegment segment) implements PoolTable.Slab {
 
-    long bytes() {
+    public long bytes() {
         return segment.byteSize();
     }
 

@@ -1,6 +1,6 @@
 package dev.arrayd.devices.cuda;
 
-import dev.arrayd.devices.api.support.PoolTable;
+import dev.arrayd.devices.api.support.SlabLedger;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -40,8 +40,7 @@ final class CudaDevice implements Device {
     private final StagingPool staging;
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final Object slabLock = new Object();
-    private volatile PoolTable<CudaSlab> slabs = PoolTable.empty();
-    private long usedBytes; // guarded by slabLock
+    private final SlabLedger<CudaSlab> slabs;
     private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
     private volatile PeerAccess peers = PeerAccess.NONE;
     private volatile boolean closed;
@@ -53,6 +52,7 @@ final class CudaDevice implements Device {
         this.context = context;
         this.options = options;
         this.staging = new StagingPool(options.stagingChunkBytes(), options.stagingBuffers());
+        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
     }
 
     @Override
@@ -101,61 +101,44 @@ final class CudaDevice implements Device {
         return closed;
     }
 
+    /**
+     * cuMemAlloc bases are 256-byte aligned at least; a larger alignment is honoured by the scheduler's
+     * offsets, which are multiples of the base alignment it asked for. The native calls run under
+     * slabLock, which also guards the context's synchronous work.
+     */
     @Override
     public void allocPool(int poolId, long bytes, long alignment) {
         checkOpen();
-        if (bytes <= 0) {
-            throw ArraydException.invalid("bytes: " + bytes + " (expected: > 0)");
-        }
-        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
-            throw ArraydException.invalid("alignment: " + alignment + " (expected: a power of two)");
-        }
-        if (alignment > CudaDeviceFacts.BASE_ALIGNMENT) {
-            // cuMemAlloc bases are 256-byte aligned at least; larger requests are honoured by the
-            // scheduler's offsets, which are multiples of the base alignment it asked for
-            alignment = CudaDeviceFacts.BASE_ALIGNMENT;
-        }
-        synchronized (slabLock) {
-            if (slabs.find(poolId) != null) {
-                throw new ArraydException(ErrorCode.ALREADY_EXISTS, "poolId: " + poolId + " (expected: a pool id not in use on "
-                        + info.id() + ")");
+        slabs.allocate(poolId, bytes, alignment, remaining -> {
+            synchronized (slabLock) {
+                makeCurrent();
+                CUdeviceptr ptr = new CUdeviceptr();
+                int result = JCudaDriver.cuMemAlloc(ptr, bytes);
+                if (result != CudaErrors.CUDA_SUCCESS) {
+                    throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
+                            + " bytes (expected: an allocation the driver can make); "
+                            + CudaErrors.message("cuMemAlloc", result, CudaErrors.name(result)));
+                }
+                long[] address = new long[1];
+                int attr = JCudaDriver.cuPointerGetAttribute(Pointer.to(address), CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr);
+                if (attr != CudaErrors.CUDA_SUCCESS) {
+                    JCudaDriver.cuMemFree(ptr);
+                    throw CudaErrors.error(attr, "cuPointerGetAttribute(DEVICE_POINTER) of pool " + poolId + " on " + info.id());
+                }
+                return new CudaSlab(poolId, ptr, address[0], bytes);
             }
-            long remaining = info.memoryBytes() - usedBytes;
-            if (bytes > remaining) {
-                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
-                        + " bytes (expected: at most the " + remaining + " bytes left of " + info.memoryBytes() + ")");
-            }
-            makeCurrent();
-            CUdeviceptr ptr = new CUdeviceptr();
-            int result = JCudaDriver.cuMemAlloc(ptr, bytes);
-            if (result != CudaErrors.CUDA_SUCCESS) {
-                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
-                        + " bytes (expected: an allocation the driver can make); "
-                        + CudaErrors.message("cuMemAlloc", result, CudaErrors.name(result)));
-            }
-            long[] address = new long[1];
-            int attr = JCudaDriver.cuPointerGetAttribute(Pointer.to(address), CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr);
-            if (attr != CudaErrors.CUDA_SUCCESS) {
-                JCudaDriver.cuMemFree(ptr);
-                throw CudaErrors.error(attr, "cuPointerGetAttribute(DEVICE_POINTER) of pool " + poolId + " on " + info.id());
-            }
-            slabs = slabs.with(new CudaSlab(poolId, ptr, address[0], bytes));
-            usedBytes += bytes;
-        }
+        });
     }
 
     private static final int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
 
     @Override
     public void freePool(int poolId) {
-        CudaSlab slab;
+        CudaSlab slab = slabs.remove(poolId);
+        if (slab == null) {
+            return;
+        }
         synchronized (slabLock) {
-            slab = slabs.find(poolId);
-            if (slab == null) {
-                return;
-            }
-            slabs = slabs.without(poolId);
-            usedBytes -= slab.bytes();
             if (closed) {
                 return;
             }
@@ -207,19 +190,7 @@ final class CudaDevice implements Device {
 
     /** The slab holding {@code ref}, bounds-checked; names the value {@code what[index]} when refused. */
     CudaSlab slab(MemRef ref, String what, int index) {
-        if (ref == null) {
-            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + info.id() + ")");
-        }
-        CudaSlab slab = slabs.find(ref.poolId());
-        if (slab == null) {
-            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + info.id()
-                    + "; pool " + ref.poolId() + " is not allocated on it)");
-        }
-        if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
-            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
-                    + ref.poolId() + " of " + slab.bytes() + " bytes on " + info.id() + ")");
-        }
-        return slab;
+        return slabs.slab(ref, what, index);
     }
 
     /** The device address of a checked buffer argument. */
@@ -227,9 +198,6 @@ final class CudaDevice implements Device {
         return slab(ref, "args", index).address() + ref.offset();
     }
 
-    private static String name(String what, int index) {
-        return index < 0 ? what : what + "[" + index + "]";
-    }
 
     @Override
     public NativeStream newStream(String name) {
@@ -268,14 +236,8 @@ final class CudaDevice implements Device {
         for (CudaStream s : new ArrayList<>(streams)) {
             s.close();
         }
-        List<CudaSlab> toFree;
+        List<CudaSlab> toFree = slabs.removeAll();
         synchronized (slabLock) {
-            toFree = new ArrayList<>();
-            for (CudaSlab s : slabs.slabs()) {
-                toFree.add(s);
-            }
-            slabs = PoolTable.empty();
-            usedBytes = 0;
             JCudaDriver.cuCtxSetCurrent(context);
             for (CudaSlab s : toFree) {
                 JCudaDriver.cuMemFree(s.ptr());

@@ -1,6 +1,6 @@
 package dev.arrayd.devices.opencl;
 
-import dev.arrayd.devices.api.support.PoolTable;
+import dev.arrayd.devices.api.support.SlabLedger;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -35,9 +35,8 @@ final class OpenClDevice implements Device {
     private final cl_device_id clDevice;
     private final BinaryCache binaries;
     private final Set<OpenClStream> streams = ConcurrentHashMap.newKeySet();
-    private final Object slabLock = new Object();
-    private volatile PoolTable<ClSlab> slabs = PoolTable.empty();
-    private long usedBytes; // guarded by slabLock
+    private final Object slabLock = new Object(); // for syncQueue
+    private final SlabLedger<ClSlab> slabs;
     private cl_command_queue syncQueue; // guarded by slabLock; for memsetZero, made on first use
     private volatile boolean closed;
 
@@ -47,6 +46,7 @@ final class OpenClDevice implements Device {
         this.context = context;
         this.clDevice = clDevice;
         this.binaries = new BinaryCache(binaryCacheEntries);
+        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
     }
 
     @Override
@@ -72,42 +72,23 @@ final class OpenClDevice implements Device {
     }
 
     long usedBytes() {
-        synchronized (slabLock) {
-            return usedBytes;
-        }
+        return slabs.usedBytes();
     }
 
     @Override
     public void allocPool(int poolId, long bytes, long alignment) {
         checkOpen();
-        if (bytes <= 0) {
-            throw ArraydException.invalid("bytes: " + bytes + " (expected: > 0)");
-        }
-        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
-            throw ArraydException.invalid("alignment: " + alignment + " (expected: a power of two)");
-        }
-        synchronized (slabLock) {
-            if (slabs.find(poolId) != null) {
-                throw new ArraydException(ErrorCode.ALREADY_EXISTS, "poolId: " + poolId + " (expected: a pool id not in use on "
-                        + info.id() + ")");
-            }
-            long remaining = info.memoryBytes() - usedBytes;
-            if (bytes > remaining) {
-                throw exhausted(poolId, bytes, "at most the " + remaining + " bytes left of " + info.memoryBytes(), null);
-            }
+        slabs.allocate(poolId, bytes, alignment, remaining -> {
             if (bytes > maxAllocBytes) {
                 throw exhausted(poolId, bytes, "at most " + maxAllocBytes + " bytes in one slab (CL_DEVICE_MAX_MEM_ALLOC_SIZE)", null);
             }
-            cl_mem mem;
             try {
                 // the driver aligns a buffer to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which is info.baseAlignment()
-                mem = CL.clCreateBuffer(context.context(), CL.CL_MEM_READ_WRITE, bytes, null, null);
+                return new ClSlab(poolId, CL.clCreateBuffer(context.context(), CL.CL_MEM_READ_WRITE, bytes, null, null), bytes);
             } catch (CLException e) {
                 throw exhausted(poolId, bytes, "a buffer the driver can allocate", e);
             }
-            slabs = slabs.with(new ClSlab(poolId, mem, bytes));
-            usedBytes += bytes;
-        }
+        });
     }
 
     private ArraydException exhausted(int poolId, long bytes, String expected, CLException cause) {
@@ -118,17 +99,11 @@ final class OpenClDevice implements Device {
 
     @Override
     public void freePool(int poolId) {
-        ClSlab slab;
-        synchronized (slabLock) {
-            slab = slabs.find(poolId);
-            if (slab == null) {
-                return;
-            }
-            slabs = slabs.without(poolId);
-            usedBytes -= slab.bytes();
+        ClSlab slab = slabs.remove(poolId);
+        if (slab != null) {
+            // commands already enqueued on it keep the memory alive inside the driver until they finish
+            CL.clReleaseMemObject(slab.mem());
         }
-        // commands already enqueued on it keep the memory alive inside the driver until they finish
-        CL.clReleaseMemObject(slab.mem());
     }
 
     @Override
@@ -154,24 +129,9 @@ final class OpenClDevice implements Device {
 
     /** The slab holding {@code ref}, bounds-checked; names the value {@code what[index]} when refused. */
     ClSlab slab(MemRef ref, String what, int index) {
-        if (ref == null) {
-            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + info.id() + ")");
-        }
-        ClSlab slab = slabs.find(ref.poolId());
-        if (slab == null) {
-            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + info.id()
-                    + "; pool " + ref.poolId() + " is not allocated on it)");
-        }
-        if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
-            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
-                    + ref.poolId() + " of " + slab.bytes() + " bytes on " + info.id() + ")");
-        }
-        return slab;
+        return slabs.slab(ref, what, index);
     }
 
-    private static String name(String what, int index) {
-        return index < 0 ? what : what + "[" + index + "]";
-    }
 
     @Override
     public NativeStream newStream(String name) {
@@ -202,17 +162,15 @@ final class OpenClDevice implements Device {
         for (OpenClStream stream : new ArrayList<>(streams)) {
             stream.close();
         }
-        List<Integer> ids = new ArrayList<>();
         synchronized (slabLock) {
-            for (int id : slabs.ids()) {
-                ids.add(id);
-            }
             if (syncQueue != null) {
                 CL.clReleaseCommandQueue(syncQueue);
                 syncQueue = null;
             }
         }
-        ids.forEach(this::freePool);
+        for (ClSlab slab : slabs.removeAll()) {
+            CL.clReleaseMemObject(slab.mem());
+        }
     }
 
     @Override

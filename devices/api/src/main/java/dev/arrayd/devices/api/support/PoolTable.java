@@ -16,6 +16,8 @@ public final class PoolTable<S extends PoolTable.Slab> {
     /** What a backend's slab must tell the table. */
     public interface Slab {
         int poolId();
+
+        long bytes();
     }
 
     private static final PoolTable<?> EMPTY = new PoolTable<>(new int[0], new Slab[0]);
