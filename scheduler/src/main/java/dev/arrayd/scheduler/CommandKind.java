@@ -23,6 +23,7 @@ public enum CommandKind {
         return switch (op) {
             case DeviceCommand.Launch l -> LAUNCH;
             case DeviceCommand.Copy c -> COPY;
+            case DeviceCommand.PeerCopy c -> COPY;
             case DeviceCommand.Fill f -> FILL;
             case DeviceCommand.Upload u -> UPLOAD;
             case DeviceCommand.Download d -> DOWNLOAD;

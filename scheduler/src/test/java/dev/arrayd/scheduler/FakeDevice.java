@@ -40,6 +40,7 @@ final class FakeDevice implements Device {
     final AtomicInteger inlineRuns = new AtomicInteger();
     private long allocated;
     private volatile boolean jitter = true;
+    private volatile boolean peer;
     // Controllable cost: when set, a command costs this many nanoseconds of device time (spun, and
     // reported as its device time), one command at a time across the whole device, like a saturated
     // single compute unit. Null: commands cost what they take, streams run in parallel.
@@ -56,6 +57,16 @@ final class FakeDevice implements Device {
     FakeDevice(int ordinal, long memory) {
         this.id = new DeviceId("fake", ordinal);
         this.memory = memory;
+    }
+
+    /** Whether other fake devices may copy straight into this one (else the scheduler stages through host memory). */
+    void peerCopies(boolean on) {
+        peer = on;
+    }
+
+    @Override
+    public boolean canCopyFrom(Device src) {
+        return peer && src instanceof FakeDevice f && f.peer && src != this;
     }
 
     void jitter(boolean on) {
@@ -200,6 +211,12 @@ final class FakeDevice implements Device {
             case DeviceCommand.Upload u -> MemorySegment.copy(u.src(), 0, segment(u.dst()), 0, u.dst().bytes());
             case DeviceCommand.Download d -> MemorySegment.copy(segment(d.src()), 0, d.dst(), 0, d.src().bytes());
             case DeviceCommand.Copy c -> MemorySegment.copy(segment(c.src()), 0, segment(c.dst()), 0, c.src().bytes());
+            case DeviceCommand.PeerCopy p -> {
+                if (!canCopyFrom(p.srcDevice())) {
+                    throw new ArraydException(ErrorCode.UNIMPLEMENTED, "peer copy from " + p.srcDevice().id() + " to " + id);
+                }
+                MemorySegment.copy(((FakeDevice) p.srcDevice()).segment(p.src()), 0, segment(p.dst()), 0, p.src().bytes());
+            }
             case DeviceCommand.Fill f -> {
                 MemorySegment seg = segment(f.dst());
                 for (long o = 0; o < seg.byteSize(); o += f.patternBytes()) {

@@ -25,6 +25,15 @@ public interface Device extends AutoCloseable {
     /** Zeroes a range synchronously (no stream command may be touching it). */
     void memsetZero(MemRef ref);
 
+    /**
+     * Whether this device's streams can run a {@link DeviceCommand.PeerCopy} from {@code src}
+     * (another device of the same backend that shares or can reach its memory). When false, the
+     * scheduler stages cross-device transfers through host memory.
+     */
+    default boolean canCopyFrom(Device src) {
+        return false;
+    }
+
     /** A new in-order stream on this device. */
     NativeStream newStream(String name);
 

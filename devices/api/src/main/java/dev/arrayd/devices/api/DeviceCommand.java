@@ -25,6 +25,13 @@ public sealed interface DeviceCommand {
     /** Within one device (both refs belong to it). */
     record Copy(MemRef src, MemRef dst) implements DeviceCommand {}
 
+    /**
+     * From another device of the same backend straight into this one: {@code src} belongs to
+     * {@code srcDevice}, {@code dst} to the device whose stream runs the command. The scheduler sends
+     * it only when {@link Device#canCopyFrom} said yes, and orders it after the source's writers.
+     */
+    record PeerCopy(Device srcDevice, MemRef src, MemRef dst) implements DeviceCommand {}
+
     /** Repeats an element pattern of {@code patternBytes} (1, 2, 4 or 8; little-endian {@code pattern}) over {@code dst}. */
     record Fill(MemRef dst, long pattern, int patternBytes) implements DeviceCommand {}
 }

@@ -56,6 +56,7 @@ final class StreamExecutor implements AutoCloseable {
                 MemorySegment.copy(src, 0, dst, 0, src.byteSize());
             }
             case DeviceCommand.Fill fill -> fill(device.segment(fill.dst(), "dst"), fill);
+            case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
         }
     }
 

@@ -332,6 +332,7 @@ final class CudaStream implements NativeStream {
                 }
             }
             case DeviceCommand.Fill fill -> fill(f, fill);
+            case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }
     }

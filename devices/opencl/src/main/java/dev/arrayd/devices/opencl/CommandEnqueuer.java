@@ -43,6 +43,7 @@ final class CommandEnqueuer {
             case DeviceCommand.Download download -> download(f, download);
             case DeviceCommand.Copy copy -> copy(f, copy);
             case DeviceCommand.Fill fill -> fill(f, fill);
+            case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }
     }
