@@ -1,12 +1,13 @@
 package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.DType;
-import dev.arrayd.devices.api.MemRef;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A logical array: dtype, shape and where it lives. Also carries its hazard state: the event
- * that last wrote it and the events reading it since (guarded by the scheduler's submit lock).
+ * A logical array: dtype, shape, memory mode, and its replicas — one slot per device and one for
+ * the host, each {@link ReplicaState MODIFIED, SHARED or INVALID} with the event that last wrote it.
+ * At least one replica is current at all times (guarded by the scheduler's submit lock).
  */
 public final class Buffer {
 
@@ -14,27 +15,34 @@ public final class Buffer {
     private final DType dtype;
     private final long[] dims;
     private final long elements;
-    private final DeviceRuntime device;
-    private final MemRef mem;
+    private final DeviceRuntime home;
+    private final MemoryMode mode;
     private final String label;
 
     /** Sessions holding a handle to it (its creator, and those that opened it by capability); freed at 0. */
-    final java.util.concurrent.atomic.AtomicInteger holders = new java.util.concurrent.atomic.AtomicInteger(1);
+    final AtomicInteger holders = new AtomicInteger(1);
 
-    // hazard state, guarded by Scheduler.submitLock
-    Event lastWriter;
-    Event[] readers = new Event[2];
-    int readerCount;
+    // guarded by Scheduler.submitLock
+    final Replica[] replicas;
+    final Replica host;
     boolean destroyed;
+    /** HOSTED_CONSTANT: its one write has been submitted. */
+    boolean written;
+    /** Internal (a stream's merge buffer): in no session's handle table. */
+    final boolean internal;
 
-    Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime device, MemRef mem, String label) {
+    Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
+            String label, boolean internal) {
         this.handle = handle;
         this.dtype = dtype;
         this.dims = dims.clone();
         this.elements = elements;
-        this.device = device;
-        this.mem = mem;
+        this.home = home;
+        this.mode = mode;
         this.label = label;
+        this.internal = internal;
+        this.replicas = new Replica[deviceCount];
+        this.host = new Replica(this, null);
     }
 
     /** Whether every session holding it has destroyed its handle (its memory is gone or going). */
@@ -58,31 +66,67 @@ public final class Buffer {
         return elements;
     }
 
-    /** Size of the data in bytes (the slab block may be larger, rounded to the alignment). */
+    /** Size of the data in bytes (a slab block may be larger, rounded to the alignment). */
     public long sizeBytes() {
         return elements * dtype.byteSize();
     }
 
+    /** The device it was created on (where its first replica lives; commands default to its current replicas). */
     public DeviceRuntime device() {
-        return device;
+        return home;
+    }
+
+    public MemoryMode memoryMode() {
+        return mode;
     }
 
     public String label() {
         return label;
     }
 
-    MemRef mem() {
-        return mem;
+    /** The replica slot on {@code d} (created on first use). */
+    Replica replica(DeviceRuntime d) {
+        Replica r = replicas[d.index()];
+        if (r == null) {
+            r = replicas[d.index()] = new Replica(this, d);
+        }
+        return r;
     }
 
-    /** The data range of this buffer (without alignment padding). */
-    MemRef data(long offset, long bytes) {
-        return new MemRef(mem.poolId(), mem.offset() + offset, bytes);
+    /** Number of current copies, host included. */
+    int validCount() {
+        int n = host.valid() ? 1 : 0;
+        for (Replica r : replicas) {
+            if (r != null && r.valid()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The device a command on this buffer runs on when the client names none: the device of a current
+     * replica (the modified one first), else where it was created.
+     */
+    DeviceRuntime preferredDevice() {
+        DeviceRuntime shared = null;
+        for (Replica r : replicas) {
+            if (r != null && r.state == ReplicaState.MODIFIED) {
+                return r.device;
+            }
+            if (r != null && shared == null && r.valid()) {
+                shared = r.device;
+            }
+        }
+        if (shared != null) {
+            return shared;
+        }
+        return home;
     }
 
     @Override
     public String toString() {
         return "buffer " + Handles.format(handle) + (label.isEmpty() ? "" : " \"" + label + "\"") + " "
-                + dtype.wireName() + Arrays.toString(dims) + " on " + device.id();
+                + dtype.wireName() + Arrays.toString(dims) + " on " + home.id();
     }
 }

@@ -7,8 +7,6 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One submitted command on its way to a device. It counts its unfinished dependencies (starting
@@ -34,8 +32,12 @@ final class Command implements EventListener, CommandCallback {
     final Session session;
     final Priority priority;
     final long deadlineNanos;
-    private final AtomicInteger unfinished = new AtomicInteger(1);
+    // dependencies not finished yet, plus the submitter's hold (UNFINISHED); fields, not atomics, to keep commands small
+    private volatile int unfinished = 1;
     private volatile ArraydException cancelCause;
+    // placement: where a launch records its execution time, and what it was expected to cost its device
+    KernelHistory history;
+    long expectedNanos;
 
     // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
     // and RUNNING under its lock, end() to DONE. Only a RUNNING command holds a dispatch slot.
@@ -52,17 +54,21 @@ final class Command implements EventListener, CommandCallback {
 
     private static final VarHandle STATE;
     private static final VarHandle CANCEL;
+    private static final VarHandle UNFINISHED;
+    private static final VarHandle DEP_FAILURE;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(Command.class, "state", int.class);
             CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
+            UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
+            DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
-    private final AtomicReference<ArraydException> depFailure = new AtomicReference<>();
+    private volatile ArraydException depFailure;
     private final EventListener orderOnly = this::orderDone;
 
     /**
@@ -107,7 +113,7 @@ final class Command implements EventListener, CommandCallback {
         if (dep == Event.SUCCEEDED || dep == event) {
             return;
         }
-        unfinished.incrementAndGet();
+        UNFINISHED.getAndAdd(this, 1);
         dep.onDone(this);
     }
 
@@ -116,13 +122,13 @@ final class Command implements EventListener, CommandCallback {
         if (dep == Event.SUCCEEDED || dep == event || dep.isDone()) {
             return;
         }
-        unfinished.incrementAndGet();
+        UNFINISHED.getAndAdd(this, 1);
         dep.onDone(orderOnly);
     }
 
     /** Drops the submitter's hold: from here on the command starts when its dependencies are done. */
     void release() {
-        if (unfinished.decrementAndGet() == 0) {
+        if ((int) UNFINISHED.getAndAdd(this, -1) == 1) {
             start();
         }
     }
@@ -130,13 +136,13 @@ final class Command implements EventListener, CommandCallback {
     @Override
     public void onEvent(Event dep) {
         if (dep.isFailed()) {
-            depFailure.compareAndSet(null, DependencyFailedException.of(dep));
+            DEP_FAILURE.compareAndSet(this, null, DependencyFailedException.of(dep));
         }
         orderDone(dep);
     }
 
     private void orderDone(Event dep) {
-        if (unfinished.decrementAndGet() == 0) {
+        if ((int) UNFINISHED.getAndAdd(this, -1) == 1) {
             start();
         }
     }
@@ -147,7 +153,7 @@ final class Command implements EventListener, CommandCallback {
             failed(event.failure());
             return;
         }
-        ArraydException failure = depFailure.get();
+        ArraydException failure = depFailure;
         if (failure == null) {
             failure = cancelCause;
         }
@@ -157,6 +163,11 @@ final class Command implements EventListener, CommandCallback {
         }
         if (failure != null) {
             failed(failure); // trampolined: a long chain of failures is a loop, not a recursion
+            return;
+        }
+        if (op == null) {
+            // a marker (a streaming merge, a prefetch already satisfied): nothing for the device to do
+            Trampoline.run(() -> end(null, 0));
             return;
         }
         queue().ready(this);
@@ -236,6 +247,9 @@ final class Command implements EventListener, CommandCallback {
         if (cost != null) {
             cost.record(deviceNanos, items);
         }
+        if (history != null) {
+            history.record(deviceNanos, items);
+        }
         Trampoline.run(() -> end(null, deviceNanos));
     }
 
@@ -282,6 +296,9 @@ final class Command implements EventListener, CommandCallback {
         }
         StreamKind sk = stream.kind();
         stream.device().commandFinished(sk);
+        if (expectedNanos > 0) {
+            stream.device().backlogDone(expectedNanos);
+        }
         long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
         session.observer.commandFinished(kind, stream.device(), sk, outcome, wait, deviceNanos,
                 kind.isTransfer() ? items : 0);

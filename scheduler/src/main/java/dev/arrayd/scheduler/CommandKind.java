@@ -5,7 +5,9 @@ import java.util.Locale;
 
 /** What a command does, as observers and metrics name it. */
 public enum CommandKind {
-    LAUNCH, COPY, FILL, UPLOAD, DOWNLOAD;
+    LAUNCH, COPY, FILL, UPLOAD, DOWNLOAD,
+    /** Nothing for a device to run: a streaming merge, or a transfer request already satisfied. */
+    MARKER;
 
     private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -21,6 +23,7 @@ public enum CommandKind {
 
     static CommandKind of(DeviceCommand op) {
         return switch (op) {
+            case null -> MARKER;
             case DeviceCommand.Launch l -> LAUNCH;
             case DeviceCommand.Copy c -> COPY;
             case DeviceCommand.PeerCopy c -> COPY;

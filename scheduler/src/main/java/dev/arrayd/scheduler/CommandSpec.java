@@ -53,7 +53,27 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
     /** @param device device id; empty = the device of the first buffer argument, else the stream's */
     public record LaunchOp(long kernel, long[] globalDims, long[] localDims, List<Arg> args, String device) implements Op {}
 
-    public record CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes) implements Op {}
+    /**
+     * Copies bytes of {@code src} into {@code dst}, on any devices (transfers are inserted as needed).
+     * With {@code dst} 0 it is an explicit transfer instead: with {@code merge} NONE it makes {@code src}
+     * current on {@code device} (a prefetch); with COPY or STREAMING it fills the merge buffer of the
+     * command's stream (on {@code device}, or the stream's device) from {@code src}.
+     *
+     * @param device target device id for a transfer; empty = the stream's device, else the buffer's
+     */
+    public record CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
+                         MergeMode merge) implements Op {
+
+        public CopyOp {
+            device = device == null ? "" : device;
+            merge = merge == null ? MergeMode.NONE : merge;
+        }
+
+        /** A plain buffer-to-buffer copy. */
+        public CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes) {
+            this(src, dst, srcOffsetBytes, dstOffsetBytes, sizeBytes, "", MergeMode.NONE);
+        }
+    }
 
     /** @param value a scalar of the buffer's dtype (an f32 for f16 / bf16 buffers) */
     public record FillOp(long buffer, KernelArg.Scalar value, long offsetElements, long countElements) implements Op {}
@@ -70,4 +90,7 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
     public record BufferArg(long buffer) implements Arg {}
 
     public record ScalarArg(KernelArg.Scalar value) implements Arg {}
+
+    /** The merge buffer of the launch's stream (filled by a merge copy on that stream); read-only. */
+    public record MergeArg() implements Arg {}
 }

@@ -13,6 +13,8 @@ public final class CompiledKernel {
     private final Map<String, Kernel> byBackend;
     private final ModuleRef module;
     private final KernelCost cost = new KernelCost();
+    private final java.util.concurrent.ConcurrentHashMap<Integer, KernelHistory> history =
+            new java.util.concurrent.ConcurrentHashMap<>();
     volatile boolean destroyed;
 
     CompiledKernel(long handle, KernelSignature signature, Map<String, Kernel> byBackend, ModuleRef module) {
@@ -48,5 +50,11 @@ public final class CompiledKernel {
 
     KernelCost cost() {
         return cost;
+    }
+
+    /** Its execution-time history on device {@code deviceIndex} (see {@link DeviceRuntime#index()}). */
+    KernelHistory history(int deviceIndex) {
+        KernelHistory h = history.get(deviceIndex);
+        return h != null ? h : history.computeIfAbsent(deviceIndex, i -> new KernelHistory());
     }
 }

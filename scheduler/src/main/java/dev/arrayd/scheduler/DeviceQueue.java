@@ -2,6 +2,7 @@ package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.NativeStream;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,35 +15,42 @@ import java.util.function.LongSupplier;
  * <pre>
  *  ready commands (all dependencies done)
  *        │
- *        ▼                      ┌─ HIGH   ─ flows: [s1]            served strictly first
- *  queue empty and fewer than   ├─ NORMAL ─ flows: [s1] [s2] [s3]  least virtual time first
- *  `depth` handed out? ─no──▶   └─ LOW    ─ flows: [s4]            (one dispatch in 17 when starved)
- *        │ yes                              │ a completion frees a slot; the dispatcher picks
+ *        ▼                      ┌─ HIGH   ─ shares: a:[s1]                 served strictly first
+ *  queue empty and fewer than   ├─ NORMAL ─ shares: a:[s1 s2]  b:[s3]      least virtual time first: the
+ *  `depth` handed out? ─no──▶   │                                         tenant, then its session
+ *        │ yes                  └─ LOW    ─ shares: c:[s4]                 (one dispatch in 17 when starved)
+ *        │                                  │ a completion frees a slot; the dispatcher picks
  *        ▼                                  ▼
  *  run now: fast path inline, or the session's dedicated native stream / the least loaded shared one
  *        │
  *        ▼
- *  device ─ completion ─▶ frees the slot, charges the flow the measured device time, dispatches more
+ *  device ─ completion ─▶ frees the slot, charges flow and share the measured device time, dispatches more
  * </pre>
  *
- * <p><b>Start-time fair queueing on measured device time.</b> A flow is one session's ready commands
- * in one priority class. Each flow has a virtual time: the device nanoseconds its commands used,
- * divided by the session's weight. The dispatcher serves the backlogged flow with the least virtual
- * time. A command is charged an estimate when dispatched (its kernel's recent cost, else the device's
- * running average) and corrected by its measured device time when it completes, so expensive kernels
- * cost what they cost and no quantum needs tuning. A flow that gets work after being idle (nothing
- * queued and nothing on the device) is lifted to the class's virtual clock (the start virtual time of
- * the last command served): idleness banks no credit, and a newcomer is served next rather than after
- * everybody's backlog. A flow whose commands are all on the device is busy, not idle: it keeps its
- * place (a session with few streams is between commands most of the time).
+ * <p><b>Start-time fair queueing on measured device time, in two levels.</b> A flow is one session's
+ * ready commands in one priority class; a share is one tenant's flows in that class. Each share has a
+ * virtual time: the device nanoseconds its commands used, divided by the tenant's weight; each flow has
+ * one too, in plain device nanoseconds. The dispatcher serves the backlogged share with the least
+ * virtual time, and within it the backlogged flow with the least: tenants share the device by weight,
+ * and the sessions of one tenant share their tenant's part equally (a tenant does not get more by
+ * opening more sessions). A command is charged an estimate when dispatched (the device's running
+ * average) and corrected by its measured device time when it completes, so expensive kernels cost
+ * what they cost and no quantum needs tuning. A share that gets work after being idle (nothing queued
+ * and nothing on the device) is lifted to the class's virtual clock (the start virtual time of the
+ * last share served), and an idle flow to its share's clock likewise: idleness banks no credit, and a
+ * newcomer is served next rather than after everybody's backlog. A flow whose commands are all on the
+ * device is busy, not idle: it keeps its place (a session with few streams is between commands most
+ * of the time).
  *
  * <p><b>Bounded hand-off.</b> At most {@code depth} commands of this device are running or waiting in
  * its native streams; the rest wait here, where the weights decide. The last free slot is reserved for
- * a session with nothing on the device that has not had more than its share (virtual time not ahead
- * of the class's clock), so one session holds at most {@code depth - 1}: a polite session's command
- * starts at once beside a flood instead of after one of its commands. Commands of a session's default
- * stream go to the least loaded shared native stream when dispatched (their order is kept by their
- * dependency edges, so any lane will do); a dedicated stream's go to its own native stream.
+ * a session with nothing on the device that has not had more than its share, at both levels (its
+ * virtual time not ahead of its clock, or not ahead of any active competitor's: a tenant alone on the
+ * device has had no more than its share), so one session holds at most {@code depth - 1}: a polite
+ * session's command starts at once beside a flood instead of after one of its commands. Commands of a
+ * session's default stream go to the least loaded shared native stream when dispatched (their order is
+ * kept by their dependency edges, so any lane will do); a dedicated stream's go to its own native
+ * stream.
  *
  * <p><b>Priorities.</b> Classes are served strictly in order. Starvation protection: after
  * {@link #STARVATION_LIMIT} dispatches in a row went to a higher class while a lower one waited, the
@@ -72,8 +80,13 @@ final class DeviceQueue {
     // everything below is guarded by `this`
     private final int[] sharedLoad;
     private final Map<Session, Flow[]> flows = new IdentityHashMap<>();
+    private final Map<String, Flow.Share[]> shares = new HashMap<>();
+    /** Per class: the shares with backlogged flows. */
     @SuppressWarnings("unchecked")
-    private final List<Flow>[] backlogged = new List[CLASSES];
+    private final List<Flow.Share>[] backlogged = new List[CLASSES];
+    /** Per class: the shares with flows queued or on the device. */
+    @SuppressWarnings("unchecked")
+    private final List<Flow.Share>[] activeShares = new List[CLASSES];
     private final double[] vclock = new double[CLASSES];
     private final long[] lastServed = new long[CLASSES];
     private long dispatches;
@@ -90,6 +103,7 @@ final class DeviceQueue {
         this.clock = clock;
         for (int i = 0; i < CLASSES; i++) {
             backlogged[i] = new ArrayList<>();
+            activeShares[i] = new ArrayList<>();
         }
     }
 
@@ -120,9 +134,16 @@ final class DeviceQueue {
         Drained more = null;
         synchronized (this) {
             Flow f = flowOf(c);
-            if (!f.backlogged && f.inflight == 0) {
+            if (!f.active) {
                 // idle until now (nothing queued, nothing on the device): no credit for the idle time
-                f.vtime = Math.max(f.vtime, vclock[f.cls]);
+                Flow.Share g = f.share;
+                if (!g.active()) {
+                    g.vtime = Math.max(g.vtime, vclock[g.cls]);
+                    activeShares[g.cls].add(g);
+                }
+                f.vtime = Math.max(f.vtime, g.clock);
+                f.active = true;
+                g.activeFlows.add(f);
             }
             now = queued == 0 && inflight < depth && mayTake(f);
             if (now) {
@@ -163,15 +184,43 @@ final class DeviceQueue {
      * flood command. With a depth of 1 there is nothing to reserve.
      */
     private boolean mayTake(Flow f) {
-        return depth == 1 || inflight < depth - 1 || mayTakeLast(f);
+        return depth == 1 || inflight < depth - 1 || mayTakeLast(f, minActiveVtime(f.share.cls));
     }
 
     /**
-     * Whether a flow may have the reserved slot: nothing of it on the device, and not ahead of its class's
-     * virtual clock (a light-weight session that has had its share does not get a slot beyond it).
+     * Whether a flow may have the reserved slot: nothing of it on the device, its session not ahead
+     * within its tenant, and its tenant not ahead in its class ({@code minShares}: the least virtual time
+     * of the class's active shares). A light-weight session or tenant that has had its share does not get
+     * a slot beyond it.
      */
-    private boolean mayTakeLast(Flow f) {
-        return f.inflight == 0 && f.vtime <= vclock[f.cls];
+    private boolean mayTakeLast(Flow f, double minShares) {
+        Flow.Share g = f.share;
+        return f.inflight == 0 && notAhead(g.vtime, vclock[g.cls], minShares)
+                && notAhead(f.vtime, g.clock, minActiveVtime(g));
+    }
+
+    /**
+     * Not ahead of its share: at or behind the clock of its level (the start of the last one served
+     * there), or at or behind every active competitor (alone on the device, nobody's share is taken).
+     */
+    private static boolean notAhead(double vtime, double levelClock, double leastActive) {
+        return vtime <= levelClock || vtime <= leastActive;
+    }
+
+    private double minActiveVtime(int cls) {
+        double min = Double.POSITIVE_INFINITY;
+        for (Flow.Share g : activeShares[cls]) {
+            min = Math.min(min, g.vtime);
+        }
+        return min;
+    }
+
+    private static double minActiveVtime(Flow.Share g) {
+        double min = Double.POSITIVE_INFINITY;
+        for (Flow f : g.activeFlows) {
+            min = Math.min(min, f.vtime);
+        }
+        return min;
     }
 
     /**
@@ -181,15 +230,17 @@ final class DeviceQueue {
     void done(Command c, long deviceNanos) {
         Drained more = null;
         synchronized (this) {
+            Flow f = c.flow;
             inflight--;
-            c.flow.inflight--;
+            f.inflight--;
             if (c.laneIndex >= 0) {
                 sharedLoad[c.laneIndex]--;
             }
             if (deviceNanos > 0) {
-                c.flow.charge(deviceNanos - c.charged);
+                f.charge(deviceNanos - c.charged);
                 avgCost += (deviceNanos - avgCost) / 16;
             }
+            idleIfDone(f);
             if (queued > 0) {
                 more = drain();
             }
@@ -210,6 +261,7 @@ final class DeviceQueue {
                 break;
             }
             if (next.deadlineNanos != CommandSpec.NO_DEADLINE && now >= next.deadlineNanos) {
+                idleIfDone(next.flow);
                 (expired == null ? expired = new ArrayList<>(2) : expired).add(next);
                 continue;
             }
@@ -228,6 +280,7 @@ final class DeviceQueue {
         queued--;
         if (f.queue.isEmpty()) {
             unbacklog(f);
+            idleIfDone(f);
         }
         return true;
     }
@@ -240,21 +293,25 @@ final class DeviceQueue {
             }
             List<Command> out = new ArrayList<>();
             long earliest = CommandSpec.NO_DEADLINE;
-            for (List<Flow> cls : backlogged) {
+            for (List<Flow.Share> cls : backlogged) {
                 for (int i = cls.size() - 1; i >= 0; i--) {
-                    Flow f = cls.get(i);
-                    for (var it = f.queue.iterator(); it.hasNext(); ) {
-                        Command c = it.next();
-                        if (now >= c.deadlineNanos) {
-                            it.remove();
-                            queued--;
-                            out.add(c);
-                        } else {
-                            earliest = Math.min(earliest, c.deadlineNanos);
+                    Flow.Share g = cls.get(i);
+                    for (int j = g.backlogged.size() - 1; j >= 0; j--) {
+                        Flow f = g.backlogged.get(j);
+                        for (var it = f.queue.iterator(); it.hasNext(); ) {
+                            Command c = it.next();
+                            if (now >= c.deadlineNanos) {
+                                it.remove();
+                                queued--;
+                                out.add(c);
+                            } else {
+                                earliest = Math.min(earliest, c.deadlineNanos);
+                            }
                         }
-                    }
-                    if (f.queue.isEmpty()) {
-                        unbacklog(f);
+                        if (f.queue.isEmpty()) {
+                            unbacklog(f);
+                            idleIfDone(f);
+                        }
                     }
                 }
             }
@@ -263,7 +320,10 @@ final class DeviceQueue {
         }
     }
 
-    /** Forgets a closed session's flows (their virtual time); commands already queued still run. */
+    /**
+     * Forgets a closed session's flows (their virtual time). Commands of it already queued here are
+     * still served (the server cancels them when it closes a session).
+     */
     synchronized void forget(Session s) {
         flows.remove(s);
     }
@@ -284,22 +344,36 @@ final class DeviceQueue {
             }
             f = byClass[cls];
             if (f == null) {
-                f = byClass[cls] = new Flow(c.session, cls);
-                f.vtime = vclock[cls];
+                f = byClass[cls] = new Flow(c.session, cls, shareOf(c.session.tenant(), cls));
             }
             st.flows[cls] = f;
+        } else if (!f.active && !f.share.tenant.equals(c.session.tenant())) {
+            // the session now works for another tenant: it charges that one from its next command on
+            f.share = shareOf(c.session.tenant(), cls);
         }
         return f;
     }
 
+    private Flow.Share shareOf(String tenant, int cls) {
+        Flow.Share[] byClass = shares.computeIfAbsent(tenant, t -> new Flow.Share[CLASSES]);
+        Flow.Share g = byClass[cls];
+        if (g == null) {
+            g = byClass[cls] = new Flow.Share(tenant, cls);
+            g.vtime = vclock[cls];
+        }
+        return g;
+    }
+
     private void admit(Command c, Flow f) {
+        Flow.Share g = f.share;
         inflight++;
         f.inflight++;
         c.flow = f;
         // The device's running average, not the kernel's KernelCost: that one is a decaying maximum (right
         // for the fast path's "surely short?") and would overcharge commands in flight many times over.
         c.charged = avgCost;
-        vclock[f.cls] = Math.max(vclock[f.cls], f.vtime);
+        vclock[f.cls] = Math.max(vclock[f.cls], g.vtime);
+        g.clock = Math.max(g.clock, f.vtime);
         f.charge(c.charged);
         if (c.stream.ownsNative() || shared.length == 0) {
             c.lane = c.stream.nativeStream();
@@ -322,7 +396,12 @@ final class DeviceQueue {
         c.flow = f;
         if (!f.backlogged) {
             f.backlogged = true;
-            backlogged[f.cls].add(f);
+            Flow.Share g = f.share;
+            g.backlogged.add(f);
+            if (!g.listed) {
+                g.listed = true;
+                backlogged[g.cls].add(g);
+            }
         }
         f.queue.add(c);
         queued++;
@@ -335,7 +414,24 @@ final class DeviceQueue {
     private void unbacklog(Flow f) {
         if (f.backlogged) {
             f.backlogged = false;
-            backlogged[f.cls].remove(f);
+            Flow.Share g = f.share;
+            g.backlogged.remove(f);
+            if (g.listed && g.backlogged.isEmpty()) {
+                g.listed = false;
+                backlogged[g.cls].remove(g);
+            }
+        }
+    }
+
+    /** A flow with nothing queued and nothing on the device is idle: no longer a competitor. */
+    private void idleIfDone(Flow f) {
+        if (f.active && !f.backlogged && f.inflight == 0) {
+            f.active = false;
+            Flow.Share g = f.share;
+            g.activeFlows.remove(f);
+            if (!g.active()) {
+                activeShares[g.cls].remove(g);
+            }
         }
     }
 
@@ -345,51 +441,87 @@ final class DeviceQueue {
      */
     private Command pick(boolean lastSlot) {
         int top = 0;
-        while (top < CLASSES && !hasEligible(top, lastSlot)) {
+        Flow chosen = null;
+        while (top < CLASSES && (chosen = choose(top, lastSlot)) == null) {
             top++;
         }
-        if (top == CLASSES) {
+        if (chosen == null) {
             return null;
         }
         int cls = top;
         int starved = -1;
+        Flow starvedFlow = null;
         for (int i = top + 1; i < CLASSES; i++) {
-            if (hasEligible(i, lastSlot) && (starved < 0 || lastServed[i] < lastServed[starved])) {
+            if (starved >= 0 && lastServed[i] >= lastServed[starved]) {
+                continue;
+            }
+            Flow candidate = choose(i, lastSlot);
+            if (candidate != null) {
                 starved = i;
+                starvedFlow = candidate;
             }
         }
         if (starved < 0) {
             streak = 0;
         } else if (streak >= STARVATION_LIMIT) {
             cls = starved;
+            chosen = starvedFlow;
             streak = 0;
         } else {
             streak++;
         }
         lastServed[cls] = ++dispatches;
-        Flow best = null;
-        for (Flow f : backlogged[cls]) {
-            if ((!lastSlot || mayTakeLast(f)) && (best == null || f.vtime < best.vtime)) {
-                best = f;
-            }
-        }
-        Command c = best.queue.poll();
+        Command c = chosen.queue.poll();
         queued--;
-        if (best.queue.isEmpty()) {
-            unbacklog(best);
+        if (chosen.queue.isEmpty()) {
+            unbacklog(chosen);
         }
         return c;
     }
 
-    private boolean hasEligible(int cls, boolean lastSlot) {
-        if (!lastSlot) {
-            return !backlogged[cls].isEmpty();
+    /**
+     * The flow to serve next in class {@code cls}: of the backlogged share with the least virtual time, its
+     * backlogged flow with the least; with {@code lastSlot}, among those that may have the reserved slot.
+     * Null if there is none.
+     */
+    private Flow choose(int cls, boolean lastSlot) {
+        List<Flow.Share> waiting = backlogged[cls];
+        if (waiting.isEmpty()) {
+            return null;
         }
-        for (Flow f : backlogged[cls]) {
-            if (mayTakeLast(f)) {
-                return true;
+        if (!lastSlot) {
+            Flow.Share best = waiting.getFirst();
+            for (Flow.Share g : waiting) {
+                if (g.vtime < best.vtime) {
+                    best = g;
+                }
+            }
+            Flow bf = best.backlogged.getFirst();
+            for (Flow f : best.backlogged) {
+                if (f.vtime < bf.vtime) {
+                    bf = f;
+                }
+            }
+            return bf;
+        }
+        double minShares = minActiveVtime(cls);
+        Flow.Share best = null;
+        Flow bf = null;
+        for (Flow.Share g : waiting) {
+            if (best != null && g.vtime >= best.vtime) {
+                continue;
+            }
+            Flow candidate = null;
+            for (Flow f : g.backlogged) {
+                if ((candidate == null || f.vtime < candidate.vtime) && mayTakeLast(f, minShares)) {
+                    candidate = f;
+                }
+            }
+            if (candidate != null) {
+                best = g;
+                bf = candidate;
             }
         }
-        return false;
+        return bf;
     }
 }

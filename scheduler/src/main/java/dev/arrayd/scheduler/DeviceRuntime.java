@@ -26,12 +26,19 @@ public final class DeviceRuntime {
     private final LongAdder[] pending = {new LongAdder(), new LongAdder()};
 
     private final DeviceQueue queue;
+    private final DeviceInfo info;
+    // expected device time of launches submitted here and not finished (placement's queued work)
+    private final java.util.concurrent.atomic.AtomicLong backlogNanos = new java.util.concurrent.atomic.AtomicLong();
+    // replicas with device memory, least recently used first (eviction order); guarded by the submit lock
+    volatile long evictions; // written under the submit lock
+    final java.util.LinkedHashMap<Replica, Boolean> resident = new java.util.LinkedHashMap<>(64, 0.75f, true);
 
     DeviceRuntime(Device device, String backend, SchedulerConfig config, int index, java.util.function.LongSupplier clock) {
         this.index = index;
         this.device = device;
         this.backend = backend;
         DeviceInfo info = device.info();
+        this.info = info;
         long budget = (long) (info.memoryBytes() * config.memoryBudgetFraction());
         this.pool = new SlabPool(device, info.baseAlignment(), Math.min(config.slabBytes(), budget), budget);
         int n = Math.max(1, info.suggestedStreams());
@@ -54,8 +61,9 @@ public final class DeviceRuntime {
         return device.id();
     }
 
+    /** The device's description, read once when the device was opened (it does not change). */
     public DeviceInfo info() {
-        return device.info();
+        return info;
     }
 
     public String backend() {
@@ -91,6 +99,24 @@ public final class DeviceRuntime {
      */
     public long pendingCommands(StreamKind kind) {
         return pending[kind.ordinal()].sum();
+    }
+
+    /** Replicas dropped from this device to make room (written back first when they held the only copy). */
+    public long evictions() {
+        return evictions;
+    }
+
+    /** Expected device time of the launches queued or running here (from their kernels' history). */
+    public long backlogNanos() {
+        return backlogNanos.get();
+    }
+
+    void backlogAdded(long nanos) {
+        backlogNanos.addAndGet(nanos);
+    }
+
+    void backlogDone(long nanos) {
+        backlogNanos.addAndGet(-nanos);
     }
 
     void commandSubmitted(StreamKind kind) {

@@ -31,6 +31,14 @@ final class EventTable {
         return nextAssigned++;
     }
 
+    /** Throws unless {@code id} is in the client's range [1, 2^62). */
+    static void checkClientId(long id, String what) {
+        if (id <= 0 || id >= FIRST_ASSIGNED) {
+            throw new ArraydException(ErrorCode.INVALID_ARGUMENT,
+                    what + ": " + id + " (expected: 1 <= id < 2^62, or 0 to have ids assigned)");
+        }
+    }
+
     /** Throws unless {@code id} is a client id not used yet. */
     synchronized void checkUnused(long id) {
         if (id <= 0 || id >= FIRST_ASSIGNED) {

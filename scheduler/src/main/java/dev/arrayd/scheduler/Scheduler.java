@@ -186,7 +186,9 @@ public final class Scheduler implements AutoCloseable {
      */
     public void closeSession(Session s) {
         if (sessions.remove(s.token(), s)) {
-            s.closed = true;
+            synchronized (submitLock) {
+                s.closed = true; // a submission either registered everything before this, or sees it closed
+            }
             for (Long b : List.copyOf(s.buffers.keySet())) {
                 try {
                     destroyBuffer(s, b);
@@ -208,6 +210,12 @@ public final class Scheduler implements AutoCloseable {
                     // destroyed concurrently
                 }
             }
+            s.graphs.clear();
+            synchronized (submitLock) {
+                for (Stream st : s.defaultStreams.values()) {
+                    dropMerge(st);
+                }
+            }
             s.fireClosed();
             observer.sessionClosed(s);
             log.debug("closed {}", s);
@@ -216,11 +224,18 @@ public final class Scheduler implements AutoCloseable {
 
     // ---------------------------------------------------------------- buffers
 
-    /**
-     * Creates a buffer. Its memory is always zeroed by a fill ordered before its first use: a block
-     * of the slab pool may have held another session's data.
-     */
+    /** Creates a DEVICE buffer; see {@link #createBuffer(Session, DType, long[], String, String, MemoryMode)}. */
     public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label) {
+        return createBuffer(s, dtype, dims, device, label, MemoryMode.DEVICE);
+    }
+
+    /**
+     * Creates a buffer with its first replica on {@code device} (empty = the first device). Its memory
+     * is always zeroed by a fill ordered before its first use: a block of the slab pool may have held
+     * another session's data. A full device evicts other replicas to make room (see {@link Coherence});
+     * RESOURCE_EXHAUSTED when nothing can be evicted.
+     */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode) {
         checkSession(s);
         if (dtype == null) {
             throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
@@ -230,26 +245,68 @@ public final class Scheduler implements AutoCloseable {
         if (!d.info().dtypes().contains(dtype)) {
             throw ArraydException.invalid("dtype: " + dtype.wireName() + " (not supported by device " + d.id() + ")");
         }
-        MemRef mem = d.pool().allocate(elements * dtype.byteSize());
-        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, mem, label == null ? "" : label);
-        {
-            Stream stream = defaultStream(s, d);
-            Event e = new Event(0);
-            Command c = new Command(e, s, stream, new DeviceCommand.Fill(mem, 0, 1), null, null,
-                    fastPathForBytes(mem.bytes()), null, 0);
-            synchronized (submitLock) {
-                c.dependOnOrder(stream.tail);
-                stream.tail = e;
-                b.lastWriter = e;
-            }
-            c.release();
-        }
+        Buffer b = newBuffer(s, dtype, dims, elements, d, mode == null ? MemoryMode.DEVICE : mode,
+                label == null ? "" : label, false);
         s.buffers.put(b.handle(), b);
         return b;
     }
 
+    /** A buffer with a zero-filled replica on {@code d} (and a zero host copy for HOSTED_CHANGED_ON_DEVICES). */
+    private Buffer newBuffer(Session s, DType dtype, long[] dims, long elements, DeviceRuntime d, MemoryMode mode,
+            String label, boolean internal) {
+        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, deviceList.size(), mode, label, internal);
+        Coherence co = new Coherence(s, s.priority(), config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
+        try {
+            synchronized (submitLock) {
+                if (draining) {
+                    throw shuttingDown();
+                }
+                initReplica(s, b, d, co);
+            }
+        } finally {
+            co.release(); // write-backs of evicted replicas too, when the allocation failed after all
+        }
+        return b;
+    }
+
+    /** The first replica of a new buffer: zero-filled (after the fences of reused memory). Under the submit lock. */
+    private static void initReplica(Session s, Buffer b, DeviceRuntime d, Coherence co) {
+        {
+            Replica r = b.replica(d);
+            co.allocate(r, new ArrayList<>(List.of(r)));
+            Command c = co.command(defaultStream(s, d), new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1),
+                    b.sizeBytes());
+            Coherence.writeOrder(c, r); // fences of reused memory
+            r.ready = c.event();
+            r.state = ReplicaState.MODIFIED;
+            if (b.memoryMode() == MemoryMode.HOSTED_CHANGED_ON_DEVICES) {
+                Coherence.zeroHost(b);
+                Coherence.normalize(b);
+            }
+        }
+    }
+
     public Buffer buffer(Session s, long handle) {
         return s.buffer(handle, "");
+    }
+
+    /**
+     * The MSI state of each replica of a buffer: device id (or {@code "host"}) to state, for the
+     * replicas that exist (allocated, or current).
+     */
+    public Map<String, ReplicaState> replicaStates(Buffer b) {
+        Map<String, ReplicaState> out = new LinkedHashMap<>();
+        synchronized (submitLock) {
+            for (Replica r : b.replicas) {
+                if (r != null && (r.allocated() || r.valid())) {
+                    out.put(r.device.id().toString(), r.state);
+                }
+            }
+            if (b.host.allocated() || b.host.valid()) {
+                out.put("host", b.host.state);
+            }
+        }
+        return out;
     }
 
     /**
@@ -261,6 +318,9 @@ public final class Scheduler implements AutoCloseable {
      */
     public long importBuffer(Session s, Buffer b, boolean readOnly) {
         checkSession(s);
+        if (b.memoryMode() == MemoryMode.LOCAL) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, b + " is LOCAL (scratch for one graph; not shareable)");
+        }
         if (b.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
             throw ArraydException.notFound(b + " (destroyed)");
         }
@@ -292,22 +352,20 @@ public final class Scheduler implements AutoCloseable {
         if (b.holders.decrementAndGet() > 0) {
             return; // another session still holds it
         }
-        List<Event> users = new ArrayList<>();
         synchronized (submitLock) {
-            b.destroyed = true;
-            if (b.lastWriter != null && !b.lastWriter.isDone()) {
-                users.add(b.lastWriter);
-            }
-            for (int i = 0; i < b.readerCount; i++) {
-                if (!b.readers[i].isDone()) {
-                    users.add(b.readers[i]);
-                }
-            }
-            b.lastWriter = null;
-            b.readers = new Event[0];
-            b.readerCount = 0;
+            release(b);
         }
-        whenAllDone(users, () -> b.device().pool().free(b.mem()));
+    }
+
+    /** Frees every replica of a buffer nobody holds (memory reused after its last users). Under the submit lock. */
+    private static void release(Buffer b) {
+        b.destroyed = true;
+        for (Replica r : b.replicas) {
+            if (r != null) {
+                Coherence.drop(r);
+            }
+        }
+        Coherence.dropHost(b.host);
     }
 
     // ---------------------------------------------------------------- kernels
@@ -523,6 +581,7 @@ public final class Scheduler implements AutoCloseable {
         synchronized (submitLock) {
             st.destroyed = true;
             tail = st.tail;
+            dropMerge(st);
         }
         // closing joins the stream's thread, which may be the one completing `tail`: hop threads
         tail.onDone(e -> housekeeping.execute(() -> st.nativeStream().close()));
@@ -536,7 +595,11 @@ public final class Scheduler implements AutoCloseable {
         return defaultStream(s, device(device));
     }
 
-    private Stream defaultStream(Session s, DeviceRuntime d) {
+    static Stream defaultStream(Session s, DeviceRuntime d) {
+        Stream st = s.defaultStreams.get(d.id());
+        if (st != null) {
+            return st;
+        }
         return s.defaultStreams.computeIfAbsent(d.id(), id -> new Stream(0, d, d.nextSharedStream(), false));
     }
 
@@ -553,12 +616,40 @@ public final class Scheduler implements AutoCloseable {
 
     // ---------------------------------------------------------------- submission
 
-    /** A validated command, ready to be tracked. */
     /**
-     * @param size work-items of a launch; bytes moved by a data command
+     * A validated command, ready to be tracked.
+     *
+     * @param buffers    the buffers it touches, each once; a null entry stands for the merge buffer of its stream
+     * @param whole      per buffer: a write that covers all of it (no need to make the replica current first)
+     * @param size       work-items of a launch; bytes moved by a data command
+     * @param mergeDtype for a launch that reads its stream's merge buffer: the dtype it expects
      */
-    private record Prepared(CommandSpec spec, Stream stream, DeviceCommand op, Buffer[] buffers, boolean[] reads,
-            boolean[] writes, Object result, CompiledKernel kernel, long size) {}
+    record Prepared(CommandSpec spec, Stream stream, CommandTemplate template, Buffer[] buffers, boolean[] reads,
+            boolean[] writes, boolean[] whole, CompiledKernel kernel, long size, DType mergeDtype, int[] after,
+            List<DeviceRuntime> placeAmong) {
+
+        Prepared(CommandSpec spec, Stream stream, CommandTemplate template, Buffer[] buffers, boolean[] reads,
+                boolean[] writes, boolean[] whole, CompiledKernel kernel, long size, DType mergeDtype) {
+            this(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, NO_INDEXES, null);
+        }
+
+        /** The same launch, placed among {@code devices} when it is tracked (see {@link Scheduler#place}). */
+        Prepared placedAmong(List<DeviceRuntime> devices) {
+            return new Prepared(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, after,
+                    devices);
+        }
+
+        /**
+         * The same command with another spec, buffers (same dtypes and sizes: checked by the caller) and
+         * template, waiting on the commands at {@code after} in the same submission.
+         */
+        Prepared with(CommandSpec spec, Buffer[] buffers, CommandTemplate template, int[] after) {
+            return new Prepared(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, after,
+                    placeAmong);
+        }
+    }
+
+    private static final int[] NO_INDEXES = new int[0];
 
     /** Whether a command is expected to be short enough for the fast path (see SchedulerConfig). */
     private boolean fastPath(Prepared p) {
@@ -577,7 +668,8 @@ public final class Scheduler implements AutoCloseable {
 
     /**
      * Submits a batch: validates every command, then orders and starts them. The batch is accepted
-     * whole or rejected whole (nothing registered, nothing run).
+     * whole or rejected whole (nothing registered, nothing run). Commands may wait on earlier commands
+     * of the same batch by their event ids.
      *
      * @param listener told about each command's event when it completes (may be null)
      * @return the event of each command, in order
@@ -586,15 +678,198 @@ public final class Scheduler implements AutoCloseable {
     public List<Event> submit(Session s, List<CommandSpec> batch, EventListener listener) {
         checkSession(s);
         Prepared[] prepared = new Prepared[batch.size()];
+        Map<Stream, DType> merges = null; // what earlier merge copies of the batch put in their streams' merge buffers
+        for (CommandSpec c : batch) {
+            if (c.op() instanceof CommandSpec.CopyOp copy && copy.merge() != MergeMode.NONE) {
+                merges = new HashMap<>(4);
+                break;
+            }
+        }
         for (int i = 0; i < prepared.length; i++) {
             try {
-                prepared[i] = prepare(s, batch.get(i));
+                prepared[i] = prepare(s, batch.get(i), merges);
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
         }
+        return enqueue(s, prepared, listener);
+    }
+
+    // ---------------------------------------------------------------- graphs
+
+    /**
+     * Records a graph: validates its commands as {@link #submit} would (handles, shapes, argument types)
+     * and keeps them for replay; nothing runs. Every command names itself with a nonzero event id, unique
+     * in the graph, and may wait only on earlier commands of the graph (a replay's outside waits are given
+     * when replaying).
+     */
+    public Graph recordGraph(Session s, List<CommandSpec> commands) {
+        checkSession(s);
+        if (commands.isEmpty()) {
+            throw ArraydException.invalid("commands: none (expected: at least one)");
+        }
+        Prepared[] prepared = new Prepared[commands.size()];
+        long[] ids = new long[prepared.length];
+        Map<Long, Integer> index = new HashMap<>();
+        Map<Stream, DType> merges = new HashMap<>(0);
+        List<Buffer> used = new ArrayList<>();
+        for (int i = 0; i < prepared.length; i++) {
+            CommandSpec spec = commands.get(i);
+            String at = "commands[" + i + "]: ";
+            if (spec.event() == 0) {
+                throw ArraydException.invalid(at + "event: 0 (expected: a nonzero id naming the command inside the graph)");
+            }
+            if (index.containsKey(spec.event())) {
+                throw new ArraydException(ErrorCode.ALREADY_EXISTS, at + "event: " + spec.event() + " (used twice in this graph)");
+            }
+            long[] waits = spec.waits();
+            int[] after = new int[waits.length];
+            for (int w = 0; w < waits.length; w++) {
+                Integer j = index.get(waits[w]);
+                if (j == null) {
+                    throw ArraydException.invalid(at + "wait_events[" + w + "]: event " + waits[w] + " (expected: an earlier "
+                            + "command of this graph; waits on other work are given when replaying)");
+                }
+                after[w] = j;
+            }
+            Prepared p;
+            try {
+                p = prepare(s, spec, merges);
+            } catch (ArraydException e) {
+                throw new ArraydException(e.code(), at + e.getMessage(), e);
+            }
+            for (Buffer b : p.buffers()) {
+                if (b != null && !used.contains(b)) {
+                    used.add(b);
+                }
+            }
+            CommandSpec stored = new CommandSpec(0, null, spec.stream(), spec.op(), spec.deadlineNanos(), spec.priority());
+            prepared[i] = p.with(stored, p.buffers(), p.template(), after);
+            ids[i] = spec.event();
+            index.put(spec.event(), i);
+        }
+        Graph g = new Graph(Handles.next(), prepared, ids, used);
+        s.graphs.put(g.handle(), g);
+        return g;
+    }
+
+    /**
+     * Replays a recorded graph with the changes in {@code r}, without validating its commands again:
+     * only the rebound buffers (same dtype and size, writable where the graph writes) and the new scalar
+     * values (same dtype) are checked. LOCAL buffers of the graph get fresh scratch memory on every
+     * replay. Returns the event of each command, in order.
+     */
+    public List<Event> replayGraph(Session s, long graph, GraphReplay r, EventListener listener) {
+        checkSession(s);
+        Graph g = s.graph(graph, "graph");
+        Map<Buffer, Buffer> swap = new HashMap<>();
+        for (Map.Entry<Long, Long> e : r.rebind().entrySet()) {
+            Buffer from = null;
+            for (Buffer b : g.buffers) {
+                if (b.handle() == e.getKey()) {
+                    from = b;
+                }
+            }
+            String at = "rebind[" + Handles.format(e.getKey()) + "]: ";
+            if (from == null) {
+                throw ArraydException.invalid(at + "buffer " + Handles.format(e.getKey()) + " (not used by " + g + ")");
+            }
+            boolean written = false;
+            for (Prepared p : g.commands) {
+                for (int b = 0; b < p.buffers().length; b++) {
+                    written |= p.buffers()[b] == from && p.writes()[b];
+                }
+            }
+            Buffer to = written ? s.writableBuffer(e.getValue(), "rebind") : s.buffer(e.getValue(), "rebind");
+            if (to.dtype() != from.dtype() || to.sizeBytes() != from.sizeBytes()) {
+                throw ArraydException.invalid(at + to + " (expected: " + from.dtype().wireName() + " of "
+                        + from.sizeBytes() + " bytes, like " + from + ")");
+            }
+            swap.put(from, to);
+        }
+        CommandTemplate[] templates = new CommandTemplate[g.commands.length];
+        for (int i = 0; i < templates.length; i++) {
+            templates[i] = g.commands[i].template();
+        }
+        for (int v = 0; v < r.scalars().size(); v++) {
+            GraphReplay.ScalarValue sv = r.scalars().get(v);
+            String at = "scalars[" + v + "]: ";
+            if (sv.command() < 0 || sv.command() >= templates.length
+                    || !(templates[sv.command()] instanceof CommandTemplate.Launch launch)) {
+                throw ArraydException.invalid(at + "command " + sv.command() + " (expected: the position of a launch in "
+                        + g + ")");
+            }
+            List<KernelParam> params = g.commands[sv.command()].kernel().signature().params();
+            if (sv.arg() < 0 || sv.arg() >= params.size() || params.get(sv.arg()).isBuffer()) {
+                throw ArraydException.invalid(at + "arg " + sv.arg() + " (expected: a scalar parameter of "
+                        + describe(g.commands[sv.command()].kernel().signature()) + ")");
+            }
+            if (sv.value() == null || sv.value().dtype() != params.get(sv.arg()).dtype()) {
+                throw ArraydException.invalid(at + (sv.value() == null ? "unset" : sv.value().dtype().wireName() + " scalar")
+                        + " (expected: " + params.get(sv.arg()).dtype().wireName() + " for parameter "
+                        + params.get(sv.arg()).name() + ")");
+            }
+            templates[sv.command()] = launch.withScalar(sv.arg(), sv.value());
+        }
+        if (r.firstEvent() != 0) {
+            EventTable.checkClientId(r.firstEvent(), "first_event");
+            EventTable.checkClientId(r.firstEvent() + g.commands.length - 1, "first_event + " + (g.commands.length - 1));
+        }
+        for (Buffer b : g.buffers) {
+            if (b.memoryMode() == MemoryMode.LOCAL && !swap.containsKey(b)) {
+                swap.put(b, newBuffer(s, b.dtype(), b.dims(), b.elements(), b.device(), MemoryMode.LOCAL, b.label(), true));
+            }
+        }
+        Prepared[] out = new Prepared[g.commands.length];
+        for (int i = 0; i < out.length; i++) {
+            Prepared p = g.commands[i];
+            Buffer[] buffers = p.buffers().clone();
+            for (int b = 0; b < buffers.length; b++) {
+                if (buffers[b] != null) {
+                    buffers[b] = swap.getOrDefault(buffers[b], buffers[b]);
+                }
+            }
+            CommandSpec spec = p.spec();
+            long deadline = Math.min(spec.deadlineNanos(), r.deadlineNanos());
+            spec = new CommandSpec(r.firstEvent() == 0 ? 0 : r.firstEvent() + i, p.after().length == 0 ? r.waits() : null,
+                    spec.stream(), spec.op(), deadline, spec.priority());
+            out[i] = p.with(spec, buffers, templates[i], p.after());
+        }
+        return enqueue(s, out, listener);
+    }
+
+    /** A recorded graph of the session. */
+    public Graph graph(Session s, long handle) {
+        return s.graph(handle, "graph");
+    }
+
+    /** Forgets a recorded graph (replays already submitted go on). */
+    public void destroyGraph(Session s, long graph) {
+        Graph g = s.graphs.remove(graph);
+        if (g == null) {
+            throw ArraydException.notFound("graph " + Handles.format(graph) + " (not found in this session)");
+        }
+        g.destroyed = true;
+    }
+
+    /** Registers, orders and starts validated commands (a batch, or a graph replay). */
+    private List<Event> enqueue(Session s, Prepared[] prepared, EventListener listener) {
         Command[] commands = new Command[prepared.length];
         List<Event> events = new ArrayList<>(prepared.length);
+        Coherence co = new Coherence(s, s.priority(), config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
+        try {
+            enqueueLocked(s, prepared, listener, commands, events, co);
+        } finally {
+            co.release();
+        }
+        for (Command c : commands) {
+            c.release();
+        }
+        return events;
+    }
+
+    private void enqueueLocked(Session s, Prepared[] prepared, EventListener listener, Command[] commands,
+            List<Event> events, Coherence co) {
         synchronized (submitLock) {
             if (draining) {
                 throw shuttingDown();
@@ -605,9 +880,9 @@ public final class Scheduler implements AutoCloseable {
             // First pass: everything that can fail, before anything changes.
             long[] ids = new long[prepared.length];
             Set<Long> inBatch = prepared.length > 1 ? new HashSet<>() : null;
+            Set<Buffer> constantsWritten = null; // HOSTED_CONSTANT buffers written by an earlier command of the batch
             for (int i = 0; i < prepared.length; i++) {
                 Prepared p = prepared[i];
-                String at = "commands[" + i + "]: ";
                 try {
                     long id = p.spec().event();
                     if (id != 0) {
@@ -625,9 +900,24 @@ public final class Scheduler implements AutoCloseable {
                                     + " (not found in this session)");
                         }
                     }
-                    for (Buffer b : p.buffers()) {
-                        if (b.destroyed) {
-                            throw ArraydException.notFound(b + " (destroyed)");
+                    for (int b = 0; b < p.buffers().length; b++) {
+                        Buffer buf = p.buffers()[b];
+                        if (buf == null) {
+                            continue;
+                        }
+                        if (buf.destroyed) {
+                            throw ArraydException.notFound(buf + " (destroyed"
+                                    + (buf.memoryMode() == MemoryMode.LOCAL ? ": LOCAL buffers last one graph)" : ")"));
+                        }
+                        if (p.writes()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
+                            if (buf.written || (constantsWritten != null && constantsWritten.contains(buf))) {
+                                throw new ArraydException(ErrorCode.FAILED_PRECONDITION, buf + " is HOSTED_CONSTANT and"
+                                        + " was written once already (expected: read-only from then on)");
+                            }
+                            if (constantsWritten == null) {
+                                constantsWritten = new HashSet<>();
+                            }
+                            constantsWritten.add(buf);
                         }
                     }
                     if (p.stream().destroyed) {
@@ -637,95 +927,249 @@ public final class Scheduler implements AutoCloseable {
                         throw ArraydException.notFound("kernel " + p.kernel().name() + " (destroyed)");
                     }
                 } catch (ArraydException e) {
-                    throw new ArraydException(e.code(), at + e.getMessage(), e);
+                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
                 }
             }
-            // Second pass: register, order, track.
+            // Second pass: register, make replicas current, order, track.
+            List<Buffer> locals = null;
             for (int i = 0; i < prepared.length; i++) {
                 Prepared p = prepared[i];
                 long id = ids[i] != 0 ? ids[i] : s.events.assign();
                 Event e = new Event(id);
                 s.events.register(e);
-                ModuleRef module = null;
-                if (p.kernel() != null) {
-                    module = p.kernel().module();
-                    module.retain();
-                }
-                Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-                Command c = new Command(e, s, p.stream(), p.op(), p.result(), module, fastPath(p),
-                        p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, p.spec().deadlineNanos());
-                for (long w : p.spec().waits()) {
-                    c.dependOnData(s.events.lookup(w));
-                }
-                Stream st = p.stream();
-                c.dependOnOrder(st.tail);
-                st.tail = e;
-                for (int b = 0; b < p.buffers().length; b++) {
-                    track(c, e, p.buffers()[b], p.reads()[b], p.writes()[b]);
-                }
+                commands[i] = track(s, p, e, co, commands);
                 if (listener != null) {
                     e.onDone(listener);
                 }
-                commands[i] = c;
                 events.add(e);
-            }
-        }
-        for (Command c : commands) {
-            c.release();
-        }
-        return events;
-    }
-
-    /** Hazards on one buffer: RAW passes failure on; WAR and WAW only order. */
-    private static void track(Command c, Event e, Buffer b, boolean reads, boolean writes) {
-        Event w = b.lastWriter;
-        if (w != null && w.isDone() && !w.isFailed()) {
-            b.lastWriter = w = null;
-        }
-        if (w != null) {
-            if (reads) {
-                c.dependOnData(w);
-            } else {
-                c.dependOnOrder(w);
-            }
-        }
-        if (writes) {
-            for (int i = 0; i < b.readerCount; i++) {
-                c.dependOnOrder(b.readers[i]);
-                b.readers[i] = null;
-            }
-            b.readerCount = 0;
-            b.lastWriter = e;
-        } else {
-            // drop finished readers, then add this one
-            int n = 0;
-            for (int i = 0; i < b.readerCount; i++) {
-                if (!b.readers[i].isDone()) {
-                    b.readers[n++] = b.readers[i];
+                for (Buffer b : p.buffers()) {
+                    if (b != null && b.memoryMode() == MemoryMode.LOCAL && !b.destroyed) {
+                        if (locals == null) {
+                            locals = new ArrayList<>();
+                        }
+                        if (!locals.contains(b)) {
+                            locals.add(b);
+                        }
+                    }
                 }
             }
-            for (int i = n; i < b.readerCount; i++) {
-                b.readers[i] = null;
+            if (locals != null) {
+                // scratch for this graph: the handle goes now, the memory after this batch's last use
+                for (Buffer b : locals) {
+                    if (s.buffers.remove(b.handle(), b)) {
+                        b.holders.decrementAndGet();
+                        s.bufferConsumed(b.handle());
+                    }
+                    release(b);
+                }
             }
-            if (n == b.readers.length) {
-                b.readers = Arrays.copyOf(b.readers, Math.max(2, n * 2));
-            }
-            b.readers[n++] = e;
-            b.readerCount = n;
         }
     }
 
-    private Prepared prepare(Session s, CommandSpec spec) {
+    /** Under the submit lock: builds one command, its transfers and its edges. */
+    private Command track(Session s, Prepared p, Event e, Coherence co, Command[] earlier) {
+        Stream st = p.stream();
+        DeviceRuntime d = st.device();
+        Buffer[] buffers = p.buffers().clone();
+        CommandTemplate template = p.template();
+        if (p.placeAmong() != null) {
+            CommandTemplate.Launch l = (CommandTemplate.Launch) template;
+            DeviceRuntime placed = place(p.kernel(), buffers, p.size(), p.placeAmong(), l.globalDims(), l.localDims());
+            if (placed != d) {
+                d = placed;
+                st = defaultStream(s, d);
+                template = ((CommandTemplate.Launch) template).on(p.kernel().forBackend(d.backend()));
+            }
+        }
+        ArraydException refused = null;
+        Replica[] reps = null;
+        MemRef[] refs;
+        Coherence.Leg leg = null;
+        Buffer newMerge = null; // what a merge copy puts in the stream's merge buffer, installed once it is tracked
+        boolean newMergeInPlace = false;
+        Object result = null;
+        DeviceCommand op = null;
+        try {
+            List<Replica> pinned = new ArrayList<>(4);
+            if (template instanceof CommandTemplate.MergeCopy mc) {
+                Buffer src = buffers[0];
+                Replica here = src.replicas[d.index()];
+                if (mc.mode() == MergeMode.STREAMING && here != null && here.valid()) {
+                    // the consumer reads the source in place: nothing to copy
+                    newMerge = src;
+                    newMergeInPlace = true;
+                    template = new CommandTemplate.Prefetch();
+                } else {
+                    Buffer merge = st.merge;
+                    if (merge == null || st.mergeInPlace || merge.dtype() != src.dtype()
+                            || merge.sizeBytes() != src.sizeBytes()) {
+                        merge = new Buffer(Handles.next(), src.dtype(), src.dims(), src.elements(), d, deviceList.size(),
+                                MemoryMode.DEVICE, "merge buffer of " + st, true);
+                    }
+                    newMerge = merge;
+                    buffers = new Buffer[] {src, merge};
+                    template = new CommandTemplate.Copy(0, 0, src.sizeBytes());
+                }
+            }
+            boolean[] reads = p.reads();
+            boolean[] writes = p.writes();
+            boolean[] whole = p.whole();
+            if (buffers.length > reads.length) { // a merge copy became [src, merge]: it writes all of the merge buffer
+                reads = new boolean[] {true, false};
+                writes = new boolean[] {false, true};
+                whole = new boolean[] {false, true};
+            }
+            for (int b = 0; b < buffers.length; b++) {
+                if (buffers[b] == null) {
+                    Buffer merge = st.merge;
+                    if (merge == null || merge.dtype() != p.mergeDtype() || merge.destroyed) {
+                        throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "launch: the merge buffer of " + st
+                                + (merge == null ? " is empty (expected: a merge copy on this stream first)"
+                                : " holds " + merge.dtype().wireName() + " (expected: " + p.mergeDtype().wireName() + ")"));
+                    }
+                    buffers[b] = merge;
+                }
+            }
+            reps = new Replica[buffers.length];
+            refs = new MemRef[buffers.length];
+            boolean remoteCopy = template instanceof CommandTemplate.Copy && buffers.length == 2
+                    && !validOn(buffers[0], d);
+            for (int b = 0; b < buffers.length; b++) {
+                if (remoteCopy && b == 0) {
+                    continue; // read where it is current, straight into the destination
+                }
+                boolean needData = reads[b] || (writes[b] && !whole[b]);
+                reps[b] = co.prepare(buffers[b], st, needData, pinned);
+                refs[b] = reps[b].data(0, buffers[b].sizeBytes());
+            }
+            if (remoteCopy) {
+                CommandTemplate.Copy cp = (CommandTemplate.Copy) template;
+                leg = co.leg(buffers[0], d, cp.srcOffset(), cp.size(),
+                        CommandTemplate.slice(refs[1], cp.dstOffset(), cp.size()), null);
+                op = leg.op();
+            } else {
+                CommandTemplate.Built built = template.build(refs);
+                op = built.op();
+                result = built.result();
+            }
+            ModuleRef module = null;
+            if (p.kernel() != null) {
+                module = p.kernel().module();
+                module.retain();
+            }
+            Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
+            Command c = new Command(e, s, st, op, result, module, op != null && fastPath(p),
+                    p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, p.spec().deadlineNanos());
+            if (p.kernel() != null) {
+                c.history = p.kernel().history(d.index());
+                if (deviceList.size() > 1) {
+                    double est = estimateNanos(p.kernel(), d, p.size());
+                    if (est > 0) {
+                        c.expectedNanos = (long) est;
+                        d.backlogAdded(c.expectedNanos);
+                    }
+                }
+            }
+            for (long w : p.spec().waits()) {
+                c.dependOnData(s.events.lookup(w));
+            }
+            for (int i : p.after()) {
+                c.dependOnData(earlier[i].event());
+            }
+            c.dependOnOrder(st.tail);
+            st.tail = e;
+            if (leg != null) {
+                leg.attach(c);
+            }
+            for (int b = 0; b < buffers.length; b++) {
+                if (reps[b] != null) {
+                    Coherence.access(c, reps[b], reads[b], writes[b]);
+                    if (writes[b]) {
+                        afterWrite(buffers[b], reps[b], p, co);
+                    }
+                }
+            }
+            if (newMerge != null && newMerge != st.merge) {
+                dropMerge(st);
+                st.merge = newMerge;
+            }
+            if (newMerge != null) {
+                st.mergeInPlace = newMergeInPlace;
+            }
+            return c;
+        } catch (ArraydException ex) {
+            if (ex.code() != ErrorCode.RESOURCE_EXHAUSTED && ex.code() != ErrorCode.FAILED_PRECONDITION) {
+                throw ex;
+            }
+            refused = ex;
+            if (p.template() instanceof CommandTemplate.MergeCopy) {
+                if (newMerge != null && newMerge != st.merge && !newMergeInPlace) {
+                    release(newMerge); // a merge buffer that was never installed
+                }
+                // the stream's merge buffer no longer holds what its launches expect: empty it, so that they fail
+                dropMerge(st);
+            }
+        }
+        // Refused for memory (nothing left to evict) or a merge buffer that does not fit: the command
+        // fails, after its stream predecessor and its waits, without touching its buffers.
+        Command c = new Command(e, s, st, null, null, null, false, null, 0,
+                p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
+        for (long w : p.spec().waits()) {
+            c.dependOnData(s.events.lookup(w));
+        }
+        for (int i : p.after()) {
+            c.dependOnData(earlier[i].event());
+        }
+        c.dependOnOrder(st.tail);
+        st.tail = e;
+        c.cancel(refused);
+        return c;
+    }
+
+    private static boolean validOn(Buffer b, DeviceRuntime d) {
+        Replica r = b.replicas[d.index()];
+        return r != null && r.valid();
+    }
+
+    /** Memory-mode duties after a command writes {@code r} (the write is already recorded). */
+    private void afterWrite(Buffer b, Replica r, Prepared p, Coherence co) {
+        switch (b.memoryMode()) {
+            case HOSTED_CONSTANT -> {
+                b.written = true;
+                co.refreshHost(r); // the one write is kept on the host: replicas come and go without write-back
+            }
+            case HOSTED_VOLATILE -> {
+                if (p.template() instanceof CommandTemplate.Upload u && u.offset() == 0
+                        && u.data().byteSize() == b.sizeBytes()) {
+                    Coherence.replaceHost(b, u.data());
+                    Coherence.normalize(b);
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
+    /** Frees a stream's own merge buffer (not a streaming alias of a client's buffer). Under the submit lock. */
+    private static void dropMerge(Stream st) {
+        if (st.merge != null && !st.mergeInPlace) {
+            release(st.merge);
+        }
+        st.merge = null;
+        st.mergeInPlace = false;
+    }
+
+    private Prepared prepare(Session s, CommandSpec spec, Map<Stream, DType> merges) {
         return switch (spec.op()) {
-            case CommandSpec.LaunchOp l -> prepareLaunch(s, spec, l);
-            case CommandSpec.CopyOp c -> prepareCopy(s, spec, c);
+            case CommandSpec.LaunchOp l -> prepareLaunch(s, spec, l, merges);
+            case CommandSpec.CopyOp c -> prepareCopy(s, spec, c, merges);
             case CommandSpec.FillOp f -> prepareFill(s, spec, f);
             case CommandSpec.UploadOp u -> prepareUpload(s, spec, u);
             case CommandSpec.DownloadOp d -> prepareDownload(s, spec, d);
         };
     }
 
-    private Prepared prepareLaunch(Session s, CommandSpec spec, CommandSpec.LaunchOp l) {
+    private Prepared prepareLaunch(Session s, CommandSpec spec, CommandSpec.LaunchOp l, Map<Stream, DType> merges) {
         CompiledKernel k = s.kernel(l.kernel(), "launch.kernel");
         KernelSignature sig = k.signature();
         List<KernelParam> params = sig.params();
@@ -734,15 +1178,18 @@ public final class Scheduler implements AutoCloseable {
             throw ArraydException.invalid("launch.args: " + args.size() + " given (expected: " + params.size()
                     + " for kernel " + describe(sig) + ")");
         }
-        // Resolve buffers first: they decide the default device.
         Buffer[] argBuffers = new Buffer[args.size()];
+        boolean usesMerge = false;
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i) instanceof CommandSpec.BufferArg ba) {
                 argBuffers[i] = s.buffer(ba.buffer(), "launch.args[" + i + "]");
+            } else if (args.get(i) instanceof CommandSpec.MergeArg) {
+                usesMerge = true;
             }
         }
         DeviceRuntime d;
         Stream stream;
+        boolean placed = false;
         if (spec.stream() != 0) {
             stream = s.stream(spec.stream(), "stream");
             d = stream.device();
@@ -753,9 +1200,16 @@ public final class Scheduler implements AutoCloseable {
         } else {
             if (l.device() != null && !l.device().isEmpty()) {
                 d = device(l.device());
+            } else if (usesMerge) {
+                throw ArraydException.invalid("launch: reads a merge buffer but names no stream or device (expected: "
+                        + "the stream or device of the merge copy)");
             } else {
-                d = Arrays.stream(argBuffers).filter(b -> b != null).map(Buffer::device).findFirst()
-                        .orElse(deviceList.getFirst());
+                long placedItems = 1;
+                for (long g : l.globalDims() == null ? new long[0] : l.globalDims()) {
+                    placedItems = multiplyOrMax(placedItems, Math.max(1, g));
+                }
+                d = place(k, argBuffers, placedItems, deviceList, null, null);
+                placed = deviceList.size() > 1;
             }
             stream = defaultStream(s, d);
         }
@@ -804,14 +1258,40 @@ public final class Scheduler implements AutoCloseable {
                         + info.maxWorkGroupSize() + " work-items per group on " + d.id() + ")");
             }
         }
-        List<KernelArg> kargs = new ArrayList<>(args.size());
+        Object[] targs = new Object[args.size()];
         List<Buffer> touched = new ArrayList<>();
         List<Access> accesses = new ArrayList<>();
+        DType mergeDtype = null;
         for (int i = 0; i < args.size(); i++) {
             KernelParam p = params.get(i);
             CommandSpec.Arg a = args.get(i);
             String at = "launch.args[" + i + "]: ";
             if (p.isBuffer()) {
+                if (a instanceof CommandSpec.MergeArg) {
+                    if (p.access() != Access.READ) {
+                        throw ArraydException.invalid(at + "the merge buffer (expected: a READ parameter; parameter "
+                                + p.name() + " is " + p.access() + ")");
+                    }
+                    DType have = merges != null && merges.containsKey(stream) ? merges.get(stream)
+                            : stream.merge == null ? null : stream.merge.dtype();
+                    if (have == null) {
+                        throw new ArraydException(ErrorCode.FAILED_PRECONDITION, at + "the merge buffer of " + stream
+                                + " is empty (expected: a merge copy on this stream first)");
+                    }
+                    if (have != p.dtype()) {
+                        throw ArraydException.invalid(at + "the merge buffer of " + stream + " holds " + have.wireName()
+                                + " (expected: " + p.dtype().wireName() + " for parameter " + p.name() + ")");
+                    }
+                    mergeDtype = have;
+                    int seen = touched.indexOf(null);
+                    if (seen < 0) {
+                        touched.add(null);
+                        accesses.add(Access.READ);
+                        seen = touched.size() - 1;
+                    }
+                    targs[i] = seen;
+                    continue;
+                }
                 if (!(a instanceof CommandSpec.BufferArg)) {
                     throw ArraydException.invalid(at + describeArg(a) + " (expected: buffer of " + p.dtype().wireName()
                             + " for parameter " + p.name() + ")");
@@ -821,21 +1301,21 @@ public final class Scheduler implements AutoCloseable {
                     throw ArraydException.invalid(at + b + " (expected: buffer of " + p.dtype().wireName()
                             + " for parameter " + p.name() + ")");
                 }
-                if (!b.device().equals(d)) {
-                    throw ArraydException.invalid(at + b + " (expected: a buffer on " + d.id()
-                            + ", where the launch runs; buffers of other devices cannot be used yet)");
+                if (!info.dtypes().contains(b.dtype())) {
+                    throw ArraydException.invalid(at + b + " (its dtype is not supported by " + d.id() + ")");
                 }
                 if (p.access().writes()) {
                     s.writableBuffer(((CommandSpec.BufferArg) a).buffer(), "launch.args[" + i + "]");
                 }
-                kargs.add(new KernelArg.Buffer(b.data(0, b.sizeBytes())));
                 int seen = touched.indexOf(b);
                 if (seen < 0) {
                     touched.add(b);
                     accesses.add(p.access());
+                    seen = touched.size() - 1;
                 } else if (accesses.get(seen) != p.access()) {
                     accesses.set(seen, Access.READ_WRITE);
                 }
+                targs[i] = seen;
             } else {
                 if (!(a instanceof CommandSpec.ScalarArg sa) || sa.value() == null) {
                     throw ArraydException.invalid(at + describeArg(a) + " (expected: " + p.dtype().wireName()
@@ -845,7 +1325,7 @@ public final class Scheduler implements AutoCloseable {
                     throw ArraydException.invalid(at + sa.value().dtype().wireName() + " scalar (expected: "
                             + p.dtype().wireName() + " scalar for parameter " + p.name() + ")");
                 }
-                kargs.add(sa.value());
+                targs[i] = sa.value();
             }
         }
         Buffer[] buffers = touched.toArray(Buffer[]::new);
@@ -855,32 +1335,170 @@ public final class Scheduler implements AutoCloseable {
             reads[i] = accesses.get(i).reads();
             writes[i] = accesses.get(i).writes();
         }
-        DeviceCommand op = new DeviceCommand.Launch(native_, global.clone(), local == null ? null : local.clone(), kargs);
-        return new Prepared(spec, stream, op, buffers, reads, writes, null, k, items);
+        CommandTemplate t = new CommandTemplate.Launch(native_, global.clone(), local == null ? null : local.clone(), targs);
+        // a kernel may leave elements it does not write alone: no write of a launch covers "all of it"
+        Prepared p = new Prepared(spec, stream, t, buffers, reads, writes, new boolean[buffers.length], k, items, mergeDtype);
+        if (placed) {
+            // placed again when tracked, with the queues as the earlier commands of its batch left them
+            p = p.placedAmong(deviceList);
+        }
+        return p;
     }
 
-    private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c) {
+    /** Whether a launch validated for one device would also be valid on {@code d} (placement's candidates). */
+    private static boolean fits(CompiledKernel k, DeviceRuntime d, long[] global, long[] local, Buffer[] buffers) {
+        DeviceInfo info = d.info();
+        if (k.forBackend(d.backend()) == null || global.length > Math.min(3, info.maxGridDims())) {
+            return false;
+        }
+        if (local != null) {
+            long groupItems = 1;
+            for (long x : local) {
+                groupItems = multiplyOrMax(groupItems, x);
+            }
+            if (groupItems > info.maxWorkGroupSize()) {
+                return false;
+            }
+        }
+        for (Buffer b : buffers) {
+            if (b != null && !info.dtypes().contains(b.dtype())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Placement of a launch that names no device and no stream: among the devices the kernel is compiled
+     * for, the one where it is expected to finish first — queued work there, plus moving the arguments
+     * that are not current there, plus the kernel's own time from its history on that device (a device
+     * with no history yet counts as free, so that it gets measured).
+     */
+    /**
+     * @param global the launch's grid, to keep to devices it fits ({@link #fits}); null when validation
+     *               against the chosen device comes after
+     */
+    private DeviceRuntime place(CompiledKernel k, Buffer[] args, long items, List<DeviceRuntime> among, long[] global,
+            long[] local) {
+        DeviceRuntime fallback = null;
+        for (Buffer b : args) {
+            if (b != null) {
+                fallback = b.preferredDevice();
+                break;
+            }
+        }
+        if (deviceList.size() == 1) {
+            return deviceList.getFirst();
+        }
+        DeviceRuntime best = null;
+        double bestFinish = Double.MAX_VALUE;
+        for (int di = 0; di < among.size(); di++) {
+            DeviceRuntime d = among.get(di);
+            if (k.forBackend(d.backend()) == null || (global != null && !fits(k, d, global, local, args))) {
+                continue;
+            }
+            double finish = d.backlogNanos();
+            for (int i = 0; i < args.length; i++) {
+                if (args[i] != null) {
+                    if (!d.info().dtypes().contains(args[i].dtype())) {
+                        finish = Double.MAX_VALUE;
+                        break;
+                    }
+                    finish += Coherence.transferNanos(args[i], d); // writes too: a kernel may leave elements alone
+                }
+            }
+            if (finish == Double.MAX_VALUE) {
+                continue;
+            }
+            double exec = estimateNanos(k, d, items);
+            if (!Double.isNaN(exec)) {
+                finish += exec;
+            }
+            if (finish < bestFinish || (finish == bestFinish && d == fallback)) {
+                best = d;
+                bestFinish = finish;
+            }
+        }
+        if (best == null) {
+            return fallback != null ? fallback : deviceList.getFirst();
+        }
+        return best;
+    }
+
+    /**
+     * Expected nanoseconds of {@code items} work-items of {@code k} on {@code d}: its history there, or,
+     * before it has one, the least of its other devices' (so that work queued on a device not measured
+     * yet still counts); NaN when it never ran anywhere.
+     */
+    private double estimateNanos(CompiledKernel k, DeviceRuntime d, long items) {
+        double est = k.history(d.index()).estimateNanos(items);
+        if (!Double.isNaN(est)) {
+            return est;
+        }
+        for (int i = 0; i < deviceList.size(); i++) {
+            DeviceRuntime o = deviceList.get(i);
+            if (o != d) {
+                double e = k.history(o.index()).estimateNanos(items);
+                if (!Double.isNaN(e) && (Double.isNaN(est) || e < est)) {
+                    est = e;
+                }
+            }
+        }
+        return est;
+    }
+
+    private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges) {
         Buffer src = s.buffer(c.src(), "copy.src");
+        if (c.dst() == 0) {
+            DeviceRuntime d;
+            Stream stream;
+            if (spec.stream() != 0) {
+                stream = s.stream(spec.stream(), "stream");
+                d = stream.device();
+                if (!c.device().isEmpty() && !device(c.device()).equals(d)) {
+                    throw ArraydException.invalid("copy.device: \"" + c.device() + "\" (expected: " + d.id()
+                            + ", the device of " + stream + ")");
+                }
+            } else {
+                if (c.device().isEmpty()) {
+                    throw ArraydException.invalid("copy: no dst, no device and no stream (expected: a dst buffer, or "
+                            + "the device or stream to transfer to)");
+                }
+                d = device(c.device());
+                stream = defaultStream(s, d);
+            }
+            if (!d.info().dtypes().contains(src.dtype())) {
+                throw ArraydException.invalid("copy.src: " + src + " (its dtype is not supported by " + d.id() + ")");
+            }
+            if (c.merge() == MergeMode.NONE) {
+                return new Prepared(spec, stream, new CommandTemplate.Prefetch(), new Buffer[] {src},
+                        new boolean[] {true}, new boolean[] {false}, new boolean[1], null, src.sizeBytes(), null);
+            }
+            merges.put(stream, src.dtype());
+            return new Prepared(spec, stream, new CommandTemplate.MergeCopy(c.merge()), new Buffer[] {src},
+                    new boolean[] {true}, new boolean[] {false}, new boolean[1], null, src.sizeBytes(), null);
+        }
+        if (c.merge() != MergeMode.NONE) {
+            throw ArraydException.invalid("copy.merge: " + c.merge() + " with a dst buffer (expected: no dst; a merge "
+                    + "copy fills the merge buffer of its stream)");
+        }
         Buffer dst = s.writableBuffer(c.dst(), "copy.dst");
         long size = c.sizeBytes() == 0 ? src.sizeBytes() - Math.min(c.srcOffsetBytes(), src.sizeBytes()) : c.sizeBytes();
         checkRange("copy.src", src, c.srcOffsetBytes(), size);
         checkRange("copy.dst", dst, c.dstOffsetBytes(), size);
-        if (!src.device().equals(dst.device())) {
-            throw ArraydException.invalid("copy.dst: " + dst + " (expected: on " + src.device().id()
-                    + " like the source; cross-device copies are not supported yet)");
-        }
         if (src == dst && c.srcOffsetBytes() < c.dstOffsetBytes() + size && c.dstOffsetBytes() < c.srcOffsetBytes() + size) {
             throw ArraydException.invalid("copy: ranges [" + c.srcOffsetBytes() + ", +" + size + ") and ["
                     + c.dstOffsetBytes() + ", +" + size + ") of " + src + " overlap");
         }
-        Stream stream = streamOn(s, spec, src.device(), "copy");
-        DeviceCommand op = new DeviceCommand.Copy(src.data(c.srcOffsetBytes(), size), dst.data(c.dstOffsetBytes(), size));
+        Stream stream = streamOn(s, spec, c.device().isEmpty() ? null : device(c.device()), dst, "copy");
+        CommandTemplate t = new CommandTemplate.Copy(c.srcOffsetBytes(), c.dstOffsetBytes(), size);
         if (src == dst) {
-            return new Prepared(spec, stream, op, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true}, null, null,
-                    size);
+            return new Prepared(spec, stream, t, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true},
+                    new boolean[1], null, size, null);
         }
-        return new Prepared(spec, stream, op, new Buffer[] {src, dst}, new boolean[] {true, false},
-                new boolean[] {false, true}, null, null, size);
+        boolean whole = c.dstOffsetBytes() == 0 && size == dst.sizeBytes();
+        return new Prepared(spec, stream, t, new Buffer[] {src, dst}, new boolean[] {true, false},
+                new boolean[] {false, true}, new boolean[] {false, whole}, null, size, null);
     }
 
     private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f) {
@@ -895,10 +1513,10 @@ public final class Scheduler implements AutoCloseable {
         }
         long pattern = fillPattern(b.dtype(), f.value());
         int width = b.dtype().byteSize();
-        Stream stream = streamOn(s, spec, b.device(), "fill");
-        DeviceCommand op = new DeviceCommand.Fill(b.data(f.offsetElements() * width, count * width), pattern, width);
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null,
-                count * width);
+        Stream stream = streamOn(s, spec, null, b, "fill");
+        CommandTemplate t = new CommandTemplate.Fill(f.offsetElements() * width, count * width, pattern, width);
+        return new Prepared(spec, stream, t, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true},
+                new boolean[] {count == b.elements()}, null, count * width, null);
     }
 
     private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
@@ -910,10 +1528,10 @@ public final class Scheduler implements AutoCloseable {
                     + " (expected: whole " + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + b + ")");
         }
         checkRange("upload", b, u.offsetBytes(), data.byteSize());
-        Stream stream = streamOn(s, spec, b.device(), "upload");
-        DeviceCommand op = new DeviceCommand.Upload(data, b.data(u.offsetBytes(), data.byteSize()));
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, null, null,
-                data.byteSize());
+        Stream stream = streamOn(s, spec, null, b, "upload");
+        return new Prepared(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
+                new boolean[] {false}, new boolean[] {true}, new boolean[] {u.offsetBytes() == 0 && data.byteSize() == b.sizeBytes()},
+                null, data.byteSize(), null);
     }
 
     private Prepared prepareDownload(Session s, CommandSpec spec, CommandSpec.DownloadOp d) {
@@ -927,20 +1545,27 @@ public final class Scheduler implements AutoCloseable {
         if (size > Integer.MAX_VALUE - 16) {
             throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
         }
-        byte[] out = new byte[(int) size];
-        Stream stream = streamOn(s, spec, b.device(), "download");
-        DeviceCommand op = new DeviceCommand.Download(b.data(d.offsetBytes(), size), MemorySegment.ofArray(out));
-        return new Prepared(spec, stream, op, new Buffer[] {b}, new boolean[] {true}, new boolean[] {false}, out, null, size);
+        Stream stream = streamOn(s, spec, null, b, "download");
+        return new Prepared(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size), new Buffer[] {b},
+                new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
     }
 
-    private Stream streamOn(Session s, CommandSpec spec, DeviceRuntime d, String what) {
+    /**
+     * The stream a data command runs on: the one it names (any device: its buffers are made current
+     * there), else the default stream on {@code device}, else on the buffer's preferred device (where its
+     * data is current).
+     */
+    private Stream streamOn(Session s, CommandSpec spec, DeviceRuntime device, Buffer b, String what) {
         if (spec.stream() == 0) {
-            return defaultStream(s, d);
+            return defaultStream(s, device != null ? device : b.preferredDevice());
         }
         Stream st = s.stream(spec.stream(), "stream");
-        if (!st.device().equals(d)) {
-            throw ArraydException.invalid("stream: " + st + " (expected: a stream on " + d.id() + ", where the "
-                    + what + "'s buffer lives)");
+        if (device != null && !st.device().equals(device)) {
+            throw ArraydException.invalid(what + ".device: \"" + device.id() + "\" (expected: " + st.device().id()
+                    + ", the device of " + st + ")");
+        }
+        if (!st.device().info().dtypes().contains(b.dtype())) {
+            throw ArraydException.invalid("stream: " + st + " (" + b + "'s dtype is not supported there)");
         }
         return st;
     }
@@ -1018,11 +1643,12 @@ public final class Scheduler implements AutoCloseable {
             case CommandSpec.BufferArg b -> "buffer " + Handles.format(b.buffer());
             case CommandSpec.ScalarArg sa when sa.value() != null -> sa.value().dtype().wireName() + " scalar";
             case CommandSpec.ScalarArg sa -> "unset scalar";
+            case CommandSpec.MergeArg m -> "the merge buffer";
             case null -> "unset";
         };
     }
 
-    private static void whenAllDone(List<Event> events, Runnable action) {
+    static void whenAllDone(List<Event> events, Runnable action) {
         if (events.isEmpty()) {
             action.run();
             return;

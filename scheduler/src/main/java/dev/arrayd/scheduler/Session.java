@@ -21,6 +21,7 @@ public final class Session {
     final java.util.Set<Long> readOnlyBuffers = ConcurrentHashMap.newKeySet();
     final Map<Long, CompiledKernel> kernels = new ConcurrentHashMap<>();
     final Map<Long, Stream> streams = new ConcurrentHashMap<>();
+    final Map<Long, Graph> graphs = new ConcurrentHashMap<>();
     final Map<DeviceId, Stream> defaultStreams = new ConcurrentHashMap<>();
     private final java.util.List<Runnable> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile long leaseMillis;
@@ -43,9 +44,11 @@ public final class Session {
     public static final String DEFAULT_TENANT = "default";
 
     /**
-     * Sets who this session works for and its share of each device: a session of weight 3 gets three
-     * times the device time of a session of weight 1 when both have work waiting (see {@link DeviceQueue}).
-     * Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands dispatched from now on.
+     * Sets who this session works for and that tenant's weight: a tenant of weight 3 gets three times the
+     * device time of a tenant of weight 1 when both have work waiting, however many sessions each has, and
+     * the sessions of one tenant share its part equally (see {@link DeviceQueue}); give every session of a
+     * tenant the tenant's weight. Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands
+     * dispatched from now on (for a new tenant, once the session has nothing queued or running).
      */
     public void setTenant(String tenant, int weight) {
         if (weight < 1 || weight > 1_000_000) {
@@ -162,6 +165,29 @@ public final class Session {
                     + " (not found in this session)");
         }
         return s;
+    }
+
+    private volatile java.util.function.LongConsumer bufferConsumed = h -> { };
+
+    /**
+     * Told the handle of each buffer that disappears without {@code destroyBuffer}: a LOCAL buffer
+     * consumed by the batch (or replay) that used it. One listener; runs under the scheduler's submit lock.
+     */
+    public void onBufferConsumed(java.util.function.LongConsumer listener) {
+        bufferConsumed = listener;
+    }
+
+    void bufferConsumed(long handle) {
+        bufferConsumed.accept(handle);
+    }
+
+    Graph graph(long handle, String what) {
+        Graph g = graphs.get(handle);
+        if (g == null) {
+            throw ArraydException.notFound((what.isEmpty() ? "" : what + ": ") + "graph " + Handles.format(handle)
+                    + " (not found in this session)");
+        }
+        return g;
     }
 
     void settled(Event e) {

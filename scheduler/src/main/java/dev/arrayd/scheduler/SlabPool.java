@@ -4,8 +4,11 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -28,6 +31,13 @@ import java.util.TreeSet;
  * budget allows; a slab whose blocks are all free again is returned to the device, except the
  * last one, kept for reuse. Byte accounting is exact: {@code used} is the sum of live blocks,
  * {@code reserved} the sum of slabs, and {@code reserved = used + free} always.
+ *
+ * <p><b>Fences.</b> A block may be freed while commands still use it (an evicted replica whose last
+ * readers are running): {@link #free(MemRef, Collection)} records those commands' events on the
+ * range, and {@link #allocate(long, List)} hands them to whoever gets memory overlapping it, who
+ * orders its first write after them. A slab is not returned to the device while a fence on it is
+ * pending; an empty one goes back when its last fence is done. When the budget is full, empty slabs
+ * kept for reuse go back before a larger one is refused.
  */
 public final class SlabPool {
 
@@ -44,6 +54,18 @@ public final class SlabPool {
     private final Map<Integer, TreeMap<Long, Long>> freeByOffset = new HashMap<>();
     private final Map<Integer, Long> slabSizes = new HashMap<>();
     private final Map<Integer, Long> slabUsed = new HashMap<>();
+    private record Fence(long offset, long end, Event[] events) {
+        boolean pending() {
+            for (Event e : events) {
+                if (!e.isDone()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private final Map<Integer, List<Fence>> fences = new HashMap<>();
     private int nextPoolId = 1;
     private long used;
     private long reserved;
@@ -63,8 +85,21 @@ public final class SlabPool {
         this.budget = budget;
     }
 
-    /** Allocates {@code bytes} (rounded up to the alignment; 0 is treated as 1). */
+    /** Allocates {@code bytes} (rounded up to the alignment; 0 is treated as 1) where no fence is pending. */
     public synchronized MemRef allocate(long bytes) {
+        List<Event> pending = new ArrayList<>();
+        MemRef ref = allocate(bytes, pending);
+        if (!pending.isEmpty()) {
+            throw new IllegalStateException("allocate(" + bytes + ") without fences got fenced memory " + ref);
+        }
+        return ref;
+    }
+
+    /**
+     * Allocates {@code bytes} (rounded up to the alignment; 0 is treated as 1), adding to {@code fencesOut}
+     * the still-pending events of commands using memory that overlaps the block (see the class comment).
+     */
+    public synchronized MemRef allocate(long bytes, List<Event> fencesOut) {
         if (bytes < 0) {
             throw ArraydException.invalid("bytes: " + bytes + " (expected: >= 0)");
         }
@@ -80,7 +115,47 @@ public final class SlabPool {
         used += size;
         liveBlocks++;
         slabUsed.merge(fit.pool(), size, Long::sum);
+        collectFences(fit.pool(), fit.offset(), fit.offset() + size, fencesOut);
         return new MemRef(fit.pool(), fit.offset(), size);
+    }
+
+    private void collectFences(int pool, long offset, long end, List<Event> out) {
+        List<Fence> list = fences.get(pool);
+        if (list == null) {
+            return;
+        }
+        list.removeIf(f -> !f.pending());
+        for (Fence f : list) {
+            if (f.offset() < end && offset < f.end()) {
+                for (Event e : f.events()) {
+                    if (!e.isDone()) {
+                        out.add(e);
+                    }
+                }
+            }
+        }
+        if (list.isEmpty()) {
+            fences.remove(pool);
+        }
+    }
+
+    /**
+     * Frees a block whose last users may still run: {@code users} are their events (done ones are
+     * ignored). The memory is free for accounting at once; a later allocation overlapping it gets the
+     * events as fences.
+     */
+    public synchronized void free(MemRef ref, Collection<Event> users) {
+        List<Event> pending = new ArrayList<>();
+        for (Event e : users) {
+            if (!e.isDone()) {
+                pending.add(e);
+            }
+        }
+        if (!pending.isEmpty()) {
+            fences.computeIfAbsent(ref.poolId(), p -> new ArrayList<>())
+                    .add(new Fence(ref.offset(), ref.offset() + ref.bytes(), pending.toArray(Event[]::new)));
+        }
+        free(ref);
     }
 
     /** Frees a block returned by {@link #allocate}. */
@@ -113,7 +188,12 @@ public final class SlabPool {
         }
         addFree(new Block(ref.poolId(), offset, size));
         if (slabLive == 0 && slabSizes.size() > 1) {
-            releaseSlab(ref.poolId());
+            List<Event> users = pendingFences(ref.poolId());
+            if (users.isEmpty()) {
+                releaseSlab(ref.poolId());
+            } else {
+                releaseWhenUnfenced(ref.poolId(), users);
+            }
         }
     }
 
@@ -182,6 +262,7 @@ public final class SlabPool {
         }
         slabSizes.clear();
         slabUsed.clear();
+        fences.clear();
         freeByOffset.clear();
         freeBySize.clear();
         used = 0;
@@ -190,6 +271,14 @@ public final class SlabPool {
     }
 
     private Block newSlab(long size) {
+        if (reserved + size > budget) {
+            // empty slabs (the one kept for reuse, too small here) make room before the budget says no
+            for (Integer pool : slabSizes.keySet().toArray(Integer[]::new)) {
+                if (slabUsed.get(pool) == 0 && reserved + size > budget && pendingFences(pool).isEmpty()) {
+                    releaseSlab(pool);
+                }
+            }
+        }
         long bytes = Math.max(slabBytes, size);
         if (reserved + bytes > budget) {
             // a smaller slab that still fits the request, if the budget allows that much
@@ -212,7 +301,9 @@ public final class SlabPool {
         return b;
     }
 
+    /** Gives an empty slab back to the device (nothing may use its memory any more). */
     private void releaseSlab(int pool) {
+        fences.remove(pool);
         TreeMap<Long, Long> free = freeByOffset.remove(pool);
         for (var e : free.entrySet()) {
             freeBySize.remove(new Block(pool, e.getKey(), e.getValue()));
@@ -220,6 +311,42 @@ public final class SlabPool {
         reserved -= slabSizes.remove(pool);
         slabUsed.remove(pool);
         device.freePool(pool);
+    }
+
+    /**
+     * An empty slab whose memory commands still use: given back once they are done (when it is still
+     * empty then, and not the last slab).
+     */
+    private void releaseWhenUnfenced(int pool, List<Event> users) {
+        Scheduler.whenAllDone(users, () -> {
+            synchronized (this) {
+                Long live = slabUsed.get(pool);
+                if (live != null && live == 0 && slabSizes.size() > 1 && pendingFences(pool).isEmpty()) {
+                    releaseSlab(pool);
+                }
+            }
+        });
+    }
+
+    /** The events of pending fences on {@code pool} (pruning finished fences). */
+    private List<Event> pendingFences(int pool) {
+        List<Event> out = new ArrayList<>();
+        List<Fence> list = fences.get(pool);
+        if (list == null) {
+            return out;
+        }
+        list.removeIf(f -> !f.pending());
+        for (Fence f : list) {
+            for (Event e : f.events()) {
+                if (!e.isDone()) {
+                    out.add(e);
+                }
+            }
+        }
+        if (list.isEmpty()) {
+            fences.remove(pool);
+        }
+        return out;
     }
 
     private void addFree(Block b) {

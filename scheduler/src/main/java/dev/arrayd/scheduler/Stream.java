@@ -16,6 +16,10 @@ public final class Stream {
     // guarded by Scheduler.submitLock; volatile for readers outside it
     volatile Event tail = Event.SUCCEEDED;
     boolean destroyed;
+    // the merge buffer (OCANNL's): what the last merge copy on this stream filled; guarded by Scheduler.submitLock
+    Buffer merge;
+    // true when `merge` is the source buffer itself (a streaming merge read in place), not this stream's own
+    boolean mergeInPlace;
     // this session's flow per priority class in its device's queue; guarded by that DeviceQueue
     final Flow[] flows = new Flow[Priority.values().length];
 

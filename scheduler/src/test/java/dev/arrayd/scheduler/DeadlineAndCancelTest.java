@@ -83,8 +83,9 @@ class DeadlineAndCancelTest {
         assertEquals(1, sch.devices().getFirst().queuedCommands());
         assertEquals(0, sch.expireDeadlines(), "not yet");
         clock.set(1_500);
-        assertEquals(1, sch.expireDeadlines());
-        assertEquals(EventState.FAILED, late.state());
+        // this call or the scheduler's own deadline tick (every 2 ms) expires it, whichever comes first
+        assertTrue(sch.expireDeadlines() <= 1);
+        assertEquals(EventState.FAILED, await(late).state());
         assertEquals(ErrorCode.DEADLINE_EXCEEDED, code(late));
         assertEquals(EventState.FAILED, await(reader).state());
         assertEquals(ErrorCode.DEADLINE_EXCEEDED, code(reader), "the dependent keeps the root cause's code");
@@ -128,14 +129,14 @@ class DeadlineAndCancelTest {
                 null);
         assertEquals(1, sch.devices().getFirst().queuedCommands(), "the fill is queued, the copy waits for it");
         sch.destroyBuffer(s, scratch.handle());
-        assertEquals(usedWithScratch, sch.devices().getFirst().pool().stats().usedBytes(), "still in use");
+        // freed for accounting at once; the block is fenced: whoever gets it next waits for these commands
+        assertTrue(sch.devices().getFirst().pool().stats().usedBytes() < usedWithScratch, "scratch memory freed at once");
         assertEquals(2, sch.cancel(s, new long[] {2, 3, 77}));
         for (Event e : queued) {
             assertEquals(EventState.FAILED, await(e).state());
             assertEquals(ErrorCode.CANCELLED, code(e));
         }
         assertEquals(0, sch.devices().getFirst().queuedCommands(), "queue slots freed");
-        assertTrue(sch.devices().getFirst().pool().stats().usedBytes() < usedWithScratch, "scratch memory freed at once");
         // what is left (the running command) goes with the session's call
         assertEquals(1, sch.cancelPending(s, new ArraydException(ErrorCode.CANCELLED, "the call was cancelled")));
         assertFalse(running.isDone(), "the running command is still running");

@@ -130,6 +130,11 @@ final class FakeDevice implements Device {
         return streamsOpen.get();
     }
 
+    /** Whether slab {@code poolId} is allocated on this device. */
+    boolean hasPool(int poolId) {
+        return pools.containsKey(poolId);
+    }
+
     synchronized long allocatedBytes() {
         return allocated;
     }

@@ -35,6 +35,11 @@ final class SchedulerFixture implements AutoCloseable {
             KernelParam.buffer("out", DType.I64, Access.WRITE),
             KernelParam.scalar("k", DType.I64)));
 
+    /** b[i] += a[i] (a gradient merge: {@code a} is usually the stream's merge buffer) */
+    static final KernelSignature ACC = new KernelSignature("acc", List.of(
+            KernelParam.buffer("a", DType.I64, Access.READ),
+            KernelParam.buffer("b", DType.I64, Access.READ_WRITE)));
+
     /** always fails */
     static final KernelSignature BOOM = new KernelSignature("boom", List.of(
             KernelParam.buffer("out", DType.I64, Access.WRITE)));
@@ -74,6 +79,11 @@ final class SchedulerFixture implements AutoCloseable {
                         bufs.get(0).setAtIndex(I64, i, scalars.get(0) * i + 1);
                     }
                 },
+                "acc", (bufs, scalars, global) -> {
+                    for (long i = 0; i < global[0]; i++) {
+                        bufs.get(1).setAtIndex(I64, i, bufs.get(1).getAtIndex(I64, i) + bufs.get(0).getAtIndex(I64, i));
+                    }
+                },
                 "boom", (bufs, scalars, global) -> {
                     throw new ArraydException(ErrorCode.OUT_OF_RANGE, "boom: index 99 of out");
                 }));
@@ -84,8 +94,9 @@ final class SchedulerFixture implements AutoCloseable {
 
     Map<String, CompiledKernel> compileAll(Session s) {
         CompileResult r = scheduler.compile(s, List.of(new ModuleSpec(
-                new KernelSource(Dialect.C, "mix set boom", List.of(MIX, SET, BOOM)), ""))).getFirst();
-        return Map.of("mix", r.kernels().get(0), "set", r.kernels().get(1), "boom", r.kernels().get(2));
+                new KernelSource(Dialect.C, "mix set boom acc", List.of(MIX, SET, BOOM, ACC)), ""))).getFirst();
+        return Map.of("mix", r.kernels().get(0), "set", r.kernels().get(1), "boom", r.kernels().get(2),
+                "acc", r.kernels().get(3));
     }
 
     @Override

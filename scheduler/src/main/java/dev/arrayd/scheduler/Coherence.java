@@ -1,0 +1,387 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.MemRef;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Keeps the replicas of buffers coherent for one submission (OCANNL's {@code prepare_read} /
+ * {@code prepare_write}, StarPU's MSI data management). Everything here runs under the scheduler's
+ * submit lock; the transfer commands it creates are collected in {@link #created} and released by the
+ * caller after the lock.
+ *
+ * <h2>Transfers</h2>
+ * A command that reads a replica that is not current gets a transfer into it first, from the cheapest
+ * current copy: straight from another device when the target device can copy from it
+ * ({@code Device.canCopyFrom}), from the host copy when there is one, else through host memory (a
+ * download on the source device, then an upload on the target's stream). A transfer reads its source
+ * (so the next write there waits for it) and writes its target (so it waits for that memory's readers
+ * and last writer, and for the fences of an allocation that reused evicted memory).
+ *
+ * <h2>Eviction</h2>
+ * When a device's budget cannot hold a new replica, resident replicas not used by the command at hand
+ * are dropped, least recently used first: stale ones and ones with another current copy at once, the
+ * only current copy after a write-back to the host. Their memory is reused after their last users
+ * (slab pool fences). When nothing is left to drop the allocation fails with RESOURCE_EXHAUSTED.
+ */
+final class Coherence {
+
+    /** Assumed nanoseconds per byte of a device-to-device copy (placement's transfer cost). */
+    static final double DIRECT_NANOS_PER_BYTE = 0.1;
+    /** Assumed nanoseconds per byte of a copy through host memory (two copies). */
+    static final double STAGED_NANOS_PER_BYTE = 0.5;
+
+    private final Session session;
+    private final Priority priority;
+    private final boolean fastPathAllowed;
+    private final long fastPathMaxBytes;
+    /** Transfer commands created; the caller releases them after the submit lock ({@link #release()}). */
+    private List<Command> created;
+
+    Coherence(Session session, Priority priority, boolean fastPathAllowed, long fastPathMaxBytes) {
+        this.session = session;
+        this.priority = priority;
+        this.fastPathAllowed = fastPathAllowed;
+        this.fastPathMaxBytes = fastPathMaxBytes;
+    }
+
+    // ------------------------------------------------------------ replicas
+
+    /**
+     * Makes sure {@code b} has memory on {@code d} and, when {@code needData}, current data there (a
+     * transfer is queued on {@code stream} if not). {@code pinned} replicas are never evicted.
+     */
+    Replica prepare(Buffer b, Stream stream, boolean needData, List<Replica> pinned) {
+        DeviceRuntime d = stream.device();
+        Replica r = b.replica(d);
+        pinned.add(r);
+        allocate(r, pinned);
+        if (needData && !r.valid()) {
+            Leg leg = leg(b, d, 0, b.sizeBytes(), r.data(0, b.sizeBytes()), r);
+            Command t = command(stream, leg.op(), b.sizeBytes());
+            leg.attach(t);
+            writeOrder(t, r);
+            r.ready = t.event();
+            r.state = ReplicaState.SHARED;
+            normalize(b);
+        }
+        return r;
+    }
+
+    /** MSI bookkeeping: a lone current copy is MODIFIED, several are SHARED. */
+    static void normalize(Buffer b) {
+        int n = b.validCount();
+        ReplicaState st = n == 1 ? ReplicaState.MODIFIED : ReplicaState.SHARED;
+        for (Replica r : b.replicas) {
+            if (r != null && r.valid()) {
+                r.state = st;
+            }
+        }
+        if (b.host.valid()) {
+            b.host.state = st;
+        }
+    }
+
+    /** Gives {@code r} device memory if it has none, evicting others when the budget is full. */
+    void allocate(Replica r, List<Replica> pinned) {
+        DeviceRuntime d = r.device;
+        if (r.mem != null) {
+            d.resident.get(r); // touch: most recently used
+            return;
+        }
+        List<Event> fences = new ArrayList<>();
+        long bytes = r.buffer.sizeBytes();
+        if (bytes > d.pool().budgetBytes()) {
+            throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "device " + d.id() + ": cannot allocate " + bytes
+                    + " bytes for " + r.buffer + ": more than its whole budget of " + d.pool().budgetBytes() + " bytes");
+        }
+        while (true) {
+            try {
+                r.mem = d.pool().allocate(bytes, fences);
+                break;
+            } catch (ArraydException e) {
+                if (e.code() != ErrorCode.RESOURCE_EXHAUSTED || !evictOne(d, pinned)) {
+                    throw e;
+                }
+            }
+        }
+        for (Event f : fences) {
+            r.addReader(f); // the first writer of this memory waits for the evicted data's last users
+        }
+        r.ready = Event.SUCCEEDED;
+        r.state = ReplicaState.INVALID;
+        d.resident.put(r, Boolean.TRUE);
+    }
+
+    /** Drops the least recently used replica on {@code d} that is not pinned; false when there is none. */
+    private boolean evictOne(DeviceRuntime d, List<Replica> pinned) {
+        Replica victim = null;
+        for (Replica r : d.resident.keySet()) {
+            if (!pinned.contains(r)) {
+                victim = r;
+                break;
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        if (victim.valid() && victim.buffer.validCount() == 1) {
+            refreshHost(victim); // write back the only current copy
+        }
+        drop(victim);
+        normalize(victim.buffer);
+        victim.device.evictions++;
+        return true;
+    }
+
+    /** Frees a device replica's memory (reused after its last users) and marks it invalid. */
+    static void drop(Replica r) {
+        if (r.mem != null) {
+            r.device.pool().free(r.mem, r.users());
+            r.device.resident.remove(r);
+            r.mem = null;
+        }
+        r.state = ReplicaState.INVALID;
+        r.ready = Event.SUCCEEDED;
+        r.clearReaders();
+    }
+
+    /** Frees the host copy's memory once its last users are done, and marks it invalid. */
+    static void dropHost(Replica host) {
+        if (host.arena != null) {
+            Arena arena = host.arena;
+            Scheduler.whenAllDone(host.users(), arena::close);
+        }
+        host.arena = null;
+        host.host = null;
+        host.state = ReplicaState.INVALID;
+        host.ready = Event.SUCCEEDED;
+        host.clearReaders();
+    }
+
+    /**
+     * Copies the current data of device replica {@code src} into a new host copy (the old one is freed
+     * after its readers): a download on {@code src}'s device, in the submitting session's default stream
+     * there. Afterwards both are SHARED.
+     */
+    void refreshHost(Replica src) {
+        Buffer b = src.buffer;
+        Replica host = b.host;
+        dropHost(host);
+        Arena arena = Arena.ofShared();
+        MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
+        Stream st = Scheduler.defaultStream(session, src.device);
+        Command t = command(st, new DeviceCommand.Download(src.data(0, b.sizeBytes()), seg), b.sizeBytes());
+        t.dependOnData(src.ready);
+        src.addReader(t.event());
+        host.arena = arena;
+        host.host = seg;
+        host.ready = t.event();
+        host.state = ReplicaState.SHARED;
+        normalize(b);
+    }
+
+    /**
+     * Replaces the host copy with {@code data} (a whole-buffer upload of a HOSTED_VOLATILE buffer): the
+     * bytes are copied now, into new memory, so readers of the old host copy are unaffected.
+     */
+    static void replaceHost(Buffer b, MemorySegment data) {
+        Replica host = b.host;
+        dropHost(host);
+        Arena arena = Arena.ofShared();
+        MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
+        MemorySegment.copy(data, 0, seg, 0, b.sizeBytes());
+        host.arena = arena;
+        host.host = seg;
+        host.ready = Event.SUCCEEDED;
+        host.state = ReplicaState.SHARED;
+    }
+
+    /** A host copy of zeros (a new HOSTED_CHANGED_ON_DEVICES buffer). */
+    static void zeroHost(Buffer b) {
+        Replica host = b.host;
+        Arena arena = Arena.ofShared();
+        host.arena = arena;
+        host.host = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
+        host.ready = Event.SUCCEEDED;
+        host.state = ReplicaState.SHARED;
+    }
+
+    // ------------------------------------------------------------ hazards
+
+    /** A command that writes {@code r}'s memory: after its last writer (order) and all its readers. */
+    static void writeOrder(Command c, Replica r) {
+        c.dependOnOrder(r.ready);
+        for (int i = 0; i < r.readerCount; i++) {
+            c.dependOnOrder(r.readers[i]);
+        }
+        r.clearReaders();
+    }
+
+    /**
+     * Records a command's access to replica {@code r}: a read depends on its last writer (failure passes
+     * on); a write orders after the writer and the readers, becomes the writer, and makes every other
+     * copy stale.
+     */
+    static void access(Command c, Replica r, boolean reads, boolean writes) {
+        Event w = r.ready;
+        if (w != Event.SUCCEEDED && w.isDone() && !w.isFailed()) {
+            r.ready = w = Event.SUCCEEDED;
+        }
+        if (reads) {
+            c.dependOnData(w);
+        }
+        if (writes) {
+            writeOrder(c, r);
+            r.ready = c.event();
+            wrote(r);
+        } else {
+            r.addReader(c.event());
+        }
+    }
+
+    /** After a write to {@code r}: it is the only current copy; the others are stale (host copy freed). */
+    static void wrote(Replica r) {
+        Buffer b = r.buffer;
+        r.state = ReplicaState.MODIFIED;
+        for (Replica o : b.replicas) {
+            if (o != null && o != r) {
+                o.state = ReplicaState.INVALID;
+            }
+        }
+        if (b.host.valid()) {
+            dropHost(b.host);
+        }
+    }
+
+    // ------------------------------------------------------------ transfer legs
+
+    /**
+     * How bytes {@code [offset, offset + size)} of {@code b}'s current data get into {@code target} on
+     * {@code d}: the op that the consuming command runs on {@code d}, what it must wait for, and whose
+     * reader it becomes. A staged transfer also queues its first leg (a download on the source device).
+     *
+     * @param into the replica being filled (excluded as a source), or null
+     */
+    Leg leg(Buffer b, DeviceRuntime d, long offset, long size, MemRef target, Replica into) {
+        Replica src = cheapestSource(b, d, into);
+        if (src == null) {
+            throw new ArraydException(ErrorCode.INTERNAL, b + ": no current copy to read from");
+        }
+        if (src.isHost()) {
+            return new Leg(new DeviceCommand.Upload(src.host.asSlice(offset, size), target), src.ready, src, null);
+        }
+        if (src.device == d) {
+            return new Leg(new DeviceCommand.Copy(src.data(offset, size), target), src.ready, src, null);
+        }
+        if (d.device().canCopyFrom(src.device.device())) {
+            return new Leg(new DeviceCommand.PeerCopy(src.device.device(), src.data(offset, size), target), src.ready,
+                    src, null);
+        }
+        if (b.memoryMode().hosted()) {
+            refreshHost(src); // through the host copy, which stays for later readers
+            Replica host = b.host;
+            return new Leg(new DeviceCommand.Upload(host.host.asSlice(offset, size), target), host.ready, host, null);
+        }
+        Arena arena = Arena.ofShared();
+        MemorySegment stage = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
+        Command first = command(Scheduler.defaultStream(session, src.device),
+                new DeviceCommand.Download(src.data(offset, size), stage), size);
+        first.dependOnData(src.ready);
+        src.addReader(first.event());
+        return new Leg(new DeviceCommand.Upload(stage, target), first.event(), null, arena);
+    }
+
+    /**
+     * The current copy that is cheapest to move to {@code d}: one already there, else a direct
+     * device-to-device copy, else the host copy, else staging through the host; among equals, one
+     * whose data is already complete.
+     */
+    static Replica cheapestSource(Buffer b, DeviceRuntime d, Replica exclude) {
+        Replica best = null;
+        double bestCost = Double.MAX_VALUE;
+        for (Replica r : b.replicas) {
+            if (r == null || r == exclude || !r.valid()) {
+                continue;
+            }
+            double cost = r.device == d ? 0 : d.device().canCopyFrom(r.device.device()) ? 1 : 3;
+            cost += r.ready.isDone() ? 0 : 0.5;
+            if (cost < bestCost) {
+                best = r;
+                bestCost = cost;
+            }
+        }
+        Replica host = b.host;
+        if (host != exclude && host.valid()) {
+            double cost = 2 + (host.ready.isDone() ? 0 : 0.5);
+            if (cost < bestCost) {
+                best = host;
+            }
+        }
+        return best;
+    }
+
+    /** Estimated nanoseconds to make {@code b} current on {@code d} (0 when it is); placement's transfer cost. */
+    static double transferNanos(Buffer b, DeviceRuntime d) {
+        Replica[] reps = b.replicas;
+        Replica here = reps[d.index()];
+        if (here != null && here.valid()) {
+            return 0;
+        }
+        for (Replica r : reps) {
+            if (r != null && r.valid() && d.device().canCopyFrom(r.device.device())) {
+                return b.sizeBytes() * DIRECT_NANOS_PER_BYTE;
+            }
+        }
+        return b.sizeBytes() * STAGED_NANOS_PER_BYTE;
+    }
+
+    /** An internal command (a transfer) on {@code stream}, in stream order; released by the caller later. */
+    Command command(Stream stream, DeviceCommand op, long bytes) {
+        Event e = new Event(0);
+        Command c = new Command(e, session, stream, op, null, null,
+                fastPathAllowed && bytes <= fastPathMaxBytes, null, bytes, priority, CommandSpec.NO_DEADLINE);
+        c.dependOnOrder(stream.tail);
+        stream.tail = e;
+        if (created == null) {
+            created = new ArrayList<>(2);
+        }
+        created.add(c);
+        return c;
+    }
+
+    /** Starts the transfer commands created (after the submit lock: their dependencies are all known). */
+    void release() {
+        if (created != null) {
+            for (Command c : created) {
+                c.release();
+            }
+        }
+    }
+
+    /**
+     * The last leg of a transfer: {@code op} runs on the target device as (part of) the consuming command.
+     *
+     * @param after  what the op must wait for (passes failure on): the source's last writer, or the staged first leg
+     * @param source the replica the op reads (it becomes one of its readers), or null for a staging buffer
+     * @param stage  the staging memory to free when the op is done, or null
+     */
+    record Leg(DeviceCommand op, Event after, Replica source, Arena stage) {
+
+        /** Wires the leg into the command {@code c} that runs its op. */
+        void attach(Command c) {
+            c.dependOnData(after);
+            if (source != null) {
+                source.addReader(c.event());
+            }
+            if (stage != null) {
+                c.event().onDone(e -> stage.close());
+            }
+        }
+    }
+}

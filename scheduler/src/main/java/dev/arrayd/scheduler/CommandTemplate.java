@@ -1,0 +1,102 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.MemRef;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A validated command before its buffers have device memory: the device op is built when the
+ * scheduler has chosen the replica of each buffer on the command's device. Kept by recorded graphs,
+ * which rebuild the op on every replay (with rebound buffers and new scalar values) without
+ * validating again.
+ */
+sealed interface CommandTemplate {
+
+    /**
+     * The device op, given the memory of each of the command's buffers (whole buffers, in the order of
+     * its buffer list), and what the command produces (a download's bytes) or null.
+     */
+    Built build(MemRef[] buffers);
+
+    record Built(DeviceCommand op, Object result) {}
+
+    /** @param args per kernel parameter: an {@link Integer} index into the buffer list, or a {@link KernelArg.Scalar} */
+    record Launch(Kernel kernel, long[] globalDims, long[] localDims, Object[] args) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            List<KernelArg> kargs = new ArrayList<>(args.length);
+            for (Object a : args) {
+                kargs.add(a instanceof Integer i ? new KernelArg.Buffer(buffers[i]) : (KernelArg.Scalar) a);
+            }
+            return new Built(new DeviceCommand.Launch(kernel, globalDims, localDims, kargs), null);
+        }
+
+        /** The same launch of another device's build of the kernel. */
+        Launch on(Kernel other) {
+            return new Launch(other, globalDims, localDims, args);
+        }
+
+        /** The same launch with scalar argument {@code arg} replaced. */
+        Launch withScalar(int arg, KernelArg.Scalar value) {
+            Object[] copy = args.clone();
+            copy[arg] = value;
+            return new Launch(kernel, globalDims, localDims, copy);
+        }
+    }
+
+    /** Buffer list: {@code [src, dst]}, or {@code [buffer]} for a copy within one buffer. */
+    record Copy(long srcOffset, long dstOffset, long size) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            MemRef src = buffers[0];
+            MemRef dst = buffers[buffers.length - 1];
+            return new Built(new DeviceCommand.Copy(slice(src, srcOffset, size), slice(dst, dstOffset, size)), null);
+        }
+    }
+
+    /** Fills the merge buffer of the command's stream from its one buffer, the source. */
+    record MergeCopy(MergeMode mode) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            throw new IllegalStateException("a merge copy is built by the scheduler");
+        }
+    }
+
+    /** Makes its one buffer current on the command's device; nothing else to run. */
+    record Prefetch() implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(null, null);
+        }
+    }
+
+    record Fill(long offset, long bytes, long pattern, int width) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(new DeviceCommand.Fill(slice(buffers[0], offset, bytes), pattern, width), null);
+        }
+    }
+
+    record Upload(MemorySegment data, long offset) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(new DeviceCommand.Upload(data, slice(buffers[0], offset, data.byteSize())), null);
+        }
+    }
+
+    record Download(long offset, long size) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            byte[] out = new byte[(int) size];
+            return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), MemorySegment.ofArray(out)), out);
+        }
+    }
+
+    static MemRef slice(MemRef whole, long offset, long bytes) {
+        return new MemRef(whole.poolId(), whole.offset() + offset, bytes);
+    }
+}

@@ -1,0 +1,187 @@
+package dev.arrayd.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Recorded graphs, merge buffers, memory modes and replica states, one example each. */
+class GraphsAndModesTest {
+
+    SchedulerFixture f;
+    Scheduler sch;
+    Session s;
+    Map<String, CompiledKernel> k;
+    long nextEvent = 1;
+
+    @BeforeEach
+    void setUp() {
+        f = new SchedulerFixture(2);
+        sch = f.scheduler;
+        s = sch.openSession("graphs", 10_000);
+        k = f.compileAll(s);
+    }
+
+    @AfterEach
+    void tearDown() {
+        sch.closeSession(s);
+        f.close();
+    }
+
+    private Buffer buf(String device, MemoryMode mode) {
+        return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", mode);
+    }
+
+    private static CommandSpec.Arg arg(Buffer b) {
+        return new CommandSpec.BufferArg(b.handle());
+    }
+
+    private static CommandSpec.Arg sc(long v) {
+        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
+    }
+
+    private CommandSpec launch(long event, long[] waits, long stream, String kernel, String device, CommandSpec.Arg... args) {
+        return new CommandSpec(event, waits, stream, new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4}, null,
+                List.of(args), device));
+    }
+
+    private Event run(CommandSpec c) throws Exception {
+        Event e = sch.submit(s, List.of(c), null).getFirst().toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
+        return e;
+    }
+
+    private long[] read(Buffer b) throws Exception {
+        Event e = run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE)));
+        long[] out = new long[4];
+        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
+        return out;
+    }
+
+    @Test
+    void aRecordedGraphReplaysWithNewScalarsAndReboundBuffers() throws Exception {
+        Buffer a = buf("fake:0", MemoryMode.DEVICE);
+        Buffer c = buf("fake:0", MemoryMode.DEVICE);
+        Buffer c2 = buf("fake:1", MemoryMode.DEVICE);
+        Graph g = sch.recordGraph(s, List.of(
+                launch(1, null, 0, "set", "fake:0", arg(a), sc(2)),
+                launch(2, new long[] {1}, 0, "mix", "fake:0", arg(a), arg(c), sc(10))));
+        assertEquals(2, g.size());
+        List<Event> first = sch.replayGraph(s, g.handle(), new GraphReplay(100, null, null, null, CommandSpec.NO_DEADLINE), null);
+        assertEquals(List.of(100L, 101L), first.stream().map(Event::id).toList());
+        first.getLast().toFuture().get(10, TimeUnit.SECONDS);
+        nextEvent = 200;
+        assertArrayEquals(new long[] {11, 13, 15, 17}, read(c), "c = 0*3 + (2i+1) + 10");
+        List<Event> second = sch.replayGraph(s, g.handle(), new GraphReplay(0, null, Map.of(c.handle(), c2.handle()),
+                List.of(new GraphReplay.ScalarValue(0, 1, KernelArg.Scalar.i64(1)),
+                        new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.i64(0))), CommandSpec.NO_DEADLINE), null);
+        second.getLast().toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, second.getLast().state(), () -> String.valueOf(second.getLast().failure()));
+        assertArrayEquals(new long[] {1, 2, 3, 4}, read(c2), "rebound to c2 (on fake:1: moved there), k = 1, then + 0");
+        assertArrayEquals(new long[] {11, 13, 15, 17}, read(c), "c untouched by the second replay");
+        ArraydException bad = assertThrows(ArraydException.class, () -> sch.replayGraph(s, g.handle(),
+                new GraphReplay(0, null, null, List.of(new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.f32(1))),
+                        CommandSpec.NO_DEADLINE), null));
+        assertEquals("scalars[0]: f32 scalar (expected: i64 for parameter k)", bad.getMessage());
+        ArraydException cyc = assertThrows(ArraydException.class, () -> sch.recordGraph(s, List.of(
+                launch(1, new long[] {2}, 0, "set", "", arg(a), sc(1)))));
+        assertTrue(cyc.getMessage().startsWith("commands[0]: wait_events[0]: event 2 (expected: an earlier command"),
+                cyc.getMessage());
+        sch.destroyGraph(s, g.handle());
+        assertEquals(ErrorCode.NOT_FOUND, assertThrows(ArraydException.class,
+                () -> sch.replayGraph(s, g.handle(), new GraphReplay(0, null, null, null, CommandSpec.NO_DEADLINE), null)).code());
+    }
+
+    @Test
+    void aGradientMergesThroughTheMergeBufferOfAStream() throws Exception {
+        Buffer g0 = buf("fake:0", MemoryMode.DEVICE);
+        Buffer g1 = buf("fake:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "set", "fake:0", arg(g0), sc(1)));
+        run(launch(nextEvent++, null, 0, "set", "fake:1", arg(g1), sc(10)));
+        Stream st = sch.createStream(s, "fake:0");
+        List<Event> ev = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g1.handle(), 0, 0, 0, 0, "", MergeMode.COPY)),
+                launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
+        ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, ev.getLast().state(), () -> String.valueOf(ev.getLast().failure()));
+        assertArrayEquals(new long[] {1 + 1, 2 + 11, 3 + 21, 4 + 31}, read(g0));
+        assertEquals(Map.of("fake:1", ReplicaState.MODIFIED), sch.replicaStates(g1), "COPY leaves no replica of g1 on fake:0");
+        // streaming on the same device: read in place
+        List<Event> ev2 = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g0.handle(), 0, 0, 0, 0, "", MergeMode.STREAMING)),
+                launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
+        ev2.getLast().toFuture().get(10, TimeUnit.SECONDS);
+        assertArrayEquals(new long[] {4, 26, 48, 70}, read(g0), "g0 += g0");
+        ArraydException empty = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(
+                launch(nextEvent++, null, 0, "acc", "fake:1", new CommandSpec.MergeArg(), arg(g1))), null));
+        assertEquals(ErrorCode.FAILED_PRECONDITION, empty.code());
+        sch.destroyStream(s, st.handle());
+    }
+
+    @Test
+    void readingOnAnotherDeviceLeavesTwoSharedReplicasAndAWriteInvalidatesTheOther() throws Exception {
+        Buffer a = buf("fake:0", MemoryMode.DEVICE);
+        Buffer b = buf("fake:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "set", "fake:0", arg(a), sc(3)));
+        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(a), arg(b), sc(0)));
+        assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:1", ReplicaState.SHARED), sch.replicaStates(a));
+        run(launch(nextEvent++, null, 0, "set", "fake:1", arg(a), sc(5)));
+        assertEquals(Map.of("fake:0", ReplicaState.INVALID, "fake:1", ReplicaState.MODIFIED), sch.replicaStates(a));
+        assertArrayEquals(new long[] {1, 6, 11, 16}, read(a));
+        assertArrayEquals(new long[] {1, 4, 7, 10}, read(b));
+    }
+
+    @Test
+    void aHostedConstantBufferIsWrittenOnceAndKeptOnTheHost() throws Exception {
+        Buffer c = buf("fake:0", MemoryMode.HOSTED_CONSTANT);
+        run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 0, MemorySegment.ofArray(new long[] {7, 8, 9, 10}))));
+        assertEquals(Map.of("fake:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(c));
+        ArraydException again = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(nextEvent, null, 0,
+                new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
+        assertEquals(ErrorCode.FAILED_PRECONDITION, again.code());
+        assertTrue(again.getMessage().contains("HOSTED_CONSTANT and was written once already"), again.getMessage());
+        Buffer out = buf("fake:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(c), arg(out), sc(0)));
+        assertArrayEquals(new long[] {7, 8, 9, 10}, read(out), "fake:1 got it from the host copy");
+    }
+
+    @Test
+    void aLocalBufferLastsOneBatch() throws Exception {
+        Buffer scratch = buf("fake:0", MemoryMode.LOCAL);
+        Buffer out = buf("fake:0", MemoryMode.DEVICE);
+        List<Event> ev = sch.submit(s, List.of(
+                launch(nextEvent++, null, 0, "set", "fake:0", arg(scratch), sc(2)),
+                launch(nextEvent++, null, 0, "mix", "fake:0", arg(scratch), arg(out), sc(0))), null);
+        ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
+        assertArrayEquals(new long[] {1, 3, 5, 7}, read(out));
+        assertEquals(ErrorCode.NOT_FOUND, assertThrows(ArraydException.class,
+                () -> sch.submit(s, List.of(launch(nextEvent, null, 0, "set", "fake:0", arg(scratch), sc(2))), null)).code());
+    }
+
+    @Test
+    void aVolatileUploadReplacesTheHostCopyAndInvalidatesOtherDevices() throws Exception {
+        Buffer v = buf("fake:0", MemoryMode.HOSTED_VOLATILE);
+        Buffer out = buf("fake:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(v), arg(out), sc(0))); // replica on fake:1
+        run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(v.handle(), 0, MemorySegment.ofArray(new long[] {1, 1, 1, 1}))));
+        Map<String, ReplicaState> st = sch.replicaStates(v);
+        assertEquals(ReplicaState.SHARED, st.get("host"));
+        assertEquals(1, st.values().stream().filter(x -> x == ReplicaState.INVALID).count(), st::toString);
+        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(v), arg(out), sc(0)));
+        assertArrayEquals(new long[] {1, 1, 1, 1}, read(out));
+    }
+}
