@@ -21,7 +21,9 @@ import java.util.Set;
  *
  * <p>{@code openDevices(0)} or {@code (1)} gives one device {@code cpu:0} with every core;
  * {@code openDevices(n)} gives {@code cpu:0 .. cpu:n-1}, each with {@code max(1, cores / n)} threads
- * and an equal share of the memory (see {@link CpuOptions#deviceMemoryBytes()}). The backend is
+ * (or exactly {@link CpuOptions#deviceThreads()} when that is set) and an equal share of the memory
+ * (see {@link CpuOptions#deviceMemoryBytes()}). Devices of one backend can copy from each other
+ * directly ({@link Device#canCopyFrom}). The backend is
  * unavailable when gcc cannot be run; its devices still hold memory and copy, but nothing compiles.
  */
 public final class CpuBackend implements Backend {
@@ -75,8 +77,7 @@ public final class CpuBackend implements Backend {
                     "openDevices: cpu devices already open (expected: one call per backend)");
         }
         int n = Math.max(1, count);
-        int cores = HostProbe.cores();
-        int threads = Math.max(1, cores / n);
+        int threads = threadsPerDevice(options.deviceThreads(), HostProbe.cores(), n);
         long memory = options.deviceMemoryBytes() > 0
                 ? options.deviceMemoryBytes()
                 : Math.max(BASE_ALIGNMENT, HostProbe.physicalMemoryBytes() / 2 / n);
@@ -85,9 +86,14 @@ public final class CpuBackend implements Backend {
             DeviceInfo info = new DeviceInfo(new DeviceId(NAME, i), model, memory, threads, MAX_WORK_GROUP_SIZE,
                     List.of(1024L, 1024L, 1024L), LOCAL_MEMORY_BYTES, BASE_ALIGNMENT, EnumSet.allOf(DType.class),
                     2, true, Set.of(Dialect.C, Dialect.IR), 3);
-            devices.add(new CpuDevice(info, threads));
+            devices.add(new CpuDevice(info, threads, this));
         }
         return List.copyOf(devices);
+    }
+
+    /** The configured count when positive; otherwise the cores split among {@code devices}, at least one each. */
+    static int threadsPerDevice(int configured, int cores, int devices) {
+        return configured > 0 ? configured : Math.max(1, cores / devices);
     }
 
     @Override

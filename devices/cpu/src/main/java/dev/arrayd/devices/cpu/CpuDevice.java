@@ -19,11 +19,19 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A share of the host's cores and memory. Slabs are off-heap segments, each in its own shared
  * arena; the sum of slab sizes never exceeds {@link DeviceInfo#memoryBytes()}.
+ *
+ * <p>Devices opened by one {@link CpuBackend} all live in this process's memory, so each can copy
+ * straight from another's slabs ({@link #canCopyFrom}); devices of another backend instance cannot
+ * (their slabs belong to a different owner, who may free them on its own schedule).
  */
 final class CpuDevice implements Device {
 
     private final DeviceInfo info;
+    private final Object owner; // the backend that opened this device; peers share it
     private final int threads;
+    // Launches running at once on this device, across all its streams: at most one per thread, so a
+    // device of N threads computes like N cores however many streams feed it (data commands are not held).
+    private final java.util.concurrent.Semaphore computeSlots;
     private final WorkerPool pool; // null when the device has a single thread: nothing to help with
     private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
@@ -31,9 +39,11 @@ final class CpuDevice implements Device {
     private final SlabLedger<Slab> slabs;
     private volatile boolean closed;
 
-    CpuDevice(DeviceInfo info, int threads) {
+    CpuDevice(DeviceInfo info, int threads, Object owner) {
         this.info = info;
+        this.owner = Objects.requireNonNull(owner, "owner");
         this.threads = threads;
+        this.computeSlots = new java.util.concurrent.Semaphore(threads);
         this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
         // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
         this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1) : null;
@@ -47,6 +57,11 @@ final class CpuDevice implements Device {
     @Override
     public DeviceInfo info() {
         return info;
+    }
+
+    /** Permits for running launches (one per thread of the device). */
+    java.util.concurrent.Semaphore computeSlots() {
+        return computeSlots;
     }
 
     int threads() {
@@ -105,6 +120,11 @@ final class CpuDevice implements Device {
         return slabs.slab(ref, what, index);
     }
 
+    /** True for another device opened by the same backend: its slabs are this process's memory too. */
+    @Override
+    public boolean canCopyFrom(Device src) {
+        return src instanceof CpuDevice other && other != this && other.owner == owner;
+    }
 
     @Override
     public NativeStream newStream(String name) {

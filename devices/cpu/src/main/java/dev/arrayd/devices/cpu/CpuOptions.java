@@ -21,12 +21,19 @@ import java.util.Objects;
  *                          cache still works in memory and kernels are built in temporary directories
  * @param forceGuards       benchmarks only: render every IR access with its bounds guard, even the ones
  *                          the range analysis proved (to measure what the proofs save); default false
+ * @param deviceThreads     worker threads of each CPU device (its compute units); 0 (the default) splits
+ *                          the machine's cores among the devices opened, at least one each. A positive
+ *                          count gives every device exactly that many, whatever the number of cores: a
+ *                          benchmark can then compare one device of one core with two devices of one core
+ *                          each. At most {@link #MAX_DEVICE_THREADS}
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
-                         boolean forceGuards) {
+                         boolean forceGuards, int deviceThreads) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
+    /** Most worker threads one device may ask for: far past any core count, short of a thread bomb. */
+    public static final int MAX_DEVICE_THREADS = 1024;
 
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
@@ -41,10 +48,14 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
         if (compileTimeout.isNegative()) {
             throw new IllegalArgumentException("compileTimeout: " + compileTimeout + " (expected: >= 0)");
         }
+        if (deviceThreads < 0 || deviceThreads > MAX_DEVICE_THREADS) {
+            throw new IllegalArgumentException("deviceThreads: " + deviceThreads + " (expected: 0.." + MAX_DEVICE_THREADS
+                    + ", 0 to split the cores among the devices)");
+        }
     }
 
     public static CpuOptions defaults() {
-        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false);
+        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0);
     }
 
     /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
@@ -56,22 +67,27 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads);
     }
 
     public CpuOptions withCacheDir(Path dir) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads);
     }
 
     public CpuOptions withForceGuards(boolean force) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads);
+    }
+
+    /** @param threads worker threads of each device; 0 splits the cores among the devices */
+    public CpuOptions withDeviceThreads(int threads) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads);
     }
 }

@@ -26,6 +26,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
  * FAILED_PRECONDITION on the submitting thread (there is no worker left to call it).
  *
+ * <p>A launch runs only while it holds one of its device's compute slots (one per device thread):
+ * a device of one thread runs one kernel at a time across all its streams, like one core.
+ *
  * <p>{@code pending} counts accepted commands not yet completed; it is what {@link #isIdle()} reads
  * and what keeps the worker alive on close until every accepted command has had its callback.
  */
@@ -94,11 +97,18 @@ final class CpuStream implements NativeStream {
         if (closing) {
             return false;
         }
+        boolean launch = command instanceof DeviceCommand.Launch;
+        if (launch && !device.computeSlots().tryAcquire()) {
+            return false; // every thread of the device is computing: queue it instead of oversubscribing
+        }
         StreamExecutor borrowed = device.borrowInlineExecutor();
         try {
             run(borrowed, command, callback, false);
         } finally {
             device.returnInlineExecutor(borrowed);
+            if (launch) {
+                device.computeSlots().release();
+            }
         }
         return true;
     }
@@ -140,7 +150,16 @@ final class CpuStream implements NativeStream {
                     DeviceCommand command = node.command();
                     CommandCallback callback = node.callback();
                     node.release();
-                    run(executor, command, callback, true);
+                    if (command instanceof DeviceCommand.Launch) {
+                        device.computeSlots().acquireUninterruptibly();
+                        try {
+                            run(executor, command, callback, true);
+                        } finally {
+                            device.computeSlots().release();
+                        }
+                    } else {
+                        run(executor, command, callback, true);
+                    }
                     continue;
                 }
                 if (finished()) {

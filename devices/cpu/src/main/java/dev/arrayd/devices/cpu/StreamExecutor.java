@@ -56,8 +56,23 @@ final class StreamExecutor implements AutoCloseable {
                 MemorySegment.copy(src, 0, dst, 0, src.byteSize());
             }
             case DeviceCommand.Fill fill -> fill(device.segment(fill.dst(), "dst"), fill);
-            case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
+            case DeviceCommand.PeerCopy peer -> peerCopy(peer);
         }
+    }
+
+    /**
+     * A memcpy from a sibling device's slab. The source range gets the same checks as this device's
+     * own refs, by the device that owns it (so a refusal names that device and its pool).
+     */
+    private void peerCopy(DeviceCommand.PeerCopy peer) {
+        if (!(peer.srcDevice() instanceof CpuDevice from) || !device.canCopyFrom(from)) {
+            throw ArraydException.invalid("srcDevice: " + (peer.srcDevice() == null ? "null" : peer.srcDevice().id())
+                    + " (expected: another cpu device opened by the same backend as " + device.id() + ")");
+        }
+        MemorySegment src = from.segment(peer.src(), "src");
+        MemorySegment dst = device.segment(peer.dst(), "dst");
+        checkSameSize(dst.byteSize(), "dst " + peer.dst(), src.byteSize(), "src " + peer.src() + " of " + from.id());
+        MemorySegment.copy(src, 0, dst, 0, src.byteSize());
     }
 
     private static void checkSameSize(long bytes, String what, long expected, String of) {

@@ -18,4 +18,18 @@ enum CopyPath {
         }
         return peerAccess ? PEER : STAGED;
     }
+
+    /**
+     * A {@link dev.arrayd.devices.api.DeviceCommand.PeerCopy} runs on the destination's stream, in the
+     * destination's context: it goes direct only when that context may access the source's memory
+     * ({@code peers.enabled(dst, src)}), which is not implied by the other direction.
+     *
+     * @throws IllegalArgumentException for a copy within one device (that is a {@code Copy})
+     */
+    static CopyPath forPeerCopy(int srcOrdinal, int dstOrdinal, PeerAccess peers) {
+        if (srcOrdinal == dstOrdinal) {
+            throw new IllegalArgumentException("peer copy within cuda:" + srcOrdinal + " (expected: two devices)");
+        }
+        return choose(srcOrdinal, dstOrdinal, peers.enabled(dstOrdinal, srcOrdinal));
+    }
 }

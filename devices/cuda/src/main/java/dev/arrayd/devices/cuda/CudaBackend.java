@@ -33,7 +33,8 @@ import java.util.Optional;
  * copy and run PTX, and compiling CUDA C is UNAVAILABLE naming the library.
  *
  * <p>{@code openDevices(0)} opens every device, {@code openDevices(n)} the first {@code n}. Peer access is
- * enabled between every pair of opened devices that supports it.
+ * enabled between every pair of opened devices that supports it; any two of them can copy from each other
+ * ({@link dev.arrayd.devices.api.DeviceCommand.PeerCopy}), directly or through pinned staging.
  */
 public final class CudaBackend implements Backend {
 
@@ -124,7 +125,7 @@ public final class CudaBackend implements Backend {
                 CUdevice d = found.devices().get(i);
                 CUcontext ctx = new CUcontext();
                 CudaErrors.check(JCudaDriver.cuDevicePrimaryCtxRetain(ctx, d), "cuDevicePrimaryCtxRetain for cuda:" + i);
-                devices.add(new CudaDevice(new DeviceId(NAME, i), found.facts().get(i), d, ctx, options, nvrtc));
+                devices.add(new CudaDevice(new DeviceId(NAME, i), found.facts().get(i), d, ctx, options, nvrtc, this));
             }
             enablePeerAccess();
         } catch (RuntimeException e) {

@@ -29,6 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Every thread that calls the driver for this device first makes the primary context current
  * ({@link #makeCurrent()}: a thread-local store in the driver, cheap).
+ *
+ * <p>Another device opened by the same backend can always be copied from ({@link #canCopyFrom}): directly
+ * when peer access is enabled, through pinned staging otherwise (see {@link CudaStream}).
  */
 final class CudaDevice implements Device {
 
@@ -37,6 +40,7 @@ final class CudaDevice implements Device {
     private final CUdevice cuDevice;
     private final CUcontext context;
     private final CudaOptions options;
+    private final Object owner; // the backend that opened this device; peers share it
     private final StagingPool staging;
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final Object slabLock = new Object();
@@ -45,8 +49,10 @@ final class CudaDevice implements Device {
     private volatile PeerAccess peers = PeerAccess.NONE;
     private volatile boolean closed;
 
-    CudaDevice(DeviceId id, CudaDeviceFacts facts, CUdevice cuDevice, CUcontext context, CudaOptions options, boolean nvrtc) {
+    CudaDevice(DeviceId id, CudaDeviceFacts facts, CUdevice cuDevice, CUcontext context, CudaOptions options, boolean nvrtc,
+               Object owner) {
         this.info = facts.info(id, nvrtc);
+        this.owner = Objects.requireNonNull(owner, "owner");
         this.facts = facts;
         this.cuDevice = cuDevice;
         this.context = context;
@@ -91,6 +97,19 @@ final class CudaDevice implements Device {
 
     boolean canAccessPeer(CudaDevice other) {
         return peers.enabled(info.id().ordinal(), other.info.id().ordinal());
+    }
+
+    PeerAccess peers() {
+        return peers;
+    }
+
+    /**
+     * True for another device opened by the same backend (the scheduler then sends a
+     * {@link dev.arrayd.devices.api.DeviceCommand.PeerCopy} instead of staging through its own host copy).
+     */
+    @Override
+    public boolean canCopyFrom(Device src) {
+        return src instanceof CudaDevice other && other != this && other.owner == owner;
     }
 
     void makeCurrent() {
@@ -185,6 +204,21 @@ final class CudaDevice implements Device {
             CUstream s = syncStream();
             CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(to, from.host(), bytes, s), "staged copy into " + info.id());
             CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy into " + info.id());
+        }
+    }
+
+    /**
+     * Copies device memory of this device into pinned host memory and waits: the first half of a staged
+     * copy into another device without peer access. Leaves this device's context current; the caller
+     * restores its own.
+     */
+    void downloadSync(CUdeviceptr from, StagingPool.Buffer to, long bytes) {
+        synchronized (slabLock) {
+            checkOpen();
+            makeCurrent();
+            CUstream s = syncStream();
+            CudaErrors.check(JCudaDriver.cuMemcpyDtoHAsync(to.host(), from, bytes, s), "staged copy out of " + info.id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy out of " + info.id());
         }
     }
 

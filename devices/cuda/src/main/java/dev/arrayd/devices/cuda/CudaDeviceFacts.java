@@ -50,7 +50,8 @@ record CudaDeviceFacts(
     }
 
     DeviceInfo info(DeviceId id, boolean nvrtc) {
-        Set<Dialect> dialects = nvrtc ? Set.of(Dialect.CUDA_C, Dialect.PTX) : Set.of(Dialect.PTX);
+        // CUDA C and IR both go through NVRTC; PTX loads without it
+        Set<Dialect> dialects = nvrtc ? Set.of(Dialect.CUDA_C, Dialect.PTX, Dialect.IR) : Set.of(Dialect.PTX);
         return new DeviceInfo(id, name + " (sm_" + ccMajor + ccMinor + ")", totalMemoryBytes, multiprocessors,
                 maxThreadsPerBlock, List.of((long) maxBlockDims[0], (long) maxBlockDims[1], (long) maxBlockDims[2]),
                 sharedMemoryPerBlock, BASE_ALIGNMENT, EnumSet.allOf(DType.class), suggestedStreams(), integrated,

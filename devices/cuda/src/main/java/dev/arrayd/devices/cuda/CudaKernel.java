@@ -3,22 +3,32 @@ package dev.arrayd.devices.cuda;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.ir.CheckedKernel;
 import jcuda.driver.CUfunction;
 
 /**
  * An entry point of a {@link CudaKernelModule}: one {@code CUfunction} per device the module was loaded
- * on (a module is per context), indexed by device ordinal.
+ * on (a module is per context), indexed by device ordinal. An IR kernel also keeps its checked IR: its
+ * entry point is the launch wrapper of {@link CudaIrAssembler}, which takes the extents and guard words
+ * after the declared arguments.
  */
 final class CudaKernel implements Kernel {
 
     private final KernelSignature signature;
     private final CudaKernelModule module;
     private final CUfunction[] functions;
+    private final CheckedKernel ir; // null for CUDA C and PTX
 
-    CudaKernel(KernelSignature signature, CudaKernelModule module, CUfunction[] functions) {
+    CudaKernel(KernelSignature signature, CudaKernelModule module, CUfunction[] functions, CheckedKernel ir) {
         this.signature = signature;
         this.module = module;
         this.functions = functions;
+        this.ir = ir;
+    }
+
+    /** The checked IR of an IR kernel; null for native source. */
+    CheckedKernel ir() {
+        return ir;
     }
 
     @Override

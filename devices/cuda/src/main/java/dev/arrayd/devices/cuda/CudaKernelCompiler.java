@@ -9,6 +9,7 @@ import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.api.KernelModule;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.ir.CheckedKernel;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
@@ -29,8 +30,9 @@ import java.util.function.Supplier;
 
 /**
  * Compiles CUDA C with NVRTC (for {@code compute_XY} of each open device's compute capability) and loads
- * PTX with the driver's JIT, into every open device's context. IR is refused with UNIMPLEMENTED for now:
- * the hook is {@link CompilePlan#of}, where rendering IR to CUDA C becomes one more plan.
+ * PTX with the driver's JIT, into every open device's context. IR modules are validated, rendered to CUDA
+ * C with a launch wrapper per kernel ({@link CudaIrAssembler}) and compiled the same way; their kernels
+ * keep the checked IR, so each launch is checked and its guard words read back ({@link IrLaunch}).
  *
  * <p>NVRTC runs in-process, on a thread of its own, bounded by the compile timeout: past it the client
  * gets DEADLINE_EXCEEDED at once, and the abandoned compilation finishes (and is dropped) in the
@@ -61,9 +63,10 @@ final class CudaKernelCompiler implements KernelCompiler {
         this.cache = new ModuleCache(options.moduleCacheEntries());
     }
 
+    /** PTX always; CUDA C and IR only where NVRTC loads (both are compiled by it). */
     @Override
     public Set<Dialect> dialects() {
-        return Set.of(Dialect.CUDA_C, Dialect.PTX);
+        return nvrtcProblem.get().isEmpty() ? Set.of(Dialect.CUDA_C, Dialect.PTX, Dialect.IR) : Set.of(Dialect.PTX);
     }
 
     ModuleCache cache() {
@@ -105,7 +108,8 @@ final class CudaKernelCompiler implements KernelCompiler {
                 }
             }
         }
-        return load(plan.entryPoints(), open, ptxByArch, namesByArch, log.toString().strip());
+        List<CheckedKernel> ir = plan instanceof CompilePlan.Nvrtc n ? n.ir() : List.of();
+        return load(plan.entryPoints(), ir, open, ptxByArch, namesByArch, log.toString().strip());
     }
 
     private Nvrtc.Output nvrtc(CompilePlan.Nvrtc plan, String arch) {
@@ -145,7 +149,9 @@ final class CudaKernelCompiler implements KernelCompiler {
         return out;
     }
 
-    private static KernelModule load(List<KernelSignature> entryPoints, List<CudaDevice> open, Map<String, String> ptxByArch,
+    /** @param ir the checked IR kernels in entry-point order, or empty for native source */
+    private static KernelModule load(List<KernelSignature> entryPoints, List<CheckedKernel> ir, List<CudaDevice> open,
+                                     Map<String, String> ptxByArch,
                                      Map<String, List<String>> namesByArch, String log) {
         int slots = open.stream().mapToInt(d -> d.id().ordinal()).max().orElse(-1) + 1;
         CudaDevice[] byOrdinal = new CudaDevice[slots];
@@ -199,7 +205,7 @@ final class CudaKernelCompiler implements KernelCompiler {
         CudaKernelModule module = new CudaKernelModule(byOrdinal, modules, warnings.toString());
         List<Kernel> kernels = new ArrayList<>();
         for (int k = 0; k < entryPoints.size(); k++) {
-            kernels.add(new CudaKernel(entryPoints.get(k), module, functions[k]));
+            kernels.add(new CudaKernel(entryPoints.get(k), module, functions[k], ir.isEmpty() ? null : ir.get(k)));
         }
         module.setKernels(kernels);
         return module;

@@ -8,6 +8,7 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.ir.CheckedKernel;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
@@ -53,9 +54,19 @@ import java.util.concurrent.locks.LockSupport;
  * host today (it submits only ready commands); this is the mechanism kept for GPU-side chaining.
  *
  * <h2>Copies between devices</h2>
- * {@link #submitCopyTo} copies from this stream's device to another CUDA device: {@code cuMemcpyPeerAsync}
- * when peer access was enabled at open, through pinned staging otherwise ({@link CopyPath}). The SPI has no
- * cross-device command yet; the scheduler's coherence work will use this.
+ * A {@link DeviceCommand.PeerCopy} runs on a stream of the destination device and pulls from another CUDA
+ * device of the same backend: {@code cuMemcpyPeerAsync} on this stream when this device's context may
+ * access the source's memory (peer access enabled at open), otherwise chunk by chunk through pinned
+ * staging: the source device copies a chunk out on its own synchronous stream, this stream copies it in
+ * ({@link CopyPath#forPeerCopy}). {@link #submitCopyTo} is the push direction (from this stream's device
+ * to another), kept for GPU-side chaining.
+ *
+ * <h2>IR kernels</h2>
+ * A launch of an IR kernel is first checked against what its proofs assumed ({@link IrLaunch}); its
+ * entry point, the launch wrapper of {@link CudaIrAssembler}, takes the extents by value and a pointer to
+ * two guard words of this stream ({@link GuardSlots}), which are zeroed before the kernel and copied back
+ * after it on the stream. When the command completes, a guard that fired fails it with OUT_OF_RANGE
+ * naming the kernel, the buffer and the index (the out-of-range access itself was skipped).
  *
  * <p>{@link #tryRunInline} declines: a GPU command's latency is the driver's, and two thread hand-offs
  * are small beside it. Commands submitted after {@link #close()} began fail at once with FAILED_PRECONDITION.
@@ -91,6 +102,10 @@ final class CudaStream implements NativeStream {
         ArraydException failure;
         StagingPool.Buffer[] staging;
         CudaKernelModule module;
+        // an IR launch: its checked kernel, its extents and its guard slot (-1 for every other command)
+        CheckedKernel irKernel;
+        IrLaunch ir;
+        int guardSlot = -1;
         // a download's tail: chunks [copyFrom, plan.count()) wait in staging until the end event
         MemorySegment copyTo;
         ChunkPlan plan;
@@ -115,6 +130,7 @@ final class CudaStream implements NativeStream {
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
     private final ArrayDeque<CUevent> spareEvents = new ArrayDeque<>();
     private final CUevent[] chunkEvents = new CUevent[2];
+    private GuardSlots guards; // made on the first IR launch
 
     CudaStream(CudaDevice device, String name) {
         this.device = device;
@@ -268,6 +284,10 @@ final class CudaStream implements NativeStream {
                 JCudaDriver.cuEventDestroy(e);
             }
             spareEvents.clear();
+            if (guards != null) {
+                guards.close();
+                guards = null;
+            }
         } catch (Throwable t) {
             log.warn("releasing {} failed", this, t);
         }
@@ -332,7 +352,7 @@ final class CudaStream implements NativeStream {
                 }
             }
             case DeviceCommand.Fill fill -> fill(f, fill);
-            case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
+            case DeviceCommand.PeerCopy peer -> peerCopy(f, peer);
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }
     }
@@ -349,19 +369,45 @@ final class CudaStream implements NativeStream {
             throw ArraydException.invalid("kernel: " + (kernel == null ? "null" : kernel.name() + " of backend " + kernel.backend())
                     + " (expected: a kernel compiled by the cuda backend)");
         }
-        LaunchGeometry g = LaunchGeometry.of(launch.globalDims(), launch.localDims(), device.options().defaultBlockSize(),
-                device.facts().limits());
         PackedArgs args = PackedArgs.pack(k.signature(), launch.args(), device::address);
+        IrLaunch ir = k.ir() == null ? null : IrLaunch.prepare(k.ir(), launch.globalDims(), launch.localDims(), launch.args());
+        LaunchGeometry g = LaunchGeometry.of(launch.globalDims(), ir == null ? launch.localDims() : ir.localDims(),
+                device.options().defaultBlockSize(), device.facts().limits());
         CUfunction function = k.function(device);
         f.module = k.module().acquire(k.name());
-        CudaErrors.check(JCudaDriver.cuLaunchKernel(function, g.gridX(), g.gridY(), g.gridZ(), g.blockX(), g.blockY(), g.blockZ(),
-                0, stream, kernelParams(args), null), "cuLaunchKernel of " + k.name() + " on " + device.id());
+        String what = "cuLaunchKernel of " + k.name() + " on " + device.id();
+        if (ir == null) {
+            CudaErrors.check(JCudaDriver.cuLaunchKernel(function, g.gridX(), g.gridY(), g.gridZ(), g.blockX(), g.blockY(),
+                    g.blockZ(), 0, stream, kernelParams(args, null, 0), null), what);
+            return;
+        }
+        if (guards == null) {
+            guards = GuardSlots.allocate(toString());
+        }
+        int slot = guards.take();
+        CudaErrors.check(JCudaDriver.cuMemsetD32Async(guards.device(slot), 0, GuardSlots.SLOT_BYTES / 4, stream),
+                "zeroing the guard words of " + k.name() + " on " + device.id());
+        CudaErrors.check(JCudaDriver.cuLaunchKernel(function, g.gridX(), g.gridY(), g.gridZ(), g.blockX(), g.blockY(),
+                g.blockZ(), 0, stream, kernelParams(args, ir.extents(), guards.address(slot)), null), what);
+        CudaErrors.check(JCudaDriver.cuMemcpyDtoHAsync(guards.host(slot), guards.device(slot), GuardSlots.SLOT_BYTES, stream),
+                "reading the guard words of " + k.name() + " on " + device.id());
+        f.irKernel = k.ir();
+        f.ir = ir;
+        f.guardSlot = slot;
     }
 
-    /** {@code cuLaunchKernel}'s {@code void**}: one pointer per parameter to a value of the parameter's width. */
-    static Pointer kernelParams(PackedArgs args) {
-        Pointer[] each = new Pointer[args.values().length];
-        for (int i = 0; i < each.length; i++) {
+    /**
+     * {@code cuLaunchKernel}'s {@code void**}: one pointer per parameter to a value of the parameter's width;
+     * for an IR kernel ({@code extents} not null) then the extents struct and the guard words' address.
+     */
+    static Pointer kernelParams(PackedArgs args, long[] extents, long guardAddress) {
+        int declared = args.values().length;
+        Pointer[] each = new Pointer[declared + (extents == null ? 0 : 2)];
+        if (extents != null) {
+            each[declared] = Pointer.to(extents.clone());
+            each[declared + 1] = Pointer.to(new long[] {guardAddress});
+        }
+        for (int i = 0; i < declared; i++) {
             long v = args.values()[i];
             each[i] = switch (args.widths()[i]) {
                 case 1 -> Pointer.to(new byte[] {(byte) v});
@@ -490,6 +536,61 @@ final class CudaStream implements NativeStream {
         }
     }
 
+    /**
+     * {@link DeviceCommand.PeerCopy}: from {@code srcDevice} (another CUDA device of this backend) into this
+     * device, on this stream. The source range is checked by the device that owns it, so a refusal names it.
+     */
+    private void peerCopy(InFlight f, DeviceCommand.PeerCopy peer) {
+        if (!(peer.srcDevice() instanceof CudaDevice from) || !device.canCopyFrom(from)) {
+            throw ArraydException.invalid("srcDevice: " + (peer.srcDevice() == null ? "null" : peer.srcDevice().id())
+                    + " (expected: another cuda device opened by the same backend as " + device.id() + ")");
+        }
+        CudaSlab src = from.slab(peer.src(), "src", -1);
+        CudaSlab dst = device.slab(peer.dst(), "dst", -1);
+        sameSize(peer.dst().bytes(), "dst " + peer.dst(), peer.src().bytes(), "src " + peer.src() + " of " + from.id());
+        long bytes = peer.src().bytes();
+        if (bytes == 0) {
+            return;
+        }
+        String what = "peer copy " + from.id() + " " + peer.src() + " -> " + device.id() + " " + peer.dst();
+        CUdeviceptr source = src.at(peer.src().offset());
+        CUdeviceptr target = dst.at(peer.dst().offset());
+        switch (CopyPath.forPeerCopy(from.id().ordinal(), device.id().ordinal(), device.peers())) {
+            case PEER -> CudaErrors.check(JCudaDriver.cuMemcpyPeerAsync(target, device.context(), source, from.context(),
+                    bytes, stream), what);
+            case STAGED -> stagedPull(f, from, source, target, bytes, what);
+            case DEVICE_TO_DEVICE -> throw new IllegalStateException("a peer copy within " + device.id());
+        }
+    }
+
+    /**
+     * Chunk by chunk: the source device copies a chunk into one of two pinned buffers and waits for it
+     * (on its own synchronous stream), this stream copies it in; a buffer is refilled only after this
+     * stream's copy out of it (two chunks earlier) is done. Pinned memory is usable by every context
+     * (unified addressing), so the source may fill this device's staging buffers.
+     */
+    private void stagedPull(InFlight f, CudaDevice from, CUdeviceptr source, CUdeviceptr target, long bytes, String what) {
+        ChunkPlan plan = new ChunkPlan(bytes, device.staging().chunkBytes());
+        StagingPool.Buffer[] buffers = staging(f, plan.buffersNeeded());
+        try {
+            for (int i = 0; i < plan.count(); i++) {
+                int b = i % buffers.length;
+                if (i >= buffers.length) {
+                    CudaErrors.check(JCudaDriver.cuEventSynchronize(chunkEvents[b]), what);
+                }
+                from.downloadSync(source.withByteOffset(plan.offset(i)), buffers[b], plan.length(i));
+                device.makeCurrent();
+                CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(target.withByteOffset(plan.offset(i)), buffers[b].host(),
+                        plan.length(i), stream), what);
+                if (plan.count() > buffers.length) {
+                    CudaErrors.check(JCudaDriver.cuEventRecord(chunkEvents[b], stream), what);
+                }
+            }
+        } finally {
+            device.makeCurrent();
+        }
+    }
+
     private void copyTo(InFlight f, PeerCopy copy) {
         CudaSlab src = device.slab(copy.src(), "src", -1);
         CudaSlab dst = copy.dstDevice().slab(copy.dst(), "dst", -1);
@@ -541,6 +642,9 @@ final class CudaStream implements NativeStream {
                     for (int i = f.copyFrom; i < f.plan.count(); i++) {
                         MemorySegment.copy(f.staging[i % f.staging.length].segment(), 0, f.copyTo, f.plan.offset(i), f.plan.length(i));
                     }
+                }
+                if (f.guardSlot >= 0) {
+                    f.failure = f.ir.failure(f.irKernel, guards.word(f.guardSlot, 0), guards.word(f.guardSlot, 1));
                 }
             }
         }

@@ -6,7 +6,9 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.conformance.AbstractDeviceConformanceTest;
+import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.ir.IrSamples;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -18,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** PTX-vs-CUDA-C dispatch, refusals, NVRTC options and the content-hash key. */
+/** PTX / CUDA C / IR dispatch, refusals, NVRTC options and the content-hash key. */
 class CompilePlanTest {
 
     private static final List<KernelSignature> VADD = List.of(AbstractDeviceConformanceTest.cannedSignature("vadd"));
@@ -50,15 +52,48 @@ class CompilePlanTest {
     }
 
     @Test
-    void irIsUnimplementedForNowAndOtherDialectsAreRefused() {
-        ArraydException ir = assertThrows(ArraydException.class, () -> CompilePlan.of(
+    void irIsRenderedWithItsWrappersForNvrtcWithoutContraction() {
+        KernelSource source = KernelSource.ir(new IrModule(List.of(IrSamples.saxpy(), IrSamples.matmul())));
+        CompilePlan.Nvrtc nvrtc = assertInstanceOf(CompilePlan.Nvrtc.class, CompilePlan.of(source, Optional.empty()));
+        assertEquals(List.of(IrSamples.saxpy().signature(), IrSamples.matmul().signature()), nvrtc.entryPoints());
+        assertEquals(List.of("saxpy", "matmul"), nvrtc.ir().stream().map(k -> k.name()).toList());
+        assertEquals(CudaIrAssembler.assemble(nvrtc.ir()), nvrtc.unit());
+        assertEquals(List.of("--std=c++17", "--generate-line-info", "--fmad=false", "--prec-div=true", "--prec-sqrt=true",
+                "--ftz=false", "--gpu-architecture=compute_90"), nvrtc.optionsFor("compute_90"));
+        // entry points may be given, but then they must be the kernels' own signatures
+        KernelSource named = new KernelSource(Dialect.IR, "", List.of(IrSamples.saxpy().signature()),
+                new IrModule(List.of(IrSamples.saxpy())));
+        assertEquals(List.of(IrSamples.saxpy().signature()), CompilePlan.of(named, Optional.empty()).entryPoints());
+        assertTrue(CompilePlan.of(new KernelSource(Dialect.CUDA_C, CudaKernels.source("vadd"), VADD), Optional.empty()) instanceof
+                CompilePlan.Nvrtc c && c.ir().isEmpty(), "CUDA C has no IR");
+    }
+
+    @Test
+    void irNeedsNvrtcAndAValidModule() {
+        KernelSource saxpy = KernelSource.ir(new IrModule(List.of(IrSamples.saxpy())));
+        ArraydException missing = assertThrows(ArraydException.class,
+                () -> CompilePlan.of(saxpy, Optional.of("NVRTC library libnvrtc.so.12 not found")));
+        assertEquals(ErrorCode.UNAVAILABLE, missing.code());
+        assertTrue(missing.getMessage().contains("IR") && missing.getMessage().contains("libnvrtc.so.12"), missing::getMessage);
+        ArraydException empty = assertThrows(ArraydException.class, () -> CompilePlan.of(
                 KernelSource.ir(new IrModule(List.of())), Optional.empty()));
-        assertEquals(ErrorCode.UNIMPLEMENTED, ir.code());
-        assertTrue(ir.getMessage().startsWith("dialect: IR"), ir::getMessage);
+        assertEquals(ErrorCode.INVALID_ARGUMENT, empty.code());
+        ArraydException badName = assertThrows(ArraydException.class, () -> CompilePlan.of(KernelSource.ir(new IrModule(List.of(
+                new IrKernel("arrayd_x", List.of(), 1, List.of(), List.of())))), Optional.empty()));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, badName.code());
+        assertTrue(badName.getMessage().contains("\"arrayd_x\""), badName::getMessage);
+        ArraydException wrongEntries = assertThrows(ArraydException.class, () -> CompilePlan.of(
+                new KernelSource(Dialect.IR, "", VADD, new IrModule(List.of(IrSamples.saxpy()))), Optional.empty()));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, wrongEntries.code());
+        assertTrue(wrongEntries.getMessage().startsWith("entryPoints: "), wrongEntries::getMessage);
+    }
+
+    @Test
+    void otherDialectsAreRefused() {
         ArraydException c = assertThrows(ArraydException.class, () -> CompilePlan.of(
                 new KernelSource(Dialect.OPENCL_C, "kernel void vadd() {}", VADD), Optional.empty()));
         assertEquals(ErrorCode.INVALID_ARGUMENT, c.code());
-        assertEquals("dialect: OPENCL_C (expected: CUDA_C or PTX for the cuda backend)", c.getMessage());
+        assertEquals("dialect: OPENCL_C (expected: CUDA_C, PTX or IR for the cuda backend)", c.getMessage());
     }
 
     @Test

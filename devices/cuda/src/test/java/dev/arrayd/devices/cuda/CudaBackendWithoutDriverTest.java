@@ -73,6 +73,7 @@ class CudaBackendWithoutDriverTest {
     void missingNvrtcIsNamedExactly() {
         try (CudaBackend backend = new CudaBackend(CudaOptions.defaults().withNvrtcLibrary("libarrayd-test-no-such-nvrtc.so.12"))) {
             assertEquals(Optional.of("NVRTC library libarrayd-test-no-such-nvrtc.so.12 not found"), backend.nvrtcProblem());
+            assertEquals(java.util.Set.of(Dialect.PTX), backend.compiler().dialects(), "CUDA C and IR need NVRTC");
         }
         Assumptions.assumeFalse(loads(CudaOptions.NVRTC_LIBRARY), "libnvrtc.so.12 is installed here");
         assertEquals(Optional.of("NVRTC library libnvrtc.so.12 not found"), LibraryProbe.nvrtcProblem(CudaOptions.NVRTC_LIBRARY));

@@ -72,6 +72,19 @@ class TransferPlansTest {
     }
 
     @Test
+    void aPeerCopyGoesDirectOnlyWhenTheDestinationMayReadTheSource() {
+        // enabled[a][b]: a's context may access b's memory; only 1 -> 0 is enabled here
+        PeerAccess peers = new PeerAccess(new boolean[][] {{false, false}, {true, false}});
+        assertEquals(CopyPath.PEER, CopyPath.forPeerCopy(0, 1, peers), "on cuda:1's stream, reading cuda:0: allowed");
+        assertEquals(CopyPath.STAGED, CopyPath.forPeerCopy(1, 0, peers), "on cuda:0's stream, reading cuda:1: not enabled");
+        assertEquals(CopyPath.STAGED, CopyPath.forPeerCopy(0, 1, PeerAccess.NONE));
+        assertEquals(CopyPath.STAGED, CopyPath.forPeerCopy(3, 7, peers), "devices past the table have no peer access");
+        IllegalArgumentException same = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> CopyPath.forPeerCopy(2, 2, peers));
+        assertTrue(same.getMessage().contains("cuda:2"), same::getMessage);
+    }
+
+    @Test
     void deviceInfoComesFromTheAttributes() {
         CudaDeviceFacts facts = new CudaDeviceFacts("NVIDIA H100 80GB HBM3", 9, 0, 85L << 30, 132, 1024, new int[] {1024, 1024, 64},
                 new long[] {Integer.MAX_VALUE, 65535, 65535}, 48 * 1024, 3, true, false);
@@ -85,7 +98,7 @@ class TransferPlansTest {
         assertEquals(256, info.baseAlignment());
         assertEquals(4, info.suggestedStreams());
         assertFalse(info.unifiedMemory());
-        assertEquals(Set.of(Dialect.CUDA_C, Dialect.PTX), info.dialects());
+        assertEquals(Set.of(Dialect.CUDA_C, Dialect.PTX, Dialect.IR), info.dialects());
         assertTrue(info.dtypes().contains(DType.F64));
         assertEquals(3, info.maxGridDims());
         assertEquals("compute_90", facts.arch());

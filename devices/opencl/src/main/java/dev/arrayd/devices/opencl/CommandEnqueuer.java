@@ -4,9 +4,11 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import org.jocl.CL;
 import org.jocl.Pointer;
+import org.jocl.Sizeof;
 import org.jocl.cl_command_queue;
 import org.jocl.cl_event;
 import org.jocl.cl_kernel;
@@ -30,10 +32,12 @@ final class CommandEnqueuer {
 
     private final OpenClDevice device;
     private final cl_command_queue queue;
+    private final GuardBuffers guards;
 
-    CommandEnqueuer(OpenClDevice device, cl_command_queue queue) {
+    CommandEnqueuer(OpenClDevice device, cl_command_queue queue, GuardBuffers guards) {
         this.device = device;
         this.queue = queue;
+        this.guards = guards;
     }
 
     void enqueue(InFlight f) {
@@ -190,7 +194,18 @@ final class CommandEnqueuer {
             throw ArraydException.invalid("kernel: " + (kernel == null ? "null" : kernel.name() + " of backend "
                     + kernel.backend()) + " (expected: a kernel compiled by the opencl backend)");
         }
-        LaunchDims.check(launch.globalDims(), launch.localDims(), device.info());
+        long[] local = launch.localDims();
+        long[] extents = null;
+        if (k.ir() != null) {
+            if (launch.globalDims() == null) {
+                throw ArraydException.invalid("globalDims: null (expected: " + k.ir().kernel().gridDims() + " dims, as kernel "
+                        + k.name() + " declares)");
+            }
+            LaunchArgs.checkCount(k.signature(), launch.args()); // the IR's checks below read the arguments
+            extents = extents(k, launch);
+            local = k.ir().checkLaunch(launch.globalDims(), local, launch.args(), extents);
+        }
+        LaunchDims.check(launch.globalDims(), local, device.info());
         OpenClKernelModule module = k.module();
         if (!module.acquire()) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
@@ -204,17 +219,41 @@ final class CommandEnqueuer {
             }
             cl_kernel handle = pool.borrow();
             try {
-                LaunchArgs.set(handle, k, launch.args(), device);
+                LaunchArgs.set(handle, k, launch.args(), device, extents);
+                if (k.guardArg() >= 0) {
+                    // the record belongs to the command from here on: its completion reads and returns it
+                    MemorySegment words = f.stage(LaunchGuard.BYTES);
+                    f.guard = new LaunchGuard(k.ir(), extents, guards.take(), words);
+                    CL.clSetKernelArg(handle, k.guardArg(), Sizeof.cl_mem, Pointer.to(f.guard.mem()));
+                }
                 long[] global = launch.globalDims().clone();
-                long[] local = launch.localDims() == null ? null : launch.localDims().clone();
+                local = local == null ? null : local.clone();
                 cl_event ev = new cl_event();
                 CL.clEnqueueNDRangeKernel(queue, handle, global.length, null, global, local, 0, null, ev);
                 f.track(ev);
             } finally {
                 pool.giveBack(handle);
             }
+            if (f.guard != null) {
+                cl_event ev = new cl_event();
+                CL.clEnqueueReadBuffer(queue, f.guard.mem(), false, 0, LaunchGuard.BYTES,
+                        Pointer.to(f.guard.words().asByteBuffer()), 0, null, ev);
+                f.track(ev);
+            }
         } finally {
             module.release();
         }
+    }
+
+    /** Element counts of the buffer arguments by parameter position (0 where the argument is not a buffer). */
+    private static long[] extents(OpenClKernel k, DeviceCommand.Launch launch) {
+        var params = k.signature().params();
+        long[] out = new long[params.size()];
+        for (int i = 0; i < out.length; i++) {
+            if (params.get(i).isBuffer() && launch.args().get(i) instanceof KernelArg.Buffer b && b.ref() != null) {
+                out[i] = b.ref().bytes() / params.get(i).dtype().byteSize();
+            }
+        }
+        return out;
     }
 }

@@ -12,8 +12,9 @@ import java.lang.foreign.MemorySegment;
 /**
  * One command between its enqueue and its callback, owned by its stream's worker. It keeps the
  * first and the last OpenCL event of what was enqueued for it (a command may take several enqueues:
- * chunks of a large transfer, a fill's unaligned ends), host staging memory the driver may still be
- * reading or writing, and a failure found while enqueuing, reported in turn like any completion.
+ * chunks of a large transfer, a fill's unaligned ends, an IR kernel and the read of its guard record),
+ * host staging memory the driver may still be reading or writing, and a failure found while
+ * enqueuing, reported in turn like any completion.
  */
 final class InFlight {
 
@@ -27,6 +28,8 @@ final class InFlight {
     /** For a download into heap memory: where the staged bytes go once the read completed. */
     MemorySegment copyBackFrom;
     MemorySegment copyBackTo;
+    /** For a launch of an IR kernel with guards: its guard record, read back after the kernel. */
+    LaunchGuard guard;
 
     InFlight(DeviceCommand command, CommandCallback callback) {
         this.command = command;

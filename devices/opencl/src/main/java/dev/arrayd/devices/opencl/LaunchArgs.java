@@ -13,25 +13,27 @@ import java.util.List;
 
 /**
  * Checks launch arguments against the declared signature and sets them on a borrowed kernel object:
- * a buffer as its slab's {@code cl_mem} and its byte offset (see {@link OpenClSourceAssembler}), a
- * scalar at its dtype's width. A bad argument is INVALID_ARGUMENT (OUT_OF_RANGE for a range outside its
- * slab) naming {@code args[i]} and the parameter; the kernel object may then hold some arguments of
- * this launch, which is harmless: every launch sets all of them.
+ * a buffer as its slab's {@code cl_mem} and its byte offset (see {@link OpenClSourceAssembler}), then,
+ * for an IR kernel, its element count ({@link IrProgramAssembler}); a scalar at its dtype's width.
+ * An IR kernel's buffer must start at a multiple of its element size (OpenCL C pointers must be
+ * aligned to their type; buffers the scheduler places always are). A bad argument is INVALID_ARGUMENT
+ * (OUT_OF_RANGE for a range outside its slab) naming {@code args[i]} and the parameter; the kernel
+ * object may then hold some arguments of this launch, which is harmless: every launch sets all of them.
  */
 final class LaunchArgs {
 
     private LaunchArgs() {}
 
-    static void set(cl_kernel kernel, OpenClKernel k, List<KernelArg> values, OpenClDevice device) {
-        KernelSignature signature = k.signature();
-        List<KernelParam> params = signature.params();
-        if (values == null || values.size() != params.size()) {
-            throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
-                    + " (expected: " + params.size() + " for " + describe(signature) + ")");
-        }
+    /** {@code extents}: the element counts of an IR kernel's buffer arguments by position, null for OpenCL C. */
+    static void set(cl_kernel kernel, OpenClKernel k, List<KernelArg> values, OpenClDevice device, long[] extents) {
+        checkCount(k.signature(), values);
+        List<KernelParam> params = k.signature().params();
         // checked in full before the first clSetKernelArg, so a refused launch costs no driver calls
         for (int i = 0; i < params.size(); i++) {
             check(i, params.get(i), values.get(i), device);
+            if (extents != null && values.get(i) instanceof KernelArg.Buffer b) {
+                checkAligned(i, params.get(i), b);
+            }
         }
         int[] at = k.argIndexes();
         for (int i = 0; i < params.size(); i++) {
@@ -40,10 +42,21 @@ final class LaunchArgs {
                     ClSlab slab = device.slab(buffer.ref(), "args", i);
                     CL.clSetKernelArg(kernel, at[i], Sizeof.cl_mem, Pointer.to(slab.mem()));
                     CL.clSetKernelArg(kernel, at[i] + 1, Sizeof.cl_ulong, Pointer.to(new long[] {buffer.ref().offset()}));
+                    if (extents != null) {
+                        CL.clSetKernelArg(kernel, at[i] + 2, Sizeof.cl_long, Pointer.to(new long[] {extents[i]}));
+                    }
                 }
                 case KernelArg.Scalar scalar -> setScalar(kernel, at[i], scalar);
                 case null -> throw new IllegalStateException("checked above");
             }
+        }
+    }
+
+    /** INVALID_ARGUMENT unless there is one argument per declared parameter. */
+    static void checkCount(KernelSignature signature, List<KernelArg> values) {
+        if (values == null || values.size() != signature.params().size()) {
+            throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
+                    + " (expected: " + signature.params().size() + " for " + describe(signature) + ")");
         }
     }
 
@@ -78,6 +91,16 @@ final class LaunchArgs {
                 }
             }
             case null -> throw ArraydException.invalid("args[" + i + "]: null (expected: " + describe(param) + ")");
+        }
+    }
+
+    /** An IR kernel's pointer to a buffer must be aligned to its element type (OpenCL C leaves anything else undefined). */
+    private static void checkAligned(int i, KernelParam param, KernelArg.Buffer buffer) {
+        int size = param.dtype().byteSize();
+        if (buffer.ref().offset() % size != 0) {
+            throw ArraydException.invalid("args[" + i + "]: buffer " + buffer.ref() + " at byte offset " + buffer.ref().offset()
+                    + " (expected: a multiple of " + size + ", the size of " + param.dtype().wireName() + ", for "
+                    + describe(param) + " of an IR kernel)");
         }
     }
 

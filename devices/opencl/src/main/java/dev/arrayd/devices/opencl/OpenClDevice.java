@@ -31,6 +31,8 @@ final class OpenClDevice implements Device {
 
     private final DeviceInfo info;
     private final long maxAllocBytes;
+    private final boolean exactDivideSqrt;
+    private final List<String> irMissing;
     private final ClContext context;
     private final cl_device_id clDevice;
     private final BinaryCache binaries;
@@ -43,6 +45,8 @@ final class OpenClDevice implements Device {
     OpenClDevice(ClDeviceFacts facts, ClContext context, cl_device_id clDevice, int binaryCacheEntries) {
         this.info = facts.info();
         this.maxAllocBytes = facts.maxAllocBytes();
+        this.exactDivideSqrt = facts.exactDivideSqrt();
+        this.irMissing = facts.irMissing();
         this.context = context;
         this.clDevice = clDevice;
         this.binaries = new BinaryCache(binaryCacheEntries);
@@ -65,6 +69,16 @@ final class OpenClDevice implements Device {
 
     cl_device_id clDevice() {
         return clDevice;
+    }
+
+    /** See {@link ClDeviceFacts#exactDivideSqrt()}. */
+    boolean exactDivideSqrt() {
+        return exactDivideSqrt;
+    }
+
+    /** What the device lacks for IR kernels; empty when it runs them. */
+    List<String> irMissing() {
+        return irMissing;
     }
 
     BinaryCache binaries() {

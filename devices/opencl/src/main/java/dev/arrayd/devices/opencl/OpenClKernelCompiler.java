@@ -9,6 +9,9 @@ import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.api.KernelModule;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.ir.CheckedKernel;
+import dev.arrayd.devices.api.ir.GroupPhases;
+import dev.arrayd.devices.api.ir.IrValidator;
 import org.jocl.CL;
 import org.jocl.CLException;
 import org.jocl.Pointer;
@@ -55,24 +58,40 @@ import java.util.function.Supplier;
  *       bits) for f16 and bf16.</li>
  *   <li>Work-item functions ({@code get_global_id}, {@code get_local_id}, {@code get_group_id},
  *       {@code barrier}, ...) work as in any kernel. {@code __local} variables are not allowed in a
- *       non-kernel function by OpenCL C 1.2, so kernels that need work-group local memory wait for the
- *       IR (its renderer emits the {@code __kernel} itself).</li>
+ *       non-kernel function by OpenCL C 1.2, so kernels that need work-group local memory are written
+ *       in the IR (whose {@code __kernel} arrayd generates whole, local arrays included).</li>
  *   <li>{@code cl_khr_fp64} and {@code cl_khr_fp16} are enabled where the device has them.</li>
  *   <li>Build logs name the user's source {@code kernel.cl} with the user's own line numbers; problems
  *       in generated code are reported against {@code arrayd-wrappers.cl}.</li>
  * </ul>
  *
- * <p>{@link Dialect#IR} is refused with UNIMPLEMENTED until the IR's OpenCL C renderer is wired in:
- * that is the hook (render, then build exactly like native source).
+ * <h2>IR kernels</h2>
+ * {@link Dialect#IR} modules are validated ({@link IrValidator}), rendered by the IR's OpenCL C
+ * renderer and given arrayd's launch convention ({@link IrProgramAssembler}), then built exactly like
+ * native source. They need {@code cl_khr_fp64} and {@code cl_khr_int64_base_atomics} on every open
+ * device ({@link ClDeviceFacts#irMissing()}): without them IR is not among {@link #dialects()} and a
+ * compile is UNIMPLEMENTED naming the device. They are built with {@value #IR_BUILD_OPTIONS}, and with
+ * {@value #IR_EXACT_DIVIDE_SQRT} where every device of the context supports it, so that f32 division
+ * and square root round like the interpreter's. Local arrays beyond a device's local memory are
+ * INVALID_ARGUMENT at compile.
  *
- * <p>Each device keeps the binaries it built, by hash of the program text ({@link BinaryCache}); a
- * compile whose binaries are all cached builds from them. A build runs on its own thread and is
- * bounded by the compile timeout.
+ * <p>Each device keeps the binaries it built, by hash of the program text and build options
+ * ({@link BinaryCache}); a compile whose binaries are all cached builds from them. A build runs on
+ * its own thread and is bounded by the compile timeout.
  */
 final class OpenClKernelCompiler implements KernelCompiler {
 
-    /** Build options given to every {@code clBuildProgram}; part of the cache key. */
+    /** Build options of OpenCL C source; part of the cache key. */
     static final String BUILD_OPTIONS = "";
+
+    /**
+     * Build options of IR modules: no warnings (generated code: an unused parameter or variable means
+     * nothing to the kernel's author, and would only fill the module's diagnostics).
+     */
+    static final String IR_BUILD_OPTIONS = "-w";
+
+    /** Added to IR builds where every device of the context rounds f32 division and sqrt correctly. */
+    static final String IR_EXACT_DIVIDE_SQRT = "-cl-fp32-correctly-rounded-divide-sqrt";
 
     static final int DIAGNOSTICS_LIMIT = 64 * 1024;
 
@@ -87,9 +106,15 @@ final class OpenClKernelCompiler implements KernelCompiler {
         this.devices = devices;
     }
 
+    /** OpenCL C, and IR unless an open device lacks what IR kernels need. */
     @Override
     public Set<Dialect> dialects() {
-        return Set.of(Dialect.OPENCL_C);
+        for (OpenClDevice d : devices.get()) {
+            if (!d.irMissing().isEmpty()) {
+                return Set.of(Dialect.OPENCL_C);
+            }
+        }
+        return Set.of(Dialect.OPENCL_C, Dialect.IR);
     }
 
     /** Builds from source so far (not from cached binaries); for tests. */
@@ -97,10 +122,38 @@ final class OpenClKernelCompiler implements KernelCompiler {
         return builds.get();
     }
 
+    /**
+     * What the driver is given for a module: the program text and its entry points, with the checked
+     * IR kernels in entry-point order (null for OpenCL C).
+     */
+    private record Unit(String text, List<KernelSignature> entryPoints, List<CheckedKernel> ir) {}
+
+    /**
+     * Validates {@code source} and assembles its program text; a pure function of the source.
+     *
+     * @throws ArraydException INVALID_ARGUMENT for a bad IR module, entry point or dialect
+     */
+    private static Unit unit(KernelSource source) {
+        if (source.dialect() == Dialect.IR) {
+            List<CheckedKernel> checked = IrValidator.check(source.ir(), "ir");
+            List<KernelSignature> entries = checked.stream().map(k -> k.kernel().signature()).toList();
+            if (!source.entryPoints().isEmpty() && !source.entryPoints().equals(entries)) {
+                throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
+                        + "signatures " + entries + ")");
+            }
+            checkEntryPoints(entries);
+            return new Unit(IrProgramAssembler.assemble(checked), entries, List.copyOf(checked));
+        }
+        if (source.dialect() != Dialect.OPENCL_C) {
+            throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: OPENCL_C or IR for the opencl backend)");
+        }
+        checkEntryPoints(source.entryPoints());
+        return new Unit(OpenClSourceAssembler.assemble(source.source(), source.entryPoints()), source.entryPoints(), null);
+    }
+
     @Override
     public KernelModule compile(KernelSource source) {
-        checkDialect(source.dialect());
-        checkEntryPoints(source.entryPoints());
+        Unit unit = unit(source);
         Optional<String> reason = unavailableReason.get();
         if (reason.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "opencl backend cannot compile: " + reason.get());
@@ -113,19 +166,20 @@ final class OpenClKernelCompiler implements KernelCompiler {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
                     "opencl: no device is open (expected: openDevices before compile)");
         }
-        String unit = OpenClSourceAssembler.assemble(source.source(), source.entryPoints());
-        String hash = sha256(unit + "\0" + BUILD_OPTIONS);
+        if (unit.ir() != null) {
+            byContext.values().forEach(devs -> devs.forEach(d -> checkIrDevice(d, unit.ir())));
+        }
 
         int contexts = byContext.keySet().stream().mapToInt(ClContext::index).max().orElse(0) + 1;
         cl_program[] programs = new cl_program[contexts];
         ClContext[] built = new ClContext[contexts];
-        List<KernelSignature> entries = source.entryPoints();
+        List<KernelSignature> entries = unit.entryPoints();
         KernelPool[][] pools = new KernelPool[contexts][];
         StringBuilder warnings = new StringBuilder();
         try {
             for (Map.Entry<ClContext, List<OpenClDevice>> e : byContext.entrySet()) {
                 int at = e.getKey().index();
-                Built b = build(e.getKey(), e.getValue(), unit, hash);
+                Built b = build(e.getKey(), e.getValue(), unit.text(), buildOptions(unit, e.getValue()));
                 programs[at] = b.program();
                 built[at] = e.getKey();
                 warnings.append(b.log());
@@ -159,24 +213,45 @@ final class OpenClKernelCompiler implements KernelCompiler {
         OpenClKernelModule module = new OpenClKernelModule(built, programs, pools, warnings.toString());
         List<Kernel> kernels = new ArrayList<>(entries.size());
         for (int k = 0; k < entries.size(); k++) {
-            kernels.add(new OpenClKernel(entries.get(k), module, k, OpenClSourceAssembler.argIndexes(entries.get(k))));
+            if (unit.ir() == null) {
+                kernels.add(new OpenClKernel(entries.get(k), module, k, OpenClSourceAssembler.argIndexes(entries.get(k))));
+            } else {
+                CheckedKernel ck = unit.ir().get(k);
+                kernels.add(new OpenClKernel(entries.get(k), module, k, IrProgramAssembler.argIndexes(ck), ck,
+                        IrProgramAssembler.guardArg(ck)));
+            }
         }
         module.setKernels(kernels);
         return module;
     }
 
     /**
-     * The IR hook: IR is refused as UNIMPLEMENTED until its OpenCL C renderer is wired in here (render
-     * the module, then build the text like native source); any other non-OpenCL dialect is a mistake.
+     * UNIMPLEMENTED when {@code d} lacks what IR kernels need; INVALID_ARGUMENT when a kernel's local
+     * arrays do not fit its local memory.
      */
-    static void checkDialect(Dialect dialect) {
-        if (dialect == Dialect.IR) {
-            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "dialect: IR (the opencl backend compiles OPENCL_C "
-                    + "for now; IR kernels come with the IR's OpenCL C renderer)");
+    private static void checkIrDevice(OpenClDevice d, List<CheckedKernel> kernels) {
+        if (!d.irMissing().isEmpty()) {
+            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "dialect: IR on " + d.id() + " (" + d.info().name()
+                    + "), which lacks " + d.irMissing() + " (expected: cl_khr_fp64 and cl_khr_int64_base_atomics on every"
+                    + " open OpenCL device for IR kernels)");
         }
-        if (dialect != Dialect.OPENCL_C) {
-            throw ArraydException.invalid("dialect: " + dialect + " (expected: OPENCL_C for the opencl backend)");
+        for (int i = 0; i < kernels.size(); i++) {
+            CheckedKernel k = kernels.get(i);
+            long local = GroupPhases.localBytes(k);
+            if (local > d.info().localMemoryBytes()) {
+                throw ArraydException.invalid("ir.kernels[" + i + "]: kernel " + k.name() + " has " + local
+                        + " bytes of local arrays (expected: at most " + d.info().localMemoryBytes() + ", the local memory of "
+                        + d.id() + ")");
+            }
         }
+    }
+
+    private static String buildOptions(Unit unit, List<OpenClDevice> devs) {
+        if (unit.ir() == null) {
+            return BUILD_OPTIONS;
+        }
+        return devs.stream().allMatch(OpenClDevice::exactDivideSqrt) ? IR_BUILD_OPTIONS + " " + IR_EXACT_DIVIDE_SQRT
+                : IR_BUILD_OPTIONS;
     }
 
     private static void checkEntryPoints(List<KernelSignature> entryPoints) {
@@ -196,7 +271,8 @@ final class OpenClKernelCompiler implements KernelCompiler {
     private record Built(cl_program program, String log) {}
 
     /** Builds for {@code devs} of {@code context}, from cached binaries when every device has one. */
-    private Built build(ClContext context, List<OpenClDevice> devs, String unit, String hash) {
+    private Built build(ClContext context, List<OpenClDevice> devs, String unit, String options) {
+        String hash = sha256(unit + "\0" + options);
         cl_device_id[] ids = devs.stream().map(OpenClDevice::clDevice).toArray(cl_device_id[]::new);
         byte[][] binaries = new byte[devs.size()][];
         boolean allCached = true;
@@ -207,7 +283,7 @@ final class OpenClKernelCompiler implements KernelCompiler {
         if (allCached) {
             try {
                 cl_program program = createFromBinaries(context, ids, binaries);
-                runBuild(program, ids, devs);
+                runBuild(program, ids, devs, options);
                 return new Built(program, "");
             } catch (CLException | CompileException e) {
                 // a binary the driver no longer takes (it should not happen in one process): build from source
@@ -216,7 +292,7 @@ final class OpenClKernelCompiler implements KernelCompiler {
         cl_program program = CL.clCreateProgramWithSource(context.context(), 1, new String[] {unit},
                 new long[] {unit.getBytes(StandardCharsets.UTF_8).length}, null);
         builds.incrementAndGet();
-        runBuild(program, ids, devs);
+        runBuild(program, ids, devs, options);
         String log = logs(program, devs);
         storeBinaries(program, devs, hash);
         return new Built(program, log);
@@ -236,13 +312,13 @@ final class OpenClKernelCompiler implements KernelCompiler {
      * cancelled: one that outlives the wait is abandoned and its thread releases the program when
      * the driver returns.
      */
-    private void runBuild(cl_program program, cl_device_id[] ids, List<OpenClDevice> devs) {
+    private void runBuild(cl_program program, cl_device_id[] ids, List<OpenClDevice> devs, String options) {
         final int running = 0;
         final int finished = 1;
         final int abandoned = 2;
         AtomicInteger state = new AtomicInteger(running);
         FutureTask<Void> task = new FutureTask<>(() -> {
-            CL.clBuildProgram(program, ids.length, ids, BUILD_OPTIONS, null, null);
+            CL.clBuildProgram(program, ids.length, ids, options, null, null);
             return null;
         });
         Thread.ofPlatform().name("arrayd-opencl-build").daemon().start(() -> {

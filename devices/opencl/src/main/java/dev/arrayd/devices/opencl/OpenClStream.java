@@ -57,6 +57,7 @@ final class OpenClStream implements NativeStream {
     private final String name;
     private final cl_command_queue queue;
     private final CommandEnqueuer enqueuer;
+    private final GuardBuffers guards; // worker only
     private final CommandQueue submitted = new CommandQueue();
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>(); // worker only
     private final AtomicLong pending = new AtomicLong();
@@ -68,7 +69,8 @@ final class OpenClStream implements NativeStream {
         this.device = device;
         this.name = name;
         this.queue = createQueue(device);
-        this.enqueuer = new CommandEnqueuer(device, queue);
+        this.guards = new GuardBuffers(device);
+        this.enqueuer = new CommandEnqueuer(device, queue, guards);
         this.worker = new Thread(this::serve, "arrayd-opencl" + device.id().ordinal() + "-stream-" + name);
         worker.setDaemon(true);
         worker.start();
@@ -172,6 +174,7 @@ final class OpenClStream implements NativeStream {
         } finally {
             try {
                 CL.clFinish(queue);
+                guards.releaseAll();
                 CL.clReleaseCommandQueue(queue);
             } catch (CLException e) {
                 log.warn("releasing the command queue of {} failed: {}", this, ClInfo.errorName(e.getStatus()));
@@ -220,7 +223,18 @@ final class OpenClStream implements NativeStream {
                 if (f.copyBackTo != null) {
                     f.copyBackTo.copyFrom(f.copyBackFrom);
                 }
+                if (f.guard != null) {
+                    f.failure = f.guard.failure();
+                }
             }
+        }
+        if (f.guard != null) {
+            try {
+                guards.giveBack(f.guard.mem(), f.failure == null);
+            } catch (CLException e) {
+                log.warn("releasing a guard record of {} failed: {}", this, ClInfo.errorName(e.getStatus()));
+            }
+            f.guard = null;
         }
         if (nanos < 0) {
             nanos = System.nanoTime() - f.enqueuedNanos;
