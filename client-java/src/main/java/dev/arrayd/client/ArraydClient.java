@@ -6,10 +6,14 @@ import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.ListDevicesResponse;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptors;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.TlsChannelCredentials;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,10 +43,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code thenApplyAsync(fn, yourExecutor)}) for heavy work. Besides the transport, the client owns one
  * daemon thread that sends the sessions' lease pings.
  *
- * <p><b>Defaults.</b> Plaintext; maximum message size 64 MiB in both directions (bulk data travels in
- * Upload commands of 1 MiB and Download commands of 4 MiB, and the daemon closes a completions
- * message once it carries 8 MiB of data, so at least 16 MiB is required); no bearer token; close
- * timeout 10 s.
+ * <p><b>Defaults.</b> Plaintext ({@link Builder#tls} for TLS); maximum message size 64 MiB in both
+ * directions (bulk data travels in Upload commands of 1 MiB and Download commands of 4 MiB, and the
+ * daemon closes a completions message once it carries 8 MiB of data, so at least 16 MiB is required);
+ * no bearer token; close timeout 10 s.
  */
 public final class ArraydClient implements AutoCloseable {
 
@@ -60,7 +64,7 @@ public final class ArraydClient implements AutoCloseable {
 
     private ArraydClient(Builder b) {
         this.channel = b.channel != null ? b.channel
-                : Grpc.newChannelBuilder(b.target, InsecureChannelCredentials.create())
+                : Grpc.newChannelBuilder(b.target, b.credentials)
                         .directExecutor()
                         .maxInboundMessageSize(b.maxMessageBytes)
                         .build();
@@ -203,12 +207,16 @@ public final class ArraydClient implements AutoCloseable {
         private ManagedChannel channel;
         private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
         private String bearerToken;
+        private ChannelCredentials credentials = InsecureChannelCredentials.create();
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
 
         private Builder() {
         }
 
-        /** The daemon's address, e.g. {@code "127.0.0.1:7700"} or {@code "dns:///arrayd:7700"}; plaintext. */
+        /**
+         * The daemon's address, e.g. {@code "127.0.0.1:7700"} or {@code "dns:///arrayd:7700"}; plaintext unless
+         * {@link #tls} is given.
+         */
         public Builder target(String target) {
             this.target = Objects.requireNonNull(target, "target");
             return this;
@@ -230,6 +238,24 @@ public final class ArraydClient implements AutoCloseable {
                         + " (expected: >= 16777216, room for a completions message with 12 MiB of read data)");
             }
             this.maxMessageBytes = maxMessageBytes;
+            return this;
+        }
+
+        /**
+         * Connects to {@link #target} with TLS, trusting the certificates of {@code caPem} (a PEM file: the CA
+         * that signed the daemon's certificate, or that certificate itself when it is self-signed). The
+         * target's host must be a name or address the daemon's certificate lists. Default: plaintext.
+         *
+         * @throws IllegalArgumentException naming the file when it cannot be read or holds no certificate
+         */
+        public Builder tls(Path caPem) {
+            Objects.requireNonNull(caPem, "caPem");
+            try {
+                this.credentials = TlsChannelCredentials.newBuilder().trustManager(caPem.toFile()).build();
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("tls: " + caPem + " (expected: a readable PEM file of CA certificates; "
+                        + e.getMessage() + ")", e);
+            }
             return this;
         }
 

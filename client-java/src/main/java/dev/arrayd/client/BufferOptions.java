@@ -5,16 +5,27 @@ import java.util.Objects;
 /**
  * Optional settings of a new buffer. Immutable; start from {@link #defaults()}.
  *
- * @param device   device that holds the buffer; empty (the default) = the daemon's first device
+ * @param device   device of its first replica; empty (the default) = the daemon's first device (commands on
+ *                 other devices get replicas there, moved automatically)
  * @param zeroInit zero the buffer before first use; default {@code false} (contents unspecified)
  * @param label    free-form label for the daemon's logs; default empty
+ * @param mode     memory mode; default {@link MemoryMode#DEVICE}
  */
-public record BufferOptions(String device, boolean zeroInit, String label) {
-    private static final BufferOptions DEFAULTS = new BufferOptions("", false, "");
+public record BufferOptions(String device, boolean zeroInit, String label, MemoryMode mode) {
+    private static final BufferOptions DEFAULTS = new BufferOptions("", false, "", MemoryMode.DEVICE);
 
     public BufferOptions {
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(label, "label");
+        Objects.requireNonNull(mode, "mode");
+    }
+
+    public BufferOptions(String device, boolean zeroInit, String label) {
+        this(device, zeroInit, label, MemoryMode.DEVICE);
+    }
+
+    public BufferOptions mode(MemoryMode mode) {
+        return new BufferOptions(device, zeroInit, label, mode);
     }
 
     /** The defaults: first device, no zeroing, no label. */
@@ -23,14 +34,14 @@ public record BufferOptions(String device, boolean zeroInit, String label) {
     }
 
     public BufferOptions device(String device) {
-        return new BufferOptions(device, zeroInit, label);
+        return new BufferOptions(device, zeroInit, label, mode);
     }
 
     public BufferOptions zeroInit(boolean zeroInit) {
-        return new BufferOptions(device, zeroInit, label);
+        return new BufferOptions(device, zeroInit, label, mode);
     }
 
     public BufferOptions label(String label) {
-        return new BufferOptions(device, zeroInit, label);
+        return new BufferOptions(device, zeroInit, label, mode);
     }
 }

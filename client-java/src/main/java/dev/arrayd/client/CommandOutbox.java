@@ -47,7 +47,7 @@ final class CommandOutbox {
         void fail(Status status);
     }
 
-    private abstract static sealed class Entry permits CommandEntry, CallEntry {
+    private abstract static sealed class Entry permits CommandEntry, CallEntry, ReplayEntry {
         final long seq;
 
         Entry(long seq) {
@@ -63,6 +63,18 @@ final class CommandOutbox {
             super(seq);
             this.command = command;
             this.event = event;
+        }
+    }
+
+    /** A graph replay: one message, a block of consecutive event ids. */
+    private static final class ReplayEntry extends Entry {
+        final dev.arrayd.proto.v1.ReplayGraphRequest.Builder request;
+        final List<EventTable.Pending> events;
+
+        ReplayEntry(long seq, dev.arrayd.proto.v1.ReplayGraphRequest.Builder request, List<EventTable.Pending> events) {
+            super(seq);
+            this.request = request;
+            this.events = events;
         }
     }
 
@@ -142,6 +154,27 @@ final class CommandOutbox {
     }
 
     /**
+     * Enqueues a graph replay of {@code commands} commands: they take the next {@code commands} event ids
+     * (the request's first_event is set here). Never throws.
+     */
+    List<EventTable.Pending> replay(dev.arrayd.proto.v1.ReplayGraphRequest.Builder request, int commands) {
+        long seq;
+        long first;
+        synchronized (numbering) {
+            seq = lastSeq.incrementAndGet();
+            first = lastEventId.get() + 1;
+            lastEventId.addAndGet(commands);
+        }
+        List<EventTable.Pending> out = new ArrayList<>(commands);
+        for (int i = 0; i < commands; i++) {
+            out.add(events.register(first + i));
+        }
+        queue.offer(new ReplayEntry(seq, request.setFirstEvent(first), out));
+        drain();
+        return out;
+    }
+
+    /**
      * Enqueues a call behind the commands enqueued so far. {@code factory} gets the call's sequence number
      * (its place in the send order, not an event id) and must not throw.
      */
@@ -215,6 +248,14 @@ final class CommandOutbox {
                 batch.addCommands(c.command);
                 batchEvents.add(c.event);
                 batchBytes += size;
+            } else if (e instanceof ReplayEntry r) {
+                if (batch != null) {
+                    sendBatch(batch, batchEvents);
+                    batch = null;
+                }
+                long batchId = nextBatchId++;
+                events.sending(batchId, r.events);
+                send(ExecuteRequest.newBuilder().setReplay(r.request.setBatchId(batchId)).build(), r.events);
             } else if (e instanceof CallEntry call) {
                 if (batch != null) {
                     sendBatch(batch, batchEvents);
@@ -269,7 +310,11 @@ final class CommandOutbox {
     }
 
     private void fail(Entry e, Status status) {
-        if (e instanceof CommandEntry c) {
+        if (e instanceof ReplayEntry r) {
+            for (EventTable.Pending p : r.events) {
+                events.fail(p.id, status);
+            }
+        } else if (e instanceof CommandEntry c) {
             events.fail(c.event.id, status);
         } else if (e instanceof CallEntry call) {
             call.call.fail(status);

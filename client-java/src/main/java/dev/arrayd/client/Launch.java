@@ -24,7 +24,8 @@ import java.util.Objects;
  * @param args    one per kernel parameter, in order
  * @param waitFor events that must complete first; default none
  * @param stream  stream to run on; 0 (the default) = the session's default stream of the device
- * @param device  device to run on; empty (the default) = the device of the first buffer argument
+ * @param device  device to run on; empty (the default) = the stream's device, or, with no stream, placement: the
+ *                device where the launch is expected to finish first
  */
 public record Launch(
         KernelHandle kernel, List<Long> global, List<Long> local, List<Object> args, List<Long> waitFor,

@@ -42,6 +42,17 @@ final class Protos {
         };
     }
 
+    static dev.arrayd.proto.v1.MergeMode mergeMode(MergeMode m) {
+        return switch (m) {
+            case COPY -> dev.arrayd.proto.v1.MergeMode.MERGE_COPY;
+            case STREAMING -> dev.arrayd.proto.v1.MergeMode.MERGE_STREAMING;
+        };
+    }
+
+    static dev.arrayd.proto.v1.MemoryMode memoryMode(MemoryMode m) {
+        return dev.arrayd.proto.v1.MemoryMode.valueOf(m.name());
+    }
+
     static dev.arrayd.proto.v1.Access access(Access a) {
         return switch (a) {
             case READ -> dev.arrayd.proto.v1.Access.READ;

@@ -168,6 +168,37 @@ public interface Session extends AutoCloseable {
     /** Creates a stream on {@code device} (empty = the daemon's first device). */
     CompletableFuture<StreamHandle> createStream(String device);
 
+    // ---- multi-device ----
+
+    /**
+     * Where copies of a buffer are: device id (or {@code "host"}) to its MSI state, {@code "M"} (the only
+     * current copy), {@code "S"} (current, like another) or {@code "I"} (stale).
+     */
+    CompletableFuture<Map<String, String>> replicas(BufferHandle buffer);
+
+    /** Makes {@code src} current on {@code device} (an explicit transfer; reads elsewhere move data by themselves). */
+    Event transfer(BufferHandle src, String device, Event... waitFor);
+
+    /**
+     * Fills the merge buffer of {@code stream} from {@code src} (any device); a later launch on that stream
+     * reads it through the argument {@link MergeBuffer#INSTANCE}.
+     */
+    Event mergeCopy(BufferHandle src, StreamHandle stream, MergeMode mode, Event... waitFor);
+
+    // ---- graphs ----
+
+    /** A recorder for the commands of a graph (nothing is sent until {@link #recordGraph}). */
+    GraphRecorder graphRecorder();
+
+    /** Records a graph: the daemon validates its commands once and keeps them. */
+    CompletableFuture<GraphHandle> recordGraph(GraphRecorder recorder);
+
+    /** Replays a recorded graph; the events of its commands, in order. */
+    List<Event> replay(GraphHandle graph, GraphReplay replay);
+
+    /** Forgets a recorded graph. */
+    CompletableFuture<Void> destroy(GraphHandle graph);
+
     /**
      * Completes when everything enqueued on {@code stream} so far has completed, with the result of its
      * last event (event 0 if it never ran anything); fails with {@link ArraydCommandException} if that

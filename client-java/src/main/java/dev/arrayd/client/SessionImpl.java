@@ -159,8 +159,8 @@ final class SessionImpl implements Session {
                 .setSession(id)
                 .setDtype(Protos.dtype(dtype))
                 .setDevice(options.device())
-                .setZeroInit(options.zeroInit())
-                .setLabel(options.label());
+                .setLabel(options.label())
+                .setMemoryMode(Protos.memoryMode(options.mode()));
         for (int i = 0; i < dims.length; i++) {
             if (dims[i] <= 0) {
                 throw new IllegalArgumentException("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
@@ -455,6 +455,13 @@ final class SessionImpl implements Session {
     private static Arg arg(int i, Object value, KernelSpec.Param param) {
         String what = "args[" + i + "]";
         return switch (param) {
+            case KernelSpec.BufferParam p when value == MergeBuffer.INSTANCE -> {
+                if (p.access() != Access.READ) {
+                    throw Scalars.bad(what, value, "a READ parameter for the merge buffer (" + p.name() + " is "
+                            + p.access() + ")");
+                }
+                yield Arg.newBuilder().setMergeBuffer(true).build();
+            }
             case KernelSpec.BufferParam p -> {
                 if (!(value instanceof BufferHandle b)) {
                     throw Scalars.bad(what, value, "a BufferHandle for buffer parameter " + p.name() + " of type "
@@ -471,6 +478,107 @@ final class SessionImpl implements Session {
                             + p.dtype()))
                     .build();
         };
+    }
+
+    @Override
+    public CompletableFuture<Map<String, String>> replicas(BufferHandle buffer) {
+        checkOpen();
+        return orderedUnary(dev.arrayd.proto.v1.DescribeBufferRequest.newBuilder().setSession(id).setBuffer(buffer.id())
+                .build(), stubs.buffers()::describeBuffer, info -> {
+                    Map<String, String> out = new java.util.LinkedHashMap<>();
+                    for (var r : info.getReplicasList()) {
+                        out.put(r.getDevice(), switch (r.getState()) {
+                            case REPLICA_MODIFIED -> "M";
+                            case REPLICA_SHARED -> "S";
+                            default -> "I";
+                        });
+                    }
+                    return out;
+                });
+    }
+
+    @Override
+    public Event transfer(BufferHandle src, String device, Event... waitFor) {
+        checkOpen();
+        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDevice(device));
+        return submit(cmd, ids(waitFor), 0);
+    }
+
+    @Override
+    public Event mergeCopy(BufferHandle src, StreamHandle stream, MergeMode mode, Event... waitFor) {
+        checkOpen();
+        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id())
+                .setMerge(Protos.mergeMode(mode)));
+        return submit(cmd, ids(waitFor), stream.id());
+    }
+
+    private static List<Long> ids(Event[] events) {
+        List<Long> out = new ArrayList<>(events.length);
+        for (Event e : events) {
+            out.add(e.id());
+        }
+        return out;
+    }
+
+    @Override
+    public GraphRecorder graphRecorder() {
+        return new GraphRecorder(this::launchCommand);
+    }
+
+    @Override
+    public CompletableFuture<GraphHandle> recordGraph(GraphRecorder recorder) {
+        checkOpen();
+        if (recorder.commands.isEmpty()) {
+            throw new IllegalArgumentException("recorder: no commands (expected: at least one)");
+        }
+        List<KernelHandle> kernels = new ArrayList<>(recorder.kernels); // null for data commands
+        var req = dev.arrayd.proto.v1.RecordGraphRequest.newBuilder().setSession(id).addAllCommands(recorder.commands)
+                .build();
+        return orderedUnary(req, stubs.execution()::recordGraph, info -> new GraphHandle(info.getGraph(), kernels));
+    }
+
+    @Override
+    public List<Event> replay(GraphHandle graph, GraphReplay replay) {
+        checkOpen();
+        var req = dev.arrayd.proto.v1.ReplayGraphRequest.newBuilder().setSession(id).setGraph(graph.id());
+        for (Event e : replay.waitFor()) {
+            req.addWaitEvents(e.id());
+        }
+        replay.rebind().forEach((from, to) -> {
+            if (from.dtype() != to.dtype() || from.sizeBytes() != to.sizeBytes()) {
+                throw new IllegalArgumentException("rebind: buffer " + to.id() + " (expected: " + from.dtype() + " of "
+                        + from.sizeBytes() + " bytes, like buffer " + from.id() + ")");
+            }
+            req.addRebind(dev.arrayd.proto.v1.BufferRebind.newBuilder().setFrom(from.id()).setTo(to.id()));
+        });
+        for (int i = 0; i < replay.scalars().size(); i++) {
+            GraphReplay.Scalar sv = replay.scalars().get(i);
+            String what = "scalars[" + i + "]";
+            if (sv.command() < 0 || sv.command() >= graph.size() || graph.kernels().get(sv.command()) == null) {
+                throw new IllegalArgumentException(what + ".command: " + sv.command()
+                        + " (expected: the position of a launch in the graph)");
+            }
+            List<KernelSpec.Param> params = graph.kernels().get(sv.command()).signature().params();
+            if (sv.arg() < 0 || sv.arg() >= params.size() || !(params.get(sv.arg()) instanceof KernelSpec.ScalarParam p)) {
+                throw new IllegalArgumentException(what + ".arg: " + sv.arg() + " (expected: a scalar parameter of "
+                        + graph.kernels().get(sv.command()).signature().name() + ")");
+            }
+            req.addScalars(dev.arrayd.proto.v1.ScalarValue.newBuilder().setCommand(sv.command()).setArg(sv.arg())
+                    .setValue(Scalars.of(sv.value(), p.dtype(), what, "scalar parameter " + p.name() + " of type "
+                            + p.dtype())));
+        }
+        List<Event> out = new ArrayList<>(graph.size());
+        for (EventTable.Pending p : outbox.replay(req, graph.size())) {
+            out.add(new Event(p.id, p.future));
+        }
+        return out;
+    }
+
+    @Override
+    public CompletableFuture<Void> destroy(GraphHandle graph) {
+        checkOpen();
+        return orderedUnary(dev.arrayd.proto.v1.DestroyGraphRequest.newBuilder().setSession(id).setGraph(graph.id())
+                .build(), stubs.execution()::destroyGraph, r -> null);
     }
 
     @Override

@@ -144,6 +144,27 @@ class DaemonProcessTest {
         assertTrue(unreachable.output().contains("cannot reach a daemon at 127.0.0.1:1"), unreachable.output());
     }
 
+    /**
+     * Multi-device "done when": on {@code serve --devices cpu:2} the demo merges a data-parallel gradient
+     * across both devices (a recorded graph replayed three times, a merge buffer, a HOSTED_CONSTANT input
+     * moved by the daemon) and checks it against plain Java; with one device it says what it needs.
+     */
+    @Test
+    void theMultiDeviceDemoMergesAGradientAcrossTwoCpuDevices() throws Exception {
+        try (DaemonProcess d = new DaemonProcess("--devices", "cpu:2")) {
+            CliRun demo = cli("demo", "--target", d.target(), "--scenario", "multi-device", "--n", "50000");
+            assertEquals(0, demo.exit(), demo.output());
+            assertTrue(demo.output().contains("over cpu:0 and cpu:1")
+                    && demo.output().contains("OK: the merged gradient matches plain Java at every step")
+                    && demo.output().contains("cpu:1=S"), demo.output());
+        }
+        try (DaemonProcess d = new DaemonProcess()) {
+            CliRun demo = cli("demo", "--target", d.target(), "--scenario", "multi-device");
+            assertEquals(1, demo.exit(), demo.output());
+            assertTrue(demo.output().contains("needs two devices"), demo.output());
+        }
+    }
+
     /** The "done when": every example runs as IR on a daemon that refuses native source. */
     @Test
     void everyDemoKernelRunsWithoutNativeSource() throws Exception {

@@ -87,4 +87,27 @@ class OpenClDaemonTest {
             assertEquals(0, d.terminate(), "exit code after SIGTERM; output:\n" + d.output());
         }
     }
+
+    /**
+     * A mixed graph: the multi-device demo on {@code --devices cpu,opencl} runs its gradient on cpu:0 and
+     * opencl:0, with the input moved to the OpenCL device and the gradient merged back onto the CPU by
+     * transfers the daemon inserts itself (IR kernels on both; no native source).
+     */
+    @Test
+    void aGraphAcrossTheCpuAndAnOpenClDeviceGetsItsTransfersInserted() throws Exception {
+        try (DaemonProcess d = new DaemonProcess("--devices", "cpu,opencl", "--cpu-memory", "268435456")) {
+            try (ArraydClient c = ArraydClient.connect(d.target())) {
+                BackendInfo opencl = await(c.inventory()).backends().stream().filter(b -> b.name().equals("opencl"))
+                        .findFirst().orElseThrow();
+                Assumptions.assumeTrue(opencl.available(), () -> "opencl unavailable: " + opencl.reason());
+            }
+            DaemonProcessTest.CliRun demo = DaemonProcessTest.cli("demo", "--target", d.target(), "--scenario",
+                    "multi-device", "--n", "50000");
+            assertEquals(0, demo.exit(), demo.output());
+            assertTrue(demo.output().contains("over cpu:0 and opencl:0")
+                    && demo.output().contains("OK: the merged gradient matches plain Java at every step")
+                    && demo.output().contains("opencl:0=S"), demo.output());
+            assertEquals(0, d.terminate(), "exit code after SIGTERM; output:\n" + d.output());
+        }
+    }
 }

@@ -21,6 +21,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Buffers, and the bulk data paths. Writes and reads go through the scheduler as Upload and
@@ -47,7 +48,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     public void createBuffer(CreateBufferRequest req, StreamObserver<BufferInfo> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
-            ProtoCodec.checkMemoryMode(req.getMemoryMode(), req.getSharing());
+            var mode = ProtoCodec.memoryMode(req.getMemoryMode(), req.getSharing());
             var dtype = ProtoCodec.dtype(req.getDtype(), "dtype");
             long[] dims = ProtoCodec.longs(req.getDimsList());
             // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse
@@ -55,7 +56,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             l.usage.reserveMemory(bytes);
             Buffer b;
             try {
-                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel());
+                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode);
             } catch (RuntimeException e) {
                 l.usage.memoryBytes.addAndGet(-bytes);
                 throw e;
@@ -64,13 +65,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             if (l.closed && l.ownedBuffers.remove(b.handle()) != null) {
                 l.usage.memoryBytes.addAndGet(-bytes); // the session closed meanwhile and freed it
             }
-            return ProtoCodec.bufferInfo(b);
+            return ProtoCodec.bufferInfo(b, scheduler.replicaStates(b));
         });
     }
 
     @Override
     public void describeBuffer(DescribeBufferRequest req, StreamObserver<BufferInfo> out) {
-        Calls.unary(out, () -> ProtoCodec.bufferInfo(scheduler.buffer(sessions.session(req.getSession()), req.getBuffer())));
+        Calls.unary(out, () -> {
+            Buffer b = scheduler.buffer(sessions.session(req.getSession()), req.getBuffer());
+            return ProtoCodec.bufferInfo(b, scheduler.replicaStates(b));
+        });
     }
 
     @Override
@@ -89,6 +93,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     /**
      * Collects the chunks (protobuf already holds them; nothing is copied), then submits them as
      * one batch of uploads when the client half-closes. The last upload carries the client's event.
+     * From its first chunk until its answer the call holds one place of the tenant's in-flight quota.
      */
     @Override
     public StreamObserver<WriteBufferChunk> writeBuffer(StreamObserver<WriteBufferResponse> out) {
@@ -97,6 +102,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             private boolean failed;
             private long held;
             private long limit = -1;
+            private InFlightCall quota;
 
             @Override
             public void onNext(WriteBufferChunk c) {
@@ -109,8 +115,10 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 }
                 try {
                     if (limit < 0) {
+                        SessionLease l = sessions.lease(c.getSession());
                         // chunks are held until the client half-closes: never more than the buffer holds
-                        limit = scheduler.buffer(sessions.session(c.getSession()), c.getBuffer()).sizeBytes();
+                        limit = scheduler.buffer(l.session, c.getBuffer()).sizeBytes();
+                        quota = InFlightCall.reserve(l, "WriteBuffer");
                     }
                 } catch (RuntimeException e) {
                     fail(e);
@@ -127,7 +135,9 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
 
             @Override
             public void onError(Throwable t) {
+                // the client cancelled before half-closing: nothing was submitted
                 chunks.clear();
+                release();
             }
 
             @Override
@@ -159,6 +169,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                     List<Event> events = scheduler.submit(s, specs, null);
                     Event last = events.getLast();
                     last.onDone(e -> {
+                        release(); // before the answer: whoever hears it finds the quota given back
                         if (e.isFailed()) {
                             Calls.fail(out, e.failure());
                         } else {
@@ -166,6 +177,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         }
                     });
                 } catch (RuntimeException e) {
+                    release();
                     Calls.fail(out, e);
                 } finally {
                     chunks.clear();
@@ -175,7 +187,14 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             private void fail(Throwable t) {
                 failed = true;
                 chunks.clear();
+                release();
                 Calls.fail(out, t);
+            }
+
+            private void release() {
+                if (quota != null) {
+                    quota.release();
+                }
             }
         };
     }
@@ -183,16 +202,21 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     /**
      * Submits downloads of the whole range at once (so the client gets one consistent snapshot,
      * ordered after every earlier write), then streams each window out in chunks as it completes.
+     * The call holds one place of the tenant's in-flight quota until its downloads are done; its
+     * deadline bounds them as in Submit, and a cancelled call cancels them.
      */
     @Override
     public void readBuffer(ReadBufferRequest req, StreamObserver<ReadBufferChunk> responses) {
         ServerCallStreamObserver<ReadBufferChunk> out = (ServerCallStreamObserver<ReadBufferChunk>) responses;
-        out.setOnCancelHandler(() -> { });
+        AtomicReference<Runnable> onCancel = new AtomicReference<>(() -> { });
+        out.setOnCancelHandler(() -> onCancel.get().run());
         List<Event> windows;
         long offset = req.getOffsetBytes();
         int chunk;
+        InFlightCall quota;
         try {
-            Session s = sessions.session(req.getSession());
+            SessionLease l = sessions.lease(req.getSession());
+            Session s = l.session;
             Buffer b = scheduler.buffer(s, req.getBuffer());
             long size = req.getSizeBytes() == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : req.getSizeBytes();
             if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
@@ -204,21 +228,34 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             chunk = asked == 0 ? DEFAULT_CHUNK : (int) Math.min(asked, maxChunk);
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = ProtoCodec.longs(req.getWaitEventsList());
+            long deadline = Calls.deadlineNanos();
             for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
                 long len = Math.min(MAX_WINDOW, size - o);
                 specs.add(new CommandSpec(0, specs.isEmpty() ? waits : null, 0,
-                        new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW)));
+                        new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW), deadline, null));
                 if (len == 0) {
                     break;
                 }
             }
-            windows = scheduler.submit(s, specs, null);
+            quota = InFlightCall.reserve(l, "ReadBuffer");
+            try {
+                windows = scheduler.submit(s, specs, null);
+            } catch (RuntimeException e) {
+                quota.release();
+                throw e;
+            }
+            long[] ids = windows.stream().mapToLong(Event::id).toArray();
+            onCancel.set(() -> scheduler.cancel(s, ids)); // nobody reads them any more
+            if (out.isCancelled()) {
+                onCancel.get().run();
+            }
         } catch (RuntimeException e) {
             Calls.fail(out, e);
             return;
         }
         // windows complete in order (one stream); send each when it and all before it are done
         windows.getLast().onDone(last -> {
+            quota.release();
             long at = offset;
             for (Event w : windows) {
                 if (w.isFailed()) {

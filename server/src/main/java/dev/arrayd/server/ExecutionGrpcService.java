@@ -65,6 +65,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
         }
     }
 
+    /**
+     * Submits commands. A call with a gRPC deadline gives it to each of its commands that has none or a
+     * later one ({@code deadline_unix_nanos}): a command that has not started by then fails with
+     * DEADLINE_EXCEEDED instead of running.
+     */
     @Override
     public void submit(SubmitRequest req, StreamObserver<SubmitResponse> out) {
         Calls.unary(out, () -> {
@@ -78,6 +83,8 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                         + " (session-max-inflight); wait for some to finish)");
             }
             List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
+            // the call's deadline bounds its commands: past it, one not yet started fails instead of running
+            long callDeadline = Calls.deadlineNanos();
             for (int i = 0; i < req.getCommandsCount(); i++) {
                 checkWaits(req.getCommands(i), i);
                 try {
@@ -86,7 +93,8 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                         throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
                                 + " stream, whose completion carries the data, or BufferService.ReadBuffer)");
                     }
-                    specs.add(ProtoCodec.command(req.getCommands(i), true, scheduler.config().maxInlineBytes()));
+                    specs.add(withDeadline(ProtoCodec.command(req.getCommands(i), true,
+                            scheduler.config().maxInlineBytes()), callDeadline));
                 } catch (ArraydException e) {
                     throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
                 }
@@ -110,6 +118,88 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
         });
     }
 
+    /** Records a graph: its commands are validated now and kept for {@link #replayGraph}. */
+    @Override
+    public void recordGraph(dev.arrayd.proto.v1.RecordGraphRequest req, StreamObserver<dev.arrayd.proto.v1.GraphInfo> out) {
+        Calls.unary(out, () -> {
+            SessionLease l = sessions.lease(req.getSession());
+            checkBatch(req.getCommandsCount());
+            List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
+            for (int i = 0; i < req.getCommandsCount(); i++) {
+                checkWaits(req.getCommands(i), i);
+                try {
+                    specs.add(ProtoCodec.command(req.getCommands(i), false, scheduler.config().maxInlineBytes()));
+                } catch (ArraydException e) {
+                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
+                }
+            }
+            var g = scheduler.recordGraph(l.session, specs);
+            return dev.arrayd.proto.v1.GraphInfo.newBuilder().setGraph(g.handle()).setCommands(g.size()).build();
+        });
+    }
+
+    /** Replays a recorded graph; like {@link #submit}, its commands count against the in-flight limits. */
+    @Override
+    public void replayGraph(dev.arrayd.proto.v1.ReplayGraphRequest req, StreamObserver<SubmitResponse> out) {
+        Calls.unary(out, () -> {
+            SessionLease l = sessions.lease(req.getSession());
+            checkWaitCount(req.getWaitEventsCount());
+            var replay = ProtoCodec.replay(req, true);
+            long callDeadline = Calls.deadlineNanos();
+            if (callDeadline < replay.deadlineNanos()) {
+                replay = new dev.arrayd.scheduler.GraphReplay(replay.firstEvent(), replay.waits(), replay.rebind(),
+                        replay.scalars(), callDeadline);
+            }
+            int n = scheduler.graph(l.session, req.getGraph()).size();
+            if (l.inFlight.get() >= sessionMaxInFlight) {
+                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
+                        + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
+                        + " (session-max-inflight); wait for some to finish)");
+            }
+            l.usage.reserveInFlight(n);
+            l.inFlight.addAndGet(n);
+            List<Event> events;
+            try {
+                events = scheduler.replayGraph(l.session, req.getGraph(), replay, e -> l.commandDone());
+            } catch (RuntimeException e) {
+                l.inFlight.addAndGet(-n);
+                l.usage.inFlight.addAndGet(-n);
+                throw e;
+            }
+            SubmitResponse.Builder b = SubmitResponse.newBuilder();
+            for (Event e : events) {
+                b.addEvents(e.id());
+            }
+            return b.build();
+        });
+    }
+
+    @Override
+    public void destroyGraph(dev.arrayd.proto.v1.DestroyGraphRequest req,
+            StreamObserver<dev.arrayd.proto.v1.DestroyGraphResponse> out) {
+        Calls.unary(out, () -> {
+            scheduler.destroyGraph(sessions.session(req.getSession()), req.getGraph());
+            return dev.arrayd.proto.v1.DestroyGraphResponse.getDefaultInstance();
+        });
+    }
+
+    static void checkWaitCount(int n) {
+        if (n > MAX_WAIT_EVENTS) {
+            throw ArraydException.invalid("wait_events: " + n + " events (expected: at most " + MAX_WAIT_EVENTS + ")");
+        }
+    }
+
+    /** The command with the earlier of its own deadline and {@code deadlineNanos}. */
+    static CommandSpec withDeadline(CommandSpec c, long deadlineNanos) {
+        return deadlineNanos >= c.deadlineNanos() ? c
+                : new CommandSpec(c.event(), c.waits(), c.stream(), c.op(), deadlineNanos, c.priority());
+    }
+
+    /**
+     * Answers when every listed event is done. The call's deadline bounds the wait only: when it runs
+     * out the client hears DEADLINE_EXCEEDED and the commands it waited for carry on (a wait is not a
+     * claim on them: the client may wait again, or read the result on another call).
+     */
     @Override
     public void waitEvents(WaitEventsRequest req, StreamObserver<WaitEventsResponse> out) {
         Event[] events;

@@ -70,15 +70,60 @@ final class ProtoCodec {
         return dev.arrayd.proto.v1.Dialect.valueOf(d.name());
     }
 
-    /** Only DEVICE buffers exist so far; the other modes are reserved in the API. */
-    static void checkMemoryMode(MemoryMode mode, Sharing sharing) {
-        if (mode != MemoryMode.MEMORY_MODE_UNSPECIFIED && mode != MemoryMode.DEVICE) {
-            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "memory_mode: " + mode
-                    + " (only DEVICE is implemented so far)");
-        }
+    /** The scheduler's memory mode for a request; PER_STREAM sharing is not implemented. */
+    static dev.arrayd.scheduler.MemoryMode memoryMode(MemoryMode mode, Sharing sharing) {
         if (sharing == Sharing.PER_STREAM) {
-            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "sharing: PER_STREAM (only SHARED is implemented so far)");
+            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "sharing: PER_STREAM (not implemented: use a buffer per "
+                    + "stream, and merge copies to combine them)");
         }
+        if (sharing == Sharing.UNRECOGNIZED) {
+            throw ArraydException.invalid("sharing: unrecognized value (expected: SHARED)");
+        }
+        return switch (mode) {
+            case MEMORY_MODE_UNSPECIFIED, DEVICE -> dev.arrayd.scheduler.MemoryMode.DEVICE;
+            case HOSTED_CONSTANT -> dev.arrayd.scheduler.MemoryMode.HOSTED_CONSTANT;
+            case HOSTED_CHANGED_ON_DEVICES -> dev.arrayd.scheduler.MemoryMode.HOSTED_CHANGED_ON_DEVICES;
+            case HOSTED_VOLATILE -> dev.arrayd.scheduler.MemoryMode.HOSTED_VOLATILE;
+            case LOCAL -> dev.arrayd.scheduler.MemoryMode.LOCAL;
+            case UNRECOGNIZED -> throw ArraydException.invalid("memory_mode: unrecognized value (expected: DEVICE, "
+                    + "HOSTED_CONSTANT, HOSTED_CHANGED_ON_DEVICES, HOSTED_VOLATILE or LOCAL)");
+        };
+    }
+
+    /** Decodes what a replay changes; {@code allowAssigned} permits first_event 0 (unary calls). */
+    static dev.arrayd.scheduler.GraphReplay replay(dev.arrayd.proto.v1.ReplayGraphRequest r, boolean allowAssigned) {
+        if (r.getFirstEvent() == 0 && !allowAssigned) {
+            throw ArraydException.invalid("first_event: 0 (expected: a client-chosen id >= 1 on the session stream)");
+        }
+        java.util.Map<Long, Long> rebind = new java.util.HashMap<>();
+        for (int i = 0; i < r.getRebindCount(); i++) {
+            var b = r.getRebind(i);
+            if (rebind.put(b.getFrom(), b.getTo()) != null) {
+                throw ArraydException.invalid("rebind[" + i + "].from: buffer " + Long.toHexString(b.getFrom())
+                        + " (rebound twice)");
+            }
+        }
+        List<dev.arrayd.scheduler.GraphReplay.ScalarValue> scalars = new ArrayList<>(r.getScalarsCount());
+        for (int i = 0; i < r.getScalarsCount(); i++) {
+            var v = r.getScalars(i);
+            if (!v.hasValue()) {
+                throw ArraydException.invalid("scalars[" + i + "].value: unset (expected: a scalar)");
+            }
+            scalars.add(new dev.arrayd.scheduler.GraphReplay.ScalarValue(v.getCommand(), v.getArg(),
+                    scalar(v.getValue(), "scalars[" + i + "].value")));
+        }
+        return new dev.arrayd.scheduler.GraphReplay(r.getFirstEvent(), longs(r.getWaitEventsList()), rebind, scalars,
+                CommandSpec.deadlineFromUnixNanos(r.getDeadlineUnixNanos()));
+    }
+
+    static dev.arrayd.scheduler.MergeMode mergeMode(dev.arrayd.proto.v1.MergeMode m) {
+        return switch (m) {
+            case MERGE_NONE -> dev.arrayd.scheduler.MergeMode.NONE;
+            case MERGE_COPY -> dev.arrayd.scheduler.MergeMode.COPY;
+            case MERGE_STREAMING -> dev.arrayd.scheduler.MergeMode.STREAMING;
+            case UNRECOGNIZED -> throw ArraydException.invalid("copy.merge: unrecognized value (expected: MERGE_NONE, "
+                    + "MERGE_COPY or MERGE_STREAMING)");
+        };
     }
 
     static KernelArg.Scalar scalar(Scalar s, String field) {
@@ -172,8 +217,15 @@ final class ProtoCodec {
                     args.add(switch (a.getValueCase()) {
                         case BUFFER -> new CommandSpec.BufferArg(a.getBuffer());
                         case SCALAR -> new CommandSpec.ScalarArg(scalar(a.getScalar(), "launch.args[" + i + "].scalar"));
+                        case MERGE_BUFFER -> {
+                            if (!a.getMergeBuffer()) {
+                                throw ArraydException.invalid("launch.args[" + i + "].merge_buffer: false (expected: true, "
+                                        + "or a buffer or scalar)");
+                            }
+                            yield new CommandSpec.MergeArg();
+                        }
                         case VALUE_NOT_SET -> throw ArraydException.invalid("launch.args[" + i
-                                + "]: unset (expected: a buffer handle or a scalar)");
+                                + "]: unset (expected: a buffer handle, a scalar or merge_buffer)");
                     });
                 }
                 yield new CommandSpec.LaunchOp(l.getKernel(), longs(l.getGlobalDimsList()), longs(l.getLocalDimsList()),
@@ -182,7 +234,7 @@ final class ProtoCodec {
             case COPY -> {
                 var k = c.getCopy();
                 yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
-                        k.getSizeBytes());
+                        k.getSizeBytes(), k.getDevice(), mergeMode(k.getMerge()));
             }
             case FILL -> {
                 var f = c.getFill();
@@ -261,18 +313,24 @@ final class ProtoCodec {
         return b.build();
     }
 
-    static BufferInfo bufferInfo(Buffer b) {
+    static BufferInfo bufferInfo(Buffer b, java.util.Map<String, dev.arrayd.scheduler.ReplicaState> replicas) {
         BufferInfo.Builder out = BufferInfo.newBuilder()
                 .setBuffer(b.handle())
                 .setDtype(dtype(b.dtype()))
                 .setSizeBytes(b.sizeBytes())
                 .setDevice(b.device().id().toString())
-                .setMemoryMode(MemoryMode.DEVICE)
+                .setMemoryMode(MemoryMode.valueOf(b.memoryMode().name()))
                 .setSharing(Sharing.SHARED)
                 .setLabel(b.label());
         for (long d : b.dims()) {
             out.addDims(d);
         }
+        replicas.forEach((where, state) -> out.addReplicas(dev.arrayd.proto.v1.Replica.newBuilder().setDevice(where)
+                .setState(switch (state) {
+                    case MODIFIED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_MODIFIED;
+                    case SHARED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_SHARED;
+                    case INVALID -> dev.arrayd.proto.v1.ReplicaState.REPLICA_INVALID;
+                })));
         return out.build();
     }
 }

@@ -31,6 +31,16 @@ final class SessionLease {
         this.usage = usage;
         this.leaseNanos = leaseNanos;
         this.renewedNanos = nowNanos;
+        // a LOCAL buffer is consumed by the batch that uses it: its bytes go back to the tenant then
+        session.onBufferConsumed(this::bufferGone);
+    }
+
+    /** The session's handle to buffer {@code h} is gone without a DestroyBuffer call. */
+    void bufferGone(long h) {
+        Long bytes = ownedBuffers.remove(h);
+        if (bytes != null) {
+            usage.memoryBytes.addAndGet(-bytes);
+        }
     }
 
     String tenantName() {

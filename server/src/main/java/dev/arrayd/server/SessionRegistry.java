@@ -1,6 +1,7 @@
 package dev.arrayd.server;
 
 import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import dev.arrayd.server.auth.AuthInterceptor;
@@ -20,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * never existed (no hint that it does), and a successful lookup renews the lease.
  *
  * <p>{@link #reapExpired()} closes the sessions whose lease ran out (the daemon calls it a few times
- * a second; tests call it after advancing a fake clock): the scheduler frees their buffers,
- * kernels and streams, and their tenant gets its quota back.
+ * a second; tests call it after advancing a fake clock): their pending commands are cancelled, the
+ * scheduler frees their buffers, kernels and streams, and their tenant gets its quota back.
  */
 final class SessionRegistry {
 
@@ -82,6 +83,11 @@ final class SessionRegistry {
         return l;
     }
 
+    /** The lease of the session with this token, whoever's it is, not renewed; null if none (tests). */
+    SessionLease find(String token) {
+        return byToken.get(token);
+    }
+
     Session session(String token) {
         return lease(token).session;
     }
@@ -93,8 +99,25 @@ final class SessionRegistry {
         return ArraydException.notFound("session: " + shown + " (not found or closed)");
     }
 
+    /** CloseSession: closes the session and cancels what it still has pending (see {@link #closeAndCancel}). */
     void close(SessionLease l) {
+        closeAndCancel(l, new ArraydException(ErrorCode.CANCELLED, "cancelled: " + l.session
+                + " was closed (CloseSession) before this command finished"));
+    }
+
+    /**
+     * Closes a session, then cancels its pending commands with {@code cause}: queued ones leave their
+     * device queue and never run, those waiting for dependencies never run, running ones finish on the
+     * device and their results are dropped. Their events fail with the cause, so the session's stream
+     * reports them and then ends. Nobody is left to want their results, and a departed client's work
+     * no longer takes device time from the others. Returns how many were cancelled.
+     */
+    private int closeAndCancel(SessionLease l, ArraydException cause) {
+        // closed first: commands submitted from here on are refused. (A submission already past the session
+        // check when it closes can still land after the cancel; ruling that out needs the scheduler to close
+        // and cancel under its submit lock.)
         scheduler.closeSession(l.session);
+        return scheduler.cancelPending(l.session, cause);
     }
 
     /** Closes every session whose lease ran out; returns how many. */
@@ -106,12 +129,14 @@ final class SessionRegistry {
                 long idleMillis = TimeUnit.NANOSECONDS.toMillis(now - l.renewedNanos);
                 int buffers = l.session.bufferCount();
                 long bytes = l.ownedBuffers.values().stream().mapToLong(Long::longValue).sum();
-                scheduler.closeSession(l.session);
+                long leaseMillis = TimeUnit.NANOSECONDS.toMillis(l.leaseNanos);
+                int cancelled = closeAndCancel(l, new ArraydException(ErrorCode.CANCELLED, "cancelled: " + l.session
+                        + " was reclaimed (its lease of " + leaseMillis + " ms ran out) before this command finished"));
                 reclaimed.increment();
                 n++;
                 log.info("reclaimed {} of tenant {}: lease of {} ms ran out ({} ms without renewal); freeing {} "
-                        + "buffers ({} bytes), {} commands still in flight", l.session, l.tenantName(),
-                        TimeUnit.NANOSECONDS.toMillis(l.leaseNanos), idleMillis, buffers, bytes, l.inFlight.get());
+                        + "buffers ({} bytes), {} pending commands cancelled", l.session, l.tenantName(),
+                        leaseMillis, idleMillis, buffers, bytes, cancelled);
             }
         }
         return n;

@@ -14,6 +14,8 @@ import dev.arrayd.scheduler.Event;
 import dev.arrayd.scheduler.EventListener;
 import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -38,6 +40,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * (its outbox grows on its side, not ours). Completions are only handed to the transport while it
  * is ready, so what the daemon holds per stream is bounded by {@code maxInFlight} completions plus
  * one transport window, however slowly the client reads.
+ *
+ * <p><b>Cancel.</b> A half-close finishes the stream after the completions of its commands; a cancel
+ * (the client's, a deadline's or a broken connection's) cancels the session's pending commands (see
+ * {@link #cancelPending}).
  */
 final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, EventListener {
 
@@ -71,6 +77,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private volatile Status terminal;      // set once: the stream ends with this error
     private volatile boolean halfClosed;   // the client sent onCompleted; finish after in-flight work
     private volatile boolean cancelled;    // the client went away
+    private volatile boolean serverEnded;  // we ended the call (status sent): a late cancel is not the client's
     private boolean closed;                // only the draining thread touches it
 
     SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
@@ -79,9 +86,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         this.sessions = sessions;
         this.maxInFlight = maxInFlight;
         this.out = (ServerCallStreamObserver<ExecuteResponse>) out;
+        // the call's context: its deadline tells a cancel by the client from a deadline that ran out
+        Context call = Context.current();
         // Without a handler, onNext after a client cancel throws; with one it is a no-op.
         this.out.setOnCancelHandler(() -> {
             cancelled = true;
+            cancelPending(call); // before the stream stops counting as live (tests wait for that)
             ended();
         });
         this.out.disableAutoRequest();
@@ -108,6 +118,28 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
     }
 
+    /**
+     * The call was cancelled (the client cancelled it, its deadline ran out, or its connection broke)
+     * rather than ending with a half-close or a status of ours: nobody will read the results of the
+     * session's pending work, so the session's queued commands are cancelled (CANCELLED, or
+     * DEADLINE_EXCEEDED when the call's deadline ran out); running ones finish and their results are
+     * dropped. The session itself stays open until CloseSession or its lease.
+     */
+    private void cancelPending(Context call) {
+        Session s = session;
+        if (s == null || serverEnded) {
+            return;
+        }
+        Deadline d = call.getDeadline();
+        ArraydException cause = d != null && d.isExpired()
+                ? new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "cancelled: the deadline of the session stream of "
+                        + s + " ran out before this command finished")
+                : new ArraydException(ErrorCode.CANCELLED, "cancelled: the session stream of " + s
+                        + " was cancelled before this command finished (by the client, a broken connection, or a quota"
+                        + " that ended the call): nobody reads its results");
+        scheduler.cancelPending(s, cause);
+    }
+
     /** The attached session, or null. */
     Session session() {
         return session;
@@ -126,8 +158,10 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         switch (req.getMsgCase()) {
             case ATTACH -> attach(req.getAttach().getSession());
             case BATCH -> batch(req.getBatch());
+            case REPLAY -> replay(req.getReplay());
             case PING -> send(ExecuteResponse.newBuilder().setPong(req.getPing()).build());
-            case MSG_NOT_SET -> fail(Status.INVALID_ARGUMENT.withDescription("msg: unset (expected: attach, batch or ping)"));
+            case MSG_NOT_SET -> fail(Status.INVALID_ARGUMENT.withDescription(
+                    "msg: unset (expected: attach, batch, replay or ping)"));
         }
         maybeRequest();
     }
@@ -198,6 +232,39 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
     }
 
+    /** A graph replay: like a batch of the graph's commands (rejected as a whole under its batch_id). */
+    private void replay(dev.arrayd.proto.v1.ReplayGraphRequest r) {
+        Session s = session;
+        if (s == null) {
+            fail(Status.FAILED_PRECONDITION.withDescription("replay: the stream is not attached (send attach first)"));
+            return;
+        }
+        try {
+            ExecutionGrpcService.checkWaitCount(r.getWaitEventsCount());
+            var replay = ProtoCodec.replay(r, false);
+            int n = scheduler.graph(s, r.getGraph()).size();
+            SessionLease l = lease;
+            l.usage.reserveInFlight(n);
+            l.inFlight.addAndGet(n);
+            inFlight.addAndGet(n);
+            unanswered.addAndGet(n);
+            try {
+                scheduler.replayGraph(s, r.getGraph(), replay, this);
+            } catch (RuntimeException e) {
+                inFlight.addAndGet(-n);
+                unanswered.addAndGet(-n);
+                l.inFlight.addAndGet(-n);
+                l.usage.inFlight.addAndGet(-n);
+                throw e;
+            }
+        } catch (ArraydException e) {
+            reject(r.getBatchId(), e);
+        } catch (RuntimeException e) {
+            Status st = StatusMapper.toStatus(e);
+            reject(r.getBatchId(), new ArraydException(ErrorCode.valueOf(st.getCode().name()), st.getDescription(), e));
+        }
+    }
+
     private void reject(long batchId, ArraydException e) {
         send(ExecuteResponse.newBuilder().setRejected(BatchRejected.newBuilder()
                 .setBatchId(batchId).setCode(StatusMapper.codeValue(e)).setMessage(e.getMessage())).build());
@@ -261,10 +328,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 Status err = terminal;
                 if (err != null) {
                     closed = true;
+                    serverEnded = true;
                     out.onError(err.asRuntimeException());
                     ended();
                 } else if (halfClosed && inFlight.get() == 0 && completed.isEmpty() && control.isEmpty()) {
                     closed = true;
+                    serverEnded = true;
                     out.onCompleted();
                     ended();
                 }

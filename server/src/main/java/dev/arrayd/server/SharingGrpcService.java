@@ -69,7 +69,8 @@ final class SharingGrpcService extends SharingServiceGrpc.SharingServiceImplBase
                 capabilities.remove(req.getCapability(), c);
                 throw ArraydException.notFound("capability: (not found)");
             }
-            return OpenSharedBufferResponse.newBuilder().setInfo(ProtoCodec.bufferInfo(scheduler.buffer(l.session, h)))
+            return OpenSharedBufferResponse.newBuilder().setInfo(ProtoCodec.bufferInfo(scheduler.buffer(l.session, h),
+                    scheduler.replicaStates(scheduler.buffer(l.session, h))))
                     .setReadOnly(l.session.isReadOnly(h)).build();
         });
     }

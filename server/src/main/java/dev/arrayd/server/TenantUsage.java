@@ -46,8 +46,31 @@ final class TenantUsage {
         reserve(memoryBytes, bytes, tenant.quotas().memoryBytes(), "device memory", "bytes");
     }
 
+    /** Commands submitted and not finished, and streaming calls in progress, count against one quota. */
     void reserveInFlight(long commands) {
         reserve(inFlight, commands, tenant.quotas().inFlightCommands(), "in-flight commands", "commands");
+    }
+
+    /**
+     * A WriteBuffer or ReadBuffer call in progress counts as one in-flight command from its first message
+     * until it has answered and its commands have finished: a client cannot get past the quota by moving
+     * its work into streaming calls.
+     */
+    void reserveInFlightCall(String call) {
+        long limit = tenant.quotas().inFlightCommands();
+        if (limit == Quotas.UNLIMITED) {
+            inFlight.incrementAndGet();
+            return;
+        }
+        long now;
+        do {
+            now = inFlight.get();
+            if (now + 1 > limit) {
+                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "tenant " + tenant.name() + ": in-flight commands "
+                        + "quota " + limit + " commands exceeded by this " + call + " call (in use " + now
+                        + ": commands not finished and WriteBuffer / ReadBuffer calls in progress, one each)");
+            }
+        } while (!inFlight.compareAndSet(now, now + 1));
     }
 
     void reserveStream() {

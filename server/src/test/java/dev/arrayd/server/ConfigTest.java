@@ -39,6 +39,7 @@ class ConfigTest {
         assertEquals((long) d.maxMessageBytes(), c.get(ArraydConfig.MAX_MESSAGE_BYTES));
         assertEquals(d.fastPathNanos(), c.get(ArraydConfig.FAST_PATH_MICROS) * 1000);
         assertEquals(d.metricsClientLimit(), c.get(ArraydConfig.METRICS_CLIENT_LIMIT));
+        assertEquals(d.cpuThreads(), c.get(ArraydConfig.CPU_THREADS));
     }
 
     @Test
@@ -87,6 +88,35 @@ class ConfigTest {
         assertTrue(e.getMessage().contains("bad.conf:1: unknown key \"metrics-prot\""), e.getMessage());
         assertEquals(256L << 20, ConfigResolver.resolve(Map.of("cpu-memory", "256MiB"), Map.of(), null)
                 .get(ArraydConfig.CPU_MEMORY));
+    }
+
+    @Test
+    void cpuThreadsComesFromEverySourceAndIsChecked() {
+        assertEquals(0, ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_THREADS));
+        ResolvedConfig env = ConfigResolver.resolve(Map.of(), Map.of("ARRAYD_CPU_THREADS", "1"), null);
+        assertEquals(1, env.get(ArraydConfig.CPU_THREADS));
+        assertEquals("environment ARRAYD_CPU_THREADS", env.value(ArraydConfig.CPU_THREADS).origin());
+        assertEquals(3, ConfigResolver.resolve(Map.of("cpu-threads", "3"), Map.of("ARRAYD_CPU_THREADS", "1"), null)
+                .get(ArraydConfig.CPU_THREADS));
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigResolver.resolve(Map.of("cpu-threads", "-1"), Map.of(), null));
+        assertTrue(e.getMessage().startsWith("cpu-threads: \"-1\" (from flag --cpu-threads;"), e.getMessage());
+        assertTrue(e.getMessage().contains("0..1024"), e.getMessage());
+    }
+
+    @Test
+    void cpuThreadsGivesEachCpuDeviceThatManyThreads() {
+        ServerOptions options = ServerOptions.defaults().withCpuThreads(1);
+        try (Backends backends = new Backends(DeviceRequest.parseList("cpu:2"), options)) {
+            assertEquals(2, backends.devices().size());
+            for (dev.arrayd.devices.api.Device d : backends.devices()) {
+                assertEquals(1, d.info().computeUnits(), d.id().toString());
+            }
+        }
+        try (Backends backends = new Backends(DeviceRequest.parseList("cpu"), ServerOptions.defaults())) {
+            dev.arrayd.devices.api.Device d = backends.devices().getFirst();
+            assertEquals(Runtime.getRuntime().availableProcessors(), d.info().computeUnits(), "0 = every core");
+        }
     }
 
     @Test

@@ -3,7 +3,7 @@ package dev.arrayd.server.auth;
 import com.google.protobuf.MessageLite;
 import io.grpc.Context;
 import io.grpc.Contexts;
-import io.grpc.ForwardingServerCallListener;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -32,8 +32,8 @@ import javax.net.ssl.SSLSession;
  *   <li>with none configured: the tenant {@code default}.</li>
  * </ul>
  * Health checks and server reflection stay open (probes and tools carry no credentials; neither
- * reveals anything a tenant owns). Under a tenant's {@code message} quota, each inbound message
- * larger than it ends the call with RESOURCE_EXHAUSTED.
+ * reveals anything a tenant owns). Under a tenant's {@code message} quota, an inbound message
+ * larger than it ends the call with RESOURCE_EXHAUSTED (see {@link MessageQuota}).
  */
 public final class AuthInterceptor implements ServerInterceptor {
 
@@ -85,29 +85,115 @@ public final class AuthInterceptor implements ServerInterceptor {
                     : "no client certificate (expected: one signed by the daemon's --tls-client-ca)"), new Metadata());
             return new ServerCall.Listener<>() {};
         }
-        ServerCall.Listener<Q> listener = Contexts.interceptCall(Context.current().withValue(TENANT, t), call, headers, next);
         long limit = t.quotas().messageBytes();
         if (limit == Quotas.UNLIMITED) {
-            return listener;
+            return Contexts.interceptCall(Context.current().withValue(TENANT, t), call, headers, next);
         }
-        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
-            private boolean over;
+        MessageQuota<Q, R> quota = new MessageQuota<>(call, t, limit);
+        quota.delegate = Contexts.interceptCall(Context.current().withValue(TENANT, t), quota.call, headers, next);
+        return quota;
+    }
 
-            @Override
-            public void onMessage(Q message) {
-                if (over) {
-                    return;
+    /**
+     * A tenant's message size quota on one call. A message over it ends the call with RESOURCE_EXHAUSTED,
+     * and the handler hears of it as of a cancel (so it lets go of what the call held) and hears nothing
+     * more from the client; whatever it sends afterwards, its close included, is dropped (a second close
+     * of a call is an error in gRPC).
+     */
+    private static final class MessageQuota<Q, R> extends ServerCall.Listener<Q> {
+
+        private final Tenant tenant;
+        private final long limit;
+        final ServerCall<Q, R> call;
+        ServerCall.Listener<Q> delegate;
+        private volatile boolean over; // set once, on the transport thread
+        private boolean cancelDelivered;
+
+        MessageQuota(ServerCall<Q, R> raw, Tenant tenant, long limit) {
+            this.tenant = tenant;
+            this.limit = limit;
+            this.call = new ForwardingServerCall.SimpleForwardingServerCall<>(raw) {
+                @Override
+                public synchronized void sendHeaders(Metadata headers) {
+                    if (!over) {
+                        super.sendHeaders(headers);
+                    }
                 }
-                int size = message instanceof MessageLite m ? m.getSerializedSize() : 0;
-                if (size > limit) {
-                    over = true;
-                    call.close(Status.RESOURCE_EXHAUSTED.withDescription("tenant " + t.name() + ": message size quota "
-                            + limit + " bytes exceeded (message of " + size + " bytes)"), new Metadata());
-                    return;
+
+                @Override
+                public synchronized void sendMessage(R message) {
+                    if (!over) {
+                        super.sendMessage(message);
+                    }
                 }
-                super.onMessage(message);
+
+                @Override
+                public synchronized void close(Status status, Metadata trailers) {
+                    if (!over) {
+                        super.close(status, trailers);
+                    }
+                }
+
+                @Override
+                public boolean isCancelled() {
+                    return over || super.isCancelled();
+                }
+            };
+        }
+
+        @Override
+        public void onMessage(Q message) {
+            if (over) {
+                return;
             }
-        };
+            int size = message instanceof MessageLite m ? m.getSerializedSize() : 0;
+            if (size > limit) {
+                synchronized (call) { // not while the handler is sending
+                    call.close(Status.RESOURCE_EXHAUSTED.withDescription("tenant " + tenant.name()
+                            + ": message size quota " + limit + " bytes exceeded (message of " + size + " bytes)"),
+                            new Metadata());
+                    over = true;
+                }
+                cancelOnce();
+                return;
+            }
+            delegate.onMessage(message);
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (!over) {
+                delegate.onHalfClose();
+            }
+        }
+
+        @Override
+        public void onReady() {
+            if (!over) {
+                delegate.onReady();
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            cancelOnce();
+        }
+
+        @Override
+        public void onComplete() {
+            if (over) {
+                cancelOnce(); // the handler already heard of the end
+            } else {
+                delegate.onComplete();
+            }
+        }
+
+        private void cancelOnce() {
+            if (!cancelDelivered) {
+                cancelDelivered = true;
+                delegate.onCancel();
+            }
+        }
     }
 
     private Tenant authenticate(ServerCall<?, ?> call, Metadata headers) {

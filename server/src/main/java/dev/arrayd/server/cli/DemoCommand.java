@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul or softmax"
-                + " (portable IR kernels; no --allow-native-source needed), or --native for the C vadd.")
+                + " (portable IR kernels; no --allow-native-source needed), --native for the C vadd, or"
+                + " --scenario multi-device for a gradient merged across two devices.")
 final class DemoCommand implements Callable<Integer> {
 
     static final String VADD_SOURCE = """
@@ -57,6 +58,11 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--device", description = "Device to run on (default: the daemon's first device).", defaultValue = "")
     String device;
 
+    @Option(names = "--scenario", description = "single (default: one kernel, see --kernel) or multi-device (a"
+            + " data-parallel gradient merged across the daemon's first two devices, e.g. `serve --devices cpu:2`).",
+            defaultValue = "single")
+    String scenario;
+
     /** Wall-clock marks of one demo run. */
     private final class Steps {
         final long t0 = System.nanoTime();
@@ -79,6 +85,19 @@ final class DemoCommand implements Callable<Integer> {
         if (n <= 0) {
             System.err.println("arrayd demo: --n " + n + " (expected: > 0)");
             return 2;
+        }
+        if (!scenario.equals("single") && !scenario.equals("multi-device")) {
+            System.err.println("arrayd demo: --scenario " + scenario + " (expected: single or multi-device)");
+            return 2;
+        }
+        if (scenario.equals("multi-device")) {
+            try (ArraydClient c = client.connect(); Session s = c.openSession("arrayd-demo").get(30, TimeUnit.SECONDS)) {
+                return MultiDeviceDemo.run(s, c.devices().get(30, TimeUnit.SECONDS), n) ? 0 : 1;
+            } catch (ExecutionException e) {
+                return Failures.report("demo", client.target, e.getCause());
+            } catch (io.grpc.StatusRuntimeException e) {
+                return Failures.report("demo", client.target, e);
+            }
         }
         if (!DemoKernels.NAMES.contains(kernel) || (nativeSource && !kernel.equals("vadd"))) {
             System.err.println("arrayd demo: --kernel " + kernel + " (expected: one of " + DemoKernels.NAMES

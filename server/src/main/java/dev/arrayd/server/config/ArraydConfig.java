@@ -1,5 +1,6 @@
 package dev.arrayd.server.config;
 
+import dev.arrayd.devices.cpu.CpuOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -72,6 +73,13 @@ public final class ArraydConfig {
             Parsers.bytes(0, 1L << 50), "a byte count such as 268435456 or 256MiB (0 = automatic)",
             "Memory of each CPU device; 0 = half the machine's RAM split among the CPU devices.");
 
+    public static final ConfigKey<Integer> CPU_THREADS = new ConfigKey<>("cpu-threads", "int", "0",
+            Parsers.intIn(0, CpuOptions.MAX_DEVICE_THREADS),
+            "an integer in 0.." + CpuOptions.MAX_DEVICE_THREADS + " (0 = split the cores)",
+            "Worker threads of each CPU device; 0 = the machine's cores split among the CPU devices (at least one "
+                    + "each). With N > 0 every CPU device gets N, e.g. `--devices cpu --cpu-threads 1` (one device of one "
+                    + "core) against `--devices cpu:2 --cpu-threads 1` (two of one core each).");
+
     public static final ConfigKey<Path> CACHE_DIR = new ConfigKey<>("cache-dir", "path", "", Parsers.optionalPath(),
             "a directory path, or empty for the default",
             "Where the CPU backend keeps compiled kernels across restarts (a content-hash cache); empty = "
@@ -119,7 +127,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            CPU_MEMORY, CPU_THREADS, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

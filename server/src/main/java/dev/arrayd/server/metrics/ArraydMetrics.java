@@ -81,9 +81,6 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
                         .tag("direction", DIRECTIONS.get(dir)).description("Bytes moved by transfers that succeeded")
                         .register(registry);
             }
-            Counter.builder("arrayd.pool.evictions").tag("device", id)
-                    .description("Buffers evicted from a device under memory pressure (always 0: eviction does not "
-                            + "exist yet)").register(registry);
         }
         Gauge.builder("arrayd.build.info", () -> 1).tag("version", version)
                 .description("Always 1; the version label says which arrayd runs").register(registry);
@@ -140,6 +137,12 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
                     .register(registry);
             Gauge.builder("arrayd.pool.slabs", pool, p -> p.stats().slabs()).tag("device", id)
                     .description("Slabs held by the pool").register(registry);
+            io.micrometer.core.instrument.FunctionCounter.builder("arrayd.pool.evictions", d, DeviceRuntime::evictions)
+                    .tag("device", id).description("Replicas dropped to make room (written back to the host first when "
+                            + "they held the only current copy)").register(registry);
+            Gauge.builder("arrayd.device.backlog", d, x -> x.backlogNanos() / 1e9).baseUnit("seconds").tag("device", id)
+                    .description("Expected device time of the launches queued or running here (placement's queued work)")
+                    .register(registry);
             for (StreamKind k : StreamKind.values()) {
                 Gauge.builder("arrayd.queue.depth", d, x -> x.pendingCommands(k)).tag("device", id)
                         .tag("stream", k.label())
