@@ -47,7 +47,7 @@ public final class BenchMain {
     static List<Scenario> scenarios() {
         return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario(),
                 new KernelsScenario(), new IrScenario(),
-                new TenantsScenario());
+                new TenantsScenario(), new MultiDeviceScenario());
     }
 
     /** Subcommands that are not scenarios: they start no daemon and run as plain picocli commands. */

@@ -72,6 +72,7 @@ final class JmhCommand implements Tool {
                 .measurementIterations(measurements)
                 .measurementTime(TimeValue.milliseconds(measureMillis))
                 .jvmArgsAppend("--enable-native-access=ALL-UNNAMED")
+                .addProfiler(org.openjdk.jmh.profile.GCProfiler.class)
                 .verbosity(progress.interactive() ? VerboseMode.NORMAL : VerboseMode.SILENT)
                 .result(dir.resolve("jmh.json").toString())
                 .resultFormat(org.openjdk.jmh.results.format.ResultFormatType.JSON);
@@ -86,22 +87,31 @@ final class JmhCommand implements Tool {
         List<String> lines = new ArrayList<>();
         StringBuilder result = new StringBuilder();
         StringBuilder table = new StringBuilder();
-        lines.add(String.format(Locale.ROOT, "%-44s %12s %10s  %s", "benchmark", "score", "error", "unit"));
+        lines.add(String.format(Locale.ROOT, "%-44s %12s %10s  %-6s %10s", "benchmark", "score", "error", "unit", "B/op"));
+        List<String> names = new ArrayList<>();
+        List<Double> scores = new ArrayList<>();
         try (BufferedWriter w = Files.newBufferedWriter(dir.resolve("jmh.csv"))) {
-            w.write("benchmark,score,error,unit,samples\n");
+            w.write("benchmark,score,error,unit,samples,bytes_per_op\n");
             for (RunResult r : sorted) {
                 String name = shortName(r.getParams().getBenchmark());
                 Result<?> p = r.getPrimaryResult();
                 double err = Double.isNaN(p.getScoreError()) ? 0 : p.getScoreError();
-                w.write(String.format(Locale.ROOT, "%s,%.3f,%.3f,%s,%d%n", name, p.getScore(), err, p.getScoreUnit(),
-                        p.getSampleCount()));
-                lines.add(String.format(Locale.ROOT, "%-44s %12.1f %10.1f  %s", name, p.getScore(), err,
-                        p.getScoreUnit()));
+                Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
+                double bytes = alloc == null ? Double.NaN : alloc.getScore();
+                w.write(String.format(Locale.ROOT, "%s,%.3f,%.3f,%s,%d,%.1f%n", name, p.getScore(), err, p.getScoreUnit(),
+                        p.getSampleCount(), bytes));
+                lines.add(String.format(Locale.ROOT, "%-44s %12.1f %10.1f  %-6s %10.1f", name, p.getScore(), err,
+                        p.getScoreUnit(), bytes));
                 result.append(name.replace('.', '_')).append("_ns=")
                         .append(String.format(Locale.ROOT, "%.1f", p.getScore())).append(' ');
-                table.append(String.format(Locale.ROOT, "| `%s` | %.1f | ± %.1f |%n", name, p.getScore(), err));
+                table.append(String.format(Locale.ROOT, "| `%s` | %.1f | ± %.1f | %.0f |%n", name, p.getScore(), err, bytes));
+                names.add(name);
+                scores.add(p.getScore());
             }
         }
+        BarChart chart = new BarChart("arrayd JMH: average time per operation", "ns/op", names);
+        chart.add("ns/op", scores);
+        chart.writePng(dir.resolve("jmh.png"));
         lines.add("results: " + dir);
         Files.write(dir.resolve("jmh.txt"), lines);
         String res = result.toString().trim();
@@ -115,11 +125,16 @@ final class JmhCommand implements Tool {
                 - `DependencyBench`: per command of a 64-long chain submitted while pending, then released: \
                 waits plus read-after-write / write-after-write hazards on one buffer, or a fan-in of 4 waits;
                 - `SlabPoolBench`: allocate + free of one block (64 B..128 KiB), empty pool and 8192 blocks with holes;
-                - `EventBench`: signal an event with one or three listeners; signal and join its future.
+                - `EventBench`: signal an event with one or three listeners; signal and join its future;
+                - `MultiDeviceBench`: two devices: one launch naming no device on a buffer (placement over both                 devices, the replica check, hazards, dispatch, completion), and per command of a recorded 64-launch                 graph replayed without validation.
 
-                | benchmark | ns/op | error (99.9%%) |
-                | --- | --- | --- |
-                %s""", forks, warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements, measureMillis, table);
+                Bytes allocated per operation are JMH's `gc.alloc.rate.norm`.
+
+                | benchmark | ns/op | error (99.9%%) | B/op |
+                | --- | --- | --- | --- |
+                %s
+                ![jmh](jmh.png)
+                """, forks, warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements, measureMillis, table);
         Files.writeString(dir.resolve(RunFiles.RESULT), "RESULT jmh " + res + "\n");
         Files.writeString(dir.resolve(RunFiles.COMMAND), "bin/arrayd bench jmh\n");
         Files.writeString(dir.resolve(RunFiles.SECTION), section);

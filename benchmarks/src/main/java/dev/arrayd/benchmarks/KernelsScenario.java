@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
  * ({@link JoclKernelColumn}: no daemon). Then the launch round trip of an empty kernel through arrayd on
  * the OpenCL device (and the CPU device, for scale) next to a direct JOCL enqueue + {@code clFinish}.
  *
- * <p>Kernels are native source ({@link BenchKernels}): the portable IR does not run on OpenCL yet. Every
+ * <p>Kernels are native source ({@link BenchKernels}), the same OpenCL C in every OpenCL column. Every
  * column's output is checked against a Java reference before it is timed. Columns alternate in rounds
  * so that drift of the machine lands on all of them. A kernel's rate is computed from its median device
  * time (what the device reports it spent, so the comparison is of the kernels, not of the paths to

@@ -38,6 +38,7 @@ final class ReportCommand implements Tool {
             new String[] {"kernels", "kernels: the same kernels on the CPU backend, on OpenCL, and directly through JOCL"},
             new String[] {"ir", "ir: IR compile cache, gcc compile time, vadd vs memcpy, matmul vs peak, guards on vs off"},
             new String[] {"tenants", "tenants: fair share under saturation, a polite client during a flood"},
+            new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
             new String[] {"jmh", "jmh: micro-benchmarks of the hot paths"});
 
     /** Scenarios of issue 9 that wait for other issues, and what they wait for. */

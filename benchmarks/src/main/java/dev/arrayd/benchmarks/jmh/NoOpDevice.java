@@ -20,12 +20,17 @@ final class NoOpDevice implements Device {
 
     static final String BACKEND = "noop";
 
-    private final DeviceId id = new DeviceId(BACKEND, 0);
+    private final DeviceId id;
     private final boolean deferred;
     private final List<NoOpStream> streams = new ArrayList<>();
 
     NoOpDevice(boolean deferred) {
+        this(deferred, 0);
+    }
+
+    NoOpDevice(boolean deferred, int ordinal) {
         this.deferred = deferred;
+        this.id = new DeviceId(BACKEND, ordinal);
     }
 
     @Override

@@ -30,8 +30,17 @@ final class SchedulerFixture implements AutoCloseable {
     private long nextEvent = 1;
 
     SchedulerFixture(boolean deferred) {
-        device = new NoOpDevice(deferred);
-        scheduler = new Scheduler(SchedulerConfig.defaults().withAllowNativeSource(true), List.of(device),
+        this(deferred, 1);
+    }
+
+    /** With {@code devices} no-op devices (noop:0, noop:1, ...); {@link #device} is the first. */
+    SchedulerFixture(boolean deferred, int devices) {
+        List<dev.arrayd.devices.api.Device> all = new java.util.ArrayList<>();
+        for (int i = 0; i < devices; i++) {
+            all.add(new NoOpDevice(deferred, i));
+        }
+        device = (NoOpDevice) all.getFirst();
+        scheduler = new Scheduler(SchedulerConfig.defaults().withAllowNativeSource(true), all,
                 Map.of(NoOpDevice.BACKEND, new NoOpCompiler()));
         session = scheduler.openSession("jmh", 600_000);
         var compiled = scheduler.compile(session, List.of(new ModuleSpec(new KernelSource(Dialect.C, "", List.of(
@@ -53,6 +62,13 @@ final class SchedulerFixture implements AutoCloseable {
     CommandSpec touchLaunch(long... waits) {
         return new CommandSpec(nextEvent++, waits, 0, new CommandSpec.LaunchOp(touchKernel, new long[] {1},
                 new long[0], List.of(new CommandSpec.BufferArg(buffer.handle())), ""));
+    }
+
+    /** Takes {@code n} event ids (a graph replay signals a block of them). */
+    long takeEvents(int n) {
+        long first = nextEvent;
+        nextEvent += n;
+        return first;
     }
 
     /** The event id the next command will signal. */
