@@ -40,6 +40,14 @@ final class Coherence {
     private final Priority priority;
     private final boolean fastPathAllowed;
     private final long fastPathMaxBytes;
+    private final List<Replica> pinned = new ArrayList<>(4);
+
+    /** The replicas one command uses (never evicted for it), emptied for the next command. */
+    List<Replica> pinnedForNextCommand() {
+        pinned.clear();
+        return pinned;
+    }
+
     /** Transfer commands created; the caller releases them after the submit lock ({@link #release()}). */
     private List<Command> created;
 

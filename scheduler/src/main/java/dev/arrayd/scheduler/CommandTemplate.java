@@ -5,8 +5,6 @@ import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A validated command before its buffers have device memory: the device op is built when the
@@ -28,11 +26,11 @@ sealed interface CommandTemplate {
     record Launch(Kernel kernel, long[] globalDims, long[] localDims, Object[] args) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
-            List<KernelArg> kargs = new ArrayList<>(args.length);
-            for (Object a : args) {
-                kargs.add(a instanceof Integer i ? new KernelArg.Buffer(buffers[i]) : (KernelArg.Scalar) a);
+            KernelArg[] kargs = new KernelArg[args.length];
+            for (int a = 0; a < args.length; a++) {
+                kargs[a] = args[a] instanceof Integer i ? new KernelArg.Buffer(buffers[i]) : (KernelArg.Scalar) args[a];
             }
-            return new Built(new DeviceCommand.Launch(kernel, globalDims, localDims, kargs), null);
+            return new Built(new DeviceCommand.Launch(kernel, globalDims, localDims, java.util.Arrays.asList(kargs)), null);
         }
 
         /** The same launch of another device's build of the kernel. */

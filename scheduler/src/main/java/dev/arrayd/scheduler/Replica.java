@@ -81,7 +81,21 @@ final class Replica {
 
     /** Device memory of bytes {@code [offset, offset + bytes)} of the buffer. */
     MemRef data(long offset, long bytes) {
+        if (offset == 0 && bytes == buffer.sizeBytes()) {
+            return whole();
+        }
         return new MemRef(mem.poolId(), mem.offset() + offset, bytes);
+    }
+
+    private MemRef whole; // the buffer's bytes in `mem`, made once per allocation
+
+    /** Device memory of the whole buffer (its block without the alignment padding). */
+    MemRef whole() {
+        MemRef w = whole;
+        if (w == null || w.poolId() != mem.poolId() || w.offset() != mem.offset()) {
+            w = whole = new MemRef(mem.poolId(), mem.offset(), buffer.sizeBytes());
+        }
+        return w;
     }
 
     String where() {

@@ -990,7 +990,7 @@ public final class Scheduler implements AutoCloseable {
         Object result = null;
         DeviceCommand op = null;
         try {
-            List<Replica> pinned = new ArrayList<>(4);
+            List<Replica> pinned = co.pinnedForNextCommand();
             if (template instanceof CommandTemplate.MergeCopy mc) {
                 Buffer src = buffers[0];
                 Replica here = src.replicas[d.index()];
@@ -1182,7 +1182,8 @@ public final class Scheduler implements AutoCloseable {
         boolean usesMerge = false;
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i) instanceof CommandSpec.BufferArg ba) {
-                argBuffers[i] = s.buffer(ba.buffer(), "launch.args[" + i + "]");
+                Buffer b = s.buffers.get(ba.buffer());
+                argBuffers[i] = b != null ? b : s.buffer(ba.buffer(), "launch.args[" + i + "]");
             } else if (args.get(i) instanceof CommandSpec.MergeArg) {
                 usesMerge = true;
             }
@@ -1259,81 +1260,85 @@ public final class Scheduler implements AutoCloseable {
             }
         }
         Object[] targs = new Object[args.size()];
-        List<Buffer> touched = new ArrayList<>();
-        List<Access> accesses = new ArrayList<>();
+        // the buffers it touches, each once, and how (small arrays: this runs for every launch)
+        Buffer[] touched = new Buffer[args.size()];
+        Access[] accesses = new Access[args.size()];
+        int nTouched = 0;
         DType mergeDtype = null;
         for (int i = 0; i < args.size(); i++) {
             KernelParam p = params.get(i);
             CommandSpec.Arg a = args.get(i);
-            String at = "launch.args[" + i + "]: ";
+            // (error messages name "launch.args[i]: ", built only when thrown)
             if (p.isBuffer()) {
                 if (a instanceof CommandSpec.MergeArg) {
                     if (p.access() != Access.READ) {
-                        throw ArraydException.invalid(at + "the merge buffer (expected: a READ parameter; parameter "
+                        throw ArraydException.invalid(argAt(i) + "the merge buffer (expected: a READ parameter; parameter "
                                 + p.name() + " is " + p.access() + ")");
                     }
                     DType have = merges != null && merges.containsKey(stream) ? merges.get(stream)
                             : stream.merge == null ? null : stream.merge.dtype();
                     if (have == null) {
-                        throw new ArraydException(ErrorCode.FAILED_PRECONDITION, at + "the merge buffer of " + stream
+                        throw new ArraydException(ErrorCode.FAILED_PRECONDITION, argAt(i) + "the merge buffer of " + stream
                                 + " is empty (expected: a merge copy on this stream first)");
                     }
                     if (have != p.dtype()) {
-                        throw ArraydException.invalid(at + "the merge buffer of " + stream + " holds " + have.wireName()
+                        throw ArraydException.invalid(argAt(i) + "the merge buffer of " + stream + " holds " + have.wireName()
                                 + " (expected: " + p.dtype().wireName() + " for parameter " + p.name() + ")");
                     }
                     mergeDtype = have;
-                    int seen = touched.indexOf(null);
+                    int seen = indexOf(touched, nTouched, null);
                     if (seen < 0) {
-                        touched.add(null);
-                        accesses.add(Access.READ);
-                        seen = touched.size() - 1;
+                        touched[nTouched] = null;
+                        accesses[nTouched] = Access.READ;
+                        seen = nTouched++;
                     }
                     targs[i] = seen;
                     continue;
                 }
                 if (!(a instanceof CommandSpec.BufferArg)) {
-                    throw ArraydException.invalid(at + describeArg(a) + " (expected: buffer of " + p.dtype().wireName()
+                    throw ArraydException.invalid(argAt(i) + describeArg(a) + " (expected: buffer of " + p.dtype().wireName()
                             + " for parameter " + p.name() + ")");
                 }
                 Buffer b = argBuffers[i];
                 if (b.dtype() != p.dtype()) {
-                    throw ArraydException.invalid(at + b + " (expected: buffer of " + p.dtype().wireName()
+                    throw ArraydException.invalid(argAt(i) + b + " (expected: buffer of " + p.dtype().wireName()
                             + " for parameter " + p.name() + ")");
                 }
                 if (!info.dtypes().contains(b.dtype())) {
-                    throw ArraydException.invalid(at + b + " (its dtype is not supported by " + d.id() + ")");
+                    throw ArraydException.invalid(argAt(i) + b + " (its dtype is not supported by " + d.id() + ")");
                 }
                 if (p.access().writes()) {
-                    s.writableBuffer(((CommandSpec.BufferArg) a).buffer(), "launch.args[" + i + "]");
+                    if (s.isReadOnly(b.handle())) {
+                        s.writableBuffer(b.handle(), "launch.args[" + i + "]"); // throws PERMISSION_DENIED
+                    }
                 }
-                int seen = touched.indexOf(b);
+                int seen = indexOf(touched, nTouched, b);
                 if (seen < 0) {
-                    touched.add(b);
-                    accesses.add(p.access());
-                    seen = touched.size() - 1;
-                } else if (accesses.get(seen) != p.access()) {
-                    accesses.set(seen, Access.READ_WRITE);
+                    touched[nTouched] = b;
+                    accesses[nTouched] = p.access();
+                    seen = nTouched++;
+                } else if (accesses[seen] != p.access()) {
+                    accesses[seen] = Access.READ_WRITE;
                 }
                 targs[i] = seen;
             } else {
                 if (!(a instanceof CommandSpec.ScalarArg sa) || sa.value() == null) {
-                    throw ArraydException.invalid(at + describeArg(a) + " (expected: " + p.dtype().wireName()
+                    throw ArraydException.invalid(argAt(i) + describeArg(a) + " (expected: " + p.dtype().wireName()
                             + " scalar for parameter " + p.name() + ")");
                 }
                 if (sa.value().dtype() != p.dtype()) {
-                    throw ArraydException.invalid(at + sa.value().dtype().wireName() + " scalar (expected: "
+                    throw ArraydException.invalid(argAt(i) + sa.value().dtype().wireName() + " scalar (expected: "
                             + p.dtype().wireName() + " scalar for parameter " + p.name() + ")");
                 }
                 targs[i] = sa.value();
             }
         }
-        Buffer[] buffers = touched.toArray(Buffer[]::new);
+        Buffer[] buffers = nTouched == touched.length ? touched : Arrays.copyOf(touched, nTouched);
         boolean[] reads = new boolean[buffers.length];
         boolean[] writes = new boolean[buffers.length];
         for (int i = 0; i < buffers.length; i++) {
-            reads[i] = accesses.get(i).reads();
-            writes[i] = accesses.get(i).writes();
+            reads[i] = accesses[i].reads();
+            writes[i] = accesses[i].writes();
         }
         CommandTemplate t = new CommandTemplate.Launch(native_, global.clone(), local == null ? null : local.clone(), targs);
         // a kernel may leave elements it does not write alone: no write of a launch covers "all of it"
@@ -1343,6 +1348,20 @@ public final class Scheduler implements AutoCloseable {
             p = p.placedAmong(deviceList);
         }
         return p;
+    }
+
+    private static String argAt(int i) {
+        return "launch.args[" + i + "]: ";
+    }
+
+    /** Position of {@code b} among the first {@code n} entries (by identity; null finds the merge buffer's slot). */
+    private static int indexOf(Buffer[] a, int n, Buffer b) {
+        for (int i = 0; i < n; i++) {
+            if (a[i] == b) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Whether a launch validated for one device would also be valid on {@code d} (placement's candidates). */

@@ -75,6 +75,9 @@ final class CSourceAssembler {
      * trampoline per kernel passing the extents and guard record after the declared arguments.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
+        for (KernelSignature e : entryPoints) {
+            rendered = renameKernel(rendered, e.name());
+        }
         StringBuilder out = new StringBuilder(HEADER.length() + rendered.length() + 1024 * entryPoints.size());
         out.append(HEADER);
         out.append("#line 1 \"").append(IR_FILE).append("\"\n");
@@ -84,6 +87,24 @@ final class CSourceAssembler {
             out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true));
         }
         return out.toString();
+    }
+
+    /**
+     * Prefix of the rendered IR kernel functions: an IR kernel may be named like a C library function
+     * ({@code pow}, {@code exp}) that its own body calls, so its C function must not take the plain name.
+     */
+    static final String IR_KERNEL_PREFIX = "arrayd_k_";
+
+    /** The renderer's {@code ARRAYD_KERNEL void NAME(} (once per kernel) gets {@link #IR_KERNEL_PREFIX}. */
+    static String renameKernel(String rendered, String name) {
+        String head = "ARRAYD_KERNEL void " + name + "(";
+        int at = rendered.indexOf(head);
+        if (at < 0 || rendered.indexOf(head, at + 1) >= 0) {
+            throw new IllegalStateException("the C renderer's output has " + (at < 0 ? "no" : "more than one")
+                    + " kernel head \"" + head + "\" (expected: exactly one per kernel)");
+        }
+        return rendered.substring(0, at) + "ARRAYD_KERNEL void " + IR_KERNEL_PREFIX + name + "("
+                + rendered.substring(at + head.length());
     }
 
     static void checkIdentifier(String name, String what) {
@@ -136,7 +157,7 @@ final class CSourceAssembler {
                                     {x, y, z}, {gs0, gs1, gs2}, {x % ls0, y % ls1, z % ls2},
                                     {ls0, ls1, ls2}, {x / ls0, y / ls1, z / ls2}};
                 """);
-        c.append("                ").append(signature.name()).append("(&item");
+        c.append("                ").append(ir ? IR_KERNEL_PREFIX : "").append(signature.name()).append("(&item");
         for (int i = 0; i < params.size(); i++) {
             c.append(", p").append(i);
         }
@@ -170,7 +191,7 @@ final class CSourceAssembler {
                             for (int64_t x = range[0] / ls0; x < range[3] / ls0; x++) {
                                 const int64_t grp[6] = {x, y, z, range[6], range[7], range[8]};
                 """);
-        c.append("                ").append(signature.name()).append("(grp");
+        c.append("                ").append(IR_KERNEL_PREFIX).append(signature.name()).append("(grp");
         for (int i = 0; i < params.size(); i++) {
             c.append(", p").append(i);
         }

@@ -138,6 +138,38 @@ class CpuBackendTest {
     }
 
     @Test
+    void deviceThreadsGivesEveryDeviceThatManyWhateverTheCores() {
+        CpuBackend one = closing(new CpuBackend(CpuOptions.defaults().withDeviceThreads(1)));
+        List<Device> two = one.openDevices(2);
+        for (Device d : two) {
+            assertEquals(1, d.info().computeUnits(), d.id().toString());
+            assertEquals(1, ((CpuDevice) d).threads(), d.id().toString());
+            assertNull(((CpuDevice) d).pool(), "one thread: the stream's own, no helpers");
+        }
+        CpuBackend three = closing(new CpuBackend(CpuOptions.defaults().withDeviceThreads(3)));
+        CpuDevice d = (CpuDevice) three.openDevices(1).getFirst();
+        assertEquals(3, d.info().computeUnits());
+        assertEquals(2, d.pool().size(), "the stream's thread works along with two helpers");
+    }
+
+    @Test
+    void zeroDeviceThreadsSplitsTheCoresAtLeastOneEach() {
+        assertEquals(8, CpuBackend.threadsPerDevice(0, 8, 1));
+        assertEquals(4, CpuBackend.threadsPerDevice(0, 8, 2));
+        assertEquals(2, CpuBackend.threadsPerDevice(0, 8, 3));
+        assertEquals(1, CpuBackend.threadsPerDevice(0, 2, 4));
+        assertEquals(1, CpuBackend.threadsPerDevice(1, 8, 2));
+        assertEquals(6, CpuBackend.threadsPerDevice(6, 2, 2), "oversubscribing is the operator's call");
+        assertEquals(0, CpuOptions.defaults().deviceThreads());
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+                () -> CpuOptions.defaults().withDeviceThreads(-1));
+        assertTrue(negative.getMessage().contains("deviceThreads: -1"), negative::getMessage);
+        IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
+                () -> CpuOptions.defaults().withDeviceThreads(CpuOptions.MAX_DEVICE_THREADS + 1));
+        assertTrue(huge.getMessage().contains(Integer.toString(CpuOptions.MAX_DEVICE_THREADS + 1)), huge::getMessage);
+    }
+
+    @Test
     void deviceMemoryIsConfigurableAndEnforced() {
         CpuBackend backend = closing(new CpuBackend(CpuOptions.defaults().withDeviceMemoryBytes(1 << 20)));
         Device d = backend.openDevices(3).get(2);

@@ -8,6 +8,17 @@ final class Ops {
 
     private Ops() {}
 
+    /**
+     * C's {@code pow} (IEEE 754 / C99 Annex F), which differs from {@link Math#pow} at ±1:
+     * {@code pow(1, y)} is 1 for every y (NaN too), and {@code pow(-1, ±inf)} is 1.
+     */
+    static double pow(double x, double y) {
+        if (x == 1.0 || (x == -1.0 && Double.isInfinite(y))) {
+            return 1.0;
+        }
+        return Math.pow(x, y);
+    }
+
     static long f32(float v) {
         return Float.floatToRawIntBits(v) & 0xffff_ffffL;
     }
@@ -83,7 +94,7 @@ final class Ops {
                 case REM -> f32(x % y);
                 case MIN -> f32(Float.isNaN(x) ? y : Float.isNaN(y) ? x : x < y ? x : y);
                 case MAX -> f32(Float.isNaN(x) ? y : Float.isNaN(y) ? x : x > y ? x : y);
-                case POW -> f32((float) Math.pow(x, y));
+                case POW -> f32((float) pow(x, y));
                 case EQ -> x == y ? 1 : 0;
                 case NE -> x != y ? 1 : 0;
                 case LT -> x < y ? 1 : 0;
@@ -104,7 +115,7 @@ final class Ops {
                 case REM -> f64(x % y);
                 case MIN -> f64(Double.isNaN(x) ? y : Double.isNaN(y) ? x : x < y ? x : y);
                 case MAX -> f64(Double.isNaN(x) ? y : Double.isNaN(y) ? x : x > y ? x : y);
-                case POW -> f64(Math.pow(x, y));
+                case POW -> f64(pow(x, y));
                 case EQ -> x == y ? 1 : 0;
                 case NE -> x != y ? 1 : 0;
                 case LT -> x < y ? 1 : 0;

@@ -1,16 +1,14 @@
-package dev.arrayd.devices.cpu;
+package dev.arrayd.devices.api.ir;
 
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.DType;
-import dev.arrayd.devices.api.ir.Expr;
-import dev.arrayd.devices.api.ir.IrKernel;
-import dev.arrayd.devices.api.ir.IrParam;
-import dev.arrayd.devices.api.ir.IrType;
-import dev.arrayd.devices.api.ir.Stmt;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.stream.LongStream;
 
 import static dev.arrayd.devices.api.ir.IrDsl.*;
 
@@ -18,13 +16,23 @@ import static dev.arrayd.devices.api.ir.IrDsl.*;
  * Random well-typed IR kernels over a fixed parameter list, for differential tests. Every kernel has
  * the same signature:
  * {@code (ii: i32[64] READ, fi: f32[64] READ, oi: i32 WRITE, of: f32 WRITE, oh: f16 WRITE, ol: i64 READ_WRITE,
- * s: i32 in [0, 16], t: f32)} and runs over a grid of {@link #GRID}. Outputs are stored at the work-item's
- * id (proven in bounds) and at random indices (some proven, some guarded and sometimes out of range).
+ * s: i32 in [0, 16], t: f32)} and runs over a grid of {@link #GRID}. The read-only inputs are loaded at
+ * random indices (some proven, some guarded and sometimes out of range). Outputs are stored, and
+ * {@code ol} is also loaded, at the work-item's id or at a random index {@link #ownIndex folded onto
+ * it} when in range: no element is touched by two work-items, so the results do not depend on the
+ * order the items run in (a data race would make them undefined on a parallel device), while
+ * out-of-range indices still hit guards.
  *
  * <p>Transcendental functions (exp, log, tanh, pow) appear only as the last operation before a store to
  * {@code of}, and such stores are flagged in {@link Program#approximate}: libm and Java may differ by
  * an ulp or two there, and nothing downstream amplifies it. Every other float operation is exactly
  * rounded on both sides and compared bit for bit.
+ *
+ * <p>Without {@code nanConstants}, no f32 value the compiler can know at build time is a NaN: no
+ * constant is one, and an expression that would fold to one (say {@code 0 * inf} of constants, a
+ * variable bound to such, a loop variable's trip values, {@code fmod(x, 0)}) is generated again. This
+ * is for backends whose compiler mishandles a NaN it can see at build time. NaNs that arise at run
+ * time (from NaN inputs, or from {@code sqrt} of a negative load) stay covered.
  */
 final class RandomIrPrograms {
 
@@ -32,13 +40,19 @@ final class RandomIrPrograms {
     static final int GRID = 64;
 
     private final Random r;
+    private final boolean nanConstants;
     private final List<String[]> vars = new ArrayList<>(); // name, type
     private int names;
-    private int depthBudget;
-    boolean approximate;
+    private boolean approximate;
+    /** Variables bound to values known at build time (tracked only without {@code nanConstants}). */
+    private final Map<String, Known> known = new HashMap<>();
+    /** The loop variable in scope and its trip values, when its bounds are constants. */
+    private String loopVar;
+    private long[] loopValues;
 
-    RandomIrPrograms(long seed) {
+    RandomIrPrograms(long seed, boolean nanConstants) {
         r = new Random(seed);
+        this.nanConstants = nanConstants;
     }
 
     record Program(IrKernel kernel, boolean approximate) {}
@@ -57,6 +71,7 @@ final class RandomIrPrograms {
 
     Program kernel(String name) {
         vars.clear();
+        known.clear();
         approximate = false;
         List<Stmt> inner = new ArrayList<>();
         int n = 2 + r.nextInt(6);
@@ -82,6 +97,7 @@ final class RandomIrPrograms {
      */
     Program groupKernel(String name) {
         vars.clear();
+        known.clear();
         approximate = false;
         Expr lid = lid(0);
         List<Stmt> body = new ArrayList<>();
@@ -129,23 +145,126 @@ final class RandomIrPrograms {
         for (int k = 0; k < n; k++) {
             IrType t = pick(IrType.I32, IrType.I64, IrType.F32, IrType.BOOL, IrType.U8);
             String v = fresh();
-            body.add(let(v, expr(t, 3)));
-            vars.add(new String[] {v, t.name()});
+            body.add(bind(v, t, expr(t, 3)));
         }
     }
 
     private Expr floatOut() {
         Expr e = expr(IrType.F32, 3);
         if (r.nextInt(3) == 0) {
-            approximate = true;
-            return switch (r.nextInt(4)) {
+            Expr last = switch (r.nextInt(4)) {
                 case 0 -> new Expr.Unary(Expr.Unary.Op.EXP, e);
                 case 1 -> new Expr.Unary(Expr.Unary.Op.LOG, e);
                 case 2 -> new Expr.Unary(Expr.Unary.Op.TANH, e);
                 default -> bin(Expr.Binary.Op.POW, e, expr(IrType.F32, 1));
             };
+            if (nanConstants || !nanAtBuildTime(last)) {
+                approximate = true;
+                return last;
+            }
         }
         return e;
+    }
+
+    /** {@code let v = value}, noting the value where it is known at build time. */
+    private Stmt bind(String v, IrType t, Expr value) {
+        vars.add(new String[] {v, t.name()});
+        if (!nanConstants) {
+            Known k = evaluate(value, Map.of());
+            if (k != null) {
+                known.put(v, k);
+            }
+        }
+        return let(v, value);
+    }
+
+    /** A value known at build time. */
+    private record Known(IrType type, long bits) {
+        boolean isNaN() {
+            return type == IrType.F32 && Float.isNaN(Ops.asF32(bits));
+        }
+    }
+
+    /** Whether a compiler could know that {@code e} is a NaN, in any trip of the loop in scope. */
+    private boolean nanAtBuildTime(Expr e) {
+        if (loopVar == null) {
+            Known k = evaluate(e, Map.of());
+            return k != null && k.isNaN();
+        }
+        for (long trip : loopValues) {
+            Known k = evaluate(e, Map.of(loopVar, new Known(IrType.I32, trip)));
+            if (k != null && k.isNaN()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@code e} folded the way a compiler may fold it (with the interpreter's operations), or null
+     * where it depends on run-time values. A few operations are NaN whatever their run-time operand:
+     * {@code fmod(x, ±0)}, {@code fmod(±inf, y)} and {@code fma(a, b, c)} with {@code a * b} a NaN.
+     */
+    private Known evaluate(Expr e, Map<String, Known> trip) {
+        return switch (e) {
+            case Expr.Const c -> new Known(c.type(), c.bits());
+            case Expr.Var v -> trip.containsKey(v.name()) ? trip.get(v.name()) : known.get(v.name());
+            case Expr.Param p -> null;
+            case Expr.Builtin b -> null;
+            case Expr.Load l -> null;
+            case Expr.Unary u -> {
+                Known a = evaluate(u.operand(), trip);
+                yield a == null ? null : new Known(a.type(), Ops.unary(u.op(), a.type(), a.bits()));
+            }
+            case Expr.Binary b -> {
+                Known x = evaluate(b.left(), trip);
+                Known y = evaluate(b.right(), trip);
+                boolean logical = b.op() == Expr.Binary.Op.LOGICAL_AND || b.op() == Expr.Binary.Op.LOGICAL_OR;
+                if (logical && x != null) {
+                    boolean decided = (x.bits() != 0) == (b.op() == Expr.Binary.Op.LOGICAL_OR);
+                    yield decided ? new Known(IrType.BOOL, x.bits() != 0 ? 1 : 0) : y;
+                }
+                if (b.op() == Expr.Binary.Op.REM && (x != null && x.type() == IrType.F32 && Float.isInfinite(Ops.asF32(x.bits()))
+                        || y != null && y.type() == IrType.F32 && Ops.asF32(y.bits()) == 0)) {
+                    yield new Known(IrType.F32, Ops.f32(Float.NaN));
+                }
+                if (x == null || y == null) {
+                    yield null;
+                }
+                long bits = Ops.binary(b.op(), x.type(), x.bits(), y.bits());
+                yield new Known(switch (b.op()) {
+                    case EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR -> IrType.BOOL;
+                    default -> x.type();
+                }, bits);
+            }
+            case Expr.Select s -> {
+                Known c = evaluate(s.condition(), trip);
+                if (c != null) {
+                    yield evaluate(c.bits() != 0 ? s.ifTrue() : s.ifFalse(), trip);
+                }
+                Known a = evaluate(s.ifTrue(), trip);
+                Known b = evaluate(s.ifFalse(), trip);
+                yield a != null && a.equals(b) ? a : null;
+            }
+            case Expr.Cast c -> {
+                Known a = evaluate(c.operand(), trip);
+                yield a == null ? null : new Known(c.to(), Ops.cast(a.type(), c.to(), a.bits()));
+            }
+            case Expr.Fma f -> {
+                Known a = evaluate(f.a(), trip);
+                Known b = evaluate(f.b(), trip);
+                Known c = evaluate(f.c(), trip);
+                if (a == null || b == null) {
+                    yield null;
+                }
+                float ab = Ops.asF32(a.bits()) * Ops.asF32(b.bits());
+                if (Float.isNaN(ab)) {
+                    yield new Known(IrType.F32, Ops.f32(Float.NaN));
+                }
+                yield c == null ? null
+                        : new Known(IrType.F32, Ops.f32(Math.fma(Ops.asF32(a.bits()), Ops.asF32(b.bits()), Ops.asF32(c.bits()))));
+            }
+        };
     }
 
     private String fresh() {
@@ -158,17 +277,15 @@ final class RandomIrPrograms {
             case 0, 1 -> {
                 IrType t = pick(IrType.I32, IrType.I64, IrType.F32, IrType.BOOL, IrType.U8);
                 String v = fresh();
-                Stmt s = let(v, expr(t, 3));
-                vars.add(new String[] {v, t.name()});
-                return s;
+                return bind(v, t, expr(t, 3));
             }
             case 2 -> {
-                return r.nextBoolean() ? store("oi", index(), expr(IrType.I32, 2)) : store("ol", index(), expr(IrType.I64, 2));
+                return r.nextBoolean() ? store("oi", ownIndex(), expr(IrType.I32, 2)) : store("ol", ownIndex(), expr(IrType.I64, 2));
             }
             case 3 -> {
                 // a random-index store of the right type
-                return r.nextBoolean() ? store("oi", index(), expr(IrType.I32, 2))
-                        : new Stmt.Accumulate("ol", index(), pick(Stmt.Accumulate.Op.values()), expr(IrType.I64, 2));
+                return r.nextBoolean() ? store("oi", ownIndex(), expr(IrType.I32, 2))
+                        : new Stmt.Accumulate("ol", ownIndex(), pick(Stmt.Accumulate.Op.values()), expr(IrType.I64, 2));
             }
             case 4 -> {
                 int mark = vars.size();
@@ -186,11 +303,18 @@ final class RandomIrPrograms {
                 int mark = vars.size();
                 vars.add(new String[] {kv, IrType.I32.name()});
                 Stmt.Accumulate.Op op = pick(Stmt.Accumulate.Op.values());
-                Stmt accumulate = accVar(acc, op, expr(t, 2));
-                trim(mark);
+                int step = 1 + r.nextInt(2);
                 Expr end = r.nextBoolean() ? param("s") : i32(r.nextInt(9));
-                Stmt loop = new Stmt.For(kv, i32(0), end, 1 + r.nextInt(2), List.of(accumulate));
-                Stmt out = t == IrType.I32 ? store("oi", index(), var(acc)) : store("of", index(), var(acc));
+                if (!nanConstants && end instanceof Expr.Const c) {
+                    // unrolled, the loop variable is a constant in each copy of the body
+                    loopVar = kv;
+                    loopValues = LongStream.iterate(0, trip -> trip < c.bits(), trip -> trip + step).toArray();
+                }
+                Stmt accumulate = accVar(acc, op, expr(t, 2));
+                loopVar = null;
+                trim(mark);
+                Stmt loop = new Stmt.For(kv, i32(0), end, step, List.of(accumulate));
+                Stmt out = t == IrType.I32 ? store("oi", ownIndex(), var(acc)) : store("of", ownIndex(), var(acc));
                 return new Stmt.If(Expr.Const.bool(true), List.of(mut(acc, t == IrType.I32 ? i32(1) : f32(0.5f)), loop, out),
                         List.of());
             }
@@ -201,6 +325,16 @@ final class RandomIrPrograms {
         while (vars.size() > mark) {
             vars.removeLast();
         }
+    }
+
+    /**
+     * A random {@link #index()} where it is out of range, the work-item's own id {@code i} where it is
+     * in range: {@code select(0 <= j && j < EXTENT, i, j)}. Proven when {@code j} is.
+     */
+    private Expr ownIndex() {
+        Expr j = index();
+        Expr inRange = and(bin(Expr.Binary.Op.GE, j, i64(0)), lt(j, i64(EXTENT)));
+        return new Expr.Select(inRange, var("i"), j);
     }
 
     /** An index: often proven (masked or the id), sometimes possibly out of range (guarded). */
@@ -229,6 +363,14 @@ final class RandomIrPrograms {
     }
 
     private Expr expr(IrType t, int depth) {
+        Expr e = anyExpr(t, depth);
+        for (int again = 0; !nanConstants && t == IrType.F32 && nanAtBuildTime(e); again++) {
+            e = again < 8 ? anyExpr(t, depth) : f32(1f);
+        }
+        return e;
+    }
+
+    private Expr anyExpr(IrType t, int depth) {
         if (depth <= 0 || r.nextInt(5) == 0) {
             return leaf(t);
         }
@@ -267,7 +409,7 @@ final class RandomIrPrograms {
                     case 3 -> new Expr.Unary(pick(Expr.Unary.Op.NEG, Expr.Unary.Op.ABS, Expr.Unary.Op.NOT), expr(t, d));
                     case 4 -> cast(t, expr(pick(IrType.I32, IrType.I64, IrType.U8, IrType.F32, IrType.BOOL), d));
                     case 5 -> new Expr.Select(expr(IrType.BOOL, d), expr(t, d), expr(t, d));
-                    case 6 -> t == IrType.I32 ? load("ii", index()) : t == IrType.I64 ? load("ol", index()) : leaf(t);
+                    case 6 -> t == IrType.I32 ? load("ii", index()) : t == IrType.I64 ? load("ol", ownIndex()) : leaf(t);
                     default -> leaf(t);
                 };
             }
@@ -295,7 +437,9 @@ final class RandomIrPrograms {
             };
             case F32 -> switch (r.nextInt(6)) {
                 case 0 -> param("t");
-                case 1 -> f32(pick(0f, -0f, 1f, -1.5f, Float.NaN, Float.POSITIVE_INFINITY, 1e30f, 1e-40f, 65504f, 3e9f));
+                case 1 -> f32(nanConstants
+                        ? pick(0f, -0f, 1f, -1.5f, Float.NaN, Float.POSITIVE_INFINITY, 1e30f, 1e-40f, 65504f, 3e9f)
+                        : pick(0f, -0f, 1f, -1.5f, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY, 1e30f, 1e-40f, 65504f, 3e9f));
                 default -> f32((r.nextFloat() - 0.5f) * (1 << r.nextInt(20)));
             };
             case F64 -> Expr.Const.f64(r.nextDouble());

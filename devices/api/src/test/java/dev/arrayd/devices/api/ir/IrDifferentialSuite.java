@@ -1,0 +1,393 @@
+package dev.arrayd.devices.api.ir;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.NativeStream;
+import net.jqwik.api.Example;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+import net.jqwik.api.lifecycle.AfterProperty;
+import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.PropagationMode;
+import net.jqwik.api.lifecycle.PropertyLifecycleContext;
+import net.jqwik.api.lifecycle.SkipExecutionHook;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.AnnotatedElement;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import static dev.arrayd.devices.api.ir.IrDsl.*;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The random differential suite every backend runs: random well-typed IR kernels
+ * ({@link RandomIrPrograms}) give the same results on the reference {@link IrInterpreter} and on the
+ * backend. Integer outputs must agree bit for bit; f32 and f16 outputs bit for bit (NaNs equal
+ * whatever their payload) except a value produced by exp / log / tanh / pow as its last operation,
+ * which may differ by at most {@link #ULP_BOUND} ulps (the device's libm against Java's functions).
+ * A launch that hits a guard must fail with OUT_OF_RANGE on both sides, with the same buffers
+ * afterwards, and no launch may touch the bytes between its buffers.
+ *
+ * <p>A backend's test extends this class and says how to create its backend; the suite opens every
+ * device the backend finds ({@code openDevices(0)}), compiles each try's kernels as one module and
+ * runs kernel {@code i} on device {@code i % devices}. Where the backend reports itself unavailable,
+ * each property is skipped with the reason printed. Two hooks tune it: {@link #kernelsPerTry()} (how
+ * much one try compiles at once) and {@link #nanConstants()} (for compilers that mishandle a NaN they
+ * can see at build time).
+ *
+ * <p>A failure names the {@code seed} and the kernel (its IR tree, and the device it ran on). The
+ * kernels and their inputs depend on nothing but {@code seed}, so that value alone reproduces them;
+ * jqwik also retries the failing value first on the next run. Shrinking is off: a neighbouring seed
+ * is an unrelated program.
+ */
+@AddLifecycleHook(value = IrDifferentialSuite.SkipUnavailableBackend.class, propagateTo = PropagationMode.ALL_DESCENDANTS)
+public abstract class IrDifferentialSuite {
+
+    public static final int ULP_BOUND = 4;
+
+    private static final long SLAB = 1L << 20;
+    private static final int[] ELEMENT_BYTES = {4, 4, 4, 4, 2, 8}; // ii, fi, oi, of, oh, ol
+    private static final long GAP = 64;
+    private static final byte CANARY = (byte) 0xa5;
+
+    private Backend backend; // open while a property runs
+    private final List<Device> devices = new ArrayList<>();
+    private final List<NativeStream> streams = new ArrayList<>();
+
+    /** A new, unopened backend; the suite opens its devices and closes it after each property. */
+    protected abstract Backend createBackend();
+
+    /** How many kernels one try generates and compiles into one module (default 8). */
+    protected int kernelsPerTry() {
+        return 8;
+    }
+
+    /**
+     * Whether generated kernels may contain NaN constants (default true). A backend whose compiler
+     * mishandles a NaN known at build time turns them off, and with them constant expressions that
+     * would fold to a NaN ({@link RandomIrPrograms}); NaNs computed at run time, and NaN inputs, stay
+     * covered either way.
+     */
+    protected boolean nanConstants() {
+        return true;
+    }
+
+    @Property(tries = 12, shrinking = ShrinkingMode.OFF)
+    void interpreterAndBackendAgree(@ForAll long seed) {
+        check(seed, false);
+    }
+
+    /** Kernels with local arrays and barriers. */
+    @Property(tries = 6, shrinking = ShrinkingMode.OFF)
+    void interpreterAndBackendAgreeOnWorkGroups(@ForAll long seed) {
+        check(seed, true);
+    }
+
+    /**
+     * IEEE 754 and C (so the CPU's powf and OpenCL C's pow) define {@code pow(+1, y) = 1} for every
+     * {@code y}, NaN included, and {@code pow(-1, ±inf) = 1}; Java's {@code Math.pow}, which the
+     * interpreter computes pow with, gives NaN for all five. The random properties met it as
+     * {@code pow(1, 131 / 0)} and as {@code pow(ceil(...), y)} with a NaN or infinite {@code y}.
+     */
+    @Example
+    void powOfPlusOrMinusOneWithANanOrInfiniteExponentIsOne() {
+        float inf = Float.POSITIVE_INFINITY;
+        float[] x = {1, 1, 1, -1, -1};
+        float[] y = {Float.NaN, inf, -inf, inf, -inf};
+        int n = x.length;
+        IrKernel pow = new IrKernel("pow_edges", List.of(
+                new IrParam.Buffer("x", DType.F32, Access.READ, i64(n)),
+                new IrParam.Buffer("y", DType.F32, Access.READ, i64(n)),
+                new IrParam.Buffer("out", DType.F32, Access.WRITE, i64(n))),
+                1, List.of(), List.of(
+                let("i", gid(0)),
+                when(lt(var("i"), i64(n)),
+                        store("out", var("i"), bin(Expr.Binary.Op.POW, load("x", var("i")), load("y", var("i")))))));
+        IrModule module = new IrModule(List.of(pow));
+        MemorySegment want = MemorySegment.ofArray(new float[n]);
+        IrInterpreter.run(IrValidator.check(module, "").getFirst(), new long[] {n}, null,
+                List.of(MemorySegment.ofArray(x), MemorySegment.ofArray(y), want));
+
+        requireOpen();
+        MemRef xr = new MemRef(1, 0, 4L * n);
+        MemRef yr = new MemRef(1, GAP, 4L * n);
+        MemRef outRef = new MemRef(1, 2 * GAP, 4L * n);
+        MemorySegment got = MemorySegment.ofArray(new float[n]);
+        try (KernelModule compiled = backend.compiler().compile(KernelSource.ir(module))) {
+            NativeStream stream = streams.getFirst();
+            run(stream, new DeviceCommand.Upload(MemorySegment.ofArray(x), xr), "x");
+            run(stream, new DeviceCommand.Upload(MemorySegment.ofArray(y), yr), "y");
+            run(stream, new DeviceCommand.Launch(compiled.kernels().getFirst(), new long[] {n}, null,
+                    List.of(new KernelArg.Buffer(xr), new KernelArg.Buffer(yr), new KernelArg.Buffer(outRef))), "pow");
+            run(stream, new DeviceCommand.Download(outRef, got), "out");
+        }
+        List<String> wrong = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            float w = want.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            float g = got.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            if (Float.floatToIntBits(w) != Float.floatToIntBits(g)) {
+                wrong.add("pow(" + x[i] + ", " + y[i] + "): interpreter " + w + ", " + devices.getFirst().id() + " " + g);
+            }
+        }
+        assertTrue(wrong.isEmpty(), () -> String.join("\n", wrong));
+    }
+
+    @AfterProperty
+    void closeBackend() {
+        if (backend != null) {
+            streams.forEach(NativeStream::close);
+            streams.clear();
+            devices.clear();
+            backend.close();
+            backend = null;
+        }
+    }
+
+    /** Empty once the backend is open; otherwise why it is unavailable. Opens it on the first call. */
+    private Optional<String> open() {
+        if (backend != null) {
+            return Optional.empty();
+        }
+        backend = createBackend();
+        Optional<String> reason = backend.unavailableReason();
+        if (reason.isPresent()) {
+            return reason;
+        }
+        devices.addAll(backend.openDevices(0));
+        for (Device d : devices) {
+            d.allocPool(1, SLAB, Math.max(GAP, d.info().baseAlignment()));
+            streams.add(d.newStream("ir-differential"));
+        }
+        return reason;
+    }
+
+    private void requireOpen() {
+        Optional<String> reason = open();
+        if (reason.isPresent()) { // SkipUnavailableBackend skips the property before it gets here
+            throw new IllegalStateException("backend unavailable: " + reason.get());
+        }
+    }
+
+    private void check(long seed, boolean workGroups) {
+        requireOpen();
+        RandomIrPrograms gen = new RandomIrPrograms(seed, nanConstants());
+        int n = kernelsPerTry();
+        List<IrKernel> kernels = new ArrayList<>();
+        boolean[] approximate = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            RandomIrPrograms.Program p = workGroups ? gen.groupKernel("g" + i) : gen.kernel("k" + i);
+            kernels.add(p.kernel());
+            approximate[i] = p.approximate();
+        }
+        IrModule module = new IrModule(kernels);
+        List<CheckedKernel> checked = IrValidator.check(module, "");
+        Random data = new Random(seed ^ (workGroups ? 0x6a0b : 0x5eed));
+        try (KernelModule compiled = backend.compiler().compile(KernelSource.ir(module))) {
+            for (int i = 0; i < n; i++) {
+                int d = i % devices.size();
+                runBoth(checked.get(i), compiled.kernels().get(i), devices.get(d), streams.get(d), approximate[i], data,
+                        "seed " + seed + ", kernel " + kernels.get(i));
+            }
+        }
+    }
+
+    /**
+     * Runs {@code k} on the interpreter and on {@code device} from the same random inputs and compares
+     * the outputs. On the device the six buffers lie in one slab range with {@link #GAP} canary bytes
+     * before, between and after them.
+     */
+    private void runBoth(CheckedKernel k, Kernel kernel, Device device, NativeStream stream, boolean approximate,
+                         Random data, String what) {
+        int n = RandomIrPrograms.EXTENT;
+        long[] offsets = new long[ELEMENT_BYTES.length];
+        long end = GAP;
+        for (int b = 0; b < ELEMENT_BYTES.length; b++) {
+            offsets[b] = end;
+            end += (long) ELEMENT_BYTES[b] * n + GAP;
+        }
+        byte[] image = new byte[(int) end];
+        Arrays.fill(image, CANARY);
+        MemorySegment host = MemorySegment.ofArray(image);
+        List<Object> interpArgs = new ArrayList<>();
+        List<KernelArg> deviceArgs = new ArrayList<>();
+        for (int b = 0; b < ELEMENT_BYTES.length; b++) {
+            MemorySegment s = host.asSlice(offsets[b], (long) ELEMENT_BYTES[b] * n);
+            for (long off = 0; off < s.byteSize(); off += 4) {
+                int v = b == 1 ? Float.floatToRawIntBits(inputFloat(data))
+                        : data.nextInt(4) == 0 ? data.nextInt() : data.nextInt(100) - 50;
+                s.set(ValueLayout.JAVA_INT_UNALIGNED, off, v);
+            }
+            interpArgs.add(MemorySegment.ofArray(s.toArray(ValueLayout.JAVA_BYTE)));
+            deviceArgs.add(new KernelArg.Buffer(new MemRef(1, offsets[b], s.byteSize())));
+        }
+        KernelArg.Scalar sArg = KernelArg.Scalar.i32(data.nextInt(17));
+        KernelArg.Scalar tArg = KernelArg.Scalar.f32(data.nextInt(8) == 0 ? special(data) : data.nextFloat() * 8 - 4);
+        for (KernelArg.Scalar a : List.of(sArg, tArg)) {
+            interpArgs.add(a);
+            deviceArgs.add(a);
+        }
+        what += "\non " + device.id();
+        MemRef region = new MemRef(1, 0, end);
+        long[] grid = {RandomIrPrograms.GRID};
+
+        ErrorCode deviceCode = null;
+        ErrorCode refCode = null;
+        run(stream, new DeviceCommand.Upload(host, region), what);
+        try {
+            run(stream, new DeviceCommand.Launch(kernel, grid, null, deviceArgs), what);
+        } catch (ArraydException e) {
+            deviceCode = e.code();
+        }
+        try {
+            IrInterpreter.run(k, grid, null, interpArgs);
+        } catch (ArraydException e) {
+            refCode = e.code();
+        }
+        assertEquals(refCode, deviceCode, what);
+        if (deviceCode != null && deviceCode != ErrorCode.OUT_OF_RANGE) {
+            fail("unexpected " + deviceCode + " for " + what);
+        }
+        MemorySegment after = MemorySegment.ofArray(new byte[image.length]);
+        run(stream, new DeviceCommand.Download(region, after), what);
+
+        for (int b = 0; b <= ELEMENT_BYTES.length; b++) {
+            long gapStart = b == 0 ? 0 : offsets[b - 1] + (long) ELEMENT_BYTES[b - 1] * n;
+            for (long i = gapStart; i < gapStart + GAP; i++) {
+                if (after.get(ValueLayout.JAVA_BYTE, i) != CANARY) {
+                    fail(what + "\nbyte " + i + " of the region, outside every buffer, was written");
+                }
+            }
+        }
+        for (int b = 2; b < ELEMENT_BYTES.length; b++) {
+            MemorySegment got = after.asSlice(offsets[b], (long) ELEMENT_BYTES[b] * n);
+            MemorySegment want = (MemorySegment) interpArgs.get(b);
+            for (int i = 0; i < n; i++) {
+                String at = what + "\nbuffer " + b + "[" + i + "]";
+                switch (b) {
+                    case 3 -> checkFloat(want.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i),
+                            got.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i), approximate ? ULP_BOUND : 0, at);
+                    case 4 -> checkFloat(Half.f16ToF32(want.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)),
+                            Half.f16ToF32(got.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)), 0, at);
+                    case 5 -> assertEquals(want.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i),
+                            got.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), at);
+                    default -> assertEquals(want.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i),
+                            got.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i), at);
+                }
+            }
+        }
+    }
+
+    /** Mostly moderate values of random magnitude, sometimes NaN, an infinity, -0 or a denormal. */
+    private static float inputFloat(Random data) {
+        return data.nextInt(16) == 0 ? special(data) : (data.nextFloat() - 0.5f) * (1 << data.nextInt(12));
+    }
+
+    private static float special(Random data) {
+        return switch (data.nextInt(5)) {
+            case 0 -> Float.NaN;
+            case 1 -> Float.POSITIVE_INFINITY;
+            case 2 -> Float.NEGATIVE_INFINITY;
+            case 3 -> -0f;
+            default -> 1e-40f;
+        };
+    }
+
+    private static void run(NativeStream stream, DeviceCommand command, String what) {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        stream.submit(command, new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                done.complete(deviceNanos);
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                done.completeExceptionally(cause);
+            }
+        });
+        try {
+            done.get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ArraydException a) {
+                throw a;
+            }
+            throw new AssertionError(what, e.getCause());
+        } catch (InterruptedException | TimeoutException e) {
+            throw new AssertionError(command.getClass().getSimpleName() + " did not complete: " + what, e);
+        }
+    }
+
+    /** Equal bits, or both NaN, or within {@code ulps} (±0 count as equal). */
+    static void checkFloat(float want, float got, int ulps, String at) {
+        if (Float.isNaN(want) && Float.isNaN(got)) {
+            return;
+        }
+        if (Float.floatToRawIntBits(want) == Float.floatToRawIntBits(got)) {
+            return;
+        }
+        if (ulps > 0 && !Float.isNaN(want) && !Float.isNaN(got) && Math.abs(ordered(want) - ordered(got)) <= ulps) {
+            return;
+        }
+        fail(at + ": interpreter " + want + " (0x" + Integer.toHexString(Float.floatToRawIntBits(want)) + "), device " + got
+                + " (0x" + Integer.toHexString(Float.floatToRawIntBits(got)) + "), allowed " + ulps + " ulp");
+    }
+
+    /** Floats mapped onto integers so that adjacent floats differ by 1 (and -0 == +0). */
+    private static long ordered(float f) {
+        int bits = Float.floatToRawIntBits(f);
+        return bits < 0 ? -(long) (bits & 0x7fffffff) : bits;
+    }
+
+    /**
+     * Skips each property of a suite whose backend is unavailable, printing the reason. It runs after
+     * jqwik has created the property's instance, so the backend it opens is the one the property uses.
+     */
+    static final class SkipUnavailableBackend implements SkipExecutionHook {
+
+        @Override
+        public boolean appliesTo(Optional<AnnotatedElement> element) {
+            return element.orElse(null) instanceof Method;
+        }
+
+        @Override
+        public SkipResult shouldBeSkipped(LifecycleContext context) {
+            if (!(context instanceof PropertyLifecycleContext p) || !(p.testInstance() instanceof IrDifferentialSuite suite)) {
+                return SkipResult.doNotSkip();
+            }
+            Optional<String> reason = suite.open();
+            if (reason.isEmpty()) {
+                return SkipResult.doNotSkip();
+            }
+            String backendName = suite.backend.name();
+            suite.closeBackend();
+            System.out.println("[ir differential] skipping " + context.label() + " on backend " + backendName + ": "
+                    + reason.get());
+            return SkipResult.skip("backend " + backendName + " unavailable: " + reason.get());
+        }
+    }
+}
