@@ -21,7 +21,8 @@ class JmhAndReportTest {
                 "--measurements", "1", "--filter", "EventBench\\.signalOneListener", "--out", jmhDir.toString());
         assertEquals(0, jmh.rc, jmh.stderr());
         assertTrue(jmh.lastLine().matches("RESULT jmh EventBench_signalOneListener_ns=\\d+\\.\\d"), jmh.lastLine());
-        assertEquals(1, BenchRun.csv(jmhDir.resolve("jmh.csv"), "benchmark,score,error,unit,samples", 5).size());
+        assertEquals(1, BenchRun.csv(jmhDir.resolve("jmh.csv"), "benchmark,score,error,unit,samples,bytes_per_op", 6).size());
+        assertTrue(java.nio.file.Files.size(jmhDir.resolve("jmh.png")) > 1000, "a plot");
 
         // an older and a newer throughput run: the report must take the newer one, and copy its plot
         Path latest = null;
