@@ -155,6 +155,9 @@ final class ReportCommand implements Tool {
         for (var sc : BenchMain.scenarios()) {
             taken.add(sc.name());
         }
+        for (String[] section : SECTIONS) {
+            taken.add(section[0]); // jmh is a tool, not a scenario, but has a section of its own
+        }
         try (Stream<Path> files = Files.list(dir)) {
             return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".md"))
                     .map(n -> n.substring(0, n.length() - 3)).filter(n -> !taken.contains(n)).sorted().toList();

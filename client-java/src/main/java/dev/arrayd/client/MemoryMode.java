@@ -7,7 +7,7 @@ package dev.arrayd.client;
 public enum MemoryMode {
     /** Lives on devices only; persists until destroyed. The default. */
     DEVICE,
-    /** Written once, then read-only: a second write fails with FAILED_PRECONDITION. */
+    /** Written before its first read (in one or several parts), then read-only: a later write fails with FAILED_PRECONDITION. */
     HOSTED_CONSTANT,
     /** A host copy exists; devices change it; moves between devices go through the host copy. */
     HOSTED_CHANGED_ON_DEVICES,

@@ -152,7 +152,8 @@ class DaemonProcessTest {
     @Test
     void theMultiDeviceDemoMergesAGradientAcrossTwoCpuDevices() throws Exception {
         try (DaemonProcess d = new DaemonProcess("--devices", "cpu:2")) {
-            CliRun demo = cli("demo", "--target", d.target(), "--scenario", "multi-device", "--n", "50000");
+            // 400,000 f32 = 1.6 MB: the HOSTED_CONSTANT input is uploaded in two chunks before its first read
+            CliRun demo = cli("demo", "--target", d.target(), "--scenario", "multi-device", "--n", "400000");
             assertEquals(0, demo.exit(), demo.output());
             assertTrue(demo.output().contains("over cpu:0 and cpu:1")
                     && demo.output().contains("OK: the merged gradient matches plain Java at every step")

@@ -26,8 +26,8 @@ public final class Buffer {
     final Replica[] replicas;
     final Replica host;
     boolean destroyed;
-    /** HOSTED_CONSTANT: its one write has been submitted. */
-    boolean written;
+    /** HOSTED_CONSTANT: a command that reads it has been submitted; from then on it is read-only. */
+    boolean frozen;
     /** Internal (a stream's merge buffer): in no session's handle table. */
     final boolean internal;
 

@@ -6,9 +6,10 @@ package dev.arrayd.scheduler;
  * <ul>
  *   <li>{@link #DEVICE}: lives on devices only; replicas follow its readers; a replica evicted while it
  *       holds the only current data is written back to host memory first;</li>
- *   <li>{@link #HOSTED_CONSTANT}: written once (after its zero fill), then read-only: after that write
- *       a host copy is taken, replicas are freely made from it and dropped without write-back; a
- *       second write is refused with FAILED_PRECONDITION;</li>
+ *   <li>{@link #HOSTED_CONSTANT}: written (once, or in several parts, e.g. a chunked upload) before its first
+ *       read, then read-only: a write after a command that reads it is refused with FAILED_PRECONDITION;
+ *       each write is also copied to the host, so replicas are made from the host copy and dropped
+ *       without write-back</li>
  *   <li>{@link #HOSTED_CHANGED_ON_DEVICES}: a host copy exists from creation; devices change it; a
  *       cross-device transfer goes through (and refreshes) the host copy; downloads read the newest
  *       replica;</li>

@@ -880,7 +880,7 @@ public final class Scheduler implements AutoCloseable {
             // First pass: everything that can fail, before anything changes.
             long[] ids = new long[prepared.length];
             Set<Long> inBatch = prepared.length > 1 ? new HashSet<>() : null;
-            Set<Buffer> constantsWritten = null; // HOSTED_CONSTANT buffers written by an earlier command of the batch
+            Set<Buffer> constantsRead = null; // HOSTED_CONSTANT buffers read by an earlier command of the batch
             for (int i = 0; i < prepared.length; i++) {
                 Prepared p = prepared[i];
                 try {
@@ -909,15 +909,19 @@ public final class Scheduler implements AutoCloseable {
                             throw ArraydException.notFound(buf + " (destroyed"
                                     + (buf.memoryMode() == MemoryMode.LOCAL ? ": LOCAL buffers last one graph)" : ")"));
                         }
-                        if (p.writes()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
-                            if (buf.written || (constantsWritten != null && constantsWritten.contains(buf))) {
-                                throw new ArraydException(ErrorCode.FAILED_PRECONDITION, buf + " is HOSTED_CONSTANT and"
-                                        + " was written once already (expected: read-only from then on)");
+                        if (p.writes()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT
+                                && (buf.frozen || (constantsRead != null && constantsRead.contains(buf)))) {
+                            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, buf + " is HOSTED_CONSTANT and"
+                                    + " was read already (expected: written before its first read, read-only from then on)");
+                        }
+                    }
+                    for (int b = 0; b < p.buffers().length; b++) {
+                        Buffer buf = p.buffers()[b];
+                        if (buf != null && p.reads()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
+                            if (constantsRead == null) {
+                                constantsRead = new HashSet<>();
                             }
-                            if (constantsWritten == null) {
-                                constantsWritten = new HashSet<>();
-                            }
-                            constantsWritten.add(buf);
+                            constantsRead.add(buf);
                         }
                     }
                     if (p.stream().destroyed) {
@@ -1082,6 +1086,9 @@ public final class Scheduler implements AutoCloseable {
                 leg.attach(c);
             }
             for (int b = 0; b < buffers.length; b++) {
+                if (reads[b] && buffers[b].memoryMode() == MemoryMode.HOSTED_CONSTANT) {
+                    buffers[b].frozen = true; // read once: read-only from now on
+                }
                 if (reps[b] != null) {
                     Coherence.access(c, reps[b], reads[b], writes[b]);
                     if (writes[b]) {
@@ -1134,10 +1141,7 @@ public final class Scheduler implements AutoCloseable {
     /** Memory-mode duties after a command writes {@code r} (the write is already recorded). */
     private void afterWrite(Buffer b, Replica r, Prepared p, Coherence co) {
         switch (b.memoryMode()) {
-            case HOSTED_CONSTANT -> {
-                b.written = true;
-                co.refreshHost(r); // the one write is kept on the host: replicas come and go without write-back
-            }
+            case HOSTED_CONSTANT -> co.refreshHost(r); // kept on the host: replicas come and go without write-back
             case HOSTED_VOLATILE -> {
                 if (p.template() instanceof CommandTemplate.Upload u && u.offset() == 0
                         && u.data().byteSize() == b.sizeBytes()) {

@@ -87,17 +87,13 @@ public final class SlabPool {
 
     /** Allocates {@code bytes} (rounded up to the alignment; 0 is treated as 1) where no fence is pending. */
     public synchronized MemRef allocate(long bytes) {
-        List<Event> pending = new ArrayList<>();
-        MemRef ref = allocate(bytes, pending);
-        if (!pending.isEmpty()) {
-            throw new IllegalStateException("allocate(" + bytes + ") without fences got fenced memory " + ref);
-        }
-        return ref;
+        return allocate(bytes, null);
     }
 
     /**
      * Allocates {@code bytes} (rounded up to the alignment; 0 is treated as 1), adding to {@code fencesOut}
      * the still-pending events of commands using memory that overlaps the block (see the class comment).
+     * With {@code fencesOut} null, fenced memory is a caller's bug (IllegalStateException).
      */
     public synchronized MemRef allocate(long bytes, List<Event> fencesOut) {
         if (bytes < 0) {
@@ -120,6 +116,9 @@ public final class SlabPool {
     }
 
     private void collectFences(int pool, long offset, long end, List<Event> out) {
+        if (fences.isEmpty()) {
+            return;
+        }
         List<Fence> list = fences.get(pool);
         if (list == null) {
             return;
@@ -129,6 +128,9 @@ public final class SlabPool {
             if (f.offset() < end && offset < f.end()) {
                 for (Event e : f.events()) {
                     if (!e.isDone()) {
+                        if (out == null) {
+                            throw new IllegalStateException("allocate without fences got memory still used by " + e);
+                        }
                         out.add(e);
                     }
                 }

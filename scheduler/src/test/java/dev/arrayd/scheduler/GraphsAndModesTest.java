@@ -146,17 +146,19 @@ class GraphsAndModesTest {
     }
 
     @Test
-    void aHostedConstantBufferIsWrittenOnceAndKeptOnTheHost() throws Exception {
+    void aHostedConstantBufferIsWrittenBeforeItsFirstReadAndKeptOnTheHost() throws Exception {
         Buffer c = buf("fake:0", MemoryMode.HOSTED_CONSTANT);
-        run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 0, MemorySegment.ofArray(new long[] {7, 8, 9, 10}))));
+        // written in two parts, like a chunked upload: both are allowed before the first read
+        run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 0, MemorySegment.ofArray(new long[] {7, 8}))));
+        run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 16, MemorySegment.ofArray(new long[] {9, 10}))));
         assertEquals(Map.of("fake:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(c));
-        ArraydException again = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(nextEvent, null, 0,
-                new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
-        assertEquals(ErrorCode.FAILED_PRECONDITION, again.code());
-        assertTrue(again.getMessage().contains("HOSTED_CONSTANT and was written once already"), again.getMessage());
         Buffer out = buf("fake:1", MemoryMode.DEVICE);
         run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(c), arg(out), sc(0)));
         assertArrayEquals(new long[] {7, 8, 9, 10}, read(out), "fake:1 got it from the host copy");
+        ArraydException again = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(nextEvent, null, 0,
+                new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
+        assertEquals(ErrorCode.FAILED_PRECONDITION, again.code());
+        assertTrue(again.getMessage().contains("HOSTED_CONSTANT and was read already"), again.getMessage());
     }
 
     @Test
