@@ -76,12 +76,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             SessionLease l = sessions.lease(req.getSession());
             Session s = l.session;
             checkBatch(req.getCommandsCount());
-            if (l.inFlight.get() >= sessionMaxInFlight) {
-                // unary calls cannot be paused like the session stream: refuse, the client retries later
-                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
-                        + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
-                        + " (session-max-inflight); wait for some to finish)");
-            }
+            checkSessionInFlight(l);
             List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
             // the call's deadline bounds its commands: past it, one not yet started fails instead of running
             long callDeadline = Calls.deadlineNanos();
@@ -99,23 +94,39 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                     throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
                 }
             }
-            int n = specs.size();
-            l.usage.reserveInFlight(n);
-            l.inFlight.addAndGet(n);
-            List<Event> events;
-            try {
-                events = scheduler.submit(s, specs, e -> l.commandDone());
-            } catch (RuntimeException e) {
-                l.inFlight.addAndGet(-n);
-                l.usage.inFlight.addAndGet(-n);
-                throw e;
-            }
-            SubmitResponse.Builder b = SubmitResponse.newBuilder();
-            for (Event e : events) {
-                b.addEvents(e.id());
-            }
-            return b.build();
+            return submitCounted(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone()));
         });
+    }
+
+    /** Unary calls cannot be paused like the session stream: over the session's limit, refuse; the client retries. */
+    private void checkSessionInFlight(SessionLease l) {
+        if (l.inFlight.get() >= sessionMaxInFlight) {
+            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
+                    + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
+                    + " (session-max-inflight); wait for some to finish)");
+        }
+    }
+
+    /**
+     * Runs {@code submit} holding {@code n} places of the session's and the tenant's in-flight counts (given
+     * back when it throws) and answers with the events' ids.
+     */
+    private static SubmitResponse submitCounted(SessionLease l, int n, java.util.function.Supplier<List<Event>> submit) {
+        l.usage.reserveInFlight(n);
+        l.inFlight.addAndGet(n);
+        List<Event> events;
+        try {
+            events = submit.get();
+        } catch (RuntimeException e) {
+            l.inFlight.addAndGet(-n);
+            l.usage.inFlight.addAndGet(-n);
+            throw e;
+        }
+        SubmitResponse.Builder b = SubmitResponse.newBuilder();
+        for (Event e : events) {
+            b.addEvents(e.id());
+        }
+        return b.build();
     }
 
     /** Records a graph: its commands are validated now and kept for {@link #replayGraph}. */
@@ -151,26 +162,9 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                         replay.scalars(), callDeadline);
             }
             int n = scheduler.graph(l.session, req.getGraph()).size();
-            if (l.inFlight.get() >= sessionMaxInFlight) {
-                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
-                        + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
-                        + " (session-max-inflight); wait for some to finish)");
-            }
-            l.usage.reserveInFlight(n);
-            l.inFlight.addAndGet(n);
-            List<Event> events;
-            try {
-                events = scheduler.replayGraph(l.session, req.getGraph(), replay, e -> l.commandDone());
-            } catch (RuntimeException e) {
-                l.inFlight.addAndGet(-n);
-                l.usage.inFlight.addAndGet(-n);
-                throw e;
-            }
-            SubmitResponse.Builder b = SubmitResponse.newBuilder();
-            for (Event e : events) {
-                b.addEvents(e.id());
-            }
-            return b.build();
+            checkSessionInFlight(l);
+            var r = replay;
+            return submitCounted(l, n, () -> scheduler.replayGraph(l.session, req.getGraph(), r, e -> l.commandDone()));
         });
     }
 

@@ -209,26 +209,30 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 }
             }
             int n = specs.size();
-            SessionLease l = lease;
-            l.usage.reserveInFlight(n); // the tenant's quota: over it, the batch is rejected
-            l.inFlight.addAndGet(n);
-            inFlight.addAndGet(n);
-            unanswered.addAndGet(n);
-            try {
-                scheduler.submit(s, specs, this);
-            } catch (RuntimeException e) {
-                inFlight.addAndGet(-n);
-                unanswered.addAndGet(-n);
-                l.inFlight.addAndGet(-n);
-                l.usage.inFlight.addAndGet(-n);
-                throw e;
-            }
-        } catch (ArraydException e) {
-            reject(batch.getBatchId(), e);
+            submitCounted(n, () -> scheduler.submit(s, specs, this));
         } catch (RuntimeException e) {
-            // the same mapping as unary calls (it logs what it does not expect)
-            Status st = StatusMapper.toStatus(e);
-            reject(batch.getBatchId(), new ArraydException(ErrorCode.valueOf(st.getCode().name()), st.getDescription(), e));
+            reject(batch.getBatchId(), e);
+        }
+    }
+
+    /**
+     * Runs {@code submit} holding {@code n} places of the in-flight counts (the tenant's quota: over it,
+     * the submission is rejected), given back when it throws.
+     */
+    private void submitCounted(int n, Runnable submit) {
+        SessionLease l = lease;
+        l.usage.reserveInFlight(n);
+        l.inFlight.addAndGet(n);
+        inFlight.addAndGet(n);
+        unanswered.addAndGet(n);
+        try {
+            submit.run();
+        } catch (RuntimeException e) {
+            inFlight.addAndGet(-n);
+            unanswered.addAndGet(-n);
+            l.inFlight.addAndGet(-n);
+            l.usage.inFlight.addAndGet(-n);
+            throw e;
         }
     }
 
@@ -243,26 +247,20 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             ExecutionGrpcService.checkWaitCount(r.getWaitEventsCount());
             var replay = ProtoCodec.replay(r, false);
             int n = scheduler.graph(s, r.getGraph()).size();
-            SessionLease l = lease;
-            l.usage.reserveInFlight(n);
-            l.inFlight.addAndGet(n);
-            inFlight.addAndGet(n);
-            unanswered.addAndGet(n);
-            try {
-                scheduler.replayGraph(s, r.getGraph(), replay, this);
-            } catch (RuntimeException e) {
-                inFlight.addAndGet(-n);
-                unanswered.addAndGet(-n);
-                l.inFlight.addAndGet(-n);
-                l.usage.inFlight.addAndGet(-n);
-                throw e;
-            }
-        } catch (ArraydException e) {
-            reject(r.getBatchId(), e);
+            submitCounted(n, () -> scheduler.replayGraph(s, r.getGraph(), replay, this));
         } catch (RuntimeException e) {
-            Status st = StatusMapper.toStatus(e);
-            reject(r.getBatchId(), new ArraydException(ErrorCode.valueOf(st.getCode().name()), st.getDescription(), e));
+            reject(r.getBatchId(), e);
         }
+    }
+
+    /** Answers a refused batch or replay; an unexpected exception is mapped like a unary call's (and logged). */
+    private void reject(long batchId, RuntimeException e) {
+        if (e instanceof ArraydException a) {
+            reject(batchId, a);
+            return;
+        }
+        Status st = StatusMapper.toStatus(e);
+        reject(batchId, new ArraydException(ErrorCode.valueOf(st.getCode().name()), st.getDescription(), e));
     }
 
     private void reject(long batchId, ArraydException e) {
