@@ -815,9 +815,12 @@ public final class Scheduler implements AutoCloseable {
             EventTable.checkClientId(r.firstEvent(), "first_event");
             EventTable.checkClientId(r.firstEvent() + g.commands.length - 1, "first_event + " + (g.commands.length - 1));
         }
+        List<Buffer> scratch = new ArrayList<>(0);
         for (Buffer b : g.buffers) {
             if (b.memoryMode() == MemoryMode.LOCAL && !swap.containsKey(b)) {
-                swap.put(b, newBuffer(s, b.dtype(), b.dims(), b.elements(), b.device(), MemoryMode.LOCAL, b.label(), true));
+                Buffer fresh = newBuffer(s, b.dtype(), b.dims(), b.elements(), b.device(), MemoryMode.LOCAL, b.label(), true);
+                scratch.add(fresh);
+                swap.put(b, fresh);
             }
         }
         Prepared[] out = new Prepared[g.commands.length];
@@ -835,7 +838,18 @@ public final class Scheduler implements AutoCloseable {
                     spec.stream(), spec.op(), deadline, spec.priority());
             out[i] = p.with(spec, buffers, templates[i], p.after());
         }
-        return enqueue(s, out, listener);
+        try {
+            return enqueue(s, out, listener);
+        } catch (RuntimeException e) {
+            synchronized (submitLock) {
+                for (Buffer b : scratch) {
+                    if (!b.destroyed) {
+                        release(b); // the replay was refused: its fresh scratch goes at once
+                    }
+                }
+            }
+            throw e;
+        }
     }
 
     /** A recorded graph of the session. */

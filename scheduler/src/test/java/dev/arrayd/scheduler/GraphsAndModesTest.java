@@ -162,6 +162,29 @@ class GraphsAndModesTest {
     }
 
     @Test
+    void aGraphGetsFreshLocalScratchOnEveryReplayAndARefusedReplayFreesIt() throws Exception {
+        Buffer scratch = buf("fake:0", MemoryMode.LOCAL);
+        Buffer out = buf("fake:0", MemoryMode.DEVICE);
+        Graph g = sch.recordGraph(s, List.of(
+                launch(1, null, 0, "set", "fake:0", arg(scratch), sc(2)),
+                launch(2, new long[] {1}, 0, "mix", "fake:0", arg(scratch), arg(out), sc(0))));
+        long used = sch.devices().getFirst().pool().usedBytes();
+        for (int r = 0; r < 3; r++) {
+            List<Event> ev = sch.replayGraph(s, g.handle(), new GraphReplay(0, null, null, null, CommandSpec.NO_DEADLINE), null);
+            ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(EventState.SUCCEEDED, ev.getLast().state(), () -> String.valueOf(ev.getLast().failure()));
+        }
+        nextEvent = 100;
+        assertArrayEquals(new long[] {13, 39, 65, 91}, read(out), "three replays of out = 3 * out + (1, 3, 5, 7)");
+        long[] taken = {100, 101};
+        nextEvent = 102;
+        assertThrows(ArraydException.class, () -> sch.replayGraph(s, g.handle(),
+                new GraphReplay(taken[0], null, null, null, CommandSpec.NO_DEADLINE), null), "ids already used");
+        assertEquals(used, sch.devices().getFirst().pool().usedBytes(), "every replay's scratch is freed, the refused one's too");
+        assertEquals(scratch, sch.buffer(s, scratch.handle()), "the recorded LOCAL handle itself is never consumed by replays");
+    }
+
+    @Test
     void aLocalBufferLastsOneBatch() throws Exception {
         Buffer scratch = buf("fake:0", MemoryMode.LOCAL);
         Buffer out = buf("fake:0", MemoryMode.DEVICE);
