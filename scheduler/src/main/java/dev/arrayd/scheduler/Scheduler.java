@@ -1119,9 +1119,8 @@ public final class Scheduler implements AutoCloseable {
             }
             return c;
         } catch (ArraydException ex) {
-            if (ex.code() != ErrorCode.RESOURCE_EXHAUSTED && ex.code() != ErrorCode.FAILED_PRECONDITION) {
-                throw ex;
-            }
+            // RESOURCE_EXHAUSTED (nothing left to evict) or FAILED_PRECONDITION (a merge buffer that does not
+            // fit) in practice; whatever it is, only this command fails: the batch is half registered already
             refused = ex;
             if (p.template() instanceof CommandTemplate.MergeCopy) {
                 if (newMerge != null && newMerge != st.merge && !newMergeInPlace) {
@@ -1131,8 +1130,7 @@ public final class Scheduler implements AutoCloseable {
                 dropMerge(st);
             }
         }
-        // Refused for memory (nothing left to evict) or a merge buffer that does not fit: the command
-        // fails, after its stream predecessor and its waits, without touching its buffers.
+        // Refused: the command fails, after its stream predecessor and its waits, without touching its buffers.
         Command c = new Command(e, s, st, null, null, null, false, null, 0,
                 p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
         for (long w : p.spec().waits()) {
