@@ -97,14 +97,8 @@ final class CSourceAssembler {
 
     /** The renderer's {@code ARRAYD_KERNEL void NAME(} (once per kernel) gets {@link #IR_KERNEL_PREFIX}. */
     static String renameKernel(String rendered, String name) {
-        String head = "ARRAYD_KERNEL void " + name + "(";
-        int at = rendered.indexOf(head);
-        if (at < 0 || rendered.indexOf(head, at + 1) >= 0) {
-            throw new IllegalStateException("the C renderer's output has " + (at < 0 ? "no" : "more than one")
-                    + " kernel head \"" + head + "\" (expected: exactly one per kernel)");
-        }
-        return rendered.substring(0, at) + "ARRAYD_KERNEL void " + IR_KERNEL_PREFIX + name + "("
-                + rendered.substring(at + head.length());
+        return dev.arrayd.devices.api.ir.CLikeRenderer.replaceKernelHead(rendered, "ARRAYD_KERNEL void " + name + "(",
+                "ARRAYD_KERNEL void " + IR_KERNEL_PREFIX + name + "(", "C");
     }
 
     static void checkIdentifier(String name, String what) {

@@ -1,7 +1,7 @@
 package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.Access;
-import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ir.CLikeRenderer;
 import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.ir.CudaRenderer;
 import dev.arrayd.devices.api.ir.IrParam;
@@ -59,14 +59,8 @@ final class CudaIrAssembler {
 
     /** The renderer's {@code extern "C" __global__ void NAME(} becomes an inlined device function. */
     static String asDeviceFunction(String rendered, String name) {
-        String head = "extern \"C\" __global__ void " + name + "(";
-        int at = rendered.indexOf(head);
-        if (at < 0 || rendered.indexOf(head, at + 1) >= 0) {
-            throw new IllegalStateException("the CUDA renderer's output has " + (at < 0 ? "no" : "more than one")
-                    + " kernel head \"" + head + "\" (expected: exactly one per kernel)");
-        }
-        return rendered.substring(0, at) + "static __device__ __forceinline__ void " + BODY_PREFIX + name + "("
-                + rendered.substring(at + head.length());
+        return CLikeRenderer.replaceKernelHead(rendered, "extern \"C\" __global__ void " + name + "(",
+                "static __device__ __forceinline__ void " + BODY_PREFIX + name + "(", "CUDA");
     }
 
     /** The entry point {@code name}: declared parameters, the extents struct, the guard words. */
@@ -86,9 +80,9 @@ final class CudaIrAssembler {
         for (int i = 0; i < params.size(); i++) {
             IrParam p = params.get(i);
             switch (p) {
-                case IrParam.Buffer b -> c.append(b.access() == Access.READ ? "const " : "").append(storageType(b.dtype()))
+                case IrParam.Buffer b -> c.append(b.access() == Access.READ ? "const " : "").append(CLikeRenderer.storageType(b.dtype()))
                         .append(" *a").append(i);
-                case IrParam.Scalar s -> c.append("const ").append(storageType(s.dtype())).append(" a").append(i);
+                case IrParam.Scalar s -> c.append("const ").append(CLikeRenderer.storageType(s.dtype())).append(" a").append(i);
             }
             c.append(", ");
         }
@@ -99,21 +93,5 @@ final class CudaIrAssembler {
         }
         c.append("arrayd_ext.n, arrayd_guard);\n}\n");
         return c.toString();
-    }
-
-    /**
-     * The CUDA type of one element as the renderer declares it (its prelude's typedefs), and as
-     * {@link PackedArgs} passes a scalar: {@code byteSize} bytes. f16 / bf16 are raw 16-bit storage
-     * (the IR has no scalars of them).
-     */
-    static String storageType(DType dtype) {
-        return switch (dtype) {
-            case F32 -> "float";
-            case F64 -> "double";
-            case I32 -> "arrayd_i32";
-            case I64 -> "arrayd_i64";
-            case U8 -> "arrayd_u8";
-            case F16, BF16 -> "arrayd_u16";
-        };
     }
 }

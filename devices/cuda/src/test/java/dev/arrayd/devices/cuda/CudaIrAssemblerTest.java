@@ -91,11 +91,11 @@ class CudaIrAssemblerTest {
         assertTrue(wrapper.contains("halves(const arrayd_u16 *a0, arrayd_u16 *a1, arrayd_u8 *a2, const arrayd_u8 a3, "
                 + "const double a4, "), wrapper);
         // PackedArgs passes a scalar at dtype.byteSize() bytes: the wrapper's parameter must be exactly that wide
-        assertEquals("float", CudaIrAssembler.storageType(DType.F32));
-        assertEquals("double", CudaIrAssembler.storageType(DType.F64));
-        assertEquals("arrayd_i32", CudaIrAssembler.storageType(DType.I32));
-        assertEquals("arrayd_i64", CudaIrAssembler.storageType(DType.I64));
-        assertEquals("arrayd_u8", CudaIrAssembler.storageType(DType.U8));
+        assertEquals("float", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.F32));
+        assertEquals("double", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.F64));
+        assertEquals("arrayd_i32", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.I32));
+        assertEquals("arrayd_i64", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.I64));
+        assertEquals("arrayd_u8", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.U8));
     }
 
     @Test

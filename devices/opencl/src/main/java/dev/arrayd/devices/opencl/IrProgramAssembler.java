@@ -1,7 +1,7 @@
 package dev.arrayd.devices.opencl;
 
 import dev.arrayd.devices.api.Access;
-import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ir.CLikeRenderer;
 import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.ir.IrParam;
 import dev.arrayd.devices.api.ir.OpenClRenderer;
@@ -146,7 +146,7 @@ final class IrProgramAssembler {
         List<String> ext = new ArrayList<>();
         for (int i = 0; i < params.size(); i++) {
             if (params.get(i) instanceof IrParam.Buffer b) {
-                String pointer = (b.access() == Access.READ ? "const " : "") + "__global " + storageType(b.dtype()) + " *";
+                String pointer = (b.access() == Access.READ ? "const " : "") + "__global " + CLikeRenderer.storageType(b.dtype()) + " *";
                 out.append("    ").append(pointer).append("p_").append(b.name()).append(" = (").append(pointer)
                         .append(")(arrayd_b").append(i).append(" + arrayd_o").append(i).append(");\n");
                 ext.add("arrayd_n" + i);
@@ -178,17 +178,6 @@ final class IrProgramAssembler {
 
     /** The renderer's declaration of a local array (its storage types: f16 and bf16 as raw bits). */
     private static String localDeclaration(Stmt.LocalArray la) {
-        return "__local " + storageType(la.dtype()) + " l_" + la.name() + "[" + la.size() + "];";
-    }
-
-    private static String storageType(DType d) {
-        return switch (d) {
-            case F32 -> "float";
-            case F64 -> "double";
-            case I32 -> "arrayd_i32";
-            case I64 -> "arrayd_i64";
-            case U8 -> "arrayd_u8";
-            case F16, BF16 -> "arrayd_u16";
-        };
+        return "__local " + CLikeRenderer.storageType(la.dtype()) + " l_" + la.name() + "[" + la.size() + "];";
     }
 }

@@ -158,7 +158,12 @@ public abstract class CLikeRenderer {
             }
             """;
 
-    static String storageType(DType d) {
+    /**
+     * The C type the rendered source stores an element of {@code d} in (the prelude's typedefs; f16 and
+     * bf16 as raw 16-bit words). Backends that write their own entry points around rendered kernels use
+     * it for buffer and scalar parameters.
+     */
+    public static String storageType(DType d) {
         return switch (d) {
             case F32 -> "float";
             case F64 -> "double";
@@ -167,6 +172,20 @@ public abstract class CLikeRenderer {
             case U8 -> "arrayd_u8";
             case F16, BF16 -> "arrayd_u16";
         };
+    }
+
+    /**
+     * {@code rendered} with its one occurrence of {@code head} (a kernel's opening, e.g.
+     * {@code "ARRAYD_KERNEL void vadd("}) replaced by {@code replacement}: for backends that rename or wrap
+     * rendered kernels. IllegalStateException when there is none or more than one (the renderer changed).
+     */
+    public static String replaceKernelHead(String rendered, String head, String replacement, String renderer) {
+        int at = rendered.indexOf(head);
+        if (at < 0 || rendered.indexOf(head, at + 1) >= 0) {
+            throw new IllegalStateException("the " + renderer + " renderer's output has " + (at < 0 ? "no" : "more than one")
+                    + " kernel head \"" + head + "\" (expected: exactly one per kernel)");
+        }
+        return rendered.substring(0, at) + replacement + rendered.substring(at + head.length());
     }
 
     static String valueType(IrType t) {
