@@ -1221,11 +1221,8 @@ public final class Scheduler implements AutoCloseable {
                 throw ArraydException.invalid("launch: reads a merge buffer but names no stream or device (expected: "
                         + "the stream or device of the merge copy)");
             } else {
-                long placedItems = 1;
-                for (long g : l.globalDims() == null ? new long[0] : l.globalDims()) {
-                    placedItems = multiplyOrMax(placedItems, Math.max(1, g));
-                }
-                d = place(k, argBuffers, placedItems, deviceList, null, null);
+                // validated against one device it fits; placed for real when tracked (see track)
+                d = tentativeDevice(k, argBuffers, l.globalDims(), l.localDims());
                 placed = deviceList.size() > 1;
             }
             stream = defaultStream(s, d);
@@ -1410,40 +1407,56 @@ public final class Scheduler implements AutoCloseable {
      * with no history yet counts as free, so that it gets measured).
      */
     /**
-     * @param global the launch's grid, to keep to devices it fits ({@link #fits}); null when validation
-     *               against the chosen device comes after
+     * The device a launch to be placed is validated against: where its first buffer argument is current if
+     * the launch fits there, else the first device it fits, else that preferred device (whose validation
+     * then says what is wrong). No estimates: {@link #place} decides when the launch is tracked.
+     */
+    private DeviceRuntime tentativeDevice(CompiledKernel k, Buffer[] args, long[] global, long[] local) {
+        DeviceRuntime preferred = preferredDevice(args);
+        if (deviceList.size() == 1 || global == null || (local != null && local.length != global.length)) {
+            return preferred;
+        }
+        long[] group = local != null && local.length == 0 ? null : local;
+        if (fits(k, preferred, global, group, args)) {
+            return preferred;
+        }
+        for (int i = 0; i < deviceList.size(); i++) {
+            if (fits(k, deviceList.get(i), global, group, args)) {
+                return deviceList.get(i);
+            }
+        }
+        return preferred;
+    }
+
+    /** Where the first buffer argument is current; the first device when there is none. */
+    private DeviceRuntime preferredDevice(Buffer[] args) {
+        for (Buffer b : args) {
+            if (b != null) {
+                return b.preferredDevice();
+            }
+        }
+        return deviceList.getFirst();
+    }
+
+    /**
+     * Where a launch goes, among the devices of {@code among} that it fits ({@link #fits}): see the class
+     * comment of {@link Coherence} for transfer costs and {@link KernelHistory} for execution times.
      */
     private DeviceRuntime place(CompiledKernel k, Buffer[] args, long items, List<DeviceRuntime> among, long[] global,
             long[] local) {
-        DeviceRuntime fallback = null;
-        for (Buffer b : args) {
-            if (b != null) {
-                fallback = b.preferredDevice();
-                break;
-            }
-        }
-        if (deviceList.size() == 1) {
-            return deviceList.getFirst();
-        }
+        DeviceRuntime fallback = preferredDevice(args);
         DeviceRuntime best = null;
         double bestFinish = Double.MAX_VALUE;
         for (int di = 0; di < among.size(); di++) {
             DeviceRuntime d = among.get(di);
-            if (k.forBackend(d.backend()) == null || (global != null && !fits(k, d, global, local, args))) {
+            if (!fits(k, d, global, local, args)) {
                 continue;
             }
             double finish = d.backlogNanos();
-            for (int i = 0; i < args.length; i++) {
-                if (args[i] != null) {
-                    if (!d.info().dtypes().contains(args[i].dtype())) {
-                        finish = Double.MAX_VALUE;
-                        break;
-                    }
-                    finish += Coherence.transferNanos(args[i], d); // writes too: a kernel may leave elements alone
+            for (Buffer b : args) {
+                if (b != null) {
+                    finish += Coherence.transferNanos(b, d); // writes too: a kernel may leave elements alone
                 }
-            }
-            if (finish == Double.MAX_VALUE) {
-                continue;
             }
             double exec = estimateNanos(k, d, items);
             if (!Double.isNaN(exec)) {
@@ -1454,10 +1467,7 @@ public final class Scheduler implements AutoCloseable {
                 bestFinish = finish;
             }
         }
-        if (best == null) {
-            return fallback != null ? fallback : deviceList.getFirst();
-        }
-        return best;
+        return best != null ? best : fallback;
     }
 
     /**
