@@ -302,20 +302,25 @@ final class TenantsScenario implements Scenario {
             AtomicInteger heavyLeft = new AtomicInteger(streams * perStream);
             CompletableFuture<Void> half = new CompletableFuture<>();
             List<Event> all = new ArrayList<>(sch.submit(sessions[0], work.get(0), e -> nanos[0].add(e.deviceNanos())));
-            // what the light session ran before the heavy one had submitted is not shared time
-            long lightAlone = nanos[0].sum();
             all.addAll(sch.submit(sessions[1], work.get(1), e -> {
                 nanos[1].add(e.deviceNanos());
                 if (heavyLeft.decrementAndGet() == streams * perStream / 2) {
-                    atHalf[0] = nanos[0].sum() - lightAlone;
+                    atHalf[0] = nanos[0].sum();
                     atHalf[1] = nanos[1].sum();
                     half.complete(null);
                 }
             }));
+            // The window starts once both sessions have all their work submitted: before that the light
+            // session ran alone (while the heavy one was still submitting), which is not shared time. It
+            // ends when the heavy session has half its work done, while the light one still has most of
+            // its work waiting: both are backlogged throughout.
+            long[] atStart = {nanos[0].sum(), nanos[1].sum()};
             half.get(120, TimeUnit.SECONDS);
             for (Event e : all) {
                 e.toFuture().get(120, TimeUnit.SECONDS);
             }
+            atHalf[0] -= atStart[0];
+            atHalf[1] -= atStart[1];
             return new double[] {(double) atHalf[1] / atHalf[0], atHalf[0], atHalf[1]};
         } finally {
             backend.close();
