@@ -36,8 +36,9 @@ final class Coherence {
     /** Assumed nanoseconds per byte of a copy through host memory (two copies). */
     static final double STAGED_NANOS_PER_BYTE = 0.5;
 
-    private final Session session;
-    private final Priority priority;
+    // the submitting session: set per submission when the scheduler reuses one instance (see begin)
+    private Session session;
+    private Priority priority;
     private final boolean fastPathAllowed;
     private final long fastPathMaxBytes;
     private final List<Replica> pinned = new ArrayList<>(4);
@@ -56,6 +57,27 @@ final class Coherence {
         this.priority = priority;
         this.fastPathAllowed = fastPathAllowed;
         this.fastPathMaxBytes = fastPathMaxBytes;
+    }
+
+    /**
+     * The scheduler's one reusable instance (no allocation per submission), for a submission by {@code s}.
+     * Under the submit lock, until {@link #end()}.
+     */
+    Coherence begin(Session s) {
+        session = s;
+        priority = s.priority();
+        created = null;
+        pinned.clear();
+        return this;
+    }
+
+    /** Ends a submission begun with {@link #begin}: the transfers created, for the caller to release after the lock. */
+    List<Command> end() {
+        List<Command> out = created;
+        created = null;
+        session = null;
+        pinned.clear();
+        return out;
     }
 
     // ------------------------------------------------------------ replicas

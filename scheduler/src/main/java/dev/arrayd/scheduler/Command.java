@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * <p>Data dependencies (explicit waits, read-after-write) pass failure on; ordering-only ones
  * (write-after-read, write-after-write, stream order) only delay.
  */
-final class Command implements EventListener, CommandCallback {
+final class Command implements EventListener, CommandCallback, Runnable {
 
     private final Event event;
     private final DeviceCommand op;
@@ -64,12 +64,28 @@ final class Command implements EventListener, CommandCallback {
             CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
             UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
             DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
+            END = l.findVarHandle(Command.class, "endState", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
     private volatile ArraydException depFailure;
-    private final EventListener orderOnly = this::orderDone;
+    // The dependency added last: the next command of a chain usually waits on the same event several times
+    // (its explicit wait, stream order, the buffer's last writer); one listener is enough. Before release() only.
+    private Event lastDep;
+    private boolean lastDepData;
+    // listener for ordering-only dependencies, made when the first one is still pending (most are done already)
+    private EventListener orderOnly;
+    // Trampolined work without a lambda per command: run() launches the op inline until an end is
+    // requested, then ends the command with the first requested outcome (later requests lose, as
+    // they would in end(), which settles exactly once).
+    private static final VarHandle END;
+    private static final int END_NONE = 0;
+    private static final int END_CLAIMED = 1; // a request is writing endCause / endNanos
+    private static final int END_READY = 2;
+    private volatile int endState = END_NONE;
+    private ArraydException endCause;
+    private long endNanos;
 
     /**
      * @param fastPath run on the thread that makes it ready (expected to be short)
@@ -110,20 +126,28 @@ final class Command implements EventListener, CommandCallback {
 
     /** Adds a dependency that passes failure on. Only before {@link #release()}. */
     void dependOnData(Event dep) {
-        if (dep == Event.SUCCEEDED || dep == event) {
+        if (dep == Event.SUCCEEDED || dep == event || (dep == lastDep && lastDepData)) {
             return;
         }
+        lastDep = dep;
+        lastDepData = true;
         UNFINISHED.getAndAdd(this, 1);
         dep.onDone(this);
     }
 
     /** Adds a dependency that only orders. Only before {@link #release()}. */
     void dependOnOrder(Event dep) {
-        if (dep == Event.SUCCEEDED || dep == event || dep.isDone()) {
-            return;
+        if (dep == Event.SUCCEEDED || dep == event || dep == lastDep || dep.isDone()) {
+            return; // (the same event just added, as data or order, already orders this command after it)
         }
+        lastDep = dep;
+        lastDepData = false;
         UNFINISHED.getAndAdd(this, 1);
-        dep.onDone(orderOnly);
+        EventListener l = orderOnly;
+        if (l == null) {
+            l = orderOnly = this::orderDone;
+        }
+        dep.onDone(l);
     }
 
     /** Drops the submitter's hold: from here on the command starts when its dependencies are done. */
@@ -167,7 +191,7 @@ final class Command implements EventListener, CommandCallback {
         }
         if (op == null) {
             // a marker (a streaming merge, a prefetch already satisfied): nothing for the device to do
-            Trampoline.run(() -> end(null, 0));
+            requestEnd(null, 0);
             return;
         }
         queue().ready(this);
@@ -221,10 +245,21 @@ final class Command implements EventListener, CommandCallback {
         if (fastPath) {
             // Short and ready: run it here. Its completion may make other short commands ready on
             // this thread; the trampoline runs those after this one instead of nesting them.
-            Trampoline.run(this::runHereOrQueue);
+            Trampoline.run(this);
             return;
         }
         submitToLane();
+    }
+
+    /** Trampolined: the inline launch, or the end once one was requested. */
+    @Override
+    public void run() {
+        int es = endState;
+        if (es == END_READY) {
+            end(endCause, endNanos);
+        } else if (es == END_NONE) {
+            runHereOrQueue();
+        } // else claimed: the claiming thread runs the end
     }
 
     private void runHereOrQueue() {
@@ -250,12 +285,23 @@ final class Command implements EventListener, CommandCallback {
         if (history != null) {
             history.record(deviceNanos, items);
         }
-        Trampoline.run(() -> end(null, deviceNanos));
+        requestEnd(null, deviceNanos);
     }
 
     @Override
     public void failed(ArraydException cause) {
-        Trampoline.run(() -> end(cause, 0));
+        requestEnd(cause, 0);
+    }
+
+    /** Ends the command through the trampoline; only the first request counts (end() runs once anyway). */
+    private void requestEnd(ArraydException cause, long deviceNanos) {
+        if (endState != END_NONE || !END.compareAndSet(this, END_NONE, END_CLAIMED)) {
+            return;
+        }
+        endCause = cause;
+        endNanos = deviceNanos;
+        endState = END_READY; // publishes the two fields above
+        Trampoline.run(this);
     }
 
     /** Exactly once: frees its slot if it had one, then settles its event. */

@@ -19,12 +19,15 @@ import java.util.Objects;
  */
 public record CommandSpec(long event, long[] waits, long stream, Op op, long deadlineNanos, Priority priority) {
 
+    /** No waits (shared: an empty array cannot change). */
+    private static final long[] NO_WAITS = new long[0];
+
     /** No deadline. */
     public static final long NO_DEADLINE = Long.MAX_VALUE;
 
     public CommandSpec {
         Objects.requireNonNull(op, "op");
-        waits = waits == null ? new long[0] : waits;
+        waits = waits == null ? NO_WAITS : waits;
     }
 
     /** A command with no deadline, in its session's priority class. */

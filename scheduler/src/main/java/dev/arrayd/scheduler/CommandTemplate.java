@@ -26,11 +26,41 @@ sealed interface CommandTemplate {
     record Launch(Kernel kernel, long[] globalDims, long[] localDims, Object[] args) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
+            return new Built(op(buffers, null), null);
+        }
+
+        /**
+         * The device op given the memory of the buffers; {@code last} itself when it is the same launch
+         * (device ops are immutable, so a launch repeated on the same memory shares one: no new op and
+         * argument list per command).
+         */
+        DeviceCommand.Launch op(MemRef[] buffers, DeviceCommand.Launch last) {
+            if (last != null && sameAs(last, buffers)) {
+                return last;
+            }
             KernelArg[] kargs = new KernelArg[args.length];
             for (int a = 0; a < args.length; a++) {
                 kargs[a] = args[a] instanceof Integer i ? new KernelArg.Buffer(buffers[i]) : (KernelArg.Scalar) args[a];
             }
-            return new Built(new DeviceCommand.Launch(kernel, globalDims, localDims, java.util.Arrays.asList(kargs)), null);
+            return new DeviceCommand.Launch(kernel, globalDims, localDims, java.util.Arrays.asList(kargs));
+        }
+
+        private boolean sameAs(DeviceCommand.Launch op, MemRef[] buffers) {
+            if (op.kernel() != kernel || !java.util.Arrays.equals(op.globalDims(), globalDims)
+                    || !java.util.Arrays.equals(op.localDims(), localDims) || op.args().size() != args.length) {
+                return false;
+            }
+            for (int a = 0; a < args.length; a++) {
+                KernelArg have = op.args().get(a);
+                if (args[a] instanceof Integer i) {
+                    if (!(have instanceof KernelArg.Buffer b) || !b.ref().equals(buffers[i])) {
+                        return false;
+                    }
+                } else if (!args[a].equals(have)) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** The same launch of another device's build of the kernel. */

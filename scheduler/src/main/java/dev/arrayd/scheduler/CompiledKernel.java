@@ -16,6 +16,10 @@ public final class CompiledKernel {
     private final java.util.concurrent.ConcurrentHashMap<Integer, KernelHistory> history =
             new java.util.concurrent.ConcurrentHashMap<>();
     volatile boolean destroyed;
+    // the last launch template validated for this kernel: an identical launch shares it (immutable, so racing is harmless)
+    volatile CommandTemplate.Launch lastTemplate;
+    // per device index: the last launch op built for this kernel there (reused by an identical launch); submit lock
+    private dev.arrayd.devices.api.DeviceCommand.Launch[] lastLaunch = new dev.arrayd.devices.api.DeviceCommand.Launch[2];
 
     CompiledKernel(long handle, KernelSignature signature, Map<String, Kernel> byBackend, ModuleRef module) {
         this.handle = handle;
@@ -50,6 +54,19 @@ public final class CompiledKernel {
 
     KernelCost cost() {
         return cost;
+    }
+
+    /** The last launch op of this kernel on device {@code deviceIndex}, or null. Under the submit lock. */
+    dev.arrayd.devices.api.DeviceCommand.Launch lastLaunch(int deviceIndex) {
+        return deviceIndex < lastLaunch.length ? lastLaunch[deviceIndex] : null;
+    }
+
+    /** Remembers the launch op just built on device {@code deviceIndex}. Under the submit lock. */
+    void lastLaunch(int deviceIndex, dev.arrayd.devices.api.DeviceCommand.Launch op) {
+        if (deviceIndex >= lastLaunch.length) {
+            lastLaunch = java.util.Arrays.copyOf(lastLaunch, deviceIndex + 1);
+        }
+        lastLaunch[deviceIndex] = op;
     }
 
     /** Its execution-time history on device {@code deviceIndex} (see {@link DeviceRuntime#index()}). */

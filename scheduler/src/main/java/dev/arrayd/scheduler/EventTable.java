@@ -4,7 +4,6 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The event ids of one session. Clients choose ids in {@code [1, 2^62)}, unique within the
@@ -21,10 +20,25 @@ final class EventTable {
     /** Bounds the memory a client with sparse ids can make us hold. */
     static final int MAX_RANGES = 1 << 16;
 
-    private final ConcurrentHashMap<Long, Event> pending = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Event> failed = new ConcurrentHashMap<>();
-    private final TreeMap<Long, Long> used = new TreeMap<>(); // start -> end, inclusive; guarded by this
+    // Guarded by this. Primitive-keyed: registered and settled once per command, looked up per wait.
+    private final LongMap<Event> pending = new LongMap<>(64);
+    private final LongMap<Event> failed = new LongMap<>();
+    // start -> range (end inclusive, mutable so that a client counting up extends it without boxing)
+    private final TreeMap<Long, Range> used = new TreeMap<>();
+    // the range with the highest start (null while none): ids that count up extend it, found without a tree search
+    private Range top;
     private long nextAssigned = FIRST_ASSIGNED;
+
+    /** Ids {@code [start, end]}, all used. */
+    private static final class Range {
+        final long start;
+        long end;
+
+        Range(long start, long end) {
+            this.start = start;
+            this.end = end;
+        }
+    }
 
     /** Takes the next server-assigned id. */
     synchronized long assign() {
@@ -58,26 +72,45 @@ final class EventTable {
     /** Registers a new pending event whose id passed {@link #checkUnused} or came from {@link #assign}. */
     synchronized void register(Event e) {
         long id = e.id();
-        Map.Entry<Long, Long> left = used.floorEntry(id);
-        Map.Entry<Long, Long> right = used.ceilingEntry(id);
-        boolean joinLeft = left != null && left.getValue() == id - 1;
-        boolean joinRight = right != null && right.getKey() == id + 1;
-        if (joinLeft && joinRight) {
-            used.remove(right.getKey());
-            used.put(left.getKey(), right.getValue());
-        } else if (joinLeft) {
-            used.put(left.getKey(), id);
-        } else if (joinRight) {
-            used.remove(right.getKey());
-            used.put(id, right.getValue());
+        Range t = top;
+        if (t != null && t.end == id - 1) {
+            t.end = id; // counting up: nothing above the top range to join
+        } else if (t == null || id > t.end) {
+            top = new Range(id, id);
+            used.put(id, top);
         } else {
-            used.put(id, id);
+            registerBelowTop(id);
         }
         pending.put(id, e);
     }
 
+    private void registerBelowTop(long id) {
+        Map.Entry<Long, Range> left = used.floorEntry(id);
+        Map.Entry<Long, Range> right = used.ceilingEntry(id);
+        boolean joinLeft = left != null && left.getValue().end == id - 1;
+        boolean joinRight = right != null && right.getKey() == id + 1;
+        if (joinLeft && joinRight) {
+            used.remove(right.getKey());
+            left.getValue().end = right.getValue().end;
+            if (right.getValue() == top) {
+                top = left.getValue();
+            }
+        } else if (joinLeft) {
+            left.getValue().end = id;
+        } else if (joinRight) {
+            Range r = used.remove(right.getKey());
+            Range joined = new Range(id, r.end);
+            used.put(id, joined);
+            if (r == top) {
+                top = joined;
+            }
+        } else {
+            used.put(id, new Range(id, id));
+        }
+    }
+
     /** Called when a registered event completes: forget it unless it failed. */
-    void settled(Event e) {
+    synchronized void settled(Event e) {
         if (e.isFailed()) {
             failed.put(e.id(), e);
         }
@@ -85,7 +118,7 @@ final class EventTable {
     }
 
     /** The event with this id, {@link Event#SUCCEEDED} for one that succeeded and was forgotten, or null if never used. */
-    Event lookup(long id) {
+    synchronized Event lookup(long id) {
         Event e = pending.get(id);
         if (e != null) {
             return e;
@@ -94,29 +127,34 @@ final class EventTable {
         if (e != null) {
             return e;
         }
-        // settled() adds to `failed` before removing from `pending`, so a used id found in
-        // neither map has succeeded.
-        synchronized (this) {
-            return isUsed(id) ? Event.SUCCEEDED : null;
-        }
+        // a used id in neither map has succeeded (settled() records failures as it forgets them)
+        return isUsed(id) ? Event.SUCCEEDED : null;
     }
 
-    int pendingCount() {
+    synchronized int pendingCount() {
         return pending.size();
     }
 
-    Iterable<Event> pendingEvents() {
+    /** A snapshot of the pending events. */
+    synchronized Iterable<Event> pendingEvents() {
         return pending.values();
     }
 
     private boolean isUsed(long id) {
-        Map.Entry<Long, Long> r = used.floorEntry(id);
-        return r != null && r.getValue() >= id;
+        Range t = top;
+        if (t == null || id > t.end) {
+            return false;
+        }
+        if (id >= t.start) {
+            return true;
+        }
+        Map.Entry<Long, Range> r = used.floorEntry(id);
+        return r != null && r.getValue().end >= id;
     }
 
     private boolean touchesRange(long id) {
-        Map.Entry<Long, Long> left = used.floorEntry(id);
-        Map.Entry<Long, Long> right = used.ceilingEntry(id);
-        return (left != null && left.getValue() == id - 1) || (right != null && right.getKey() == id + 1);
+        Map.Entry<Long, Range> left = used.floorEntry(id);
+        Map.Entry<Long, Range> right = used.ceilingEntry(id);
+        return (left != null && left.getValue().end == id - 1) || (right != null && right.getKey() == id + 1);
     }
 }

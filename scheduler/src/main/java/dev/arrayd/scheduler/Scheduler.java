@@ -93,6 +93,7 @@ public final class Scheduler implements AutoCloseable {
             throw new IllegalArgumentException("devices: none (expected: at least one)");
         }
         this.config = config;
+        this.coherence = new Coherence(null, Priority.NORMAL, config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
         this.nanoTime = nanoTime;
         for (Device d : devices) {
             this.devices.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, this.devices.size(), nanoTime));
@@ -189,21 +190,21 @@ public final class Scheduler implements AutoCloseable {
             synchronized (submitLock) {
                 s.closed = true; // a submission either registered everything before this, or sees it closed
             }
-            for (Long b : List.copyOf(s.buffers.keySet())) {
+            for (long b : s.buffers.keys()) {
                 try {
                     destroyBuffer(s, b);
                 } catch (ArraydException ignored) {
                     // destroyed concurrently
                 }
             }
-            for (Long k : List.copyOf(s.kernels.keySet())) {
+            for (long k : s.kernels.keys()) {
                 try {
                     destroyKernel(s, k);
                 } catch (ArraydException ignored) {
                     // destroyed concurrently
                 }
             }
-            for (Long st : List.copyOf(s.streams.keySet())) {
+            for (long st : s.streams.keys()) {
                 try {
                     destroyStream(s, st);
                 } catch (ArraydException ignored) {
@@ -633,12 +634,6 @@ public final class Scheduler implements AutoCloseable {
             this(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, NO_INDEXES, null);
         }
 
-        /** The same launch, placed among {@code devices} when it is tracked (see {@link Scheduler#place}). */
-        Prepared placedAmong(List<DeviceRuntime> devices) {
-            return new Prepared(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, after,
-                    devices);
-        }
-
         /**
          * The same command with another spec, buffers (same dtypes and sizes: checked by the caller) and
          * template, waiting on the commands at {@code after} in the same submission.
@@ -679,8 +674,8 @@ public final class Scheduler implements AutoCloseable {
         checkSession(s);
         Prepared[] prepared = new Prepared[batch.size()];
         Map<Stream, DType> merges = null; // what earlier merge copies of the batch put in their streams' merge buffers
-        for (CommandSpec c : batch) {
-            if (c.op() instanceof CommandSpec.CopyOp copy && copy.merge() != MergeMode.NONE) {
+        for (int i = 0; i < prepared.length; i++) { // indexed: no iterator per submission
+            if (batch.get(i).op() instanceof CommandSpec.CopyOp copy && copy.merge() != MergeMode.NONE) {
                 merges = new HashMap<>(4);
                 break;
             }
@@ -692,7 +687,7 @@ public final class Scheduler implements AutoCloseable {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
         }
-        return enqueue(s, prepared, listener);
+        return enqueue(s, prepared, Replay.NONE, listener);
     }
 
     // ---------------------------------------------------------------- graphs
@@ -787,9 +782,12 @@ public final class Scheduler implements AutoCloseable {
             }
             swap.put(from, to);
         }
-        CommandTemplate[] templates = new CommandTemplate[g.commands.length];
-        for (int i = 0; i < templates.length; i++) {
-            templates[i] = g.commands[i].template();
+        CommandTemplate[] templates = null; // only when scalars change
+        if (!r.scalars().isEmpty()) {
+            templates = new CommandTemplate[g.commands.length];
+            for (int i = 0; i < templates.length; i++) {
+                templates[i] = g.commands[i].template();
+            }
         }
         for (int v = 0; v < r.scalars().size(); v++) {
             GraphReplay.ScalarValue sv = r.scalars().get(v);
@@ -823,23 +821,10 @@ public final class Scheduler implements AutoCloseable {
                 swap.put(b, fresh);
             }
         }
-        Prepared[] out = new Prepared[g.commands.length];
-        for (int i = 0; i < out.length; i++) {
-            Prepared p = g.commands[i];
-            Buffer[] buffers = p.buffers().clone();
-            for (int b = 0; b < buffers.length; b++) {
-                if (buffers[b] != null) {
-                    buffers[b] = swap.getOrDefault(buffers[b], buffers[b]);
-                }
-            }
-            CommandSpec spec = p.spec();
-            long deadline = Math.min(spec.deadlineNanos(), r.deadlineNanos());
-            spec = new CommandSpec(r.firstEvent() == 0 ? 0 : r.firstEvent() + i, p.after().length == 0 ? r.waits() : null,
-                    spec.stream(), spec.op(), deadline, spec.priority());
-            out[i] = p.with(spec, buffers, templates[i], p.after());
-        }
+        // the recorded commands themselves, with the replay's changes applied as they are tracked: nothing per command
+        Replay replay = new Replay(r.firstEvent(), r.waits(), r.deadlineNanos(), swap.isEmpty() ? null : swap, templates);
         try {
-            return enqueue(s, out, listener);
+            return enqueue(s, g.commands, replay, listener);
         } catch (RuntimeException e) {
             synchronized (submitLock) {
                 for (Buffer b : scratch) {
@@ -867,129 +852,233 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /** Registers, orders and starts validated commands (a batch, or a graph replay). */
-    private List<Event> enqueue(Session s, Prepared[] prepared, EventListener listener) {
-        Command[] commands = new Command[prepared.length];
-        List<Event> events = new ArrayList<>(prepared.length);
-        Coherence co = new Coherence(s, s.priority(), config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
-        try {
-            enqueueLocked(s, prepared, listener, commands, events, co);
-        } finally {
-            co.release();
+    /**
+     * What a graph replay changes in its recorded commands ({@link Replay#NONE} for a submission): applied
+     * while they are checked and tracked, so that a replay allocates nothing per command for them.
+     *
+     * @param firstEvent    command {@code i} signals {@code firstEvent + i}; 0 = its spec's id (0 for a graph: assigned)
+     * @param waits         what commands waiting on no other command of the graph wait for; null = their spec's waits
+     * @param deadlineNanos a deadline for every command, combined with its own
+     * @param swap          buffers rebound (and LOCAL scratch made fresh), or null for none
+     * @param templates     per command, a template with new scalar values; null when none changed
+     */
+    record Replay(long firstEvent, long[] waits, long deadlineNanos, Map<Buffer, Buffer> swap,
+            CommandTemplate[] templates) {
+
+        static final Replay NONE = new Replay(0, null, CommandSpec.NO_DEADLINE, null, null);
+
+        long id(Prepared p, int i) {
+            return firstEvent != 0 ? firstEvent + i : p.spec().event();
         }
+
+        long[] waits(Prepared p) {
+            return waits != null && p.after().length == 0 ? waits : p.spec().waits();
+        }
+
+        long deadlineNanos(Prepared p) {
+            return Math.min(p.spec().deadlineNanos(), deadlineNanos);
+        }
+
+        /** The command's buffers; a copy only when some are rebound. */
+        Buffer[] buffers(Prepared p) {
+            if (swap == null) {
+                return p.buffers();
+            }
+            Buffer[] out = p.buffers().clone();
+            for (int b = 0; b < out.length; b++) {
+                if (out[b] != null) {
+                    out[b] = swap.getOrDefault(out[b], out[b]);
+                }
+            }
+            return out;
+        }
+
+        CommandTemplate template(Prepared p, int i) {
+            return templates == null ? p.template() : templates[i];
+        }
+    }
+
+    private List<Event> enqueue(Session s, Prepared[] prepared, Replay replay, EventListener listener) {
+        // one command (the common submission) needs no arrays: its event is the list, and it has no earlier commands
+        Command[] commands = prepared.length == 1 ? NO_COMMANDS : new Command[prepared.length];
+        Command only = null;
+        List<Command> transfers;
+        synchronized (submitLock) {
+            Coherence co = coherence.begin(s);
+            try {
+                only = enqueueLocked(s, prepared, replay, listener, commands, co);
+            } finally {
+                transfers = co.end();
+            }
+        }
+        if (transfers != null) {
+            for (Command t : transfers) {
+                t.release();
+            }
+        }
+        if (only != null) {
+            only.release();
+            return List.of(only.event());
+        }
+        List<Event> events = new ArrayList<>(commands.length);
         for (Command c : commands) {
+            events.add(c.event());
             c.release();
         }
         return events;
     }
 
-    private void enqueueLocked(Session s, Prepared[] prepared, EventListener listener, Command[] commands,
-            List<Event> events, Coherence co) {
-        synchronized (submitLock) {
-            if (draining) {
-                throw shuttingDown();
-            }
-            if (s.closed) {
-                throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
-            }
-            // First pass: everything that can fail, before anything changes.
-            long[] ids = new long[prepared.length];
-            Set<Long> inBatch = prepared.length > 1 ? new HashSet<>() : null;
-            Set<Buffer> constantsRead = null; // HOSTED_CONSTANT buffers read by an earlier command of the batch
-            for (int i = 0; i < prepared.length; i++) {
-                Prepared p = prepared[i];
-                try {
-                    long id = p.spec().event();
-                    if (id != 0) {
-                        s.events.checkUnused(id);
-                        if (inBatch != null && !inBatch.add(id)) {
-                            throw new ArraydException(ErrorCode.ALREADY_EXISTS, "event: " + id + " (used twice in this batch)");
-                        }
-                    }
-                    ids[i] = id;
-                    long[] waits = p.spec().waits();
-                    for (int w = 0; w < waits.length; w++) {
-                        boolean earlierInBatch = inBatch != null && inBatch.contains(waits[w]) && waits[w] != id;
-                        if (!earlierInBatch && s.events.lookup(waits[w]) == null) {
-                            throw ArraydException.notFound("wait_events[" + w + "]: event " + waits[w]
-                                    + " (not found in this session)");
-                        }
-                    }
-                    for (int b = 0; b < p.buffers().length; b++) {
-                        Buffer buf = p.buffers()[b];
-                        if (buf == null) {
-                            continue;
-                        }
-                        if (buf.destroyed) {
-                            throw ArraydException.notFound(buf + " (destroyed"
-                                    + (buf.memoryMode() == MemoryMode.LOCAL ? ": LOCAL buffers last one graph)" : ")"));
-                        }
-                        if (p.writes()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT
-                                && (buf.frozen || (constantsRead != null && constantsRead.contains(buf)))) {
-                            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, buf + " is HOSTED_CONSTANT and"
-                                    + " was read already (expected: written before its first read, read-only from then on)");
-                        }
-                    }
-                    for (int b = 0; b < p.buffers().length; b++) {
-                        Buffer buf = p.buffers()[b];
-                        if (buf != null && p.reads()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
-                            if (constantsRead == null) {
-                                constantsRead = new HashSet<>();
-                            }
-                            constantsRead.add(buf);
-                        }
-                    }
-                    if (p.stream().destroyed) {
-                        throw ArraydException.notFound(p.stream() + " (destroyed)");
-                    }
-                    if (p.kernel() != null && p.kernel().destroyed) {
-                        throw ArraydException.notFound("kernel " + p.kernel().name() + " (destroyed)");
-                    }
-                } catch (ArraydException e) {
-                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
+    private static final Command[] NO_COMMANDS = new Command[0];
+
+    // the submissions' coherence bookkeeping, reused; guarded by submitLock (see Coherence#begin)
+    private final Coherence coherence;
+
+    /**
+     * Under the submit lock: registers and tracks the commands into {@code commands} (empty for a single
+     * command, which is returned instead; null is returned otherwise).
+     */
+    private Command enqueueLocked(Session s, Prepared[] prepared, Replay replay, EventListener listener,
+            Command[] commands, Coherence co) {
+        if (draining) {
+            throw shuttingDown();
+        }
+        if (s.closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
+        }
+        // First pass: everything that can fail, before anything changes.
+        LongMap<Boolean> inBatch = prepared.length > 1 ? batchIds : null; // emptied again below
+        try {
+            checkBatch(s, prepared, replay, inBatch);
+        } finally {
+            if (inBatch != null) {
+                for (int i = 0; i < prepared.length; i++) {
+                    inBatch.remove(replay.id(prepared[i], i));
                 }
             }
-            // Second pass: register, make replicas current, order, track.
-            List<Buffer> locals = null;
-            for (int i = 0; i < prepared.length; i++) {
-                Prepared p = prepared[i];
-                long id = ids[i] != 0 ? ids[i] : s.events.assign();
-                Event e = new Event(id);
-                s.events.register(e);
-                commands[i] = track(s, p, e, co, commands);
-                if (listener != null) {
-                    e.onDone(listener);
-                }
-                events.add(e);
-                for (Buffer b : p.buffers()) {
-                    if (b != null && b.memoryMode() == MemoryMode.LOCAL && !b.destroyed) {
-                        if (locals == null) {
-                            locals = new ArrayList<>();
-                        }
-                        if (!locals.contains(b)) {
-                            locals.add(b);
-                        }
+        }
+        // Second pass: register, make replicas current, order, track.
+        Command only = null;
+        List<Buffer> locals = null;
+        for (int i = 0; i < prepared.length; i++) {
+            Prepared p = prepared[i];
+            long id = replay.id(p, i) != 0 ? replay.id(p, i) : s.events.assign();
+            Event e = new Event(id);
+            s.events.register(e);
+            Buffer[] buffers = replay.buffers(p);
+            Command c = track(s, p, i, replay, buffers, e, co, commands);
+            if (commands.length == 0) {
+                only = c;
+            } else {
+                commands[i] = c;
+            }
+            if (listener != null) {
+                e.onDone(listener);
+            }
+            for (Buffer b : buffers) {
+                if (b != null && b.memoryMode() == MemoryMode.LOCAL && !b.destroyed) {
+                    if (locals == null) {
+                        locals = new ArrayList<>();
+                    }
+                    if (!locals.contains(b)) {
+                        locals.add(b);
                     }
                 }
             }
-            if (locals != null) {
-                // scratch for this graph: the handle goes now, the memory after this batch's last use
-                for (Buffer b : locals) {
-                    if (s.buffers.remove(b.handle(), b)) {
-                        b.holders.decrementAndGet();
-                        s.bufferConsumed(b.handle());
-                    }
-                    release(b);
+        }
+        if (locals != null) {
+            // scratch for this graph: the handle goes now, the memory after this batch's last use
+            for (Buffer b : locals) {
+                if (s.buffers.remove(b.handle(), b)) {
+                    b.holders.decrementAndGet();
+                    s.bufferConsumed(b.handle());
                 }
+                release(b);
+            }
+        }
+        return only;
+    }
+
+    // event ids of the batch being checked (a set: the values are TRUE); guarded by submitLock, empty between batches
+    private final LongMap<Boolean> batchIds = new LongMap<>(64);
+
+    /** The first pass of a submission: everything that can fail, before anything changes. Under the submit lock. */
+    private void checkBatch(Session s, Prepared[] prepared, Replay replay, LongMap<Boolean> inBatch) {
+        Set<Buffer> constantsRead = null; // HOSTED_CONSTANT buffers read by an earlier command of the batch
+        for (int i = 0; i < prepared.length; i++) {
+            Prepared p = prepared[i];
+            try {
+                long id = replay.id(p, i);
+                Buffer[] buffers = replay.buffers(p);
+                if (id != 0) {
+                    s.events.checkUnused(id);
+                    if (inBatch != null && inBatch.put(id, Boolean.TRUE) != null) {
+                        throw new ArraydException(ErrorCode.ALREADY_EXISTS, "event: " + id + " (used twice in this batch)");
+                    }
+                }
+                long[] waits = replay.waits(p);
+                for (int w = 0; w < waits.length; w++) {
+                    boolean earlierInBatch = inBatch != null && inBatch.containsKey(waits[w]) && waits[w] != id;
+                    if (!earlierInBatch && s.events.lookup(waits[w]) == null) {
+                        throw ArraydException.notFound("wait_events[" + w + "]: event " + waits[w]
+                                + " (not found in this session)");
+                    }
+                }
+                for (int b = 0; b < buffers.length; b++) {
+                    Buffer buf = buffers[b];
+                    if (buf == null) {
+                        continue;
+                    }
+                    if (buf.destroyed) {
+                        throw ArraydException.notFound(buf + " (destroyed"
+                                + (buf.memoryMode() == MemoryMode.LOCAL ? ": LOCAL buffers last one graph)" : ")"));
+                    }
+                    if (p.writes()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT
+                            && (buf.frozen || (constantsRead != null && constantsRead.contains(buf)))) {
+                        throw new ArraydException(ErrorCode.FAILED_PRECONDITION, buf + " is HOSTED_CONSTANT and"
+                                + " was read already (expected: written before its first read, read-only from then on)");
+                    }
+                }
+                for (int b = 0; b < buffers.length; b++) {
+                    Buffer buf = buffers[b];
+                    if (buf != null && p.reads()[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
+                        if (constantsRead == null) {
+                            constantsRead = new HashSet<>();
+                        }
+                        constantsRead.add(buf);
+                    }
+                }
+                if (p.stream().destroyed) {
+                    throw ArraydException.notFound(p.stream() + " (destroyed)");
+                }
+                if (p.kernel() != null && p.kernel().destroyed) {
+                    throw ArraydException.notFound("kernel " + p.kernel().name() + " (destroyed)");
+                }
+            } catch (ArraydException e) {
+                throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
         }
     }
 
+    /** Exact-size arrays for track()'s replicas and memory of commands with fewer buffers than this. */
+    private static final int SCRATCH = 8;
+    // guarded by submitLock; entries are overwritten by each command (stale ones only keep replicas alive, which their buffers do anyway)
+    private final Replica[][] repsScratch = new Replica[SCRATCH][];
+    private final MemRef[][] refsScratch = new MemRef[SCRATCH][];
+
+    {
+        for (int n = 0; n < SCRATCH; n++) {
+            repsScratch[n] = new Replica[n];
+            refsScratch[n] = new MemRef[n];
+        }
+    }
+
     /** Under the submit lock: builds one command, its transfers and its edges. */
-    private Command track(Session s, Prepared p, Event e, Coherence co, Command[] earlier) {
+    private Command track(Session s, Prepared p, int index, Replay replay, Buffer[] buffers, Event e, Coherence co,
+            Command[] earlier) {
         Stream st = p.stream();
         DeviceRuntime d = st.device();
-        Buffer[] buffers = p.buffers().clone();
-        CommandTemplate template = p.template();
+        Buffer[] shared = buffers; // the Prepared's (a graph's, perhaps): copied before anything in it changes
+        CommandTemplate template = replay.template(p, index);
         if (p.placeAmong() != null) {
             CommandTemplate.Launch l = (CommandTemplate.Launch) template;
             DeviceRuntime placed = place(p.kernel(), buffers, p.size(), p.placeAmong(), l.globalDims(), l.localDims());
@@ -1039,6 +1128,9 @@ public final class Scheduler implements AutoCloseable {
             }
             for (int b = 0; b < buffers.length; b++) {
                 if (buffers[b] == null) {
+                    if (buffers == shared) {
+                        buffers = buffers.clone();
+                    }
                     Buffer merge = st.merge;
                     if (merge == null || merge.dtype() != p.mergeDtype() || merge.destroyed) {
                         throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "launch: the merge buffer of " + st
@@ -1048,12 +1140,14 @@ public final class Scheduler implements AutoCloseable {
                     buffers[b] = merge;
                 }
             }
-            reps = new Replica[buffers.length];
-            refs = new MemRef[buffers.length];
+            reps = buffers.length < SCRATCH ? repsScratch[buffers.length] : new Replica[buffers.length];
+            refs = buffers.length < SCRATCH ? refsScratch[buffers.length] : new MemRef[buffers.length];
             boolean remoteCopy = template instanceof CommandTemplate.Copy && buffers.length == 2
                     && !validOn(buffers[0], d);
             for (int b = 0; b < buffers.length; b++) {
                 if (remoteCopy && b == 0) {
+                    reps[b] = null;
+                    refs[b] = null;
                     continue; // read where it is current, straight into the destination
                 }
                 boolean needData = reads[b] || (writes[b] && !whole[b]);
@@ -1065,6 +1159,13 @@ public final class Scheduler implements AutoCloseable {
                 leg = co.leg(buffers[0], d, cp.srcOffset(), cp.size(),
                         CommandTemplate.slice(refs[1], cp.dstOffset(), cp.size()), null);
                 op = leg.op();
+            } else if (template instanceof CommandTemplate.Launch launch) {
+                DeviceCommand.Launch last = p.kernel().lastLaunch(d.index());
+                DeviceCommand.Launch built = launch.op(refs, last);
+                if (built != last) {
+                    p.kernel().lastLaunch(d.index(), built);
+                }
+                op = built;
             } else {
                 CommandTemplate.Built built = template.build(refs);
                 op = built.op();
@@ -1077,7 +1178,7 @@ public final class Scheduler implements AutoCloseable {
             }
             Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
             Command c = new Command(e, s, st, op, result, module, op != null && fastPath(p),
-                    p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, p.spec().deadlineNanos());
+                    p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, replay.deadlineNanos(p));
             if (p.kernel() != null) {
                 c.history = p.kernel().history(d.index());
                 if (deviceList.size() > 1) {
@@ -1088,7 +1189,7 @@ public final class Scheduler implements AutoCloseable {
                     }
                 }
             }
-            for (long w : p.spec().waits()) {
+            for (long w : replay.waits(p)) {
                 c.dependOnData(s.events.lookup(w));
             }
             for (int i : p.after()) {
@@ -1106,7 +1207,7 @@ public final class Scheduler implements AutoCloseable {
                 if (reps[b] != null) {
                     Coherence.access(c, reps[b], reads[b], writes[b]);
                     if (writes[b]) {
-                        afterWrite(buffers[b], reps[b], p, co);
+                        afterWrite(buffers[b], reps[b], template, co);
                     }
                 }
             }
@@ -1133,7 +1234,7 @@ public final class Scheduler implements AutoCloseable {
         // Refused: the command fails, after its stream predecessor and its waits, without touching its buffers.
         Command c = new Command(e, s, st, null, null, null, false, null, 0,
                 p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
-        for (long w : p.spec().waits()) {
+        for (long w : replay.waits(p)) {
             c.dependOnData(s.events.lookup(w));
         }
         for (int i : p.after()) {
@@ -1151,11 +1252,11 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /** Memory-mode duties after a command writes {@code r} (the write is already recorded). */
-    private void afterWrite(Buffer b, Replica r, Prepared p, Coherence co) {
+    private void afterWrite(Buffer b, Replica r, CommandTemplate template, Coherence co) {
         switch (b.memoryMode()) {
             case HOSTED_CONSTANT -> co.refreshHost(r); // kept on the host: replicas come and go without write-back
             case HOSTED_VOLATILE -> {
-                if (p.template() instanceof CommandTemplate.Upload u && u.offset() == 0
+                if (template instanceof CommandTemplate.Upload u && u.offset() == 0
                         && u.data().byteSize() == b.sizeBytes()) {
                     Coherence.replaceHost(b, u.data());
                     Coherence.normalize(b);
@@ -1272,10 +1373,18 @@ public final class Scheduler implements AutoCloseable {
                         + info.maxWorkGroupSize() + " work-items per group on " + d.id() + ")");
             }
         }
-        Object[] targs = new Object[args.size()];
-        // the buffers it touches, each once, and how (small arrays: this runs for every launch)
-        Buffer[] touched = new Buffer[args.size()];
-        Access[] accesses = new Access[args.size()];
+        // the last launch template of this kernel: while the arguments match it, it is shared (templates are immutable)
+        CommandTemplate.Launch last = k.lastTemplate;
+        Object[] lastArgs = last != null && last.kernel() == native_ && last.args().length == args.size() ? last.args() : null;
+        Object[] targs = lastArgs != null ? lastArgs : new Object[args.size()];
+        // The buffers it touches, each once, and how: compacted into argBuffers in place (entry nTouched is
+        // written only after entry i >= nTouched was read); accesses as bit masks while there can be at most
+        // 64 (then the shared arrays of Flags). This runs for every launch.
+        Buffer[] touched = argBuffers;
+        long readMask = 0;
+        long writeMask = 0;
+        boolean[] manyReads = args.size() > Long.SIZE ? new boolean[args.size()] : null;
+        boolean[] manyWrites = manyReads != null ? new boolean[args.size()] : null;
         int nTouched = 0;
         DType mergeDtype = null;
         for (int i = 0; i < args.size(); i++) {
@@ -1302,10 +1411,14 @@ public final class Scheduler implements AutoCloseable {
                     int seen = indexOf(touched, nTouched, null);
                     if (seen < 0) {
                         touched[nTouched] = null;
-                        accesses[nTouched] = Access.READ;
                         seen = nTouched++;
                     }
-                    targs[i] = seen;
+                    if (manyReads == null) {
+                        readMask |= 1L << seen;
+                    } else {
+                        manyReads[seen] = true;
+                    }
+                    targs = arg(targs, lastArgs, i, seen);
                     continue;
                 }
                 if (!(a instanceof CommandSpec.BufferArg)) {
@@ -1328,12 +1441,17 @@ public final class Scheduler implements AutoCloseable {
                 int seen = indexOf(touched, nTouched, b);
                 if (seen < 0) {
                     touched[nTouched] = b;
-                    accesses[nTouched] = p.access();
                     seen = nTouched++;
-                } else if (accesses[seen] != p.access()) {
-                    accesses[seen] = Access.READ_WRITE;
                 }
-                targs[i] = seen;
+                // a buffer passed twice is accessed as the union of both
+                if (manyReads == null) {
+                    readMask |= p.access().reads() ? 1L << seen : 0;
+                    writeMask |= p.access().writes() ? 1L << seen : 0;
+                } else {
+                    manyReads[seen] |= p.access().reads();
+                    manyWrites[seen] |= p.access().writes();
+                }
+                targs = arg(targs, lastArgs, i, seen);
             } else {
                 if (!(a instanceof CommandSpec.ScalarArg sa) || sa.value() == null) {
                     throw ArraydException.invalid(argAt(i) + describeArg(a) + " (expected: " + p.dtype().wireName()
@@ -1343,24 +1461,39 @@ public final class Scheduler implements AutoCloseable {
                     throw ArraydException.invalid(argAt(i) + sa.value().dtype().wireName() + " scalar (expected: "
                             + p.dtype().wireName() + " scalar for parameter " + p.name() + ")");
                 }
-                targs[i] = sa.value();
+                targs = arg(targs, lastArgs, i, sa.value());
             }
         }
         Buffer[] buffers = nTouched == touched.length ? touched : Arrays.copyOf(touched, nTouched);
-        boolean[] reads = new boolean[buffers.length];
-        boolean[] writes = new boolean[buffers.length];
-        for (int i = 0; i < buffers.length; i++) {
-            reads[i] = accesses[i].reads();
-            writes[i] = accesses[i].writes();
+        CommandTemplate.Launch t;
+        if (targs == lastArgs && Arrays.equals(last.globalDims(), global)
+                && Arrays.equals(last.localDims(), local)) {
+            t = last; // the same launch as last time: no new template, arguments or dims
+        } else {
+            t = new CommandTemplate.Launch(native_, global.clone(), local == null ? null : local.clone(), targs);
+            k.lastTemplate = t;
         }
-        CommandTemplate t = new CommandTemplate.Launch(native_, global.clone(), local == null ? null : local.clone(), targs);
-        // a kernel may leave elements it does not write alone: no write of a launch covers "all of it"
-        Prepared p = new Prepared(spec, stream, t, buffers, reads, writes, new boolean[buffers.length], k, items, mergeDtype);
-        if (placed) {
-            // placed again when tracked, with the queues as the earlier commands of its batch left them
-            p = p.placedAmong(deviceList);
+        // a kernel may leave elements it does not write alone: no write of a launch covers "all of it".
+        // Placed again when tracked, with the queues as the earlier commands of its batch left them.
+        boolean[] reads = manyReads == null ? Flags.of(readMask, nTouched) : Arrays.copyOf(manyReads, nTouched);
+        boolean[] writes = manyWrites == null ? Flags.of(writeMask, nTouched) : Arrays.copyOf(manyWrites, nTouched);
+        return new Prepared(spec, stream, t, buffers, reads, writes, Flags.none(nTouched), k, items, mergeDtype,
+                NO_INDEXES, placed ? deviceList : null);
+    }
+
+    /**
+     * Sets launch argument {@code i} to {@code v}: {@code targs} stays the last template's array while every
+     * argument so far equals it, and becomes a copy at the first that differs.
+     */
+    private static Object[] arg(Object[] targs, Object[] lastArgs, int i, Object v) {
+        if (targs == lastArgs) {
+            if (targs[i].equals(v)) {
+                return targs;
+            }
+            targs = lastArgs.clone();
         }
-        return p;
+        targs[i] = v;
+        return targs;
     }
 
     private static String argAt(int i) {

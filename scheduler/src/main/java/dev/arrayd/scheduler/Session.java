@@ -16,12 +16,13 @@ public final class Session {
     private final String clientName;
     private final long createdNanos;
     final EventTable events = new EventTable();
-    final Map<Long, Buffer> buffers = new ConcurrentHashMap<>();
+    // handle tables: looked up for every command, so keyed by primitive longs (no boxing)
+    final LockedLongMap<Buffer> buffers = new LockedLongMap<>();
     /** Handles of buffers this session may only read (opened through a read-only capability). */
     final java.util.Set<Long> readOnlyBuffers = ConcurrentHashMap.newKeySet();
-    final Map<Long, CompiledKernel> kernels = new ConcurrentHashMap<>();
-    final Map<Long, Stream> streams = new ConcurrentHashMap<>();
-    final Map<Long, Graph> graphs = new ConcurrentHashMap<>();
+    final LockedLongMap<CompiledKernel> kernels = new LockedLongMap<>();
+    final LockedLongMap<Stream> streams = new LockedLongMap<>();
+    final LockedLongMap<Graph> graphs = new LockedLongMap<>();
     final Map<DeviceId, Stream> defaultStreams = new ConcurrentHashMap<>();
     private final java.util.List<Runnable> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile long leaseMillis;
@@ -146,7 +147,7 @@ public final class Session {
 
     /** Whether this session holds the buffer read-only. */
     public boolean isReadOnly(long handle) {
-        return readOnlyBuffers.contains(handle);
+        return !readOnlyBuffers.isEmpty() && readOnlyBuffers.contains(handle); // no boxing in the common case
     }
 
     CompiledKernel kernel(long handle, String what) {

@@ -48,7 +48,7 @@ public class DependencyBench {
         long prev = 0;
         for (int i = 0; i < CHAIN; i++) {
             long id = f.nextEvent();
-            batch.add(i == 0 ? f.touchLaunch() : f.touchLaunch(prev));
+            batch.add(i == 0 ? f.touchLaunch() : f.touchLaunch(new long[] {prev}));
             prev = id;
         }
         List<Event> events = f.scheduler.submit(f.session, batch, null);
