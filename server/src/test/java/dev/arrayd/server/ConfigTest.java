@@ -40,6 +40,7 @@ class ConfigTest {
         assertEquals(d.fastPathNanos(), c.get(ArraydConfig.FAST_PATH_MICROS) * 1000);
         assertEquals(d.metricsClientLimit(), c.get(ArraydConfig.METRICS_CLIENT_LIMIT));
         assertEquals(d.cpuThreads(), c.get(ArraydConfig.CPU_THREADS));
+        assertEquals(d.cpuNice(), c.get(ArraydConfig.CPU_NICE));
     }
 
     @Test
@@ -88,6 +89,16 @@ class ConfigTest {
         assertTrue(e.getMessage().contains("bad.conf:1: unknown key \"metrics-prot\""), e.getMessage());
         assertEquals(256L << 20, ConfigResolver.resolve(Map.of("cpu-memory", "256MiB"), Map.of(), null)
                 .get(ArraydConfig.CPU_MEMORY));
+    }
+
+    @Test
+    void cpuNiceDefaultsToFiveAndIsChecked() {
+        assertEquals(5, ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_NICE));
+        assertEquals(0, ConfigResolver.resolve(Map.of("cpu-nice", "0"), Map.of(), null).get(ArraydConfig.CPU_NICE));
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigResolver.resolve(Map.of("cpu-nice", "20"), Map.of(), null));
+        assertTrue(e.getMessage().startsWith("cpu-nice: \"20\" (from flag --cpu-nice;"), e.getMessage());
+        assertTrue(e.getMessage().contains("0..19"), e.getMessage());
     }
 
     @Test

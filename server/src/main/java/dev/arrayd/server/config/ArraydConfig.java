@@ -80,6 +80,13 @@ public final class ArraydConfig {
                     + "each). With N > 0 every CPU device gets N, e.g. `--devices cpu --cpu-threads 1` (one device of one "
                     + "core) against `--devices cpu:2 --cpu-threads 1` (two of one core each).");
 
+    public static final ConfigKey<Integer> CPU_NICE = new ConfigKey<>("cpu-nice", "int",
+            String.valueOf(CpuOptions.DEFAULT_COMPUTE_NICE), Parsers.intIn(0, 19), "an integer in 0..19 (0 = unchanged)",
+            "How much lower the CPU devices' kernel threads are scheduled than the daemon's other threads (added to "
+                    + "their Linux nice value). They still use every idle cycle, but the transport, the dispatcher and "
+                    + "the programs beside the daemon win a contended core from them, so a polite client's round trip "
+                    + "does not wait for a flooding client's kernel time slice.");
+
     public static final ConfigKey<Path> CACHE_DIR = new ConfigKey<>("cache-dir", "path", "", Parsers.optionalPath(),
             "a directory path, or empty for the default",
             "Where the CPU backend keeps compiled kernels across restarts (a content-hash cache); empty = "
@@ -127,7 +134,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

@@ -21,6 +21,38 @@ public interface NativeStream extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Submits like {@link #submit}, and returns a marker reached once this command has finished on the
+     * device, which streams of the same backend can wait for natively ({@link #submitAfter}); null where
+     * this backend has no native markers (then ordering stays with the host).
+     */
+    default StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
+        submit(command, callback);
+        return null;
+    }
+
+    /**
+     * Whether commands of this stream can wait for {@code marker} natively: it comes from a stream of
+     * the same backend (for some backends, of the same device) that supports markers.
+     */
+    default boolean canWaitFor(StreamMarker marker) {
+        return false;
+    }
+
+    /**
+     * Submits {@code command} to start only once every marker in {@code after} is reached. The backend
+     * waits (on the device where it can: {@code cuStreamWaitEvent}, an OpenCL wait list; the stream's
+     * worker on the CPU), so the host does not take part between the marked commands and this one. Every
+     * marker must be one that {@link #canWaitFor} accepted, made by a command submitted before this
+     * call. The command's device time does not include the wait.
+     *
+     * @return the marker of this command, as {@link #submitMarked} gives
+     * @throws UnsupportedOperationException where the backend has no native waits
+     */
+    default StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        throw new UnsupportedOperationException(device() + ": no native waits (canWaitFor is false)");
+    }
+
     /** Whether nothing is queued or running. */
     boolean isIdle();
 

@@ -86,7 +86,7 @@ public final class CpuBackend implements Backend {
             DeviceInfo info = new DeviceInfo(new DeviceId(NAME, i), model, memory, threads, MAX_WORK_GROUP_SIZE,
                     List.of(1024L, 1024L, 1024L), LOCAL_MEMORY_BYTES, BASE_ALIGNMENT, EnumSet.allOf(DType.class),
                     2, true, Set.of(Dialect.C, Dialect.IR), 3);
-            devices.add(new CpuDevice(info, threads, this));
+            devices.add(new CpuDevice(info, threads, this, options.computeNice()));
         }
         return List.copyOf(devices);
     }

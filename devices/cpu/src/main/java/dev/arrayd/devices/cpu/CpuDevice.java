@@ -29,6 +29,7 @@ final class CpuDevice implements Device {
     private final DeviceInfo info;
     private final Object owner; // the backend that opened this device; peers share it
     private final int threads;
+    private final int computeNice;
     // Launches running at once on this device, across all its streams: at most one per thread, so a
     // device of N threads computes like N cores however many streams feed it (data commands are not held).
     private final java.util.concurrent.Semaphore computeSlots;
@@ -39,14 +40,16 @@ final class CpuDevice implements Device {
     private final SlabLedger<Slab> slabs;
     private volatile boolean closed;
 
-    CpuDevice(DeviceInfo info, int threads, Object owner) {
+    /** @param computeNice raised nice value of the threads that run kernels (see {@link ComputeThreadPriority}) */
+    CpuDevice(DeviceInfo info, int threads, Object owner, int computeNice) {
         this.info = info;
+        this.computeNice = computeNice;
         this.owner = Objects.requireNonNull(owner, "owner");
         this.threads = threads;
         this.computeSlots = new java.util.concurrent.Semaphore(threads);
         this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
         // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
-        this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1) : null;
+        this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1, computeNice) : null;
     }
 
     @Override
@@ -62,6 +65,16 @@ final class CpuDevice implements Device {
     /** Permits for running launches (one per thread of the device). */
     java.util.concurrent.Semaphore computeSlots() {
         return computeSlots;
+    }
+
+    /** The backend that opened this device: its siblings share it (copies and markers between them work). */
+    Object owner() {
+        return owner;
+    }
+
+    /** Added to the nice value of the threads that run this device's kernels (0: unchanged). */
+    int computeNice() {
+        return computeNice;
     }
 
     int threads() {

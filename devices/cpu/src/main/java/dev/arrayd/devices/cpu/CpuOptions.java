@@ -26,14 +26,21 @@ import java.util.Objects;
  *                          count gives every device exactly that many, whatever the number of cores: a
  *                          benchmark can then compare one device of one core with two devices of one core
  *                          each. At most {@link #MAX_DEVICE_THREADS}
+ * @param computeNice       how much lower than the daemon's other threads the threads that run kernels are
+ *                          scheduled: their Linux nice value is raised by this much (0..19; default
+ *                          {@value #DEFAULT_COMPUTE_NICE}; 0 keeps it). They still get every idle cycle, but
+ *                          the transport, the dispatcher and the programs beside the daemon win a contended
+ *                          core from them (see {@link ComputeThreadPriority})
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
-                         boolean forceGuards, int deviceThreads) {
+                         boolean forceGuards, int deviceThreads, int computeNice) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
     /** Most worker threads one device may ask for: far past any core count, short of a thread bomb. */
     public static final int MAX_DEVICE_THREADS = 1024;
+    /** Nice value added to kernel threads by default. */
+    public static final int DEFAULT_COMPUTE_NICE = 5;
 
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
@@ -52,10 +59,14 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
             throw new IllegalArgumentException("deviceThreads: " + deviceThreads + " (expected: 0.." + MAX_DEVICE_THREADS
                     + ", 0 to split the cores among the devices)");
         }
+        if (computeNice < 0 || computeNice > ComputeThreadPriority.MAX_NICE) {
+            throw new IllegalArgumentException("computeNice: " + computeNice + " (expected: 0.." + ComputeThreadPriority.MAX_NICE
+                    + ", 0 to keep kernel threads at the daemon's priority)");
+        }
     }
 
     public static CpuOptions defaults() {
-        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0);
+        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE);
     }
 
     /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
@@ -67,27 +78,32 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice);
     }
 
     public CpuOptions withCacheDir(Path dir) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice);
     }
 
     public CpuOptions withForceGuards(boolean force) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice);
     }
 
     /** @param threads worker threads of each device; 0 splits the cores among the devices */
     public CpuOptions withDeviceThreads(int threads) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice);
+    }
+
+    /** @param nice nice value added to the threads that run kernels (0..19; 0 keeps their priority) */
+    public CpuOptions withComputeNice(int nice) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice);
     }
 }

@@ -7,6 +7,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,13 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
  * FAILED_PRECONDITION on the submitting thread (there is no worker left to call it).
+ *
+ * <p><b>Markers.</b> {@link #submitMarked} and {@link #submitAfter} order commands of different streams
+ * (of any device of the same backend) without the scheduler: a {@link CpuMarker} is reached by the
+ * marking worker right after the command ran, and a waiting worker blocks on it before running its
+ * command (holding no compute slot while it waits).
+ *
+ * <p>The worker runs kernels, so it lowers its own priority first ({@link ComputeThreadPriority}).
  *
  * <p>A launch runs only while it holds one of its device's compute slots (one per device thread):
  * a device of one thread runs one kernel at a time across all its streams, like one core.
@@ -69,6 +77,59 @@ final class CpuStream implements NativeStream {
     String name() {
         return name;
     }
+
+    @Override
+    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
+        return submitAfter(NO_MARKERS, command, callback);
+    }
+
+    @Override
+    public boolean canWaitFor(StreamMarker marker) {
+        return marker instanceof CpuMarker m && m.owner() == device.owner();
+    }
+
+    @Override
+    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        Objects.requireNonNull(callback, "callback");
+        CpuMarker[] waits = new CpuMarker[after.length];
+        for (int i = 0; i < after.length; i++) {
+            if (!canWaitFor(after[i])) {
+                throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
+                        + "the backend of " + device.id() + ")");
+            }
+            waits[i] = (CpuMarker) after[i];
+        }
+        CpuMarker mark = new CpuMarker(device.owner());
+        submit(command, new Ordered(callback, waits, mark));
+        return mark;
+    }
+
+    /**
+     * The callback of a command submitted with markers: the worker waits for {@code after} before it runs
+     * the command, and reaches {@code mark} as soon as the command finished, before the caller's callback.
+     */
+    private record Ordered(CommandCallback inner, CpuMarker[] after, CpuMarker mark) implements CommandCallback {
+
+        void awaitAfter() {
+            for (CpuMarker m : after) {
+                m.await();
+            }
+        }
+
+        @Override
+        public void completed(long deviceNanos) {
+            mark.reach();
+            inner.completed(deviceNanos);
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+            mark.reach();
+            inner.failed(cause);
+        }
+    }
+
+    private static final CpuMarker[] NO_MARKERS = new CpuMarker[0];
 
     @Override
     public void submit(DeviceCommand command, CommandCallback callback) {
@@ -143,6 +204,7 @@ final class CpuStream implements NativeStream {
     }
 
     private void serve() {
+        ComputeThreadPriority.lowerCurrentThread(device.computeNice());
         try {
             for (;;) {
                 CommandQueue.Node node = queue.poll();
@@ -150,6 +212,9 @@ final class CpuStream implements NativeStream {
                     DeviceCommand command = node.command();
                     CommandCallback callback = node.callback();
                     node.release();
+                    if (callback instanceof Ordered o) {
+                        o.awaitAfter(); // before taking a compute slot: a waiting stream holds none
+                    }
                     if (command instanceof DeviceCommand.Launch) {
                         device.computeSlots().acquireUninterruptibly();
                         try {

@@ -16,11 +16,16 @@ final class WorkerPool implements Executor, AutoCloseable {
     private final ThreadPoolExecutor executor;
     private final int size;
 
-    WorkerPool(int ordinal, int size) {
+    /** @param computeNice added to the helpers' nice value: they run kernels (see {@link ComputeThreadPriority}) */
+    WorkerPool(int ordinal, int size, int computeNice) {
         this.size = size;
         AtomicInteger counter = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(size, size, 0, TimeUnit.NANOSECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "arrayd-cpu" + ordinal + "-worker-" + counter.getAndIncrement());
+            Runnable lowered = () -> {
+                ComputeThreadPriority.lowerCurrentThread(computeNice);
+                r.run();
+            };
+            Thread t = new Thread(lowered, "arrayd-cpu" + ordinal + "-worker-" + counter.getAndIncrement());
             t.setDaemon(true);
             return t;
         });

@@ -2,6 +2,7 @@ package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.StreamMarker;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
@@ -21,15 +22,18 @@ import java.util.concurrent.TimeoutException;
  * recorded event as already complete), and recording happens on the marking stream's worker thread
  * some time after {@code submit} returned; the waiting worker blocks until then (bounded).
  *
- * <p>The scheduler does not use markers yet: it submits a command only when its dependencies have
- * completed (host-side ordering, which also carries sticky failure). Markers are the mechanism for
- * letting dependent work start on the GPU before the host hears of completion.
+ * <p><b>Lifetime.</b> The marking stream retires the marker when the host hears of the marked command's
+ * completion ({@link #retire}): the event is destroyed then, and a wait enqueued later is skipped (the
+ * command is done, there is nothing left to wait for). Retiring and enqueueing a wait are serialised on
+ * the marker, so a wait never names a destroyed event; a wait already enqueued keeps the event alive in
+ * the driver until it completes.
  */
-final class CudaMarker implements AutoCloseable {
+final class CudaMarker implements StreamMarker {
 
     private static final int CU_EVENT_DISABLE_TIMING = 2;
 
     private final CompletableFuture<CUevent> recorded = new CompletableFuture<>();
+    private boolean retired; // guarded by this
 
     /** Worker of the marking stream: records the event at the current end of {@code stream}. */
     void arm(CUstream stream, String where) {
@@ -65,12 +69,30 @@ final class CudaMarker implements AutoCloseable {
         }
     }
 
-    /** Releases the event; waits already enqueued still hold (the driver frees it once complete). */
-    @Override
-    public void close() {
-        if (recorded.cancel(false) || recorded.isCompletedExceptionally()) {
+    /**
+     * Worker of the waiting stream: makes {@code stream} wait for the marked command on the GPU, unless
+     * it is already known to be done.
+     */
+    synchronized void enqueueWait(CUstream stream, long timeoutNanos, String where) {
+        if (retired) {
             return;
         }
-        JCudaDriver.cuEventDestroy(recorded.join());
+        CudaErrors.check(JCudaDriver.cuStreamWaitEvent(stream, await(timeoutNanos), 0), "cuStreamWaitEvent on " + where);
+    }
+
+    /** Marking stream, once the host heard the marked command finish: reached; frees the event. */
+    synchronized void retire() {
+        if (retired) {
+            return;
+        }
+        retired = true;
+        if (!recorded.cancel(false) && !recorded.isCompletedExceptionally()) {
+            JCudaDriver.cuEventDestroy(recorded.join());
+        }
+    }
+
+    @Override
+    public synchronized boolean isReached() {
+        return retired;
     }
 }

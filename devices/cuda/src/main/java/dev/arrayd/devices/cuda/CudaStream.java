@@ -8,6 +8,7 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import dev.arrayd.devices.api.ir.CheckedKernel;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -50,8 +51,8 @@ import java.util.concurrent.locks.LockSupport;
  * <h2>Cross-stream ordering on the GPU</h2>
  * {@link #submitMarked} records a {@link CudaMarker} (a {@code CUevent}) after a command;
  * {@link #submitAfter} makes another stream (of any CUDA device) wait for it with
- * {@code cuStreamWaitEvent} before its command, with no host round trip. The scheduler orders on the
- * host today (it submits only ready commands); this is the mechanism kept for GPU-side chaining.
+ * {@code cuStreamWaitEvent} before its command, with no host round trip (the {@link NativeStream}
+ * marker interface; the scheduler uses it for dependencies already on a stream).
  *
  * <h2>Copies between devices</h2>
  * A {@link DeviceCommand.PeerCopy} runs on a stream of the destination device and pulls from another CUDA
@@ -89,7 +90,7 @@ final class CudaStream implements NativeStream {
     private static final Logger log = LoggerFactory.getLogger(CudaStream.class);
 
     /** A submitted unit of work: a command, or a copy to another device, with optional marker wait / record. */
-    private record Item(DeviceCommand command, PeerCopy peer, CommandCallback callback, CudaMarker waitFor, CudaMarker mark) {}
+    private record Item(DeviceCommand command, PeerCopy peer, CommandCallback callback, CudaMarker[] waitFor, CudaMarker mark) {}
 
     private record PeerCopy(MemRef src, CudaDevice dstDevice, MemRef dst) {}
 
@@ -151,15 +152,32 @@ final class CudaStream implements NativeStream {
     }
 
     /** Submits {@code command}; the returned marker is reached when it (and everything before it) is done. */
-    CudaMarker submitMarked(DeviceCommand command, CommandCallback callback) {
+    @Override
+    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
         CudaMarker marker = new CudaMarker();
         offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), null, marker));
         return marker;
     }
 
-    /** Submits {@code command} to start on the GPU only once {@code marker} (of any CUDA stream) is reached. */
-    void submitAfter(CudaMarker marker, DeviceCommand command, CommandCallback callback) {
-        offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), Objects.requireNonNull(marker, "marker"), null));
+    /** Markers of any CUDA stream, of any device: {@code cuStreamWaitEvent} takes events of other contexts. */
+    @Override
+    public boolean canWaitFor(StreamMarker marker) {
+        return marker instanceof CudaMarker;
+    }
+
+    /** Submits {@code command} to start on the GPU only once every marker in {@code after} is reached. */
+    @Override
+    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        CudaMarker[] waits = new CudaMarker[after.length];
+        for (int i = 0; i < after.length; i++) {
+            if (!(after[i] instanceof CudaMarker m)) {
+                throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a CUDA stream)");
+            }
+            waits[i] = m;
+        }
+        CudaMarker marker = new CudaMarker();
+        offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), waits, marker));
+        return marker;
     }
 
     /** Copies {@code src} of this device to {@code dst} of {@code dstDevice} (which may be this device). */
@@ -173,6 +191,9 @@ final class CudaStream implements NativeStream {
         if (closing) {
             pending.decrementAndGet();
             LockSupport.unpark(worker); // it may be waiting for this very count to drop
+            if (item.mark() != null) {
+                item.mark().retire(); // never recorded: waiters must not wait for it
+            }
             item.callback().failed(new ArraydException(ErrorCode.FAILED_PRECONDITION,
                     "stream " + name + " of " + device.id() + ": closed (expected: an open stream)"));
             return;
@@ -309,8 +330,9 @@ final class CudaStream implements NativeStream {
                 throw setupFailure;
             }
             if (item.waitFor() != null) {
-                CudaErrors.check(JCudaDriver.cuStreamWaitEvent(stream, item.waitFor().await(WAIT_LIMIT_NANOS), 0),
-                        "cuStreamWaitEvent on " + this);
+                for (CudaMarker m : item.waitFor()) {
+                    m.enqueueWait(stream, WAIT_LIMIT_NANOS, toString());
+                }
             }
             f.start = event();
             CudaErrors.check(JCudaDriver.cuEventRecord(f.start, stream), "cuEventRecord on " + this);
@@ -662,6 +684,9 @@ final class CudaStream implements NativeStream {
         }
         if (f.module != null && f.module.release()) {
             JCudaDriver.cuCtxSetCurrent(device.context());
+        }
+        if (f.item.mark() != null) {
+            f.item.mark().retire(); // done on the host's view: later waits are skipped, the event freed
         }
         // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
         pending.decrementAndGet();

@@ -19,6 +19,7 @@ import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -689,6 +690,88 @@ public abstract class AbstractDeviceConformanceTest {
         }
         assertTrue(stream.isIdle());
         stream.close();
+    }
+
+    // ---------------------------------------------------------------- markers (native waits between streams)
+
+    /** A callback completing {@code done} with the device nanos, or with the failure. */
+    private static CommandCallback into(CompletableFuture<Long> done) {
+        return new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                done.complete(deviceNanos);
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                done.completeExceptionally(cause);
+            }
+        };
+    }
+
+    /**
+     * A command submitted after another stream's marker starts only once the marked command finished:
+     * the marking stream is kept busy with 16 fills of 8 MiB (the last one marked), and the waiting
+     * stream, idle, copies the tail of that buffer. Without the wait the copy would run at once and see
+     * an earlier fill's bytes. Backends without markers must still run a marked submit as a plain one.
+     */
+    @Test
+    void aMarkerOrdersACommandOfAnotherStreamAfterTheMarkedOne() {
+        NativeStream marking = device.newStream("marking");
+        NativeStream waiting = device.newStream("waiting");
+        long bytes = 8L << 20;
+        MemRef big = slab(1, bytes);
+        MemRef out = slab(2, 4096);
+        List<CompletableFuture<Long>> fills = new ArrayList<>();
+        for (int i = 1; i < 16; i++) {
+            fills.add(submit(marking, new DeviceCommand.Fill(big, i, 1)));
+        }
+        CompletableFuture<Long> last = new CompletableFuture<>();
+        StreamMarker marker = marking.submitMarked(new DeviceCommand.Fill(big, 16, 1), into(last));
+        StreamMarker foreign = () -> true;
+        assertFalse(waiting.canWaitFor(foreign), "a marker the backend did not make");
+        if (marker == null) {
+            System.out.println("[conformance] " + backendName() + ": no native markers; streams are ordered by the host");
+            fills.forEach(AbstractDeviceConformanceTest::await);
+            await(last);
+            marking.close();
+            waiting.close();
+            return;
+        }
+        assertTrue(waiting.canWaitFor(marker), "a marker of a sibling stream of the same device");
+        CompletableFuture<Long> copied = new CompletableFuture<>();
+        StreamMarker copyMarker = waiting.submitAfter(new StreamMarker[] {marker},
+                new DeviceCommand.Copy(new MemRef(1, bytes - 4096, 4096), out), into(copied));
+        await(copied);
+        assertTrue(marker.isReached(), "the waiting command ran after the marked one finished");
+        assertTrue(copyMarker != null && copyMarker.isReached(), "the waiting command's own marker is reached when it is done");
+        MemorySegment back = download(waiting, out);
+        for (long i = 0; i < 4096; i++) {
+            assertEquals((byte) 16, back.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the tail copied after the last fill");
+        }
+        fills.forEach(AbstractDeviceConformanceTest::await);
+        await(last);
+        marking.close();
+        waiting.close();
+    }
+
+    @Test
+    void aMarkerOfARefusedCommandIsReachedSoNoWaiterHangs() {
+        NativeStream closed = device.newStream("closed");
+        MemRef ref = slab(1, 64);
+        closed.close();
+        CompletableFuture<Long> refused = new CompletableFuture<>();
+        StreamMarker marker = closed.submitMarked(new DeviceCommand.Fill(ref, 1, 1), into(refused));
+        ArraydException e = assertThrows(ArraydException.class, () -> await(refused));
+        assertEquals(ErrorCode.FAILED_PRECONDITION, e.code(), e::toString);
+        if (marker != null) {
+            assertTrue(marker.isReached(), "a refused command's marker is reached");
+            NativeStream open = device.newStream("open");
+            CompletableFuture<Long> after = new CompletableFuture<>();
+            open.submitAfter(new StreamMarker[] {marker}, new DeviceCommand.Fill(ref, 2, 1), into(after));
+            await(after);
+            open.close();
+        }
     }
 
     @Test
