@@ -84,6 +84,11 @@ public final class DeviceRuntime {
         return queue.queued();
     }
 
+    /** Running average of this device's command times: placement's guess for a kernel never measured. */
+    double averageCommandNanos() {
+        return queue.averageCostNanos();
+    }
+
     /** Most commands handed to this device at once (running or in its native streams). */
     public int dispatchDepth() {
         return queue.depth();

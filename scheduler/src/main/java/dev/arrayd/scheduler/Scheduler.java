@@ -1606,7 +1606,11 @@ public final class Scheduler implements AutoCloseable {
     /**
      * Expected nanoseconds of {@code items} work-items of {@code k} on {@code d}: its history there, or,
      * before it has one, the least of its other devices' (so that work queued on a device not measured
-     * yet still counts); NaN when it never ran anywhere.
+     * yet still counts); when it never ran anywhere, the device's average command time. Without that
+     * last guess a kernel's first launches would all add nothing to any device's queued work and all go
+     * to the same device (where the data is): a burst of new, independent tasks would run on one device
+     * while the others idle until the first results came back (StarPU calibrates by spreading
+     * uncalibrated tasks likewise).
      */
     private double estimateNanos(CompiledKernel k, DeviceRuntime d, long items) {
         double est = k.history(d.index()).estimateNanos(items);
@@ -1622,7 +1626,7 @@ public final class Scheduler implements AutoCloseable {
                 }
             }
         }
-        return est;
+        return Double.isNaN(est) ? d.averageCommandNanos() : est;
     }
 
     private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges) {

@@ -132,6 +132,38 @@ class GraphsAndModesTest {
         sch.destroyStream(s, st.handle());
     }
 
+    /**
+     * Regression: a kernel that never ran anywhere has no history to place by, and its launches used to
+     * add nothing to any device's queued work, so a burst of them all went to one device.
+     */
+    @Test
+    void aBurstOfLaunchesOfANeverRunKernelIsSpreadOverTheDevices() throws Exception {
+        f.devices.forEach(FakeDevice::hold); // nothing completes: no history while the burst is placed
+        List<Buffer> bufs = new java.util.ArrayList<>();
+        List<CommandSpec> burst = new java.util.ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            Buffer b = buf("", MemoryMode.DEVICE);
+            bufs.add(b);
+            burst.add(launch(nextEvent++, null, 0, "set", "", arg(b), sc(i)));
+        }
+        List<Event> events = sch.submit(s, burst, null);
+        f.devices.forEach(FakeDevice::open);
+        for (Event e : events) {
+            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
+        }
+        int[] placed = new int[2];
+        for (Buffer b : bufs) {
+            Map<String, ReplicaState> states = sch.replicaStates(b);
+            for (int d = 0; d < 2; d++) {
+                if (states.get("fake:" + d) == ReplicaState.MODIFIED) {
+                    placed[d]++;
+                }
+            }
+        }
+        assertEquals(8, placed[0] + placed[1], () -> java.util.Arrays.toString(placed));
+        assertTrue(placed[0] >= 3 && placed[1] >= 3, () -> "launches per device: " + java.util.Arrays.toString(placed));
+    }
+
     @Test
     void readingOnAnotherDeviceLeavesTwoSharedReplicasAndAWriteInvalidatesTheOther() throws Exception {
         Buffer a = buf("fake:0", MemoryMode.DEVICE);

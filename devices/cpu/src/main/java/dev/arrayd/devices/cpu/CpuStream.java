@@ -151,25 +151,24 @@ final class CpuStream implements NativeStream {
     /**
      * Runs the command on the caller's thread with an executor borrowed from the device (each has
      * its own argument block), so it may run beside the worker. Ordering is the caller's business:
-     * the scheduler only does this for commands whose dependencies are complete.
+     * the scheduler only does this for commands whose dependencies are complete and whose measured
+     * cost is within its fast-path bound (20 µs by default).
+     *
+     * <p>Such a launch does not wait for a compute slot: behind a flood of long kernels holding every
+     * slot, a short one would otherwise go through a worker thread and a queue of slot waiters (two
+     * wake-ups, each a time slice away on a busy host) to save the device a few microseconds of
+     * oversubscription. The scheduler's dispatch depth still bounds how many run at once.
      */
     @Override
     public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
         if (closing) {
             return false;
         }
-        boolean launch = command instanceof DeviceCommand.Launch;
-        if (launch && !device.computeSlots().tryAcquire()) {
-            return false; // every thread of the device is computing: queue it instead of oversubscribing
-        }
         StreamExecutor borrowed = device.borrowInlineExecutor();
         try {
             run(borrowed, command, callback, false);
         } finally {
             device.returnInlineExecutor(borrowed);
-            if (launch) {
-                device.computeSlots().release();
-            }
         }
         return true;
     }
