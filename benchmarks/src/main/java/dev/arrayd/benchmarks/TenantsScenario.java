@@ -1,8 +1,6 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.client.ArraydClient;
-import dev.arrayd.client.BufferHandle;
-import dev.arrayd.client.BufferOptions;
 import dev.arrayd.client.DType;
 import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
@@ -10,7 +8,6 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
-import dev.arrayd.client.StreamHandle;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.KernelParam;
@@ -32,7 +29,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -49,8 +45,9 @@ import picocli.CommandLine.Option;
  *       3 each keep several streams busy with a spin kernel; the ratio of their device time while both
  *       have work waiting.</li>
  *   <li><b>Flood.</b> Against the daemon, over gRPC: a polite client sends one empty launch at a time
- *       and times its round trips, first alone, then while another client (own connection, own session)
- *       keeps several streams full of spin launches.</li>
+ *       and times its round trips, alone and while another client ({@link FloodClient}, a process of its
+ *       own with its own connection and session) keeps several streams full of spin launches. Both
+ *       phases are warmed up first and then measured in alternating blocks.</li>
  * </ol>
  */
 @Command(name = "tenants", sortOptions = false,
@@ -66,6 +63,10 @@ final class TenantsScenario implements Scenario {
     static final int DEFAULT_ITERATIONS = 5_000;
     static final int DEFAULT_WARMUP = 10_000;
     static final int WARM_PER_STREAM = 20;
+    /** Alternating blocks of the alone and flood phases. */
+    static final int BLOCKS = 10;
+    /** Round trips discarded after a flood starts, while it fills its windows. */
+    static final int SETTLE = 200;
 
     static final String SPIN = """
             ARRAYD_KERNEL void spin(ARRAYD_ITEM, float *x, int32_t n) {
@@ -111,49 +112,47 @@ final class TenantsScenario implements Scenario {
         long[] floodDone = new long[1];
         String device;
         ManagedChannel politeChannel = Channels.open(ctx);
-        ManagedChannel floodChannel = Channels.open(ctx);
         try (ArraydClient polite = ArraydClient.builder().channel(politeChannel).build();
-             ArraydClient flooder = ArraydClient.builder().channel(floodChannel).build();
-             Session ps = polite.openSession("bench-tenants-polite").get(30, TimeUnit.SECONDS);
-             Session fs = flooder.openSession("bench-tenants-flood").get(30, TimeUnit.SECONDS)) {
+             Session ps = polite.openSession("bench-tenants-polite").get(30, TimeUnit.SECONDS)) {
             device = LatencyScenario.cpuDevice(polite.devices().get(30, TimeUnit.SECONDS));
             KernelHandle empty = ps.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
                     KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
-            KernelHandle spinK = fs.compile(KernelModuleSpec.of(Dialect.C, SPIN, KernelSpec.entry("spin")
-                    .buffer("x", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ_WRITE)
-                    .scalar("n", dev.arrayd.client.DType.I32)).backend("cpu")).get(60, TimeUnit.SECONDS).get("spin");
             Launch one = Launch.of(empty).global(1).device(device);
-            List<Launch> floodLaunches = new ArrayList<>();
-            for (int i = 0; i < floodStreams; i++) {
-                StreamHandle st = fs.createStream(device).get(30, TimeUnit.SECONDS);
-                BufferHandle x = fs.createBuffer(DType.F32, new long[] {1}, BufferOptions.defaults().device(device))
-                        .get(30, TimeUnit.SECONDS);
-                floodLaunches.add(Launch.of(spinK).global(1).args(x, spin).on(st).device(device));
-            }
-            // Warm-up runs both phases first: otherwise the JIT compiles the flood's paths (both JVMs'
-            // C2 threads take most of a core for seconds) while the polite client is being measured.
-            progress.update("tenants: warm-up alone");
-            measure(ps, one, new long[warmup]);
-            Flood w = new Flood(fs, floodLaunches, 8);
-            w.start();
-            try {
-                progress.update("tenants: warm-up during a flood");
+            progress.update("tenants: starting the flooding client");
+            try (FloodProcess flooder = new FloodProcess(ctx.host(), ctx.port(), device, floodStreams, spin, 8)) {
+                // Warm-up runs both phases first: otherwise the JIT compiles the flood's paths (both JVMs'
+                // C2 threads take most of a core for seconds) while the polite client is being measured.
+                progress.update("tenants: warm-up alone");
                 measure(ps, one, new long[warmup]);
-            } finally {
-                w.stop();
+                flooder.on();
+                try {
+                    progress.update("tenants: warm-up during a flood");
+                    measure(ps, one, new long[warmup]);
+                } finally {
+                    flooder.off();
+                }
+                // Alone and flood samples are taken in alternating blocks, so that whatever drifts over a
+                // run (the JIT, the heap, the host's other work) weighs on both phases alike.
+                int block = Math.max(1, iterations / BLOCKS);
+                long floodSent = 0;
+                for (int done = 0, b = 1; done < iterations; done += block, b++) {
+                    int n = Math.min(block, iterations - done);
+                    progress.update(String.format(Locale.ROOT, "tenants: block %d/%d, polite alone x%d", b, BLOCKS, n));
+                    measure(ps, one, alone, done, n);
+                    flooder.on();
+                    try {
+                        progress.update(String.format(Locale.ROOT, "tenants: block %d/%d, polite during the flood x%d",
+                                b, BLOCKS, n));
+                        measure(ps, one, new long[SETTLE], 0, SETTLE); // the flood fills its windows first
+                        measure(ps, one, flood, done, n);
+                    } finally {
+                        floodSent += flooder.off();
+                    }
+                }
+                floodDone[0] = floodSent;
             }
-            progress.update("tenants: polite alone x" + iterations);
-            measure(ps, one, alone);
-            Flood f = new Flood(fs, floodLaunches, 8);
-            f.start();
-            try {
-                progress.update("tenants: flood starting");
-                measure(ps, one, new long[Math.min(warmup, 1_000)]);
-                progress.update("tenants: polite during the flood x" + iterations);
-                measure(ps, one, flood);
-            } finally {
-                floodDone[0] = f.stop();
-            }
+        } finally {
+            politeChannel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
         }
         progress.clear();
 
@@ -201,8 +200,10 @@ final class TenantsScenario implements Scenario {
                 commands' measured device nanoseconds) while both still have work waiting. **%.3f** (goal: 3 \
                 within 10%%).
                 - **flood:** against the daemon over gRPC, a polite client sends one empty launch at a time (its \
-                own connection and session) and times the round trip, alone and then while another client keeps \
-                %d streams full of `spin(%d)` launches (8 unanswered per stream).
+                own connection and session) and times the round trip, alone and while another client, a process \
+                of its own, keeps %d streams full of `spin(%d)` launches (8 unanswered per stream). Both phases \
+                are warmed up first, then measured in %d alternating blocks (the first %d round trips after the \
+                flood starts are not counted).
 
                 | polite round trip | median µs | p90 µs | p99 µs |
                 | --- | --- | --- | --- |
@@ -212,7 +213,7 @@ final class TenantsScenario implements Scenario {
                 **p99 ratio %.2f** (goal: at most 2).
 
                 ![polite CDF](polite.png)
-                """, fairness[0], floodStreams, spin, a.median(), a.p90(), a.p99(), fl.median(), fl.p90(), fl.p99(),
+                """, fairness[0], floodStreams, spin, BLOCKS, SETTLE, a.median(), a.p90(), a.p99(), fl.median(), fl.p90(), fl.p99(),
                 p99Ratio);
         return new Report(lines, String.format(Locale.ROOT, "fairness_ratio=%.3f polite_p50_alone_us=%.1f "
                         + "polite_p99_alone_us=%.1f polite_p50_flood_us=%.1f polite_p99_flood_us=%.1f p99_ratio=%.2f",
@@ -220,52 +221,15 @@ final class TenantsScenario implements Scenario {
     }
 
     private static void measure(Session s, Launch one, long[] samples) throws Exception {
-        for (int i = 0; i < samples.length; i++) {
+        measure(s, one, samples, 0, samples.length);
+    }
+
+    /** Times {@code n} round trips into {@code samples[from..from+n)}. */
+    private static void measure(Session s, Launch one, long[] samples, int from, int n) throws Exception {
+        for (int i = from; i < from + n; i++) {
             long t0 = System.nanoTime();
             s.launch(one).future().get(30, TimeUnit.SECONDS);
             samples[i] = System.nanoTime() - t0;
-        }
-    }
-
-    /** Keeps {@code window} launches unanswered on each stream until stopped. */
-    private static final class Flood {
-        private final Session session;
-        private final List<Launch> launches;
-        private final int window;
-        private final List<Thread> threads = new ArrayList<>();
-        private final AtomicInteger sent = new AtomicInteger();
-        private volatile boolean stop;
-
-        Flood(Session session, List<Launch> launches, int window) {
-            this.session = session;
-            this.launches = launches;
-            this.window = window;
-        }
-
-        void start() {
-            for (Launch l : launches) {
-                threads.add(Thread.ofPlatform().daemon().name("bench-flood").start(() -> {
-                    Semaphore room = new Semaphore(window);
-                    try {
-                        while (!stop) {
-                            room.acquire();
-                            sent.incrementAndGet();
-                            session.launch(l).future().whenComplete((r, e) -> room.release());
-                        }
-                        room.acquire(window); // drain
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }));
-            }
-        }
-
-        long stop() throws InterruptedException {
-            stop = true;
-            for (Thread t : threads) {
-                t.join(60_000);
-            }
-            return sent.get();
         }
     }
 
