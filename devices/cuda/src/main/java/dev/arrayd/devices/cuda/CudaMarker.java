@@ -91,8 +91,15 @@ final class CudaMarker implements StreamMarker {
         }
     }
 
+    /** Retired, or its event (once recorded) complete on the GPU. */
     @Override
     public synchronized boolean isReached() {
-        return retired;
+        if (retired) {
+            return true;
+        }
+        if (!recorded.isDone() || recorded.isCompletedExceptionally()) {
+            return recorded.isCompletedExceptionally();
+        }
+        return JCudaDriver.cuEventQuery(recorded.join()) == CudaErrors.CUDA_SUCCESS;
     }
 }

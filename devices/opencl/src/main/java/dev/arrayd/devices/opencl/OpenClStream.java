@@ -7,6 +7,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import org.jocl.CL;
 import org.jocl.CLException;
 import org.jocl.Pointer;
@@ -38,6 +39,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Device time is the OpenCL profiling interval from the start of the command's first enqueue to
  * the end of its last (the queue is created with {@code CL_QUEUE_PROFILING_ENABLE}); the host-side
  * wall time when the driver cannot say.
+ *
+ * <p><b>Markers.</b> {@link #submitMarked} / {@link #submitAfter} order commands of streams of one
+ * OpenCL context without the host: a waiting command is preceded by {@code clEnqueueBarrierWithWaitList}
+ * on the marked command's last event ({@link ClMarker}).
  *
  * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
  * FAILED_PRECONDITION on the submitting thread. {@code tryRunInline} declines: an OpenCL completion
@@ -88,6 +93,58 @@ final class OpenClStream implements NativeStream {
     public DeviceId device() {
         return device.id();
     }
+
+    @Override
+    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
+        return submitAfter(NO_MARKERS, command, callback);
+    }
+
+    /** Markers of streams of the same OpenCL context (events cannot be waited for across contexts). */
+    @Override
+    public boolean canWaitFor(StreamMarker marker) {
+        return marker instanceof ClMarker m && m.context() == device.context();
+    }
+
+    @Override
+    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        Objects.requireNonNull(callback, "callback");
+        ClMarker[] waits = new ClMarker[after.length];
+        for (int i = 0; i < after.length; i++) {
+            if (!canWaitFor(after[i])) {
+                throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
+                        + "the OpenCL context of " + device.id() + ")");
+            }
+            waits[i] = (ClMarker) after[i];
+        }
+        ClMarker mark = new ClMarker(device.context());
+        submit(command, new Ordered(callback, waits, mark));
+        return mark;
+    }
+
+    /**
+     * The callback of a command submitted with markers: the worker enqueues a barrier on {@code after}
+     * before the command and arms {@code mark} with its last event; the marker retires when the command
+     * completed, before the caller's callback.
+     */
+    private record Ordered(CommandCallback inner, ClMarker[] after, ClMarker mark) implements CommandCallback {
+
+        @Override
+        public void completed(long deviceNanos) {
+            mark.retire();
+            inner.completed(deviceNanos);
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+            mark.retire();
+            inner.failed(cause);
+        }
+    }
+
+    private static final ClMarker[] NO_MARKERS = new ClMarker[0];
+
+    /** How long a worker waits for another stream to enqueue a command it must wait for. */
+    private static final long MARKER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
     @Override
     public void submit(DeviceCommand command, CommandCallback callback) {
@@ -143,7 +200,24 @@ final class OpenClStream implements NativeStream {
                 while (inFlight.size() < MAX_IN_FLIGHT && (node = submitted.poll()) != null) {
                     InFlight f = new InFlight(node.command(), node.callback());
                     node.release();
-                    enqueue(f);
+                    Ordered ordered = f.callback instanceof Ordered o ? o : null;
+                    if (ordered != null) {
+                        try {
+                            for (ClMarker m : ordered.after()) {
+                                m.enqueueWait(queue, MARKER_WAIT_NANOS, toString());
+                            }
+                        } catch (ArraydException e) {
+                            f.failure = e;
+                        } catch (CLException e) {
+                            f.failure = ClErrors.toArrayd(e, "waiting for a marker on " + this);
+                        }
+                    }
+                    if (f.failure == null) {
+                        enqueue(f);
+                    }
+                    if (ordered != null) {
+                        ordered.mark().arm(f.failure == null ? f.tail() : null);
+                    }
                     inFlight.add(f);
                     enqueued = true;
                 }
