@@ -81,8 +81,12 @@ final class MultiDeviceScenario implements Scenario {
         int rounds = options.iterations(DEFAULT_ROUNDS);
         int warmup = options.warmup(DEFAULT_WARMUP);
         Progress progress = ctx.progress();
-        double[] one = scaling(progress, "one", List.of("--devices", "cpu", "--cpu-threads", "1"), rounds, warmup);
-        double[] two = scaling(progress, "two", List.of("--devices", "cpu:2", "--cpu-threads", "1"), rounds, warmup);
+        double[][] oneRun = scaling(progress, "one", 1, List.of("--devices", "cpu", "--cpu-threads", "1"), rounds, warmup);
+        double[][] twoRun = scaling(progress, "two", 2, List.of("--devices", "cpu:2", "--cpu-threads", "1"), rounds, warmup);
+        double[] one = oneRun[0];
+        double[] two = twoRun[0];
+        double oneBusy = ThroughputScenario.median(oneRun[1]);
+        double twoBusy = ThroughputScenario.median(twoRun[1]);
         double oneMed = ThroughputScenario.median(one);
         double twoMed = ThroughputScenario.median(two);
         double speedup = twoMed / oneMed;
@@ -94,9 +98,10 @@ final class MultiDeviceScenario implements Scenario {
         progress.clear();
 
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("scaling.csv"))) {
-            w.write("config,round,tasks,tasks_per_s\n");
+            w.write("config,round,tasks,tasks_per_s,device_busy\n");
             for (int r = 0; r < rounds; r++) {
-                w.write(String.format(Locale.ROOT, "one,%d,%d,%.2f%ntwo,%d,%d,%.2f%n", r + 1, graphs, one[r], r + 1, graphs, two[r]));
+                w.write(String.format(Locale.ROOT, "one,%d,%d,%.2f,%.3f%ntwo,%d,%d,%.2f,%.3f%n", r + 1, graphs, one[r],
+                        oneRun[1][r], r + 1, graphs, two[r], twoRun[1][r]));
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("transfer.csv"))) {
@@ -128,8 +133,10 @@ final class MultiDeviceScenario implements Scenario {
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "multidevice: %d independent tasks of %d iterations per round, %d rounds",
                 graphs, taskIterations, rounds));
-        lines.add(String.format(Locale.ROOT, "one device of one thread:   %8.1f tasks/s (median)", oneMed));
-        lines.add(String.format(Locale.ROOT, "two devices of one thread:  %8.1f tasks/s (median), speedup %.2f", twoMed, speedup));
+        lines.add(String.format(Locale.ROOT, "one device of one thread:   %8.1f tasks/s (median), devices busy %.0f%% of the round",
+                oneMed, 100 * oneBusy));
+        lines.add(String.format(Locale.ROOT, "two devices of one thread:  %8.1f tasks/s (median), devices busy %.0f%% of the round, "
+                + "speedup %.2f", twoMed, 100 * twoBusy, speedup));
         lines.add(String.format(Locale.ROOT, "%d MiB cpu:0 -> cpu:1: explicit copy %.2f ms, automatic transfer %.2f ms (ratio %.2f)",
                 sizeMib, explicitMed, autoMed, autoRatio));
         lines.add("results: " + ctx.outDir());
@@ -149,22 +156,28 @@ final class MultiDeviceScenario implements Scenario {
                 | measure | one device | two devices | ratio |
                 | --- | --- | --- | --- |
                 | tasks/s | %.1f | %.1f | **%.2f** |
+                | devices busy (device time / devices × round time) | %.0f%% | %.0f%% | |
 
                 | %d MiB cpu:0 → cpu:1 | explicit copy | automatic transfer | ratio |
                 | --- | --- | --- | --- |
                 | ms | %.2f | %.2f | **%.2f** |
 
                 ![multi-device](multidevice.png)
-                """, rounds, warmup, graphs, taskIterations, sizeMib, oneMed, twoMed, speedup, sizeMib, explicitMed, autoMed,
-                autoRatio);
+                """, rounds, warmup, graphs, taskIterations, sizeMib, oneMed, twoMed, speedup, 100 * oneBusy,
+                100 * twoBusy, sizeMib, explicitMed, autoMed, autoRatio);
         return new Report(lines, result, section);
     }
 
-    /** Tasks per second in each round, against a daemon started with {@code serveArgs}. */
-    private double[] scaling(Progress progress, String label, List<String> serveArgs, int rounds, int warmup) throws Exception {
+    /**
+     * Per round, against a daemon started with {@code serveArgs}: {tasks per second, the fraction of the
+     * round its {@code devices} spent computing} (the sum of the tasks' device times over devices × round
+     * time: what is missing is time a device waited for the daemon or the client).
+     */
+    private double[][] scaling(Progress progress, String label, int devices, List<String> serveArgs, int rounds, int warmup)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of("--allow-native-source"));
         args.addAll(serveArgs);
-        double[] out = new double[rounds];
+        double[][] out = new double[2][rounds];
         progress.update("multidevice: starting the '" + label + "' daemon " + String.join(" ", serveArgs));
         try (DaemonChild daemon = new DaemonChild(args)) {
             ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", daemon.port()).usePlaintext().build();
@@ -188,14 +201,16 @@ final class MultiDeviceScenario implements Scenario {
                         launches.add(Launch.of(kernel).global(1).args(b, taskIterations));
                     }
                     List<Event> events = s.launchAll(launches);
+                    long deviceNanos = 0;
                     for (Event e : events) {
-                        e.future().get(300, TimeUnit.SECONDS);
+                        deviceNanos += e.future().get(300, TimeUnit.SECONDS).deviceNanos();
                     }
                     double secs = (System.nanoTime() - t0) / 1e9;
                     if (r >= 0) {
-                        out[r] = graphs / secs;
-                        progress.line(String.format(Locale.ROOT, "multidevice: %s round %d/%d: %.1f tasks/s", label, r + 1,
-                                rounds, out[r]));
+                        out[0][r] = graphs / secs;
+                        out[1][r] = deviceNanos / 1e9 / (secs * devices);
+                        progress.line(String.format(Locale.ROOT, "multidevice: %s round %d/%d: %.1f tasks/s, devices busy %.0f%%",
+                                label, r + 1, rounds, out[0][r], 100 * out[1][r]));
                     }
                 }
             } finally {
