@@ -375,7 +375,7 @@ final class Coherence {
     Command command(Stream stream, DeviceCommand op, long bytes) {
         Event e = new Event(0);
         Command c = new Command(e, session, stream, op, null, null,
-                fastPathAllowed && bytes <= fastPathMaxBytes, null, bytes, priority, CommandSpec.NO_DEADLINE);
+                fastPathAllowed && bytes <= fastPathMaxBytes, bytes, priority, CommandSpec.NO_DEADLINE);
         c.dependOnOrder(stream.tail);
         stream.tail = e;
         if (created == null) {

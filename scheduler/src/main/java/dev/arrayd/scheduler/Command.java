@@ -22,11 +22,12 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private final Event event;
     private final DeviceCommand op;
     private final Object result;
-    private final ModuleRef module;
+    // A launch's kernel: its module is retained while the command is pending, and the run time is recorded in its
+    // cost and its history on the command's device. One reference instead of three (module, cost, history): the
+    // command is allocated for every submission, and with its event it is most of what a submission allocates.
+    private final CompiledKernel kernel;
     private final boolean fastPath;
-    private final KernelCost cost;
     private final long items;
-    private final CommandKind kind;
     private final long submittedNanos; // for the observer's wait time only
     final Stream stream;
     final Session session;
@@ -35,8 +36,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     // dependencies not finished yet, plus the submitter's hold (UNFINISHED); fields, not atomics, to keep commands small
     private volatile int unfinished = 1;
     private volatile ArraydException cancelCause;
-    // placement: where a launch records its execution time, and what it was expected to cost its device
-    KernelHistory history;
+    // placement: what a launch was expected to cost its device
     long expectedNanos;
 
     // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
@@ -88,21 +88,15 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private long endNanos;
 
     /**
-     * @param fastPath run on the thread that makes it ready (expected to be short)
-     * @param cost     where a launch records what it cost, or null
-     * @param items    work-items of a launch
-     */
-    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module,
-            boolean fastPath, KernelCost cost, long items) {
-        this(event, session, stream, op, result, module, fastPath, cost, items, session.priority(), CommandSpec.NO_DEADLINE);
-    }
-
-    /**
+     * @param kernel        a launch's kernel, its module already retained for this command (released when it
+     *                      ends); null for other commands
+     * @param fastPath      run on the thread that makes it ready (expected to be short)
+     * @param items         work-items of a launch, bytes of a transfer
      * @param priority      its class in the device queue
      * @param deadlineNanos on the scheduler's clock; {@link CommandSpec#NO_DEADLINE} for none
      */
-    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, ModuleRef module,
-            boolean fastPath, KernelCost cost, long items, Priority priority, long deadlineNanos) {
+    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, CompiledKernel kernel,
+            boolean fastPath, long items, Priority priority, long deadlineNanos) {
         this.priority = priority;
         this.deadlineNanos = deadlineNanos;
         this.event = event;
@@ -111,11 +105,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
         this.stream = stream;
         this.op = op;
         this.result = result;
-        this.module = module;
+        this.kernel = kernel;
         this.fastPath = fastPath;
-        this.cost = cost;
         this.items = items;
-        this.kind = CommandKind.of(op);
         this.submittedNanos = System.nanoTime();
         stream.device().commandSubmitted(stream.kind());
     }
@@ -279,11 +271,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     @Override
     public void completed(long deviceNanos) {
-        if (cost != null) {
-            cost.record(deviceNanos, items);
-        }
-        if (history != null) {
-            history.record(deviceNanos, items);
+        if (kernel != null) {
+            kernel.cost().record(deviceNanos, items);
+            kernel.history(stream.device().index()).record(deviceNanos, items);
         }
         requestEnd(null, deviceNanos);
     }
@@ -337,8 +327,8 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     /** Exactly once per command: the device called back (or the command was failed before running). */
     private void finish(CommandOutcome outcome, long deviceNanos) {
-        if (module != null) {
-            module.release();
+        if (kernel != null) {
+            kernel.module().release();
         }
         StreamKind sk = stream.kind();
         stream.device().commandFinished(sk);
@@ -346,6 +336,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
             stream.device().backlogDone(expectedNanos);
         }
         long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
+        CommandKind kind = CommandKind.of(op);
         session.observer.commandFinished(kind, stream.device(), sk, outcome, wait, deviceNanos,
                 kind.isTransfer() ? items : 0);
     }

@@ -10,14 +10,14 @@ import java.util.List;
 public final class Graph {
 
     private final long handle;
-    final Scheduler.Prepared[] commands;
+    final Prepared[] commands;
     /** Per command, the event id it had when recorded (for error messages and rebinding by id). */
     final long[] recordedIds;
     /** Buffers the graph uses (the handles a replay may rebind), each once. */
     final List<Buffer> buffers;
     volatile boolean destroyed;
 
-    Graph(long handle, Scheduler.Prepared[] commands, long[] recordedIds, List<Buffer> buffers) {
+    Graph(long handle, Prepared[] commands, long[] recordedIds, List<Buffer> buffers) {
         this.handle = handle;
         this.commands = commands;
         this.recordedIds = recordedIds;

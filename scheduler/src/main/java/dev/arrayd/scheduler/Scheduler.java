@@ -33,6 +33,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -617,35 +618,6 @@ public final class Scheduler implements AutoCloseable {
 
     // ---------------------------------------------------------------- submission
 
-    /**
-     * A validated command, ready to be tracked.
-     *
-     * @param buffers    the buffers it touches, each once; a null entry stands for the merge buffer of its stream
-     * @param whole      per buffer: a write that covers all of it (no need to make the replica current first)
-     * @param size       work-items of a launch; bytes moved by a data command
-     * @param mergeDtype for a launch that reads its stream's merge buffer: the dtype it expects
-     */
-    record Prepared(CommandSpec spec, Stream stream, CommandTemplate template, Buffer[] buffers, boolean[] reads,
-            boolean[] writes, boolean[] whole, CompiledKernel kernel, long size, DType mergeDtype, int[] after,
-            List<DeviceRuntime> placeAmong) {
-
-        Prepared(CommandSpec spec, Stream stream, CommandTemplate template, Buffer[] buffers, boolean[] reads,
-                boolean[] writes, boolean[] whole, CompiledKernel kernel, long size, DType mergeDtype) {
-            this(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, NO_INDEXES, null);
-        }
-
-        /**
-         * The same command with another spec, buffers (same dtypes and sizes: checked by the caller) and
-         * template, waiting on the commands at {@code after} in the same submission.
-         */
-        Prepared with(CommandSpec spec, Buffer[] buffers, CommandTemplate template, int[] after) {
-            return new Prepared(spec, stream, template, buffers, reads, writes, whole, kernel, size, mergeDtype, after,
-                    placeAmong);
-        }
-    }
-
-    private static final int[] NO_INDEXES = new int[0];
-
     /** Whether a command is expected to be short enough for the fast path (see SchedulerConfig). */
     private boolean fastPath(Prepared p) {
         if (config.fastPathNanos() == 0) {
@@ -672,6 +644,9 @@ public final class Scheduler implements AutoCloseable {
      */
     public List<Event> submit(Session s, List<CommandSpec> batch, EventListener listener) {
         checkSession(s);
+        if (batch.size() == 1 && !(batch.getFirst().op() instanceof CommandSpec.CopyOp c && c.merge() != MergeMode.NONE)) {
+            return submitOne(s, batch.getFirst(), listener);
+        }
         Prepared[] prepared = new Prepared[batch.size()];
         Map<Stream, DType> merges = null; // what earlier merge copies of the batch put in their streams' merge buffers
         for (int i = 0; i < prepared.length; i++) { // indexed: no iterator per submission
@@ -682,12 +657,36 @@ public final class Scheduler implements AutoCloseable {
         }
         for (int i = 0; i < prepared.length; i++) {
             try {
-                prepared[i] = prepare(s, batch.get(i), merges);
+                prepared[i] = prepare(s, batch.get(i), merges, Prepared.once());
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
         }
         return enqueue(s, prepared, Replay.NONE, listener);
+    }
+
+    // The reusable Prepared a single-command submission borrows (its buffer arrays and batch of one with it), so
+    // that the common submission allocates nothing before its command; null while a submission holds it (a
+    // concurrent or nested one then fills one of its own). Validation stays outside the submit lock.
+    private final AtomicReference<Prepared> spare = new AtomicReference<>(Prepared.reusable());
+
+    /** {@link #submit} of one command that is not a merge copy (no merge buffers to follow through the batch). */
+    private List<Event> submitOne(Session s, CommandSpec spec, EventListener listener) {
+        Prepared p = spare.getAndSet(null);
+        if (p == null) {
+            p = Prepared.reusable();
+        }
+        try {
+            try {
+                prepare(s, spec, null, p);
+            } catch (ArraydException e) {
+                throw new ArraydException(e.code(), "commands[0]: " + e.getMessage(), e);
+            }
+            return enqueue(s, p.alone(), Replay.NONE, listener);
+        } finally {
+            p.clear();
+            spare.set(p);
+        }
     }
 
     // ---------------------------------------------------------------- graphs
@@ -729,7 +728,7 @@ public final class Scheduler implements AutoCloseable {
             }
             Prepared p;
             try {
-                p = prepare(s, spec, merges);
+                p = prepare(s, spec, merges, Prepared.once());
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), at + e.getMessage(), e);
             }
@@ -1171,16 +1170,13 @@ public final class Scheduler implements AutoCloseable {
                 op = built.op();
                 result = built.result();
             }
-            ModuleRef module = null;
             if (p.kernel() != null) {
-                module = p.kernel().module();
-                module.retain();
+                p.kernel().module().retain(); // released when the command ends
             }
             Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-            Command c = new Command(e, s, st, op, result, module, op != null && fastPath(p),
-                    p.kernel() == null ? null : p.kernel().cost(), p.size(), priority, replay.deadlineNanos(p));
+            Command c = new Command(e, s, st, op, result, p.kernel(), op != null && fastPath(p), p.size(), priority,
+                    replay.deadlineNanos(p));
             if (p.kernel() != null) {
-                c.history = p.kernel().history(d.index());
                 if (deviceList.size() > 1) {
                     double est = estimateNanos(p.kernel(), d, p.size());
                     if (est > 0) {
@@ -1232,7 +1228,7 @@ public final class Scheduler implements AutoCloseable {
             }
         }
         // Refused: the command fails, after its stream predecessor and its waits, without touching its buffers.
-        Command c = new Command(e, s, st, null, null, null, false, null, 0,
+        Command c = new Command(e, s, st, null, null, null, false, 0,
                 p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
         for (long w : replay.waits(p)) {
             c.dependOnData(s.events.lookup(w));
@@ -1276,17 +1272,19 @@ public final class Scheduler implements AutoCloseable {
         st.mergeInPlace = false;
     }
 
-    private Prepared prepare(Session s, CommandSpec spec, Map<Stream, DType> merges) {
+    /** Validates {@code spec} into {@code into} (returned). */
+    private Prepared prepare(Session s, CommandSpec spec, Map<Stream, DType> merges, Prepared into) {
         return switch (spec.op()) {
-            case CommandSpec.LaunchOp l -> prepareLaunch(s, spec, l, merges);
-            case CommandSpec.CopyOp c -> prepareCopy(s, spec, c, merges);
-            case CommandSpec.FillOp f -> prepareFill(s, spec, f);
-            case CommandSpec.UploadOp u -> prepareUpload(s, spec, u);
-            case CommandSpec.DownloadOp d -> prepareDownload(s, spec, d);
+            case CommandSpec.LaunchOp l -> prepareLaunch(s, spec, l, merges, into);
+            case CommandSpec.CopyOp c -> prepareCopy(s, spec, c, merges, into);
+            case CommandSpec.FillOp f -> prepareFill(s, spec, f, into);
+            case CommandSpec.UploadOp u -> prepareUpload(s, spec, u, into);
+            case CommandSpec.DownloadOp d -> prepareDownload(s, spec, d, into);
         };
     }
 
-    private Prepared prepareLaunch(Session s, CommandSpec spec, CommandSpec.LaunchOp l, Map<Stream, DType> merges) {
+    private Prepared prepareLaunch(Session s, CommandSpec spec, CommandSpec.LaunchOp l, Map<Stream, DType> merges,
+            Prepared into) {
         CompiledKernel k = s.kernel(l.kernel(), "launch.kernel");
         KernelSignature sig = k.signature();
         List<KernelParam> params = sig.params();
@@ -1295,7 +1293,7 @@ public final class Scheduler implements AutoCloseable {
             throw ArraydException.invalid("launch.args: " + args.size() + " given (expected: " + params.size()
                     + " for kernel " + describe(sig) + ")");
         }
-        Buffer[] argBuffers = new Buffer[args.size()];
+        Buffer[] argBuffers = into.bufferArray(args.size());
         boolean usesMerge = false;
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i) instanceof CommandSpec.BufferArg ba) {
@@ -1464,7 +1462,11 @@ public final class Scheduler implements AutoCloseable {
                 targs = arg(targs, lastArgs, i, sa.value());
             }
         }
-        Buffer[] buffers = nTouched == touched.length ? touched : Arrays.copyOf(touched, nTouched);
+        Buffer[] buffers = touched;
+        if (nTouched < touched.length) {
+            buffers = into.bufferArray(nTouched);
+            System.arraycopy(touched, 0, buffers, 0, nTouched);
+        }
         CommandTemplate.Launch t;
         if (targs == lastArgs && Arrays.equals(last.globalDims(), global)
                 && Arrays.equals(last.localDims(), local)) {
@@ -1477,8 +1479,8 @@ public final class Scheduler implements AutoCloseable {
         // Placed again when tracked, with the queues as the earlier commands of its batch left them.
         boolean[] reads = manyReads == null ? Flags.of(readMask, nTouched) : Arrays.copyOf(manyReads, nTouched);
         boolean[] writes = manyWrites == null ? Flags.of(writeMask, nTouched) : Arrays.copyOf(manyWrites, nTouched);
-        return new Prepared(spec, stream, t, buffers, reads, writes, Flags.none(nTouched), k, items, mergeDtype,
-                NO_INDEXES, placed ? deviceList : null);
+        return into.set(spec, stream, t, buffers, reads, writes, Flags.none(nTouched), k, items, mergeDtype,
+                Prepared.NO_INDEXES, placed ? deviceList : null);
     }
 
     /**
@@ -1629,7 +1631,8 @@ public final class Scheduler implements AutoCloseable {
         return Double.isNaN(est) ? d.averageCommandNanos() : est;
     }
 
-    private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges) {
+    private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges,
+            Prepared into) {
         Buffer src = s.buffer(c.src(), "copy.src");
         if (c.dst() == 0) {
             DeviceRuntime d;
@@ -1653,11 +1656,11 @@ public final class Scheduler implements AutoCloseable {
                 throw ArraydException.invalid("copy.src: " + src + " (its dtype is not supported by " + d.id() + ")");
             }
             if (c.merge() == MergeMode.NONE) {
-                return new Prepared(spec, stream, new CommandTemplate.Prefetch(), new Buffer[] {src},
+                return into.set(spec, stream, new CommandTemplate.Prefetch(), new Buffer[] {src},
                         new boolean[] {true}, new boolean[] {false}, new boolean[1], null, src.sizeBytes(), null);
             }
             merges.put(stream, src.dtype());
-            return new Prepared(spec, stream, new CommandTemplate.MergeCopy(c.merge()), new Buffer[] {src},
+            return into.set(spec, stream, new CommandTemplate.MergeCopy(c.merge()), new Buffer[] {src},
                     new boolean[] {true}, new boolean[] {false}, new boolean[1], null, src.sizeBytes(), null);
         }
         if (c.merge() != MergeMode.NONE) {
@@ -1675,15 +1678,15 @@ public final class Scheduler implements AutoCloseable {
         Stream stream = streamOn(s, spec, c.device().isEmpty() ? null : device(c.device()), dst, "copy");
         CommandTemplate t = new CommandTemplate.Copy(c.srcOffsetBytes(), c.dstOffsetBytes(), size);
         if (src == dst) {
-            return new Prepared(spec, stream, t, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true},
+            return into.set(spec, stream, t, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true},
                     new boolean[1], null, size, null);
         }
         boolean whole = c.dstOffsetBytes() == 0 && size == dst.sizeBytes();
-        return new Prepared(spec, stream, t, new Buffer[] {src, dst}, new boolean[] {true, false},
+        return into.set(spec, stream, t, new Buffer[] {src, dst}, new boolean[] {true, false},
                 new boolean[] {false, true}, new boolean[] {false, whole}, null, size, null);
     }
 
-    private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f) {
+    private Prepared prepareFill(Session s, CommandSpec spec, CommandSpec.FillOp f, Prepared into) {
         Buffer b = s.writableBuffer(f.buffer(), "fill.buffer");
         if (f.value() == null) {
             throw ArraydException.invalid("fill.value: unset (expected: " + b.dtype().wireName() + " scalar)");
@@ -1697,11 +1700,11 @@ public final class Scheduler implements AutoCloseable {
         int width = b.dtype().byteSize();
         Stream stream = streamOn(s, spec, null, b, "fill");
         CommandTemplate t = new CommandTemplate.Fill(f.offsetElements() * width, count * width, pattern, width);
-        return new Prepared(spec, stream, t, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true},
+        return into.set(spec, stream, t, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true},
                 new boolean[] {count == b.elements()}, null, count * width, null);
     }
 
-    private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u) {
+    private Prepared prepareUpload(Session s, CommandSpec spec, CommandSpec.UploadOp u, Prepared into) {
         Buffer b = s.writableBuffer(u.buffer(), "upload.buffer");
         MemorySegment data = u.data();
         int width = b.dtype().byteSize();
@@ -1711,12 +1714,12 @@ public final class Scheduler implements AutoCloseable {
         }
         checkRange("upload", b, u.offsetBytes(), data.byteSize());
         Stream stream = streamOn(s, spec, null, b, "upload");
-        return new Prepared(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
+        return into.set(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
                 new boolean[] {false}, new boolean[] {true}, new boolean[] {u.offsetBytes() == 0 && data.byteSize() == b.sizeBytes()},
                 null, data.byteSize(), null);
     }
 
-    private Prepared prepareDownload(Session s, CommandSpec spec, CommandSpec.DownloadOp d) {
+    private Prepared prepareDownload(Session s, CommandSpec spec, CommandSpec.DownloadOp d, Prepared into) {
         Buffer b = s.buffer(d.buffer(), "download.buffer");
         long size = d.sizeBytes() == 0 ? b.sizeBytes() - Math.min(d.offsetBytes(), b.sizeBytes()) : d.sizeBytes();
         checkRange("download", b, d.offsetBytes(), size);
@@ -1728,7 +1731,7 @@ public final class Scheduler implements AutoCloseable {
             throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
         }
         Stream stream = streamOn(s, spec, null, b, "download");
-        return new Prepared(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size), new Buffer[] {b},
+        return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size), new Buffer[] {b},
                 new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
     }
 
