@@ -10,9 +10,11 @@ import java.util.Objects;
  * @param zeroInit zero the buffer before first use; default {@code false} (contents unspecified)
  * @param label    free-form label for the daemon's logs; default empty
  * @param mode     memory mode; default {@link MemoryMode#DEVICE}
+ * @param perStream DEVICE buffers only: each stream that uses it gets its own instance, zeroed on first use
+ *                  (PER_STREAM sharing); default {@code false} (one array shared by all streams)
  */
-public record BufferOptions(String device, boolean zeroInit, String label, MemoryMode mode) {
-    private static final BufferOptions DEFAULTS = new BufferOptions("", false, "", MemoryMode.DEVICE);
+public record BufferOptions(String device, boolean zeroInit, String label, MemoryMode mode, boolean perStream) {
+    private static final BufferOptions DEFAULTS = new BufferOptions("", false, "", MemoryMode.DEVICE, false);
 
     public BufferOptions {
         Objects.requireNonNull(device, "device");
@@ -21,11 +23,20 @@ public record BufferOptions(String device, boolean zeroInit, String label, Memor
     }
 
     public BufferOptions(String device, boolean zeroInit, String label) {
-        this(device, zeroInit, label, MemoryMode.DEVICE);
+        this(device, zeroInit, label, MemoryMode.DEVICE, false);
+    }
+
+    public BufferOptions(String device, boolean zeroInit, String label, MemoryMode mode) {
+        this(device, zeroInit, label, mode, false);
     }
 
     public BufferOptions mode(MemoryMode mode) {
-        return new BufferOptions(device, zeroInit, label, mode);
+        return new BufferOptions(device, zeroInit, label, mode, perStream);
+    }
+
+    /** Each stream its own instance of the buffer (PER_STREAM sharing), or one shared array. */
+    public BufferOptions perStream(boolean perStream) {
+        return new BufferOptions(device, zeroInit, label, mode, perStream);
     }
 
     /** The defaults: first device, no zeroing, no label. */
@@ -34,14 +45,14 @@ public record BufferOptions(String device, boolean zeroInit, String label, Memor
     }
 
     public BufferOptions device(String device) {
-        return new BufferOptions(device, zeroInit, label, mode);
+        return new BufferOptions(device, zeroInit, label, mode, perStream);
     }
 
     public BufferOptions zeroInit(boolean zeroInit) {
-        return new BufferOptions(device, zeroInit, label, mode);
+        return new BufferOptions(device, zeroInit, label, mode, perStream);
     }
 
     public BufferOptions label(String label) {
-        return new BufferOptions(device, zeroInit, label, mode);
+        return new BufferOptions(device, zeroInit, label, mode, perStream);
     }
 }

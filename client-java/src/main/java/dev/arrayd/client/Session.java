@@ -185,6 +185,18 @@ public interface Session extends AutoCloseable {
      */
     Event mergeCopy(BufferHandle src, StreamHandle stream, MergeMode mode, Event... waitFor);
 
+    /**
+     * Copies all of stream {@code srcStream}'s instance of the PER_STREAM buffer {@code src} to {@code dst},
+     * after that stream's writes to it (the command runs on {@code options}' stream).
+     */
+    Event copyFromStream(BufferHandle src, StreamHandle srcStream, BufferHandle dst, CommandOptions options);
+
+    /**
+     * Fills the merge buffer of {@code stream} from stream {@code srcStream}'s instance of the PER_STREAM buffer
+     * {@code src}: how per-stream partial results (e.g. gradients) are merged.
+     */
+    Event mergeCopy(BufferHandle src, StreamHandle srcStream, StreamHandle stream, MergeMode mode, Event... waitFor);
+
     // ---- graphs ----
 
     /** A recorder for the commands of a graph (nothing is sent until {@link #recordGraph}). */

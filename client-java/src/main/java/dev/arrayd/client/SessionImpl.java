@@ -160,7 +160,8 @@ final class SessionImpl implements Session {
                 .setDtype(Protos.dtype(dtype))
                 .setDevice(options.device())
                 .setLabel(options.label())
-                .setMemoryMode(Protos.memoryMode(options.mode()));
+                .setMemoryMode(Protos.memoryMode(options.mode()))
+                .setSharing(options.perStream() ? dev.arrayd.proto.v1.Sharing.PER_STREAM : dev.arrayd.proto.v1.Sharing.SHARED);
         for (int i = 0; i < dims.length; i++) {
             if (dims[i] <= 0) {
                 throw new IllegalArgumentException("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
@@ -502,6 +503,22 @@ final class SessionImpl implements Session {
         checkOpen();
         Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDevice(device));
         return submit(cmd, ids(waitFor), 0);
+    }
+
+    @Override
+    public Event copyFromStream(BufferHandle src, StreamHandle srcStream, BufferHandle dst, CommandOptions options) {
+        checkOpen();
+        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDst(dst.id())
+                .setSrcStream(srcStream.id()));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event mergeCopy(BufferHandle src, StreamHandle srcStream, StreamHandle stream, MergeMode mode, Event... waitFor) {
+        checkOpen();
+        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setSrcStream(srcStream.id())
+                .setMerge(Protos.mergeMode(mode)));
+        return submit(cmd, ids(waitFor), stream.id());
     }
 
     @Override

@@ -28,11 +28,23 @@ public final class Buffer {
     boolean destroyed;
     /** HOSTED_CONSTANT: a command that reads it has been submitted; from then on it is read-only. */
     boolean frozen;
-    /** Internal (a stream's merge buffer): in no session's handle table. */
+    /** Internal (a stream's merge buffer, a per-stream instance): in no session's handle table. */
     final boolean internal;
+    /** {@link Sharing#PER_STREAM}: a handle only, with no replicas of its own; its streams' instances hold the data. */
+    final boolean perStream;
+    /** A per-stream buffer's instances by stream (made on first use); guarded by Scheduler.submitLock. */
+    java.util.IdentityHashMap<Stream, Buffer> instances;
+    /** An instance: the per-stream buffer it belongs to, and the quota its bytes were charged to. */
+    Buffer parent;
+    MemoryCharge charge;
 
     Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
             String label, boolean internal) {
+        this(handle, dtype, dims, elements, home, deviceCount, mode, label, internal, false);
+    }
+
+    Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
+            String label, boolean internal, boolean perStream) {
         this.handle = handle;
         this.dtype = dtype;
         this.dims = dims.clone();
@@ -41,6 +53,7 @@ public final class Buffer {
         this.mode = mode;
         this.label = label;
         this.internal = internal;
+        this.perStream = perStream;
         this.replicas = new Replica[deviceCount];
         this.host = new Replica(this, null);
     }
@@ -82,6 +95,11 @@ public final class Buffer {
 
     public String label() {
         return label;
+    }
+
+    /** SHARED, or PER_STREAM (each stream its own instance). */
+    public Sharing sharing() {
+        return perStream ? Sharing.PER_STREAM : Sharing.SHARED;
     }
 
     /** The replica slot on {@code d} (created on first use). */

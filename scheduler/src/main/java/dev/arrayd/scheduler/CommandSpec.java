@@ -62,10 +62,18 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
      * current on {@code device} (a prefetch); with COPY or STREAMING it fills the merge buffer of the
      * command's stream (on {@code device}, or the stream's device) from {@code src}.
      *
-     * @param device target device id for a transfer; empty = the stream's device, else the buffer's
+     * @param device    target device id for a transfer; empty = the stream's device, else the buffer's
+     * @param srcStream for a {@link Sharing#PER_STREAM} source: the stream whose instance is read (0 = the
+     *                  command's own stream)
      */
     public record CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
-                         MergeMode merge) implements Op {
+                         MergeMode merge, long srcStream) implements Op {
+
+        /** Reading the instance of the command's own stream when {@code src} is PER_STREAM. */
+        public CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
+                      MergeMode merge) {
+            this(src, dst, srcOffsetBytes, dstOffsetBytes, sizeBytes, device, merge, 0);
+        }
 
         public CopyOp {
             device = device == null ? "" : device;

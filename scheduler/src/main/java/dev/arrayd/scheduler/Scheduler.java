@@ -216,6 +216,7 @@ public final class Scheduler implements AutoCloseable {
             synchronized (submitLock) {
                 for (Stream st : s.defaultStreams.values()) {
                     dropMerge(st);
+                    dropInstances(st);
                 }
             }
             s.fireClosed();
@@ -238,6 +239,32 @@ public final class Scheduler implements AutoCloseable {
      * RESOURCE_EXHAUSTED when nothing can be evicted.
      */
     public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode) {
+        return createBuffer(s, dtype, dims, device, label, mode, Sharing.SHARED);
+    }
+
+    /**
+     * Creates a buffer; with {@link Sharing#PER_STREAM} (DEVICE buffers only) it is a handle whose streams
+     * each get their own zeroed instance when they first use it (see {@link Sharing}): no memory now.
+     */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode,
+            Sharing sharing) {
+        if (sharing == Sharing.PER_STREAM) {
+            checkSession(s);
+            MemoryMode m = mode == null ? MemoryMode.DEVICE : mode;
+            if (m != MemoryMode.DEVICE) {
+                throw ArraydException.invalid("sharing: PER_STREAM with memory mode " + m + " (expected: DEVICE; a hosted or "
+                        + "LOCAL buffer has one array)");
+            }
+            if (dtype == null) {
+                throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
+            }
+            long elements = elementCount(dims, dtype);
+            DeviceRuntime d = device(device);
+            Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, deviceList.size(), m,
+                    label == null ? "" : label, false, true);
+            s.buffers.put(b.handle(), b);
+            return b;
+        }
         checkSession(s);
         if (dtype == null) {
             throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
@@ -362,6 +389,19 @@ public final class Scheduler implements AutoCloseable {
     /** Frees every replica of a buffer nobody holds (memory reused after its last users). Under the submit lock. */
     private static void release(Buffer b) {
         b.destroyed = true;
+        if (b.instances != null) {
+            for (Map.Entry<Stream, Buffer> e : b.instances.entrySet()) {
+                if (e.getKey().instances != null) {
+                    e.getKey().instances.remove(e.getValue());
+                }
+                release(e.getValue());
+            }
+            b.instances = null;
+        }
+        if (b.charge != null) {
+            b.charge.release(b.sizeBytes());
+            b.charge = null;
+        }
         for (Replica r : b.replicas) {
             if (r != null) {
                 Coherence.drop(r);
@@ -584,6 +624,7 @@ public final class Scheduler implements AutoCloseable {
             st.destroyed = true;
             tail = st.tail;
             dropMerge(st);
+            dropInstances(st);
         }
         // closing joins the stream's thread, which may be the one completing `tail`: hop threads
         tail.onDone(e -> housekeeping.execute(() -> st.nativeStream().close()));
@@ -1091,11 +1132,26 @@ public final class Scheduler implements AutoCloseable {
         Replica[] reps = null;
         MemRef[] refs;
         Coherence.Leg leg = null;
+        boolean perStream = false;
+        for (Buffer b : buffers) {
+            perStream |= b != null && b.perStream;
+        }
         Buffer newMerge = null; // what a merge copy puts in the stream's merge buffer, installed once it is tracked
         boolean newMergeInPlace = false;
         Object result = null;
         DeviceCommand op = null;
         try {
+            if (perStream) {
+                // each stream its own instance; a copy may read another stream's (its src_stream)
+                buffers = buffers.clone();
+                long srcStream = p.spec().op() instanceof CommandSpec.CopyOp cp ? cp.srcStream() : 0;
+                for (int b = 0; b < buffers.length; b++) {
+                    if (buffers[b] != null && buffers[b].perStream) {
+                        Stream of = b == 0 && srcStream != 0 ? s.stream(srcStream, "copy.src_stream") : st;
+                        buffers[b] = instanceOf(s, buffers[b], of, co);
+                    }
+                }
+            }
             List<Replica> pinned = co.pinnedForNextCommand();
             if (template instanceof CommandTemplate.MergeCopy mc) {
                 Buffer src = buffers[0];
@@ -1261,6 +1317,64 @@ public final class Scheduler implements AutoCloseable {
             default -> {
             }
         }
+    }
+
+    /** Frees the per-stream instances made for a stream (its buffers lose that instance). Under the submit lock. */
+    private static void dropInstances(Stream st) {
+        if (st.instances == null) {
+            return;
+        }
+        for (Buffer inst : st.instances) {
+            if (inst.parent.instances != null) {
+                inst.parent.instances.remove(st);
+            }
+            release(inst);
+        }
+        st.instances = null;
+    }
+
+    /**
+     * The instance of per-stream buffer {@code b} for stream {@code st}, made (zeroed, its bytes charged to
+     * the session's quota) on first use. Under the submit lock.
+     */
+    private Buffer instanceOf(Session s, Buffer b, Stream st, Coherence co) {
+        if (b.instances != null) {
+            Buffer inst = b.instances.get(st);
+            if (inst != null) {
+                return inst;
+            }
+        }
+        if (b.destroyed) {
+            throw ArraydException.notFound("buffer " + Handles.format(b.handle()) + " (destroyed)");
+        }
+        if (st.destroyed) {
+            throw ArraydException.notFound(st + " (destroyed)");
+        }
+        DeviceRuntime d = st.device();
+        if (!d.info().dtypes().contains(b.dtype())) {
+            throw ArraydException.invalid(b + " (its dtype is not supported by " + d.id() + ", the device of " + st + ")");
+        }
+        MemoryCharge charge = s.memoryCharge();
+        charge.reserve(b.sizeBytes());
+        Buffer inst = new Buffer(Handles.next(), b.dtype(), b.dims(), b.elements(), d, deviceList.size(), MemoryMode.DEVICE,
+                (b.label().isEmpty() ? Handles.format(b.handle()) : b.label()) + " of " + st, true);
+        inst.parent = b;
+        inst.charge = charge;
+        try {
+            initReplica(s, inst, d, co);
+        } catch (RuntimeException e) {
+            release(inst);
+            throw e;
+        }
+        if (b.instances == null) {
+            b.instances = new java.util.IdentityHashMap<>(4);
+        }
+        b.instances.put(st, inst);
+        if (st.instances == null) {
+            st.instances = new ArrayList<>(2);
+        }
+        st.instances.add(inst);
+        return inst;
     }
 
     /** Frees a stream's own merge buffer (not a streaming alias of a client's buffer). Under the submit lock. */
@@ -1634,6 +1748,13 @@ public final class Scheduler implements AutoCloseable {
     private Prepared prepareCopy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges,
             Prepared into) {
         Buffer src = s.buffer(c.src(), "copy.src");
+        if (c.srcStream() != 0) {
+            if (!src.perStream) {
+                throw ArraydException.invalid("copy.src_stream: " + Handles.format(c.srcStream()) + " (expected: 0; "
+                        + src + " is not PER_STREAM, so it has no per-stream instances to choose from)");
+            }
+            s.stream(c.srcStream(), "copy.src_stream");
+        }
         if (c.dst() == 0) {
             DeviceRuntime d;
             Stream stream;

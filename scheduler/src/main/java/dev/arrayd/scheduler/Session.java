@@ -31,6 +31,8 @@ public final class Session {
     private volatile int weight = 1;
     private volatile Priority priority = Priority.NORMAL;
     volatile boolean closed;
+    /** Where the bytes of per-stream instances are charged (the server's tenant quota). */
+    private volatile MemoryCharge memoryCharge = MemoryCharge.NONE;
     // set once by Scheduler.openSession, before the session is visible to anyone
     CommandObserver observer = CommandObserver.NONE;
 
@@ -51,6 +53,15 @@ public final class Session {
      * tenant the tenant's weight. Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands
      * dispatched from now on (for a new tenant, once the session has nothing queued or running).
      */
+    /** Sets where this session's per-stream instances are charged (default: nowhere). */
+    public void setMemoryCharge(MemoryCharge charge) {
+        this.memoryCharge = java.util.Objects.requireNonNull(charge, "charge");
+    }
+
+    MemoryCharge memoryCharge() {
+        return memoryCharge;
+    }
+
     public void setTenant(String tenant, int weight) {
         if (weight < 1 || weight > 1_000_000) {
             throw ArraydException.invalid("weight: " + weight + " (expected: 1 to 1000000)");

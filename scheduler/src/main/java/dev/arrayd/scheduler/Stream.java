@@ -20,6 +20,8 @@ public final class Stream {
     Buffer merge;
     // true when `merge` is the source buffer itself (a streaming merge read in place), not this stream's own
     boolean mergeInPlace;
+    // instances of per-stream buffers made for this stream, freed with it; guarded by Scheduler.submitLock
+    java.util.List<Buffer> instances;
     // this session's flow per priority class in its device's queue; guarded by that DeviceQueue
     final Flow[] flows = new Flow[Priority.values().length];
 

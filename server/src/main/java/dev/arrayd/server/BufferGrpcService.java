@@ -49,14 +49,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             var mode = ProtoCodec.memoryMode(req.getMemoryMode(), req.getSharing());
+            var sharing = ProtoCodec.sharing(req.getSharing());
             var dtype = ProtoCodec.dtype(req.getDtype(), "dtype");
             long[] dims = ProtoCodec.longs(req.getDimsList());
-            // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse
-            long bytes = dataBytes(dims, dtype.byteSize());
+            // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse. A
+            // PER_STREAM buffer holds no memory itself: each stream's instance is charged when it is made.
+            long bytes = sharing == dev.arrayd.scheduler.Sharing.PER_STREAM ? 0 : dataBytes(dims, dtype.byteSize());
             l.usage.reserveMemory(bytes);
             Buffer b;
             try {
-                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode);
+                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, sharing);
             } catch (RuntimeException e) {
                 l.usage.memoryBytes.addAndGet(-bytes);
                 throw e;

@@ -66,19 +66,22 @@ final class ProtoCodec {
         };
     }
 
+    /** SHARED (also for SHARING_UNSPECIFIED) or PER_STREAM. */
+    static dev.arrayd.scheduler.Sharing sharing(Sharing sharing) {
+        return switch (sharing) {
+            case SHARING_UNSPECIFIED, SHARED -> dev.arrayd.scheduler.Sharing.SHARED;
+            case PER_STREAM -> dev.arrayd.scheduler.Sharing.PER_STREAM;
+            case UNRECOGNIZED -> throw ArraydException.invalid("sharing: unrecognized value (expected: SHARED or PER_STREAM)");
+        };
+    }
+
     static dev.arrayd.proto.v1.Dialect dialect(Dialect d) {
         return dev.arrayd.proto.v1.Dialect.valueOf(d.name());
     }
 
-    /** The scheduler's memory mode for a request; PER_STREAM sharing is not implemented. */
+    /** The scheduler's memory mode for a request (its sharing is {@link #sharing}). */
     static dev.arrayd.scheduler.MemoryMode memoryMode(MemoryMode mode, Sharing sharing) {
-        if (sharing == Sharing.PER_STREAM) {
-            throw new ArraydException(ErrorCode.UNIMPLEMENTED, "sharing: PER_STREAM (not implemented: use a buffer per "
-                    + "stream, and merge copies to combine them)");
-        }
-        if (sharing == Sharing.UNRECOGNIZED) {
-            throw ArraydException.invalid("sharing: unrecognized value (expected: SHARED)");
-        }
+        sharing(sharing);
         return switch (mode) {
             case MEMORY_MODE_UNSPECIFIED, DEVICE -> dev.arrayd.scheduler.MemoryMode.DEVICE;
             case HOSTED_CONSTANT -> dev.arrayd.scheduler.MemoryMode.HOSTED_CONSTANT;
@@ -234,7 +237,7 @@ final class ProtoCodec {
             case COPY -> {
                 var k = c.getCopy();
                 yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
-                        k.getSizeBytes(), k.getDevice(), mergeMode(k.getMerge()));
+                        k.getSizeBytes(), k.getDevice(), mergeMode(k.getMerge()), k.getSrcStream());
             }
             case FILL -> {
                 var f = c.getFill();
@@ -320,7 +323,7 @@ final class ProtoCodec {
                 .setSizeBytes(b.sizeBytes())
                 .setDevice(b.device().id().toString())
                 .setMemoryMode(MemoryMode.valueOf(b.memoryMode().name()))
-                .setSharing(Sharing.SHARED)
+                .setSharing(b.sharing() == dev.arrayd.scheduler.Sharing.PER_STREAM ? Sharing.PER_STREAM : Sharing.SHARED)
                 .setLabel(b.label());
         for (long d : b.dims()) {
             out.addDims(d);

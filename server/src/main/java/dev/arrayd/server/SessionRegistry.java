@@ -66,6 +66,18 @@ final class SessionRegistry {
         TenantUsage u = usage();
         Session s = scheduler.openSession(clientName, leaseMillis);
         s.setTenant(u.tenant().name(), u.tenant().weight()); // the scheduler's fair share charges the tenant
+        // the per-stream instances the scheduler makes count against the tenant's memory quota too
+        s.setMemoryCharge(new dev.arrayd.scheduler.MemoryCharge() {
+            @Override
+            public void reserve(long bytes) {
+                u.reserveMemory(bytes);
+            }
+
+            @Override
+            public void release(long bytes) {
+                u.memoryBytes.addAndGet(-bytes);
+            }
+        });
         SessionLease lease = new SessionLease(s, u, TimeUnit.MILLISECONDS.toNanos(leaseMillis), clock.nanoTime());
         byToken.put(s.token(), lease);
         // however the session ends (CloseSession, lease, shutdown), its tenant gets its quota back

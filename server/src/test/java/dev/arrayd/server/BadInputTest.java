@@ -104,8 +104,9 @@ class BadInputTest {
         assertStatus(Status.Code.INVALID_ARGUMENT, "dims: [] (expected: 1 to 8 extents)", () -> f.buffers.createBuffer(f32(session)));
         assertStatus(Status.Code.INVALID_ARGUMENT, "dtype: DTYPE_UNSPECIFIED",
                 () -> f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).addDims(4).build()));
-        assertStatus(Status.Code.UNIMPLEMENTED, "sharing: PER_STREAM (not implemented",
-                () -> f.buffers.createBuffer(f32(session, 4).toBuilder().setSharing(dev.arrayd.proto.v1.Sharing.PER_STREAM).build()));
+        assertStatus(Status.Code.INVALID_ARGUMENT, "sharing: PER_STREAM with memory mode HOSTED_CONSTANT (expected: DEVICE",
+                () -> f.buffers.createBuffer(f32(session, 4).toBuilder().setSharing(dev.arrayd.proto.v1.Sharing.PER_STREAM)
+                        .setMemoryMode(dev.arrayd.proto.v1.MemoryMode.HOSTED_CONSTANT).build()));
         assertStatus(Status.Code.RESOURCE_EXHAUSTED, "device cpu:0: cannot allocate",
                 () -> f.buffers.createBuffer(f32(session, 1L << 30)));
         assertStatus(Status.Code.INVALID_ARGUMENT, "launch.global_dims[0]: 0 (expected: > 0)",

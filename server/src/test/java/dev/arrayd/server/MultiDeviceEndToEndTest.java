@@ -10,6 +10,7 @@ import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.ArraydCommandException;
 import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.CommandOptions;
 import dev.arrayd.client.DType;
 import dev.arrayd.client.Event;
 import dev.arrayd.client.GraphHandle;
@@ -58,6 +59,40 @@ class MultiDeviceEndToEndTest {
                 b.when(i.lt(Ir.param("n")), then ->
                         then.store("y", i, Ir.param("a").mul(Ir.load("x", i)).add(Ir.load("y", i))));
             });
+
+    /**
+     * A PER_STREAM gradient: two streams (one per device) each accumulate their own instance, then
+     * stream 0 merges stream 1's instance through its merge buffer; the quota sees the instances.
+     */
+    @Test
+    void perStreamBuffersGiveEachStreamItsOwnInstanceAndMergeAcrossStreams() throws Exception {
+        ServerOptions options = ServerOptions.defaults().withPort(0).withDevices("cpu:2").withCpuMemoryBytes(256L << 20);
+        int n = 1024;
+        try (ArraydServer server = ArraydServer.start(options);
+                ArraydClient c = ArraydClient.connect("127.0.0.1:" + server.port());
+                Session s = await(c.openSession("per-stream"))) {
+            KernelHandle axpy = await(s.compile(KernelModuleSpec.ir(AXPY))).get("axpy");
+            float[] ones = new float[n];
+            java.util.Arrays.fill(ones, 1f);
+            BufferHandle x = await(s.createBuffer(DType.F32, new long[] {n}, BufferOptions.defaults().device("cpu:0")));
+            s.write(x, ones);
+            BufferHandle grad = await(s.createBuffer(DType.F32, new long[] {n},
+                    BufferOptions.defaults().device("cpu:0").perStream(true)));
+            StreamHandle s0 = await(s.createStream("cpu:0"));
+            StreamHandle s1 = await(s.createStream("cpu:1"));
+            s.launch(Launch.of(axpy).global(n).args(2f, x, grad, (long) n).on(s0)); // s0's grad = 2
+            s.launch(Launch.of(axpy).global(n).args(5f, x, grad, (long) n).on(s1)); // s1's grad = 5
+            s.launch(Launch.of(axpy).global(n).args(5f, x, grad, (long) n).on(s1)); // s1's grad = 10
+            s.mergeCopy(grad, s1, s0, MergeMode.COPY);
+            await(s.launch(Launch.of(axpy).global(n).args(1f, MergeBuffer.INSTANCE, grad, (long) n).on(s0)).future());
+            BufferHandle out = await(s.createBuffer(DType.F32, new long[] {n}, BufferOptions.defaults().device("cpu:1")));
+            await(s.copyFromStream(grad, s0, out, CommandOptions.defaults().on(s1)).future());
+            assertEquals(12f, await(s.readFloats(out))[n - 1], "s0's instance: its own 2 plus s1's 10");
+            await(s.copyFromStream(grad, s1, out, CommandOptions.defaults().on(s1)).future());
+            assertEquals(10f, await(s.readFloats(out))[0], "s1's instance, unchanged by s0's merge");
+            assertEquals(Map.of(), await(s.replicas(grad)), "the handle itself holds no memory");
+        }
+    }
 
     @Test
     void buffersMoveBetweenDevicesThroughTransfersMergeBuffersAndGraphs() throws Exception {
