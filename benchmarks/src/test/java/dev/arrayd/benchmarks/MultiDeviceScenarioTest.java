@@ -24,10 +24,12 @@ class MultiDeviceScenarioTest {
         String f = "\\d+\\.\\d+";
         run.assertComplete(results, "RESULT multidevice one_tasks_per_s=" + f + " two_tasks_per_s=" + f + " speedup=" + f
                 + " explicit_ms=" + f + " auto_ms=" + f + " auto_ratio=" + f, "multidevice.png");
-        List<String[]> scaling = BenchRun.csv(results.resolve("scaling.csv"), "config,round,tasks,tasks_per_s", 4);
+        List<String[]> scaling = BenchRun.csv(results.resolve("scaling.csv"), "config,round,tasks,tasks_per_s,device_busy", 5);
         assertEquals(4, scaling.size());
         for (String[] row : scaling) {
             assertTrue(Double.parseDouble(row[3]) > 0, String.join(",", row));
+            double busy = Double.parseDouble(row[4]);
+            assertTrue(busy > 0 && busy <= 1.5, "device time over round time: " + String.join(",", row));
         }
         assertEquals(4, BenchRun.csv(results.resolve("transfer.csv"), "method,round,bytes,ms", 4).size());
     }

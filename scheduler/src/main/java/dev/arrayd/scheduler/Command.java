@@ -5,6 +5,7 @@ import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -16,6 +17,14 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Data dependencies (explicit waits, read-after-write) pass failure on; ordering-only ones
  * (write-after-read, write-after-write, stream order) only delay.
+ *
+ * <p><b>Native waits.</b> A dependency whose command is already on a native stream of the same backend
+ * (submitted to its lane, not finished) is not counted: the command takes a {@link StreamMarker} at the
+ * end of that lane and, once its other dependencies are done, is dispatched at once with
+ * {@link NativeStream#submitAfter} — the device (or the CPU stream's worker) waits, not the host. Its
+ * event still settles only after every such dependency's event has: a data dependency that failed makes
+ * it fail with that cause even though it ran (the buffers it wrote then hold what a failed input gave,
+ * and every reader of them fails the same way).
  */
 final class Command implements EventListener, CommandCallback, Runnable {
 
@@ -65,6 +74,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
             UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
             DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
             END = l.findVarHandle(Command.class, "endState", int.class);
+            NATIVE = l.findVarHandle(Command.class, "nativePending", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -86,6 +96,19 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private volatile int endState = END_NONE;
     private ArraydException endCause;
     private long endNanos;
+
+    // Native waits (see the class comment): markers of lanes it waits for natively, one per lane, taken
+    // before release(); the lanes they belong to; and the count of those dependencies whose events have
+    // not settled, plus one for its own end (the last of them settles its event).
+    private StreamMarker[] after;
+    private NativeStream[] afterLanes;
+    private int afterCount;
+    private volatile int nativePending = 1;
+    private static final VarHandle NATIVE;
+    private EventListener nativeData;
+    private EventListener nativeOrder;
+    // set once its op was handed to its lane (not run inline): a later command may take a marker there
+    volatile boolean onLane;
 
     /**
      * @param kernel        a launch's kernel, its module already retained for this command (released when it
@@ -123,6 +146,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
         lastDep = dep;
         lastDepData = true;
+        if (dependNatively(dep, true)) {
+            return;
+        }
         UNFINISHED.getAndAdd(this, 1);
         dep.onDone(this);
     }
@@ -134,12 +160,80 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
         lastDep = dep;
         lastDepData = false;
+        if (dependNatively(dep, false)) {
+            return;
+        }
         UNFINISHED.getAndAdd(this, 1);
         EventListener l = orderOnly;
         if (l == null) {
             l = orderOnly = this::orderDone;
         }
         dep.onDone(l);
+    }
+
+    /**
+     * Waits for {@code dep} on the device when its command is on a lane of this command's backend that
+     * has markers: a marker at that lane's end (one per lane) and a listener for its settling. False
+     * when the host must wait (not on a lane yet, run inline, another backend, no markers).
+     */
+    private boolean dependNatively(Event dep, boolean data) {
+        Command p = dep.owner;
+        if (p == null || op == null || !p.onLane) {
+            return false;
+        }
+        NativeStream lane = p.lane;
+        NativeStream mine = stream.nativeStream();
+        if (lane == null || mine == null || !lane.device().backend().equals(mine.device().backend())) {
+            return false;
+        }
+        StreamMarker m = null;
+        for (int i = 0; i < afterCount; i++) {
+            if (afterLanes[i] == lane) {
+                m = after[i]; // taken earlier for this lane: it covers every command submitted there before it
+            }
+        }
+        if (m == null) {
+            m = lane.mark();
+            if (m == null || !mine.canWaitFor(m)) {
+                return false;
+            }
+            if (after == null) {
+                after = new StreamMarker[2];
+                afterLanes = new NativeStream[2];
+            } else if (afterCount == after.length) {
+                after = java.util.Arrays.copyOf(after, afterCount * 2);
+                afterLanes = java.util.Arrays.copyOf(afterLanes, afterCount * 2);
+            }
+            after[afterCount] = m;
+            afterLanes[afterCount++] = lane;
+        }
+        NATIVE.getAndAdd(this, 1);
+        EventListener l;
+        if (data) {
+            l = nativeData;
+            if (l == null) {
+                l = nativeData = d -> {
+                    if (d.isFailed()) {
+                        DEP_FAILURE.compareAndSet(this, null, DependencyFailedException.of(d));
+                    }
+                    nativeSettled();
+                };
+            }
+        } else {
+            l = nativeOrder;
+            if (l == null) {
+                l = nativeOrder = d -> nativeSettled();
+            }
+        }
+        dep.onDone(l);
+        return true;
+    }
+
+    /** A dependency waited for natively has settled; the last of them (after its own end) settles the event. */
+    private void nativeSettled() {
+        if ((int) NATIVE.getAndAdd(this, -1) == 1) {
+            settle(endCause, endNanos);
+        }
     }
 
     /** Drops the submitter's hold: from here on the command starts when its dependencies are done. */
@@ -201,10 +295,24 @@ final class Command implements EventListener, CommandCallback, Runnable {
      * carrying its result.
      */
     void cancel(ArraydException cause) {
-        if (!CANCEL.compareAndSet(this, null, cause)) {
-            return;
+        if (markCancelled(cause)) {
+            dropIfQueued();
         }
-        if (state == QUEUED && queue().remove(this)) {
+    }
+
+    /**
+     * The first half of {@link #cancel}: records the cause (the first one wins; false if it had one).
+     * Cancelling several commands marks them all before dropping any: dropping one settles its event,
+     * which may make another of them ready, and that one must find itself cancelled already.
+     */
+    boolean markCancelled(ArraydException cause) {
+        return CANCEL.compareAndSet(this, null, cause);
+    }
+
+    /** The second half of {@link #cancel}: a queued command leaves the queue and fails now. */
+    void dropIfQueued() {
+        ArraydException cause = cancelCause;
+        if (cause != null && state == QUEUED && queue().remove(this)) {
             failed(cause);
         }
     }
@@ -234,7 +342,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
             failed(event.isDone() ? event.failure() : cancelCause);
             return;
         }
-        if (fastPath) {
+        if (fastPath && afterCount == 0) {
             // Short and ready: run it here. Its completion may make other short commands ready on
             // this thread; the trampoline runs those after this one instead of nesting them.
             Trampoline.run(this);
@@ -262,7 +370,18 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     private void submitToLane() {
         try {
-            lane.submit(op, this);
+            if (afterCount == 0) {
+                lane.submit(op, this);
+            } else {
+                StreamMarker[] markers = afterCount == after.length ? after : java.util.Arrays.copyOf(after, afterCount);
+                for (StreamMarker m : markers) {
+                    if (!lane.canWaitFor(m)) {
+                        throw new IllegalStateException(m + " cannot be waited for on " + lane);
+                    }
+                }
+                lane.submitAfter(markers, op, this);
+            }
+            onLane = true;
         } catch (RuntimeException e) {
             failed(e instanceof ArraydException a ? a
                     : new ArraydException(ErrorCode.INTERNAL, "submit to " + stream + " failed: " + e, e));
@@ -294,8 +413,21 @@ final class Command implements EventListener, CommandCallback, Runnable {
         Trampoline.run(this);
     }
 
-    /** Exactly once: frees its slot if it had one, then settles its event. */
+    /**
+     * Its device work is over (or it never ran): settles now, or — when it waited natively for commands
+     * whose events have not settled yet — once the last of them has (see {@link #nativeSettled}).
+     */
     private void end(ArraydException cause, long deviceNanos) {
+        if (afterCount == 0 || (int) NATIVE.getAndAdd(this, -1) == 1) {
+            settle(cause, deviceNanos);
+        }
+    }
+
+    /** Exactly once: frees its slot if it had one, then settles its event. */
+    private void settle(ArraydException cause, long deviceNanos) {
+        if (cause == null && afterCount > 0 && depFailure != null) {
+            cause = depFailure; // it ran, but on what a failed command left: it fails with that cause
+        }
         int was = (int) STATE.getAndSet(this, DONE);
         if (was == DONE) {
             return;

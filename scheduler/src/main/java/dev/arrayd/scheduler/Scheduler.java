@@ -2013,8 +2013,19 @@ public final class Scheduler implements AutoCloseable {
                 found.add(c);
             }
         }
-        found.forEach(c -> c.cancel(cause));
+        cancelAll(found, cause);
         return found.size();
+    }
+
+    /** Marks every one cancelled, then drops the queued ones (see {@link Command#markCancelled}). */
+    private static void cancelAll(List<Command> found, ArraydException cause) {
+        List<Command> marked = new ArrayList<>(found.size());
+        for (Command c : found) {
+            if (c.markCancelled(cause)) {
+                marked.add(c);
+            }
+        }
+        marked.forEach(Command::dropIfQueued);
     }
 
     /**
@@ -2033,7 +2044,7 @@ public final class Scheduler implements AutoCloseable {
                 found.add(c);
             }
         }
-        found.forEach(c -> c.cancel(cause));
+        cancelAll(found, cause);
         return found.size();
     }
 

@@ -12,6 +12,7 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.StreamMarker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -38,6 +39,8 @@ final class FakeDevice implements Device {
     private final List<FakeStream> streams = new ArrayList<>();
     private final AtomicInteger streamsOpen = new AtomicInteger();
     final AtomicInteger inlineRuns = new AtomicInteger();
+    /** Commands handed to a stream behind native markers ({@code submitAfter}). */
+    final AtomicInteger nativeWaits = new AtomicInteger();
     private long allocated;
     private volatile boolean jitter = true;
     private volatile boolean peer;
@@ -263,6 +266,16 @@ final class FakeDevice implements Device {
                             Thread.yield();
                         }
                     }
+                    if (it.cb() instanceof Marking mk) {
+                        inFlight.decrementAndGet();
+                        mk.marker().reach();
+                        continue;
+                    }
+                    if (it.cb() instanceof Ordered o) {
+                        for (StreamMarker m : o.after()) {
+                            ((FakeMarker) m).await();
+                        }
+                    }
                     passGate();
                     try {
                         long nanos = run(it.cmd());
@@ -286,6 +299,32 @@ final class FakeDevice implements Device {
         @Override
         public DeviceId device() {
             return id;
+        }
+
+        /** Native markers, so that the scheduler's native waits run in every test on fake devices too. */
+        @Override
+        public StreamMarker mark() {
+            FakeMarker m = new FakeMarker();
+            if (closed) {
+                m.reach();
+                return m;
+            }
+            inFlight.incrementAndGet();
+            queue.add(new Item(null, new Marking(m)));
+            return m;
+        }
+
+        @Override
+        public boolean canWaitFor(StreamMarker marker) {
+            return marker instanceof FakeMarker;
+        }
+
+        @Override
+        public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+            FakeMarker m = new FakeMarker();
+            nativeWaits.incrementAndGet();
+            submit(command, new Ordered(callback, after.clone(), m));
+            return m;
         }
 
         @Override
@@ -334,6 +373,54 @@ final class FakeDevice implements Device {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** A fake stream's marker: a latch its worker opens. */
+    static final class FakeMarker implements StreamMarker {
+        private final java.util.concurrent.CountDownLatch latch = new java.util.concurrent.CountDownLatch(1);
+
+        void reach() {
+            latch.countDown();
+        }
+
+        void await() throws InterruptedException {
+            if (!latch.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("a fake marker was not reached within 60 s (a cycle of waits?)");
+            }
+        }
+
+        @Override
+        public boolean isReached() {
+            return latch.getCount() == 0;
+        }
+    }
+
+    /** A marker node in a fake stream's queue. */
+    private record Marking(FakeMarker marker) implements CommandCallback {
+        @Override
+        public void completed(long deviceNanos) {
+            marker.reach();
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+            marker.reach();
+        }
+    }
+
+    /** A command that waits for markers, and reaches its own when done. */
+    private record Ordered(CommandCallback inner, StreamMarker[] after, FakeMarker mark) implements CommandCallback {
+        @Override
+        public void completed(long deviceNanos) {
+            mark.reach();
+            inner.completed(deviceNanos);
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+            mark.reach();
+            inner.failed(cause);
         }
     }
 }

@@ -32,6 +32,16 @@ public interface NativeStream extends AutoCloseable {
     }
 
     /**
+     * A marker reached once every command submitted to this stream before the call has finished (a
+     * marker at the stream's current end, like {@code cuEventRecord}); null where this backend has no
+     * markers. It may be reached later than the command a caller cares about (commands submitted after
+     * that one count too), never earlier.
+     */
+    default StreamMarker mark() {
+        return null;
+    }
+
+    /**
      * Whether commands of this stream can wait for {@code marker} natively: it comes from a stream of
      * the same backend (for some backends, of the same device) that supports markers.
      */

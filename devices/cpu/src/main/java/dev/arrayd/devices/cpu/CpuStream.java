@@ -131,6 +131,36 @@ final class CpuStream implements NativeStream {
 
     private static final CpuMarker[] NO_MARKERS = new CpuMarker[0];
 
+    /** A marker node in the queue: the worker reaches it when everything before it has run. */
+    private record MarkNode(CpuMarker marker) implements CommandCallback {
+        @Override
+        public void completed(long deviceNanos) {
+            marker.reach();
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+            marker.reach();
+        }
+    }
+
+    @Override
+    public StreamMarker mark() {
+        CpuMarker m = new CpuMarker(device.owner());
+        pending.incrementAndGet();
+        if (closing) {
+            pending.decrementAndGet();
+            LockSupport.unpark(worker);
+            m.reach(); // nothing will run on this stream any more
+            return m;
+        }
+        queue.offer(null, new MarkNode(m));
+        if (parked) {
+            LockSupport.unpark(worker);
+        }
+        return m;
+    }
+
     @Override
     public void submit(DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
@@ -211,6 +241,11 @@ final class CpuStream implements NativeStream {
                     DeviceCommand command = node.command();
                     CommandCallback callback = node.callback();
                     node.release();
+                    if (callback instanceof MarkNode mark) {
+                        pending.decrementAndGet();
+                        mark.marker().reach();
+                        continue;
+                    }
                     if (callback instanceof Ordered o) {
                         o.awaitAfter(); // before taking a compute slot: a waiting stream holds none
                     }

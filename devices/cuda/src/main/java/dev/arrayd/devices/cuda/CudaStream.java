@@ -159,6 +159,25 @@ final class CudaStream implements NativeStream {
         return marker;
     }
 
+    /** The callback of a marker taken with {@link #mark()}: nothing to report. */
+    private static final CommandCallback NOTHING = new CommandCallback() {
+        @Override
+        public void completed(long deviceNanos) {
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+        }
+    };
+
+    /** A {@code CUevent} recorded at the stream's current end (by the worker, in order). */
+    @Override
+    public StreamMarker mark() {
+        CudaMarker marker = new CudaMarker();
+        offer(new Item(null, null, NOTHING, null, marker));
+        return marker;
+    }
+
     /** Markers of any CUDA stream, of any device: {@code cuStreamWaitEvent} takes events of other contexts. */
     @Override
     public boolean canWaitFor(StreamMarker marker) {
@@ -333,6 +352,13 @@ final class CudaStream implements NativeStream {
                 for (CudaMarker m : item.waitFor()) {
                     m.enqueueWait(stream, WAIT_LIMIT_NANOS, toString());
                 }
+            }
+            if (item.command() == null && item.peer() == null) {
+                // mark(): nothing to run; the marker is recorded below, at the stream's current end
+                if (item.mark() != null) {
+                    item.mark().arm(stream, toString());
+                }
+                return f;
             }
             f.start = event();
             CudaErrors.check(JCudaDriver.cuEventRecord(f.start, stream), "cuEventRecord on " + this);

@@ -143,6 +143,23 @@ final class OpenClStream implements NativeStream {
 
     private static final ClMarker[] NO_MARKERS = new ClMarker[0];
 
+    /** The callback of a marker taken with {@link #mark()}: nothing to report. */
+    private static final CommandCallback NOTHING = new CommandCallback() {
+        @Override
+        public void completed(long deviceNanos) {
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+        }
+    };
+
+    /** An OpenCL marker ({@code clEnqueueMarkerWithWaitList}) at the queue's current end. */
+    @Override
+    public StreamMarker mark() {
+        return submitAfter(NO_MARKERS, null, NOTHING);
+    }
+
     /** How long a worker waits for another stream to enqueue a command it must wait for. */
     private static final long MARKER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
@@ -213,7 +230,11 @@ final class OpenClStream implements NativeStream {
                         }
                     }
                     if (f.failure == null) {
-                        enqueue(f);
+                        if (f.command == null && ordered != null) {
+                            enqueueMarker(f); // mark(): nothing to run, an event at the queue's end
+                        } else {
+                            enqueue(f);
+                        }
                     }
                     if (ordered != null) {
                         ordered.mark().arm(f.failure == null ? f.tail() : null);
@@ -265,6 +286,16 @@ final class OpenClStream implements NativeStream {
             f.failure = ClErrors.toArrayd(e, describe(f.command) + " on " + device.id());
         } catch (Throwable t) {
             f.failure = new ArraydException(ErrorCode.INTERNAL, describe(f.command) + " failed on " + device.id() + ": " + t, t);
+        }
+    }
+
+    private void enqueueMarker(InFlight f) {
+        try {
+            cl_event e = new cl_event();
+            CL.clEnqueueMarkerWithWaitList(queue, 0, null, e);
+            f.track(e);
+        } catch (CLException e) {
+            f.failure = ClErrors.toArrayd(e, "a marker on " + this);
         }
     }
 

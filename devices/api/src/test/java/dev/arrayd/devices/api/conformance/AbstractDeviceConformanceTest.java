@@ -755,6 +755,47 @@ public abstract class AbstractDeviceConformanceTest {
         waiting.close();
     }
 
+    /** {@link NativeStream#mark()}: a marker at a stream's current end, taken after the commands were submitted. */
+    @Test
+    void aMarkAtAStreamsEndOrdersACommandOfAnotherStream() {
+        NativeStream marking = device.newStream("marking");
+        NativeStream waiting = device.newStream("waiting");
+        long bytes = 8L << 20;
+        MemRef big = slab(1, bytes);
+        MemRef out = slab(2, 4096);
+        List<CompletableFuture<Long>> fills = new ArrayList<>();
+        for (int i = 1; i <= 16; i++) {
+            fills.add(submit(marking, new DeviceCommand.Fill(big, i, 1)));
+        }
+        StreamMarker marker = marking.mark();
+        if (marker == null) {
+            System.out.println("[conformance] " + backendName() + ": no native markers; streams are ordered by the host");
+        } else {
+            assertTrue(waiting.canWaitFor(marker));
+            CompletableFuture<Long> copied = new CompletableFuture<>();
+            waiting.submitAfter(new StreamMarker[] {marker}, new DeviceCommand.Copy(new MemRef(1, bytes - 4096, 4096), out),
+                    into(copied));
+            await(copied);
+            assertTrue(fills.getLast().isDone() || marker.isReached(), "the copy ran after the marked end");
+            MemorySegment back = download(waiting, out);
+            for (long i = 0; i < 4096; i++) {
+                assertEquals((byte) 16, back.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " copied after the last fill");
+            }
+            assertTrue(waiting.mark() != null);
+        }
+        fills.forEach(AbstractDeviceConformanceTest::await);
+        StreamMarker idle = marking.mark();
+        if (idle != null) {
+            // an idle stream's marker is reached without anything else being submitted
+            CompletableFuture<Long> after = new CompletableFuture<>();
+            waiting.submitAfter(new StreamMarker[] {idle}, new DeviceCommand.Fill(out, 1, 1), into(after));
+            await(after);
+            assertTrue(idle.isReached());
+        }
+        marking.close();
+        waiting.close();
+    }
+
     @Test
     void aMarkerOfARefusedCommandIsReachedSoNoWaiterHangs() {
         NativeStream closed = device.newStream("closed");

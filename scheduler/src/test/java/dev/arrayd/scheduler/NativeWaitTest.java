@@ -1,0 +1,100 @@
+package dev.arrayd.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Dependencies on commands already on a lane are waited for by the device (markers), not the host:
+ * the dependent is handed to its lane at once, and still fails when a data dependency failed.
+ */
+class NativeWaitTest {
+
+    SchedulerFixture f;
+    Scheduler sch;
+    Session s;
+    Map<String, CompiledKernel> k;
+    long nextEvent = 1;
+
+    @BeforeEach
+    void setUp() {
+        f = new SchedulerFixture(2);
+        sch = f.scheduler;
+        s = sch.openSession("native", 10_000);
+        k = f.compileAll(s);
+    }
+
+    @AfterEach
+    void tearDown() {
+        sch.closeSession(s);
+        f.close();
+    }
+
+    private Buffer buf(String device) {
+        return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", MemoryMode.DEVICE);
+    }
+
+    private static CommandSpec.Arg arg(Buffer b) {
+        return new CommandSpec.BufferArg(b.handle());
+    }
+
+    private static CommandSpec.Arg sc(long v) {
+        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
+    }
+
+    private Event submit(String kernel, String device, CommandSpec.Arg... args) {
+        return sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0, new CommandSpec.LaunchOp(k.get(kernel).handle(),
+                new long[] {4}, null, List.of(args), device))), null).getFirst();
+    }
+
+    private long[] read(Buffer b) throws Exception {
+        Event e = sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0,
+                new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst().toFuture().get(10, TimeUnit.SECONDS);
+        long[] out = new long[4];
+        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
+        return out;
+    }
+
+    @Test
+    void aCommandReadingWhatALaneIsStillComputingIsHandedToItsLaneAtOnce() throws Exception {
+        Buffer a = buf("fake:0");
+        Buffer b = buf("fake:0");
+        f.devices.forEach(FakeDevice::hold); // the writer stays on its lane, unfinished
+        Event write = submit("set", "fake:0", arg(a), sc(2));
+        Event read = submit("mix", "fake:0", arg(a), arg(b), sc(1));
+        int waits = f.devices.get(0).nativeWaits.get();
+        assertTrue(waits >= 1, "the dependent went to its lane behind a marker: " + waits);
+        assertTrue(!write.isDone() && !read.isDone());
+        f.devices.forEach(FakeDevice::open);
+        assertEquals(EventState.SUCCEEDED, read.toFuture().get(10, TimeUnit.SECONDS).state());
+        assertArrayEquals(new long[] {2, 4, 6, 8}, read(b)); // b = 0 * 3 + a + 1, a = 2i + 1
+    }
+
+    @Test
+    void aNativelyOrderedDependentOfAFailedCommandFailsWithItsCause() throws Exception {
+        Buffer a = buf("fake:0");
+        Buffer b = buf("fake:0");
+        f.devices.forEach(FakeDevice::hold);
+        Event boom = submit("boom", "fake:0", arg(a));
+        Event dependent = submit("mix", "fake:0", arg(a), arg(b), sc(1));
+        assertTrue(f.devices.get(0).nativeWaits.get() >= 1);
+        f.devices.forEach(FakeDevice::open);
+        Event d = dependent.toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.FAILED, d.state());
+        assertEquals(ErrorCode.OUT_OF_RANGE, d.failure().code(), d.failure()::toString);
+        assertTrue(d.failure() instanceof DependencyFailedException, d.failure()::toString);
+        assertEquals(EventState.FAILED, boom.toFuture().get(10, TimeUnit.SECONDS).state());
+    }
+}
