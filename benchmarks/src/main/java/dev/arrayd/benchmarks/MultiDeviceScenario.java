@@ -45,8 +45,9 @@ import picocli.CommandLine.Option;
                         + "multidevice one_tasks_per_s=.. two_tasks_per_s=.. speedup=.. explicit_ms=.. auto_ms=.. auto_ratio=.."})
 final class MultiDeviceScenario implements Scenario {
 
-    static final int DEFAULT_ROUNDS = 5;
-    static final int DEFAULT_WARMUP = 2;
+    static final int DEFAULT_ROUNDS = 10;
+    /** Warm-up rounds: enough for the JIT to have compiled the daemon's and the client's paths (about 600 tasks). */
+    static final int DEFAULT_WARMUP = 20;
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -54,8 +55,8 @@ final class MultiDeviceScenario implements Scenario {
     @Option(names = "--graphs", defaultValue = "32", description = "Independent tasks per round (default: ${DEFAULT-VALUE}).")
     int graphs;
 
-    @Option(names = "--iterations-per-task", defaultValue = "200000",
-            description = "Kernel iterations of one task (default: ${DEFAULT-VALUE}, a few ms).")
+    @Option(names = "--iterations-per-task", defaultValue = "2000000",
+            description = "Kernel iterations of one task (default: ${DEFAULT-VALUE}, about 4.5 ms on the development VM).")
     long taskIterations;
 
     @Option(names = "--size", paramLabel = "MIB", defaultValue = "64", description = "MiB per transfer (default: ${DEFAULT-VALUE}).")

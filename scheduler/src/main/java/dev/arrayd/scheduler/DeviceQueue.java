@@ -95,6 +95,8 @@ final class DeviceQueue {
     private int queued;
     private double avgCost = INITIAL_COST_NANOS;
     private long earliestDeadline = CommandSpec.NO_DEADLINE;
+    // told when a queued command brings the earliest deadline forward (the scheduler arms its timer)
+    private volatile java.util.function.LongConsumer earlierDeadline = d -> { };
 
     DeviceQueue(List<NativeStream> shared, int depth, LongSupplier clock) {
         this.shared = shared.toArray(NativeStream[]::new);
@@ -113,6 +115,16 @@ final class DeviceQueue {
 
     LongSupplier clock() {
         return clock;
+    }
+
+    /** Who to tell when a queued command's deadline is earlier than every other queued one's. */
+    void onEarlierDeadline(java.util.function.LongConsumer listener) {
+        this.earlierDeadline = listener;
+    }
+
+    /** The earliest deadline among the queued commands (an upper bound: expired or dispatched ones may linger). */
+    synchronized long earliestDeadline() {
+        return queued == 0 ? CommandSpec.NO_DEADLINE : earliestDeadline;
     }
 
     /** Commands waiting here for a slot. */
@@ -412,6 +424,7 @@ final class DeviceQueue {
         queued++;
         if (c.deadlineNanos < earliestDeadline) {
             earliestDeadline = c.deadlineNanos;
+            earlierDeadline.accept(c.deadlineNanos); // lock order: this queue, then the scheduler's timer
         }
         c.state = Command.QUEUED;
     }

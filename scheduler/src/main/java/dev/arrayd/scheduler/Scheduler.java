@@ -111,16 +111,51 @@ public final class Scheduler implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        // A queue with no deadline in it costs this tick one comparison per device.
-        deadlineTimer.scheduleWithFixedDelay(this::expireDeadlinesQuietly, DEADLINE_TICK_MICROS, DEADLINE_TICK_MICROS,
-                TimeUnit.MICROSECONDS);
+        // No periodic tick: an idle daemon wakes for nothing. A queue that gets an earlier deadline arms
+        // the timer for it; each expiry run re-arms for the earliest deadline left.
+        for (DeviceRuntime d : deviceList) {
+            d.queue().onEarlierDeadline(this::armDeadline);
+        }
     }
 
-    /**
-     * How often queued commands are checked against their deadlines (a command is also checked when it
-     * becomes ready and when it is dispatched, exactly).
-     */
-    static final long DEADLINE_TICK_MICROS = 2_000;
+    /** Shortest wait of the deadline timer: a deadline is met within this much (and the dispatcher checks exactly). */
+    static final long MIN_DEADLINE_DELAY_NANOS = 100_000;
+
+    // the deadline the timer is armed for (NO_DEADLINE: not armed); guarded by deadlineArm
+    private final Object deadlineArm = new Object();
+    private long armedFor = CommandSpec.NO_DEADLINE;
+
+    /** Makes sure the timer runs at {@code deadlineNanos} (scheduler clock) or earlier. */
+    private void armDeadline(long deadlineNanos) {
+        synchronized (deadlineArm) {
+            if (deadlineNanos >= armedFor) {
+                return;
+            }
+            armedFor = deadlineNanos;
+            // at least MIN_DEADLINE_DELAY: a clock that does not move with time (tests) must not spin the timer
+            long delay = Math.max(MIN_DEADLINE_DELAY_NANOS, deadlineNanos - nanoTime.getAsLong());
+            try {
+                deadlineTimer.schedule(this::deadlineReached, delay, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                armedFor = CommandSpec.NO_DEADLINE; // shut down: commands are checked when dispatched
+            }
+        }
+    }
+
+    /** The timer: drops what expired, then re-arms for the earliest deadline still queued. */
+    private void deadlineReached() {
+        synchronized (deadlineArm) {
+            armedFor = CommandSpec.NO_DEADLINE;
+        }
+        expireDeadlinesQuietly();
+        long next = CommandSpec.NO_DEADLINE;
+        for (DeviceRuntime d : deviceList) {
+            next = Math.min(next, d.queue().earliestDeadline());
+        }
+        if (next != CommandSpec.NO_DEADLINE) {
+            armDeadline(next);
+        }
+    }
 
     public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers) {
         this(config, devices, compilers, System::nanoTime);
@@ -2050,7 +2085,7 @@ public final class Scheduler implements AutoCloseable {
 
     /**
      * Fails, with DEADLINE_EXCEEDED, every queued command whose deadline has passed on the scheduler's
-     * clock, and so everything that waits on them. A timer calls it every {@value #DEADLINE_TICK_MICROS} µs;
+     * clock, and so everything that waits on them. A timer calls it at the earliest queued deadline;
      * tests on a fake clock call it after moving the clock. Commands waiting for dependencies are checked
      * when they become ready, and every command once more when it is dispatched.
      *

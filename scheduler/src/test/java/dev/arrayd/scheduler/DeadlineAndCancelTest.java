@@ -12,6 +12,7 @@ import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -83,7 +84,7 @@ class DeadlineAndCancelTest {
         assertEquals(1, sch.devices().getFirst().queuedCommands());
         assertEquals(0, sch.expireDeadlines(), "not yet");
         clock.set(1_500);
-        // this call or the scheduler's own deadline tick (every 2 ms) expires it, whichever comes first
+        // this call or the scheduler's own deadline timer (armed for 1 500) expires it, whichever comes first
         assertTrue(sch.expireDeadlines() <= 1);
         assertEquals(EventState.FAILED, await(late).state());
         assertEquals(ErrorCode.DEADLINE_EXCEEDED, code(late));
@@ -94,6 +95,32 @@ class DeadlineAndCancelTest {
         dev.open();
         assertEquals(EventState.SUCCEEDED, await(running).state(), "the running command was not touched");
         assertEquals(List.of(1L), dev.executed.stream().map(FairShareTest::tag).toList(), "nothing expired ran");
+    }
+
+    /** On the real clock, nobody calls expireDeadlines: the timer armed for the deadline drops the command. */
+    @Test
+    void theTimerArmedForAQueuedDeadlineDropsTheCommandOnTheRealClock() throws Exception {
+        try (SchedulerFixture real = new SchedulerFixture(1, 1L << 24, 1L << 20, 1, System::nanoTime)) {
+            Scheduler rs = real.scheduler;
+            Session rsess = rs.openSession("real-clock", 10_000);
+            Buffer x = rs.createBuffer(rsess, DType.I64, new long[] {4}, "", "");
+            Buffer y = rs.createBuffer(rsess, DType.I64, new long[] {4}, "", "");
+            long st = rs.createStream(rsess, "").handle();
+            await(rs.stream(rsess, 0, "").allWork());
+            FakeDevice d = real.devices.getFirst();
+            d.hold();
+            Event running = rs.submit(rsess, List.of(fill(1, x, 1, st, null)), null).getFirst();
+            long deadline = System.nanoTime() + 20_000_000; // 20 ms
+            Event queued = rs.submit(rsess, List.of(new CommandSpec(2, null, 0, new CommandSpec.FillOp(y.handle(),
+                    KernelArg.Scalar.i64(7), 0, 0), deadline, null)), null).getFirst();
+            assertEquals(1, rs.devices().getFirst().queuedCommands());
+            Event e = queued.toFuture().get(10, TimeUnit.SECONDS); // settles without the device letting go
+            assertEquals(ErrorCode.DEADLINE_EXCEEDED, code(e));
+            assertTrue(System.nanoTime() >= deadline);
+            d.open();
+            assertEquals(EventState.SUCCEEDED, await(running).state());
+            rs.closeSession(rsess);
+        }
     }
 
     @Test
