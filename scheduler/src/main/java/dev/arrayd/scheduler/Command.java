@@ -74,7 +74,6 @@ final class Command implements EventListener, CommandCallback, Runnable {
             UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
             DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
             END = l.findVarHandle(Command.class, "endState", int.class);
-            NATIVE = l.findVarHandle(Command.class, "nativePending", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -97,18 +96,67 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private ArraydException endCause;
     private long endNanos;
 
-    // Native waits (see the class comment): markers of lanes it waits for natively, one per lane, taken
-    // before release(); the lanes they belong to; and the count of those dependencies whose events have
-    // not settled, plus one for its own end (the last of them settles its event).
-    private StreamMarker[] after;
-    private NativeStream[] afterLanes;
-    private int afterCount;
-    private volatile int nativePending = 1;
-    private static final VarHandle NATIVE;
-    private EventListener nativeData;
-    private EventListener nativeOrder;
+    // Native waits (see the class comment), made when it takes its first marker: most commands have none,
+    // and a command is allocated for every submission, so they live in a side object
+    private NativeWaits nativeWaits;
     // set once its op was handed to its lane (not run inline): a later command may take a marker there
     volatile boolean onLane;
+
+    /**
+     * The markers of the lanes a command waits for natively (one per lane, taken before release()), and
+     * the count of those dependencies whose events have not settled, plus one for the command's own end:
+     * whichever brings it to zero settles the command's event.
+     */
+    private static final class NativeWaits {
+        private static final VarHandle PENDING;
+
+        static {
+            try {
+                PENDING = MethodHandles.lookup().findVarHandle(NativeWaits.class, "pending", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        StreamMarker[] markers = new StreamMarker[2];
+        NativeStream[] lanes = new NativeStream[2];
+        int count;
+        volatile int pending = 1;
+        EventListener data;
+        EventListener order;
+
+        /** The marker already taken on {@code lane}, or null. */
+        StreamMarker on(NativeStream lane) {
+            for (int i = 0; i < count; i++) {
+                if (lanes[i] == lane) {
+                    return markers[i];
+                }
+            }
+            return null;
+        }
+
+        void add(NativeStream lane, StreamMarker m) {
+            if (count == markers.length) {
+                markers = java.util.Arrays.copyOf(markers, count * 2);
+                lanes = java.util.Arrays.copyOf(lanes, count * 2);
+            }
+            markers[count] = m;
+            lanes[count++] = lane;
+        }
+
+        StreamMarker[] markers() {
+            return count == markers.length ? markers : java.util.Arrays.copyOf(markers, count);
+        }
+
+        /** True for whoever takes the count to zero. */
+        boolean settledOne() {
+            return (int) PENDING.getAndAdd(this, -1) == 1;
+        }
+
+        void waitForOneMore() {
+            PENDING.getAndAdd(this, 1);
+        }
+    }
 
     /**
      * @param kernel        a launch's kernel, its module already retained for this command (released when it
@@ -186,33 +234,24 @@ final class Command implements EventListener, CommandCallback, Runnable {
         if (lane == null || mine == null || !lane.device().backend().equals(mine.device().backend())) {
             return false;
         }
-        StreamMarker m = null;
-        for (int i = 0; i < afterCount; i++) {
-            if (afterLanes[i] == lane) {
-                m = after[i]; // taken earlier for this lane: it covers every command submitted there before it
-            }
-        }
+        NativeWaits nw = nativeWaits;
+        StreamMarker m = nw == null ? null : nw.on(lane); // one taken earlier covers every command submitted before it
         if (m == null) {
             m = lane.mark();
             if (m == null || !mine.canWaitFor(m)) {
                 return false;
             }
-            if (after == null) {
-                after = new StreamMarker[2];
-                afterLanes = new NativeStream[2];
-            } else if (afterCount == after.length) {
-                after = java.util.Arrays.copyOf(after, afterCount * 2);
-                afterLanes = java.util.Arrays.copyOf(afterLanes, afterCount * 2);
+            if (nw == null) {
+                nw = nativeWaits = new NativeWaits();
             }
-            after[afterCount] = m;
-            afterLanes[afterCount++] = lane;
+            nw.add(lane, m);
         }
-        NATIVE.getAndAdd(this, 1);
+        nw.waitForOneMore();
         EventListener l;
         if (data) {
-            l = nativeData;
+            l = nw.data;
             if (l == null) {
-                l = nativeData = d -> {
+                l = nw.data = d -> {
                     if (d.isFailed()) {
                         DEP_FAILURE.compareAndSet(this, null, DependencyFailedException.of(d));
                     }
@@ -220,9 +259,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
                 };
             }
         } else {
-            l = nativeOrder;
+            l = nw.order;
             if (l == null) {
-                l = nativeOrder = d -> nativeSettled();
+                l = nw.order = d -> nativeSettled();
             }
         }
         dep.onDone(l);
@@ -231,7 +270,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     /** A dependency waited for natively has settled; the last of them (after its own end) settles the event. */
     private void nativeSettled() {
-        if ((int) NATIVE.getAndAdd(this, -1) == 1) {
+        if (nativeWaits.settledOne()) {
             settle(endCause, endNanos);
         }
     }
@@ -342,7 +381,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
             failed(event.isDone() ? event.failure() : cancelCause);
             return;
         }
-        if (fastPath && afterCount == 0) {
+        if (fastPath && nativeWaits == null) {
             // Short and ready: run it here. Its completion may make other short commands ready on
             // this thread; the trampoline runs those after this one instead of nesting them.
             Trampoline.run(this);
@@ -370,10 +409,10 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     private void submitToLane() {
         try {
-            if (afterCount == 0) {
+            if (nativeWaits == null) {
                 lane.submit(op, this);
             } else {
-                StreamMarker[] markers = afterCount == after.length ? after : java.util.Arrays.copyOf(after, afterCount);
+                StreamMarker[] markers = nativeWaits.markers();
                 for (StreamMarker m : markers) {
                     if (!lane.canWaitFor(m)) {
                         throw new IllegalStateException(m + " cannot be waited for on " + lane);
@@ -418,14 +457,14 @@ final class Command implements EventListener, CommandCallback, Runnable {
      * whose events have not settled yet — once the last of them has (see {@link #nativeSettled}).
      */
     private void end(ArraydException cause, long deviceNanos) {
-        if (afterCount == 0 || (int) NATIVE.getAndAdd(this, -1) == 1) {
+        if (nativeWaits == null || nativeWaits.settledOne()) {
             settle(cause, deviceNanos);
         }
     }
 
     /** Exactly once: frees its slot if it had one, then settles its event. */
     private void settle(ArraydException cause, long deviceNanos) {
-        if (cause == null && afterCount > 0 && depFailure != null) {
+        if (cause == null && nativeWaits != null && depFailure != null) {
             cause = depFailure; // it ran, but on what a failed command left: it fails with that cause
         }
         int was = (int) STATE.getAndSet(this, DONE);
