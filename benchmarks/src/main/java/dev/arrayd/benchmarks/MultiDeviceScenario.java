@@ -46,8 +46,8 @@ import picocli.CommandLine.Option;
 final class MultiDeviceScenario implements Scenario {
 
     static final int DEFAULT_ROUNDS = 10;
-    /** Warm-up rounds: enough for the JIT to have compiled the daemon's and the client's paths (about 600 tasks). */
-    static final int DEFAULT_WARMUP = 20;
+    /** Warm-up rounds: enough for the JIT to have compiled the daemon's and the client's paths (about 2,000 tasks). */
+    static final int DEFAULT_WARMUP = 60;
 
     @Mixin
     BenchOptions options = new BenchOptions();

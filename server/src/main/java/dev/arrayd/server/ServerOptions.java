@@ -23,7 +23,7 @@ import java.nio.file.Path;
  * @param cacheDir          the CPU backend's compiled-kernel cache (null = its default,
  *                          {@code $XDG_CACHE_HOME/arrayd/kernels} or {@code ~/.cache/arrayd/kernels})
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
- * @param cpuNice           nice value added to the CPU devices' kernel threads (default 5; 0 = unchanged)
+ * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */

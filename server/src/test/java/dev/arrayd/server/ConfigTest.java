@@ -92,8 +92,8 @@ class ConfigTest {
     }
 
     @Test
-    void cpuNiceDefaultsToFiveAndIsChecked() {
-        assertEquals(5, ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_NICE));
+    void cpuNiceDefaultsToTenAndIsChecked() {
+        assertEquals(10, ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_NICE));
         assertEquals(0, ConfigResolver.resolve(Map.of("cpu-nice", "0"), Map.of(), null).get(ArraydConfig.CPU_NICE));
         ConfigException e = assertThrows(ConfigException.class,
                 () -> ConfigResolver.resolve(Map.of("cpu-nice", "20"), Map.of(), null));

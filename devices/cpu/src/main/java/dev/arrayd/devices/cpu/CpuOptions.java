@@ -40,7 +40,7 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     /** Most worker threads one device may ask for: far past any core count, short of a thread bomb. */
     public static final int MAX_DEVICE_THREADS = 1024;
     /** Nice value added to kernel threads by default. */
-    public static final int DEFAULT_COMPUTE_NICE = 5;
+    public static final int DEFAULT_COMPUTE_NICE = 10;
 
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
