@@ -304,14 +304,15 @@ final class FakeDevice implements Device {
         /** Native markers, so that the scheduler's native waits run in every test on fake devices too. */
         @Override
         public StreamMarker mark() {
-            FakeMarker m = new FakeMarker();
-            if (closed) {
-                m.reach();
+            synchronized (this) { // not behind the STOP of a close racing with it: never reached, a waiter would hang
+                if (closed) {
+                    return null; // its last commands may still run
+                }
+                FakeMarker m = new FakeMarker();
+                inFlight.incrementAndGet();
+                queue.add(new Item(null, new Marking(m)));
                 return m;
             }
-            inFlight.incrementAndGet();
-            queue.add(new Item(null, new Marking(m)));
-            return m;
         }
 
         @Override
@@ -320,21 +321,21 @@ final class FakeDevice implements Device {
         }
 
         @Override
-        public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
-            FakeMarker m = new FakeMarker();
+        public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
             nativeWaits.incrementAndGet();
-            submit(command, new Ordered(callback, after.clone(), m));
-            return m;
+            submit(command, new Ordered(callback, after.clone()));
         }
 
         @Override
         public void submit(DeviceCommand command, CommandCallback callback) {
-            if (closed) {
-                throw new ArraydException(ErrorCode.UNAVAILABLE, "stream closed");
+            synchronized (this) {
+                if (closed) {
+                    throw new ArraydException(ErrorCode.UNAVAILABLE, "stream closed");
+                }
+                inFlight.incrementAndGet();
+                handed.add(command);
+                queue.add(new Item(command, callback));
             }
-            inFlight.incrementAndGet();
-            handed.add(command);
-            queue.add(new Item(command, callback));
         }
 
         /** Runs on the caller's thread half of the time, so both paths get exercised. */
@@ -363,11 +364,13 @@ final class FakeDevice implements Device {
 
         @Override
         public void close() {
-            if (closed) {
-                return;
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+                queue.add(STOP);
             }
-            closed = true;
-            queue.add(STOP);
             try {
                 worker.join();
             } catch (InterruptedException e) {
@@ -409,17 +412,15 @@ final class FakeDevice implements Device {
         }
     }
 
-    /** A command that waits for markers, and reaches its own when done. */
-    private record Ordered(CommandCallback inner, StreamMarker[] after, FakeMarker mark) implements CommandCallback {
+    /** A command that waits for markers before it runs. */
+    private record Ordered(CommandCallback inner, StreamMarker[] after) implements CommandCallback {
         @Override
         public void completed(long deviceNanos) {
-            mark.reach();
             inner.completed(deviceNanos);
         }
 
         @Override
         public void failed(ArraydException cause) {
-            mark.reach();
             inner.failed(cause);
         }
     }

@@ -6,6 +6,17 @@ package dev.arrayd.devices.api;
  */
 public interface CommandCallback {
 
+    /** Nothing to report: for a backend's own queue entries that carry no caller (a marker's). */
+    CommandCallback NONE = new CommandCallback() {
+        @Override
+        public void completed(long deviceNanos) {
+        }
+
+        @Override
+        public void failed(ArraydException cause) {
+        }
+    };
+
     /** @param deviceNanos time the command spent executing on the device */
     void completed(long deviceNanos);
 

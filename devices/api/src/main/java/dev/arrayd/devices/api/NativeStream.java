@@ -22,19 +22,10 @@ public interface NativeStream extends AutoCloseable {
     }
 
     /**
-     * Submits like {@link #submit}, and returns a marker reached once this command has finished on the
-     * device, which streams of the same backend can wait for natively ({@link #submitAfter}); null where
-     * this backend has no native markers (then ordering stays with the host).
-     */
-    default StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
-        submit(command, callback);
-        return null;
-    }
-
-    /**
      * A marker reached once every command submitted to this stream before the call has finished (a
      * marker at the stream's current end, like {@code cuEventRecord}); null where this backend has no
-     * markers. It may be reached later than the command a caller cares about (commands submitted after
+     * markers, and once the stream is closing (its last commands may still run: the caller must order on
+     * the host). It may be reached later than the command a caller cares about (commands submitted after
      * that one count too), never earlier.
      */
     default StreamMarker mark() {
@@ -53,13 +44,12 @@ public interface NativeStream extends AutoCloseable {
      * Submits {@code command} to start only once every marker in {@code after} is reached. The backend
      * waits (on the device where it can: {@code cuStreamWaitEvent}, an OpenCL wait list; the stream's
      * worker on the CPU), so the host does not take part between the marked commands and this one. Every
-     * marker must be one that {@link #canWaitFor} accepted, made by a command submitted before this
-     * call. The command's device time does not include the wait.
+     * marker must be one that {@link #canWaitFor} accepted, taken by {@link #mark()} before this call.
+     * The command's device time does not include the wait.
      *
-     * @return the marker of this command, as {@link #submitMarked} gives
      * @throws UnsupportedOperationException where the backend has no native waits
      */
-    default StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+    default void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         throw new UnsupportedOperationException(device() + ": no native waits (canWaitFor is false)");
     }
 

@@ -5,10 +5,9 @@ import dev.arrayd.devices.api.StreamMarker;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A CPU stream's {@link StreamMarker}: the marking stream's worker reaches it right after the marked
- * command ran, before that command's callback (so a waiting stream starts without waiting for the
- * scheduler to hear of the completion); a waiting stream's worker blocks on it before it runs the
- * command that waits. Every device of one {@link CpuBackend} runs in this process, so a marker of one
+ * A CPU stream's {@link StreamMarker}: a node in the marking stream's queue, which its worker reaches
+ * once the commands before it have run (a waiting stream starts without the scheduler dispatching
+ * anything); a waiting stream's worker blocks on it before it runs the command that waits. Every device of one {@link CpuBackend} runs in this process, so a marker of one
  * device can be waited for by the streams of all its siblings.
  */
 final class CpuMarker implements StreamMarker {

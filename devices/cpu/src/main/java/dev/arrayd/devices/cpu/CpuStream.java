@@ -27,10 +27,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
  * FAILED_PRECONDITION on the submitting thread (there is no worker left to call it).
  *
- * <p><b>Markers.</b> {@link #submitMarked} and {@link #submitAfter} order commands of different streams
- * (of any device of the same backend) without the scheduler: a {@link CpuMarker} is reached by the
- * marking worker right after the command ran, and a waiting worker blocks on it before running its
- * command (holding no compute slot while it waits).
+ * <p><b>Markers.</b> {@link #mark()} and {@link #submitAfter} order commands of different streams (of
+ * any device of the same backend) without the scheduler: a {@link CpuMarker} is a node in the queue,
+ * reached by the worker when everything before it has run; a waiting worker blocks on it before running
+ * its command (holding no compute slot while it waits).
  *
  * <p>The worker runs kernels, so it lowers its own priority first ({@link ComputeThreadPriority}).
  *
@@ -79,17 +79,12 @@ final class CpuStream implements NativeStream {
     }
 
     @Override
-    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
-        return submitAfter(NO_MARKERS, command, callback);
-    }
-
-    @Override
     public boolean canWaitFor(StreamMarker marker) {
         return marker instanceof CpuMarker m && m.owner() == device.owner();
     }
 
     @Override
-    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
         CpuMarker[] waits = new CpuMarker[after.length];
         for (int i = 0; i < after.length; i++) {
@@ -99,16 +94,11 @@ final class CpuStream implements NativeStream {
             }
             waits[i] = (CpuMarker) after[i];
         }
-        CpuMarker mark = new CpuMarker(device.owner());
-        submit(command, new Ordered(callback, waits, mark));
-        return mark;
+        submit(command, new Ordered(callback, waits));
     }
 
-    /**
-     * The callback of a command submitted with markers: the worker waits for {@code after} before it runs
-     * the command, and reaches {@code mark} as soon as the command finished, before the caller's callback.
-     */
-    private record Ordered(CommandCallback inner, CpuMarker[] after, CpuMarker mark) implements CommandCallback {
+    /** The callback of a command submitted with markers: the worker waits for {@code after} before it runs it. */
+    private record Ordered(CommandCallback inner, CpuMarker[] after) implements CommandCallback {
 
         void awaitAfter() {
             for (CpuMarker m : after) {
@@ -118,18 +108,14 @@ final class CpuStream implements NativeStream {
 
         @Override
         public void completed(long deviceNanos) {
-            mark.reach();
             inner.completed(deviceNanos);
         }
 
         @Override
         public void failed(ArraydException cause) {
-            mark.reach();
             inner.failed(cause);
         }
     }
-
-    private static final CpuMarker[] NO_MARKERS = new CpuMarker[0];
 
     /** A marker node in the queue: the worker reaches it when everything before it has run. */
     private record MarkNode(CpuMarker marker) implements CommandCallback {
@@ -150,9 +136,8 @@ final class CpuStream implements NativeStream {
         pending.incrementAndGet();
         if (closing) {
             pending.decrementAndGet();
-            LockSupport.unpark(worker);
-            m.reach(); // nothing will run on this stream any more
-            return m;
+            LockSupport.unpark(worker); // it may be waiting for this very count to drop
+            return null; // its last commands may still run: reaching a marker now would be too early
         }
         queue.offer(null, new MarkNode(m));
         if (parked) {

@@ -14,17 +14,17 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A point in one CUDA stream that other streams (of any CUDA device) can wait for on the GPU, without
- * a host round trip: a {@code CUevent} recorded by the stream's worker right after the marked command
- * was enqueued, waited on with {@code cuStreamWaitEvent} by another stream's worker before it enqueues
+ * a host round trip: a {@code CUevent} recorded by the stream's worker when it reaches the marker's
+ * place in its queue ({@link CudaStream#mark()}), waited on with {@code cuStreamWaitEvent} by another stream's worker before it enqueues
  * its command ({@link CudaStream#submitAfter}).
  *
  * <p>Why the future: the event only means something once recorded (CUDA treats waiting on a never
  * recorded event as already complete), and recording happens on the marking stream's worker thread
  * some time after {@code submit} returned; the waiting worker blocks until then (bounded).
  *
- * <p><b>Lifetime.</b> The marking stream retires the marker when the host hears of the marked command's
- * completion ({@link #retire}): the event is destroyed then, and a wait enqueued later is skipped (the
- * command is done, there is nothing left to wait for). Retiring and enqueueing a wait are serialised on
+ * <p><b>Lifetime.</b> The marking stream retires the marker when the host hears that the marked point has
+ * passed ({@link #retire}): the event is destroyed then, and a wait enqueued later is skipped (there is
+ * nothing left to wait for). Retiring and enqueueing a wait are serialised on
  * the marker, so a wait never names a destroyed event; a wait already enqueued keeps the event alive in
  * the driver until it completes.
  */
@@ -70,7 +70,7 @@ final class CudaMarker implements StreamMarker {
     }
 
     /**
-     * Worker of the waiting stream: makes {@code stream} wait for the marked command on the GPU, unless
+     * Worker of the waiting stream: makes {@code stream} wait for the marked point on the GPU, unless
      * it is already known to be done.
      */
     synchronized void enqueueWait(CUstream stream, long timeoutNanos, String where) {
@@ -80,7 +80,7 @@ final class CudaMarker implements StreamMarker {
         CudaErrors.check(JCudaDriver.cuStreamWaitEvent(stream, await(timeoutNanos), 0), "cuStreamWaitEvent on " + where);
     }
 
-    /** Marking stream, once the host heard the marked command finish: reached; frees the event. */
+    /** Marking stream, once the host heard the marked point pass: reached; frees the event. */
     synchronized void retire() {
         if (retired) {
             return;
@@ -92,6 +92,11 @@ final class CudaMarker implements StreamMarker {
     }
 
     /** Retired, or its event (once recorded) complete on the GPU. */
+    /** Whether it was retired (the host heard it pass, or its stream refused it). */
+    synchronized boolean retired() {
+        return retired;
+    }
+
     @Override
     public synchronized boolean isReached() {
         if (retired) {

@@ -49,7 +49,7 @@ import java.util.concurrent.locks.LockSupport;
  * never holds buffers while waiting for more.
  *
  * <h2>Cross-stream ordering on the GPU</h2>
- * {@link #submitMarked} records a {@link CudaMarker} (a {@code CUevent}) after a command;
+ * {@link #mark()} records a {@link CudaMarker} (a {@code CUevent}) at the stream's current end;
  * {@link #submitAfter} makes another stream (of any CUDA device) wait for it with
  * {@code cuStreamWaitEvent} before its command, with no host round trip (the {@link NativeStream}
  * marker interface; the scheduler uses it for dependencies already on a stream).
@@ -151,31 +151,16 @@ final class CudaStream implements NativeStream {
         offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), null, null));
     }
 
-    /** Submits {@code command}; the returned marker is reached when it (and everything before it) is done. */
-    @Override
-    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
-        CudaMarker marker = new CudaMarker();
-        offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), null, marker));
-        return marker;
-    }
-
-    /** The callback of a marker taken with {@link #mark()}: nothing to report. */
-    private static final CommandCallback NOTHING = new CommandCallback() {
-        @Override
-        public void completed(long deviceNanos) {
-        }
-
-        @Override
-        public void failed(ArraydException cause) {
-        }
-    };
-
     /** A {@code CUevent} recorded at the stream's current end (by the worker, in order). */
     @Override
     public StreamMarker mark() {
+        if (closing) {
+            return null; // its last commands may still run: a refused marker would be reached too early
+        }
         CudaMarker marker = new CudaMarker();
-        offer(new Item(null, null, NOTHING, null, marker));
-        return marker;
+        offer(new Item(null, null, CommandCallback.NONE, null, marker));
+        // refused by a close that began meanwhile (retired at once), or already passed: order on the host
+        return marker.retired() ? null : marker;
     }
 
     /** Markers of any CUDA stream, of any device: {@code cuStreamWaitEvent} takes events of other contexts. */
@@ -186,7 +171,7 @@ final class CudaStream implements NativeStream {
 
     /** Submits {@code command} to start on the GPU only once every marker in {@code after} is reached. */
     @Override
-    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         CudaMarker[] waits = new CudaMarker[after.length];
         for (int i = 0; i < after.length; i++) {
             if (!(after[i] instanceof CudaMarker m)) {
@@ -194,9 +179,7 @@ final class CudaStream implements NativeStream {
             }
             waits[i] = m;
         }
-        CudaMarker marker = new CudaMarker();
-        offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), waits, marker));
-        return marker;
+        offer(new Item(command, null, Objects.requireNonNull(callback, "callback"), waits, null));
     }
 
     /** Copies {@code src} of this device to {@code dst} of {@code dstDevice} (which may be this device). */
@@ -354,7 +337,7 @@ final class CudaStream implements NativeStream {
                 }
             }
             if (item.command() == null && item.peer() == null) {
-                // mark(): nothing to run; the marker is recorded below, at the stream's current end
+                // mark(): nothing to run; the marker is recorded here, at the stream's current end
                 if (item.mark() != null) {
                     item.mark().arm(stream, toString());
                 }

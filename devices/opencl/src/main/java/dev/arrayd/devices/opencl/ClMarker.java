@@ -13,15 +13,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * An OpenCL stream's {@link StreamMarker}: the last {@code cl_event} of the marked command, retained,
- * which a queue of the same context waits for with {@code clEnqueueBarrierWithWaitList} before its next
- * command, with no host round trip.
+ * An OpenCL stream's {@link StreamMarker}: the event of an OpenCL marker enqueued at the marking
+ * queue's end, retained, which a queue of the same context waits for with
+ * {@code clEnqueueBarrierWithWaitList} before its next command, with no host round trip.
  *
- * <p>The marking stream's worker arms it right after it enqueued the command (the event exists only
- * then; a waiting worker blocks until it does, bounded), and retires it when the command completed on
+ * <p>The marking stream's worker arms it right after it enqueued the marker (the event exists only
+ * then; a waiting worker blocks until it does, bounded), and retires it when the marker completed on
  * the host's view: the event is released then, and a wait enqueued later is skipped (there is nothing
  * left to wait for). Retiring and enqueueing a barrier are serialised on the marker, so a barrier never
- * names a released event. A command whose enqueue failed arms it with no event: waiters do not wait.
+ * names a released event. A marker whose enqueue failed is armed with no event: waiters do not wait.
  */
 final class ClMarker implements StreamMarker {
 
@@ -47,7 +47,7 @@ final class ClMarker implements StreamMarker {
         }
     }
 
-    /** Waiting worker: makes {@code queue}'s next commands wait for the marked one, unless it is known done. */
+    /** Waiting worker: makes {@code queue}'s next commands wait for the marked point, unless it is known done. */
     synchronized void enqueueWait(cl_command_queue queue, long timeoutNanos, String where) {
         if (retired) {
             return;
@@ -72,7 +72,7 @@ final class ClMarker implements StreamMarker {
         }
     }
 
-    /** Marking stream, once the host heard the marked command finish (or it was refused): reached. */
+    /** Marking stream, once the host heard the marker complete (or the stream refused it): reached. */
     synchronized void retire() {
         if (retired) {
             return;
@@ -87,6 +87,11 @@ final class ClMarker implements StreamMarker {
     }
 
     /** Retired, or its event (once armed) complete on the device; a command that made no event counts as done. */
+    /** Whether it was retired (the host heard it pass, or its stream refused it). */
+    synchronized boolean retired() {
+        return retired;
+    }
+
     @Override
     public synchronized boolean isReached() {
         if (retired) {

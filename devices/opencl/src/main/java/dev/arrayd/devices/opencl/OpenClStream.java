@@ -40,9 +40,9 @@ import java.util.concurrent.locks.LockSupport;
  * the end of its last (the queue is created with {@code CL_QUEUE_PROFILING_ENABLE}); the host-side
  * wall time when the driver cannot say.
  *
- * <p><b>Markers.</b> {@link #submitMarked} / {@link #submitAfter} order commands of streams of one
- * OpenCL context without the host: a waiting command is preceded by {@code clEnqueueBarrierWithWaitList}
- * on the marked command's last event ({@link ClMarker}).
+ * <p><b>Markers.</b> {@link #mark()} / {@link #submitAfter} order commands of streams of one OpenCL
+ * context without the host: a marker is an OpenCL marker event at the queue's end ({@link ClMarker}),
+ * and a waiting command is preceded by {@code clEnqueueBarrierWithWaitList} on it.
  *
  * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
  * FAILED_PRECONDITION on the submitting thread. {@code tryRunInline} declines: an OpenCL completion
@@ -94,11 +94,6 @@ final class OpenClStream implements NativeStream {
         return device.id();
     }
 
-    @Override
-    public StreamMarker submitMarked(DeviceCommand command, CommandCallback callback) {
-        return submitAfter(NO_MARKERS, command, callback);
-    }
-
     /** Markers of streams of the same OpenCL context (events cannot be waited for across contexts). */
     @Override
     public boolean canWaitFor(StreamMarker marker) {
@@ -106,7 +101,7 @@ final class OpenClStream implements NativeStream {
     }
 
     @Override
-    public StreamMarker submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
         ClMarker[] waits = new ClMarker[after.length];
         for (int i = 0; i < after.length; i++) {
@@ -116,48 +111,50 @@ final class OpenClStream implements NativeStream {
             }
             waits[i] = (ClMarker) after[i];
         }
-        ClMarker mark = new ClMarker(device.context());
-        submit(command, new Ordered(callback, waits, mark));
-        return mark;
+        submit(command, new Ordered(callback, waits));
     }
 
-    /**
-     * The callback of a command submitted with markers: the worker enqueues a barrier on {@code after}
-     * before the command and arms {@code mark} with its last event; the marker retires when the command
-     * completed, before the caller's callback.
-     */
-    private record Ordered(CommandCallback inner, ClMarker[] after, ClMarker mark) implements CommandCallback {
+    /** The callback of a command submitted with markers: the worker enqueues a barrier on {@code after} first. */
+    private record Ordered(CommandCallback inner, ClMarker[] after) implements CommandCallback {
 
         @Override
         public void completed(long deviceNanos) {
-            mark.retire();
             inner.completed(deviceNanos);
         }
 
         @Override
         public void failed(ArraydException cause) {
-            mark.retire();
             inner.failed(cause);
         }
     }
 
-    private static final ClMarker[] NO_MARKERS = new ClMarker[0];
+    /**
+     * The queue entry of {@link #mark()}: the worker enqueues an OpenCL marker and arms {@code marker} with
+     * its event; the marker retires when that event completed (or at once, when the stream refused it).
+     */
+    private record MarkNode(ClMarker marker) implements CommandCallback {
 
-    /** The callback of a marker taken with {@link #mark()}: nothing to report. */
-    private static final CommandCallback NOTHING = new CommandCallback() {
         @Override
         public void completed(long deviceNanos) {
+            marker.retire();
         }
 
         @Override
         public void failed(ArraydException cause) {
+            marker.retire();
         }
-    };
+    }
 
     /** An OpenCL marker ({@code clEnqueueMarkerWithWaitList}) at the queue's current end. */
     @Override
     public StreamMarker mark() {
-        return submitAfter(NO_MARKERS, null, NOTHING);
+        if (closing) {
+            return null; // its last commands may still run: a refused marker would be reached too early
+        }
+        ClMarker marker = new ClMarker(device.context());
+        submit(null, new MarkNode(marker));
+        // refused by a close that began meanwhile (retired at once), or already passed: order on the host
+        return marker.retired() ? null : marker;
     }
 
     /** How long a worker waits for another stream to enqueue a command it must wait for. */
@@ -217,27 +214,24 @@ final class OpenClStream implements NativeStream {
                 while (inFlight.size() < MAX_IN_FLIGHT && (node = submitted.poll()) != null) {
                     InFlight f = new InFlight(node.command(), node.callback());
                     node.release();
-                    Ordered ordered = f.callback instanceof Ordered o ? o : null;
-                    if (ordered != null) {
-                        try {
-                            for (ClMarker m : ordered.after()) {
-                                m.enqueueWait(queue, MARKER_WAIT_NANOS, toString());
+                    if (f.callback instanceof MarkNode mark) {
+                        enqueueMarker(f); // nothing to run: an event at the queue's end
+                        mark.marker().arm(f.failure == null ? f.tail() : null);
+                    } else {
+                        if (f.callback instanceof Ordered ordered) {
+                            try {
+                                for (ClMarker m : ordered.after()) {
+                                    m.enqueueWait(queue, MARKER_WAIT_NANOS, toString());
+                                }
+                            } catch (ArraydException e) {
+                                f.failure = e;
+                            } catch (CLException e) {
+                                f.failure = ClErrors.toArrayd(e, "waiting for a marker on " + this);
                             }
-                        } catch (ArraydException e) {
-                            f.failure = e;
-                        } catch (CLException e) {
-                            f.failure = ClErrors.toArrayd(e, "waiting for a marker on " + this);
                         }
-                    }
-                    if (f.failure == null) {
-                        if (f.command == null && ordered != null) {
-                            enqueueMarker(f); // mark(): nothing to run, an event at the queue's end
-                        } else {
+                        if (f.failure == null) {
                             enqueue(f);
                         }
-                    }
-                    if (ordered != null) {
-                        ordered.mark().arm(f.failure == null ? f.tail() : null);
                     }
                     inFlight.add(f);
                     enqueued = true;
