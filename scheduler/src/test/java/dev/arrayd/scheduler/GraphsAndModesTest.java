@@ -1,5 +1,8 @@
 package dev.arrayd.scheduler;
 
+import static dev.arrayd.scheduler.SchedulerFixture.arg;
+import static dev.arrayd.scheduler.SchedulerFixture.sc;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,8 +13,6 @@ import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -46,13 +47,7 @@ class GraphsAndModesTest {
         return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", mode);
     }
 
-    private static CommandSpec.Arg arg(Buffer b) {
-        return new CommandSpec.BufferArg(b.handle());
-    }
 
-    private static CommandSpec.Arg sc(long v) {
-        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
-    }
 
     private CommandSpec launch(long event, long[] waits, long stream, String kernel, String device, CommandSpec.Arg... args) {
         return new CommandSpec(event, waits, stream, new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4}, null,
@@ -65,12 +60,6 @@ class GraphsAndModesTest {
         return e;
     }
 
-    private long[] read(Buffer b) throws Exception {
-        Event e = run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE)));
-        long[] out = new long[4];
-        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
-        return out;
-    }
 
     @Test
     void aRecordedGraphReplaysWithNewScalarsAndReboundBuffers() throws Exception {
@@ -85,14 +74,14 @@ class GraphsAndModesTest {
         assertEquals(List.of(100L, 101L), first.stream().map(Event::id).toList());
         first.getLast().toFuture().get(10, TimeUnit.SECONDS);
         nextEvent = 200;
-        assertArrayEquals(new long[] {11, 13, 15, 17}, read(c), "c = 0*3 + (2i+1) + 10");
+        assertArrayEquals(new long[] {11, 13, 15, 17}, f.readI64(s, c, 0, nextEvent++), "c = 0*3 + (2i+1) + 10");
         List<Event> second = sch.replayGraph(s, g.handle(), new GraphReplay(0, null, Map.of(c.handle(), c2.handle()),
                 List.of(new GraphReplay.ScalarValue(0, 1, KernelArg.Scalar.i64(1)),
                         new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.i64(0))), CommandSpec.NO_DEADLINE), null);
         second.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertEquals(EventState.SUCCEEDED, second.getLast().state(), () -> String.valueOf(second.getLast().failure()));
-        assertArrayEquals(new long[] {1, 2, 3, 4}, read(c2), "rebound to c2 (on fake:1: moved there), k = 1, then + 0");
-        assertArrayEquals(new long[] {11, 13, 15, 17}, read(c), "c untouched by the second replay");
+        assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c2, 0, nextEvent++), "rebound to c2 (on fake:1: moved there), k = 1, then + 0");
+        assertArrayEquals(new long[] {11, 13, 15, 17}, f.readI64(s, c, 0, nextEvent++), "c untouched by the second replay");
         ArraydException bad = assertThrows(ArraydException.class, () -> sch.replayGraph(s, g.handle(),
                 new GraphReplay(0, null, null, List.of(new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.f32(1))),
                         CommandSpec.NO_DEADLINE), null));
@@ -118,14 +107,14 @@ class GraphsAndModesTest {
                 launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
         ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertEquals(EventState.SUCCEEDED, ev.getLast().state(), () -> String.valueOf(ev.getLast().failure()));
-        assertArrayEquals(new long[] {1 + 1, 2 + 11, 3 + 21, 4 + 31}, read(g0));
+        assertArrayEquals(new long[] {1 + 1, 2 + 11, 3 + 21, 4 + 31}, f.readI64(s, g0, 0, nextEvent++));
         assertEquals(Map.of("fake:1", ReplicaState.MODIFIED), sch.replicaStates(g1), "COPY leaves no replica of g1 on fake:0");
         // streaming on the same device: read in place
         List<Event> ev2 = sch.submit(s, List.of(
                 new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g0.handle(), 0, 0, 0, 0, "", MergeMode.STREAMING)),
                 launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
         ev2.getLast().toFuture().get(10, TimeUnit.SECONDS);
-        assertArrayEquals(new long[] {4, 26, 48, 70}, read(g0), "g0 += g0");
+        assertArrayEquals(new long[] {4, 26, 48, 70}, f.readI64(s, g0, 0, nextEvent++), "g0 += g0");
         ArraydException empty = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(
                 launch(nextEvent++, null, 0, "acc", "fake:1", new CommandSpec.MergeArg(), arg(g1))), null));
         assertEquals(ErrorCode.FAILED_PRECONDITION, empty.code());
@@ -173,8 +162,8 @@ class GraphsAndModesTest {
         assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:1", ReplicaState.SHARED), sch.replicaStates(a));
         run(launch(nextEvent++, null, 0, "set", "fake:1", arg(a), sc(5)));
         assertEquals(Map.of("fake:0", ReplicaState.INVALID, "fake:1", ReplicaState.MODIFIED), sch.replicaStates(a));
-        assertArrayEquals(new long[] {1, 6, 11, 16}, read(a));
-        assertArrayEquals(new long[] {1, 4, 7, 10}, read(b));
+        assertArrayEquals(new long[] {1, 6, 11, 16}, f.readI64(s, a, 0, nextEvent++));
+        assertArrayEquals(new long[] {1, 4, 7, 10}, f.readI64(s, b, 0, nextEvent++));
     }
 
     @Test
@@ -186,7 +175,7 @@ class GraphsAndModesTest {
         assertEquals(Map.of("fake:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(c));
         Buffer out = buf("fake:1", MemoryMode.DEVICE);
         run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(c), arg(out), sc(0)));
-        assertArrayEquals(new long[] {7, 8, 9, 10}, read(out), "fake:1 got it from the host copy");
+        assertArrayEquals(new long[] {7, 8, 9, 10}, f.readI64(s, out, 0, nextEvent++), "fake:1 got it from the host copy");
         ArraydException again = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(nextEvent, null, 0,
                 new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
         assertEquals(ErrorCode.FAILED_PRECONDITION, again.code());
@@ -207,7 +196,7 @@ class GraphsAndModesTest {
             assertEquals(EventState.SUCCEEDED, ev.getLast().state(), () -> String.valueOf(ev.getLast().failure()));
         }
         nextEvent = 100;
-        assertArrayEquals(new long[] {13, 39, 65, 91}, read(out), "three replays of out = 3 * out + (1, 3, 5, 7)");
+        assertArrayEquals(new long[] {13, 39, 65, 91}, f.readI64(s, out, 0, nextEvent++), "three replays of out = 3 * out + (1, 3, 5, 7)");
         long[] taken = {100, 101};
         nextEvent = 102;
         assertThrows(ArraydException.class, () -> sch.replayGraph(s, g.handle(),
@@ -224,7 +213,7 @@ class GraphsAndModesTest {
                 launch(nextEvent++, null, 0, "set", "fake:0", arg(scratch), sc(2)),
                 launch(nextEvent++, null, 0, "mix", "fake:0", arg(scratch), arg(out), sc(0))), null);
         ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
-        assertArrayEquals(new long[] {1, 3, 5, 7}, read(out));
+        assertArrayEquals(new long[] {1, 3, 5, 7}, f.readI64(s, out, 0, nextEvent++));
         assertEquals(ErrorCode.NOT_FOUND, assertThrows(ArraydException.class,
                 () -> sch.submit(s, List.of(launch(nextEvent, null, 0, "set", "fake:0", arg(scratch), sc(2))), null)).code());
     }
@@ -239,6 +228,6 @@ class GraphsAndModesTest {
         assertEquals(ReplicaState.SHARED, st.get("host"));
         assertEquals(1, st.values().stream().filter(x -> x == ReplicaState.INVALID).count(), st::toString);
         run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(v), arg(out), sc(0)));
-        assertArrayEquals(new long[] {1, 1, 1, 1}, read(out));
+        assertArrayEquals(new long[] {1, 1, 1, 1}, f.readI64(s, out, 0, nextEvent++));
     }
 }

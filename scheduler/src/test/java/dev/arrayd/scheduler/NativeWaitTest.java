@@ -1,14 +1,14 @@
 package dev.arrayd.scheduler;
 
+import static dev.arrayd.scheduler.SchedulerFixture.arg;
+import static dev.arrayd.scheduler.SchedulerFixture.sc;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
-import dev.arrayd.devices.api.KernelArg;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -46,26 +46,13 @@ class NativeWaitTest {
         return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", MemoryMode.DEVICE);
     }
 
-    private static CommandSpec.Arg arg(Buffer b) {
-        return new CommandSpec.BufferArg(b.handle());
-    }
 
-    private static CommandSpec.Arg sc(long v) {
-        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
-    }
 
     private Event submit(String kernel, String device, CommandSpec.Arg... args) {
         return sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0, new CommandSpec.LaunchOp(k.get(kernel).handle(),
                 new long[] {4}, null, List.of(args), device))), null).getFirst();
     }
 
-    private long[] read(Buffer b) throws Exception {
-        Event e = sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0,
-                new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst().toFuture().get(10, TimeUnit.SECONDS);
-        long[] out = new long[4];
-        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
-        return out;
-    }
 
     @Test
     void aCommandReadingWhatALaneIsStillComputingIsHandedToItsLaneAtOnce() throws Exception {
@@ -79,7 +66,7 @@ class NativeWaitTest {
         assertTrue(!write.isDone() && !read.isDone());
         f.devices.forEach(FakeDevice::open);
         assertEquals(EventState.SUCCEEDED, read.toFuture().get(10, TimeUnit.SECONDS).state());
-        assertArrayEquals(new long[] {2, 4, 6, 8}, read(b)); // b = 0 * 3 + a + 1, a = 2i + 1
+        assertArrayEquals(new long[] {2, 4, 6, 8}, f.readI64(s, b, 0, nextEvent++)); // b = 0 * 3 + a + 1, a = 2i + 1
     }
 
     @Test

@@ -1,5 +1,8 @@
 package dev.arrayd.scheduler;
 
+import static dev.arrayd.scheduler.SchedulerFixture.arg;
+import static dev.arrayd.scheduler.SchedulerFixture.sc;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,9 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
-import dev.arrayd.devices.api.KernelArg;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -46,13 +46,7 @@ class PerStreamBufferTest {
         return sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "grad", MemoryMode.DEVICE, Sharing.PER_STREAM);
     }
 
-    private static CommandSpec.Arg arg(Buffer b) {
-        return new CommandSpec.BufferArg(b.handle());
-    }
 
-    private static CommandSpec.Arg sc(long v) {
-        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
-    }
 
     private CommandSpec launch(long stream, String kernel, CommandSpec.Arg... args) {
         return new CommandSpec(nextEvent++, null, stream, new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4},
@@ -67,12 +61,6 @@ class PerStreamBufferTest {
         return e;
     }
 
-    private long[] read(Buffer b, long stream) throws Exception {
-        Event e = run(new CommandSpec(nextEvent++, null, stream, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE)));
-        long[] out = new long[4];
-        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
-        return out;
-    }
 
     @Test
     void eachStreamReadsAndWritesItsOwnZeroedInstance() throws Exception {
@@ -85,9 +73,9 @@ class PerStreamBufferTest {
         run(launch(a, "set", arg(g), sc(2)));
         run(launch(b, "set", arg(g), sc(5)));
         run(launch(a, "mix", arg(g), arg(g), sc(1))); // a's instance only: b = b*3 + a + 1
-        assertArrayEquals(new long[] {5, 13, 21, 29}, read(g, a));
-        assertArrayEquals(new long[] {1, 6, 11, 16}, read(g, b));
-        assertArrayEquals(new long[] {0, 0, 0, 0}, read(g, c), "a stream's first use sees zeros");
+        assertArrayEquals(new long[] {5, 13, 21, 29}, f.readI64(s, g, a, nextEvent++));
+        assertArrayEquals(new long[] {1, 6, 11, 16}, f.readI64(s, g, b, nextEvent++));
+        assertArrayEquals(new long[] {0, 0, 0, 0}, f.readI64(s, g, c, nextEvent++), "a stream's first use sees zeros");
         assertTrue(sch.replicaStates(g).isEmpty(), "the handle itself holds no replica");
     }
 
@@ -105,8 +93,8 @@ class PerStreamBufferTest {
         for (Event e : events) {
             assertTrue(!e.toFuture().get(10, TimeUnit.SECONDS).isFailed(), () -> String.valueOf(e.failure()));
         }
-        assertArrayEquals(new long[] {1, 4, 7, 10}, read(sum, b));
-        assertArrayEquals(new long[] {0, 0, 0, 0}, read(g, b), "b's own instance is untouched");
+        assertArrayEquals(new long[] {1, 4, 7, 10}, f.readI64(s, sum, b, nextEvent++));
+        assertArrayEquals(new long[] {0, 0, 0, 0}, f.readI64(s, g, b, nextEvent++), "b's own instance is untouched");
     }
 
     @Test
@@ -120,7 +108,7 @@ class PerStreamBufferTest {
         assertTrue(one > 0);
         sch.destroyStream(s, a);
         run(launch(c, "set", arg(g), sc(2))); // still there for c
-        assertArrayEquals(new long[] {1, 3, 5, 7}, read(g, c));
+        assertArrayEquals(new long[] {1, 3, 5, 7}, f.readI64(s, g, c, nextEvent++));
         sch.destroyBuffer(s, g.handle());
         ArraydException gone = assertThrows(ArraydException.class, () -> run(launch(c, "set", arg(g), sc(2))));
         assertEquals(ErrorCode.NOT_FOUND, gone.code(), gone::toString);

@@ -1,12 +1,12 @@
 package dev.arrayd.scheduler;
 
+import static dev.arrayd.scheduler.SchedulerFixture.arg;
+import static dev.arrayd.scheduler.SchedulerFixture.sc;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.arrayd.devices.api.DType;
-import dev.arrayd.devices.api.KernelArg;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,9 +111,9 @@ class PerStreamProperties {
                 assertEquals(EventState.SUCCEEDED, done.state(), () -> String.valueOf(done.failure()));
             }
             for (int i = 0; i < STREAMS; i++) {
-                assertArrayEquals(model[i], read(sch, s, g, streams[i], event++), "stream " + i + "'s instance");
+                assertArrayEquals(model[i], f.readI64(s, g, streams[i], event++), "stream " + i + "'s instance");
             }
-            assertArrayEquals(sharedModel, read(sch, s, shared, streams[0], event++), "the shared buffer");
+            assertArrayEquals(sharedModel, f.readI64(s, shared, streams[0], event++), "the shared buffer");
             sch.closeSession(s);
         }
     }
@@ -122,21 +122,6 @@ class PerStreamProperties {
         return new CommandSpec.LaunchOp(kernel.handle(), new long[] {N}, null, List.of(args), "");
     }
 
-    private static CommandSpec.Arg arg(Buffer b) {
-        return new CommandSpec.BufferArg(b.handle());
-    }
 
-    private static CommandSpec.Arg sc(long v) {
-        return new CommandSpec.ScalarArg(KernelArg.Scalar.i64(v));
-    }
 
-    private static long[] read(Scheduler sch, Session s, Buffer b, long stream, long event) throws Exception {
-        Event e = sch.submit(s, List.of(new CommandSpec(event, null, stream,
-                new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst().toFuture()
-                .get(30, TimeUnit.SECONDS);
-        assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
-        long[] out = new long[N];
-        ByteBuffer.wrap((byte[]) e.result()).order(ByteOrder.nativeOrder()).asLongBuffer().get(out);
-        return out;
-    }
 }

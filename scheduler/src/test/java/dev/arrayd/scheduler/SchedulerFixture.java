@@ -92,6 +92,27 @@ final class SchedulerFixture implements AutoCloseable {
         scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler), clock);
     }
 
+    /** A buffer argument. */
+    static CommandSpec.Arg arg(Buffer b) {
+        return new CommandSpec.BufferArg(b.handle());
+    }
+
+    /** An i64 scalar argument. */
+    static CommandSpec.Arg sc(long v) {
+        return new CommandSpec.ScalarArg(dev.arrayd.devices.api.KernelArg.Scalar.i64(v));
+    }
+
+    /** All of an i64 buffer, downloaded on {@code stream} (0 = the default stream) as event {@code event}. */
+    long[] readI64(Session s, Buffer b, long stream, long event) throws Exception {
+        Event e = scheduler.submit(s, List.of(new CommandSpec(event, null, stream,
+                new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst().toFuture()
+                .get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
+        long[] out = new long[(int) (b.sizeBytes() / 8)];
+        java.nio.ByteBuffer.wrap((byte[]) e.result()).order(java.nio.ByteOrder.nativeOrder()).asLongBuffer().get(out);
+        return out;
+    }
+
     Map<String, CompiledKernel> compileAll(Session s) {
         CompileResult r = scheduler.compile(s, List.of(new ModuleSpec(
                 new KernelSource(Dialect.C, "mix set boom acc", List.of(MIX, SET, BOOM, ACC)), ""))).getFirst();
