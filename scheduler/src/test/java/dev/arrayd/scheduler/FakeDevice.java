@@ -13,6 +13,7 @@ import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
+import dev.arrayd.devices.api.support.AfterMarkers;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -271,7 +272,7 @@ final class FakeDevice implements Device {
                         mk.marker().reach();
                         continue;
                     }
-                    if (it.cb() instanceof Ordered o) {
+                    if (it.cb() instanceof AfterMarkers o) {
                         for (StreamMarker m : o.after()) {
                             ((FakeMarker) m).await();
                         }
@@ -323,7 +324,7 @@ final class FakeDevice implements Device {
         @Override
         public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
             nativeWaits.incrementAndGet();
-            submit(command, new Ordered(callback, after.clone()));
+            submit(command, new AfterMarkers(callback, after.clone()));
         }
 
         @Override
@@ -409,19 +410,6 @@ final class FakeDevice implements Device {
         @Override
         public void failed(ArraydException cause) {
             marker.reach();
-        }
-    }
-
-    /** A command that waits for markers before it runs. */
-    private record Ordered(CommandCallback inner, StreamMarker[] after) implements CommandCallback {
-        @Override
-        public void completed(long deviceNanos) {
-            inner.completed(deviceNanos);
-        }
-
-        @Override
-        public void failed(ArraydException cause) {
-            inner.failed(cause);
         }
     }
 }

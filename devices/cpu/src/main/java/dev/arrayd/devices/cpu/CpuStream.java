@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.AfterMarkers;
 import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
@@ -86,35 +87,13 @@ final class CpuStream implements NativeStream {
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
-        CpuMarker[] waits = new CpuMarker[after.length];
         for (int i = 0; i < after.length; i++) {
             if (!canWaitFor(after[i])) {
                 throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
                         + "the backend of " + device.id() + ")");
             }
-            waits[i] = (CpuMarker) after[i];
         }
-        submit(command, new Ordered(callback, waits));
-    }
-
-    /** The callback of a command submitted with markers: the worker waits for {@code after} before it runs it. */
-    private record Ordered(CommandCallback inner, CpuMarker[] after) implements CommandCallback {
-
-        void awaitAfter() {
-            for (CpuMarker m : after) {
-                m.await();
-            }
-        }
-
-        @Override
-        public void completed(long deviceNanos) {
-            inner.completed(deviceNanos);
-        }
-
-        @Override
-        public void failed(ArraydException cause) {
-            inner.failed(cause);
-        }
+        submit(command, new AfterMarkers(callback, after.clone()));
     }
 
     /** A marker node in the queue: the worker reaches it when everything before it has run. */
@@ -231,8 +210,10 @@ final class CpuStream implements NativeStream {
                         mark.marker().reach();
                         continue;
                     }
-                    if (callback instanceof Ordered o) {
-                        o.awaitAfter(); // before taking a compute slot: a waiting stream holds none
+                    if (callback instanceof AfterMarkers waits) {
+                        for (StreamMarker m : waits.after()) {
+                            ((CpuMarker) m).await(); // before taking a compute slot: a waiting stream holds none
+                        }
                     }
                     if (command instanceof DeviceCommand.Launch) {
                         device.computeSlots().acquireUninterruptibly();

@@ -159,8 +159,8 @@ final class CudaStream implements NativeStream {
         }
         CudaMarker marker = new CudaMarker();
         offer(new Item(null, null, CommandCallback.NONE, null, marker));
-        // refused by a close that began meanwhile (retired at once), or already passed: order on the host
-        return marker.retired() ? null : marker;
+        // refused by a close that began meanwhile (retired at once, too early): the caller orders on the host
+        return closing && marker.retired() ? null : marker;
     }
 
     /** Markers of any CUDA stream, of any device: {@code cuStreamWaitEvent} takes events of other contexts. */

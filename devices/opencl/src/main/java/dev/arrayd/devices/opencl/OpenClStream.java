@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.AfterMarkers;
 import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
@@ -103,29 +104,13 @@ final class OpenClStream implements NativeStream {
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
-        ClMarker[] waits = new ClMarker[after.length];
         for (int i = 0; i < after.length; i++) {
             if (!canWaitFor(after[i])) {
                 throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
                         + "the OpenCL context of " + device.id() + ")");
             }
-            waits[i] = (ClMarker) after[i];
         }
-        submit(command, new Ordered(callback, waits));
-    }
-
-    /** The callback of a command submitted with markers: the worker enqueues a barrier on {@code after} first. */
-    private record Ordered(CommandCallback inner, ClMarker[] after) implements CommandCallback {
-
-        @Override
-        public void completed(long deviceNanos) {
-            inner.completed(deviceNanos);
-        }
-
-        @Override
-        public void failed(ArraydException cause) {
-            inner.failed(cause);
-        }
+        submit(command, new AfterMarkers(callback, after.clone()));
     }
 
     /**
@@ -153,8 +138,8 @@ final class OpenClStream implements NativeStream {
         }
         ClMarker marker = new ClMarker(device.context());
         submit(null, new MarkNode(marker));
-        // refused by a close that began meanwhile (retired at once), or already passed: order on the host
-        return marker.retired() ? null : marker;
+        // refused by a close that began meanwhile (retired at once, too early): the caller orders on the host
+        return closing && marker.retired() ? null : marker;
     }
 
     /** How long a worker waits for another stream to enqueue a command it must wait for. */
@@ -218,10 +203,10 @@ final class OpenClStream implements NativeStream {
                         enqueueMarker(f); // nothing to run: an event at the queue's end
                         mark.marker().arm(f.failure == null ? f.tail() : null);
                     } else {
-                        if (f.callback instanceof Ordered ordered) {
+                        if (f.callback instanceof AfterMarkers waits) {
                             try {
-                                for (ClMarker m : ordered.after()) {
-                                    m.enqueueWait(queue, MARKER_WAIT_NANOS, toString());
+                                for (StreamMarker m : waits.after()) {
+                                    ((ClMarker) m).enqueueWait(queue, MARKER_WAIT_NANOS, toString());
                                 }
                             } catch (ArraydException e) {
                                 f.failure = e;
