@@ -1,6 +1,7 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.server.ArraydServer;
+import dev.arrayd.server.JitThreadPriority;
 import dev.arrayd.server.ServerOptions;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -55,7 +56,11 @@ public final class BenchMain {
         return List.of(new JmhCommand(), new ReportCommand());
     }
 
+    /** This JVM's JIT compiler threads, lowered as the daemon's are: the client should not take the cores it measures. */
+    static final JitThreadPriority OWN_JIT = new JitThreadPriority(ServerOptions.DEFAULT_JIT_NICE);
+
     public static void main(String[] args) {
+        OWN_JIT.apply();
         System.exit(run(System.out, System.err, Progress.stderrIsTerminal(), args));
     }
 

@@ -31,6 +31,22 @@ public final class BenchOptions {
             description = "Warm-up iterations per method before measuring; each scenario documents its default.")
     Integer warmup;
 
+    @Option(names = "--warmup-seconds", paramLabel = "S",
+            description = "Longest warm-up of the scenarios that warm up until the JITs are quiet (multidevice, tenants; "
+                    + "default 120; 0 = only the --warmup rounds).")
+    Integer warmupSeconds;
+
+    /** {@code --warmup-seconds} (default 120 s). */
+    public java.time.Duration warmupLimit() {
+        if (warmupSeconds == null) {
+            return java.time.Duration.ofSeconds(120);
+        }
+        if (warmupSeconds < 0) {
+            throw new IllegalArgumentException("--warmup-seconds: " + warmupSeconds + " (expected: >= 0)");
+        }
+        return java.time.Duration.ofSeconds(warmupSeconds);
+    }
+
     /** Whether to start the daemon in this JVM rather than as a child process. */
     public boolean inProcess() {
         return inProcess;

@@ -12,6 +12,8 @@ import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import dev.arrayd.client.StreamHandle;
+import dev.arrayd.server.JitThreadPriority;
+import dev.arrayd.server.ServerOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.BufferedReader;
@@ -37,6 +39,8 @@ public final class FloodClient {
     private FloodClient() {}
 
     public static void main(String[] args) throws Exception {
+        JitThreadPriority jit = new JitThreadPriority(ServerOptions.DEFAULT_JIT_NICE); // as the benchmark's own
+        jit.apply();
         String host = args[0];
         int port = Integer.parseInt(args[1]);
         String device = args[2];

@@ -30,7 +30,8 @@ import picocli.CommandLine.Option;
  * <ol>
  *   <li><b>Scaling:</b> two daemons started by the benchmark itself, one with a single CPU device of
  *       one thread ({@code --devices cpu --cpu-threads 1}) and one with two such devices
- *       ({@code --devices cpu:2 --cpu-threads 1}). Each round submits {@code --graphs} independent
+ *       ({@code --devices cpu:2 --cpu-threads 1}), side by side: both are warmed up until their JITs
+ *       are quiet ({@link JitWarmUp}), then measured in alternating rounds. Each round submits {@code --graphs} independent
  *       compute-bound tasks (Task Bench's kernel, its own buffer each, no device named: placement
  *       spreads them) and times them to the last completion. Throughput ratio two / one.</li>
  *   <li><b>Transfers</b> on the two-device daemon: moving {@code --size} MiB from cpu:0 to cpu:1 as an
@@ -45,9 +46,12 @@ import picocli.CommandLine.Option;
                         + "multidevice one_tasks_per_s=.. two_tasks_per_s=.. speedup=.. explicit_ms=.. auto_ms=.. auto_ratio=.."})
 final class MultiDeviceScenario implements Scenario {
 
-    static final int DEFAULT_ROUNDS = 10;
-    /** Warm-up rounds: enough for the JIT to have compiled the daemon's and the client's paths (about 2,000 tasks). */
-    static final int DEFAULT_WARMUP = 60;
+    static final int DEFAULT_ROUNDS = 30;
+    /**
+     * Warm-up rounds at least (each daemon's and the transfers'); the scaling warm-up then goes on until
+     * the JITs are quiet ({@link JitWarmUp}), for at most {@code --warmup-seconds}.
+     */
+    static final int DEFAULT_WARMUP = 20;
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -82,8 +86,9 @@ final class MultiDeviceScenario implements Scenario {
         int rounds = options.iterations(DEFAULT_ROUNDS);
         int warmup = options.warmup(DEFAULT_WARMUP);
         Progress progress = ctx.progress();
-        double[][] oneRun = scaling(progress, "one", 1, List.of("--devices", "cpu", "--cpu-threads", "1"), rounds, warmup);
-        double[][] twoRun = scaling(progress, "two", 2, List.of("--devices", "cpu:2", "--cpu-threads", "1"), rounds, warmup);
+        double[][] oneRun = new double[2][rounds];
+        double[][] twoRun = new double[2][rounds];
+        JitWarmUp.Result warm = scaling(progress, rounds, warmup, oneRun, twoRun);
         double[] one = oneRun[0];
         double[] two = twoRun[0];
         double oneBusy = ThroughputScenario.median(oneRun[1]);
@@ -142,10 +147,11 @@ final class MultiDeviceScenario implements Scenario {
                 sizeMib, explicitMed, autoMed, autoRatio));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured (%d rounds after %d warm-up rounds):
+                What is measured (%d rounds; %s):
 
-                - **scaling:** two daemons started by the benchmark, `--devices cpu --cpu-threads 1` and `--devices cpu:2 \
-                --cpu-threads 1`. A round submits %d independent tasks at once (Task Bench's compute-bound kernel, %d \
+                - **scaling:** two daemons started by the benchmark side by side, `--devices cpu --cpu-threads 1` and \
+                `--devices cpu:2 --cpu-threads 1`, warmed up until their JITs were quiet and then measured in alternating \
+                rounds. A round submits %d independent tasks at once (Task Bench's compute-bound kernel, %d \
                 iterations, each on its own buffer created on the first device; launches name no device, so the \
                 daemon places them) and waits for the last. A CPU device runs at most one kernel per thread at a time, \
                 whatever the number of streams feeding it.
@@ -164,61 +170,105 @@ final class MultiDeviceScenario implements Scenario {
                 | ms | %.2f | %.2f | **%.2f** |
 
                 ![multi-device](multidevice.png)
-                """, rounds, warmup, graphs, taskIterations, sizeMib, oneMed, twoMed, speedup, 100 * oneBusy,
+                """, rounds, warm.describe(), graphs, taskIterations, sizeMib, oneMed, twoMed, speedup, 100 * oneBusy,
                 100 * twoBusy, sizeMib, explicitMed, autoMed, autoRatio);
         return new Report(lines, result, section);
     }
 
     /**
-     * Per round, against a daemon started with {@code serveArgs}: {tasks per second, the fraction of the
-     * round its {@code devices} spent computing} (the sum of the tasks' device times over devices × round
-     * time: what is missing is time a device waited for the daemon or the client).
+     * Starts the two daemons ({@code --devices cpu --cpu-threads 1} and {@code --devices cpu:2
+     * --cpu-threads 1}) side by side, warms both up until their JITs (and this JVM's) are quiet, then
+     * measures them in alternating rounds (one, two; two, one; ...), so that whatever the host does over
+     * the run weighs on both alike. Fills, per round, {tasks per second, the fraction of the round the
+     * daemon's devices spent computing} of each.
      */
-    private double[][] scaling(Progress progress, String label, int devices, List<String> serveArgs, int rounds, int warmup)
+    private JitWarmUp.Result scaling(Progress progress, int rounds, int warmup, double[][] oneOut, double[][] twoOut)
             throws Exception {
-        List<String> args = new ArrayList<>(List.of("--allow-native-source"));
-        args.addAll(serveArgs);
-        double[][] out = new double[2][rounds];
-        progress.update("multidevice: starting the '" + label + "' daemon " + String.join(" ", serveArgs));
-        try (DaemonChild daemon = new DaemonChild(args)) {
-            ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", daemon.port()).usePlaintext().build();
-            try (ArraydClient client = ArraydClient.builder().channel(channel).build();
-                 Session s = client.openSession("bench-multidevice").get(30, TimeUnit.SECONDS)) {
-                KernelHandle kernel = s.compile(KernelModuleSpec.of(Dialect.C, ComputeKernel.SOURCE,
-                        KernelSpec.entry(ComputeKernel.NAME).buffer("state", DType.F64, Access.READ_WRITE)
-                                .scalar("iterations", DType.I64)).backend("cpu")).get(60, TimeUnit.SECONDS)
-                        .get(ComputeKernel.NAME);
-                List<BufferHandle> states = new ArrayList<>();
-                for (int g = 0; g < graphs; g++) {
-                    states.add(s.createBuffer(DType.F64, new long[] {ComputeKernel.STATE_DOUBLES},
-                            BufferOptions.defaults()).get(30, TimeUnit.SECONDS));
+        progress.update("multidevice: starting the two daemons");
+        try (ScalingRig one = new ScalingRig("one", 1, List.of("--devices", "cpu", "--cpu-threads", "1"));
+             ScalingRig two = new ScalingRig("two", 2, List.of("--devices", "cpu:2", "--cpu-threads", "1"))) {
+            JitWarmUp.Result warm = JitWarmUp.run(progress, "multidevice", List.of(one.channel, two.channel), List.of(),
+                    warmup, options.warmupLimit(), () -> {
+                        one.round();
+                        two.round();
+                    });
+            progress.line("multidevice: " + warm.describe());
+            for (int r = 0; r < rounds; r++) {
+                ScalingRig first = r % 2 == 0 ? one : two;
+                ScalingRig second = first == one ? two : one;
+                for (ScalingRig rig : List.of(first, second)) {
+                    double[][] out = rig == one ? oneOut : twoOut;
+                    progress.update(String.format(Locale.ROOT, "multidevice: round %d/%d, %s", r + 1, rounds, rig.label));
+                    double[] m = rig.round();
+                    out[0][r] = m[0];
+                    out[1][r] = m[1];
+                    progress.line(String.format(Locale.ROOT, "multidevice: %s round %d/%d: %.1f tasks/s, devices busy %.0f%%",
+                            rig.label, r + 1, rounds, m[0], 100 * m[1]));
                 }
-                for (int r = -warmup; r < rounds; r++) {
-                    progress.update(String.format(Locale.ROOT, "multidevice: %s %s %d/%d", label,
-                            r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1, r < 0 ? warmup : rounds));
-                    long t0 = System.nanoTime();
-                    List<Launch> launches = new ArrayList<>(graphs);
-                    for (BufferHandle b : states) {
-                        launches.add(Launch.of(kernel).global(1).args(b, taskIterations));
-                    }
-                    List<Event> events = s.launchAll(launches);
-                    long deviceNanos = 0;
-                    for (Event e : events) {
-                        deviceNanos += e.future().get(300, TimeUnit.SECONDS).deviceNanos();
-                    }
-                    double secs = (System.nanoTime() - t0) / 1e9;
-                    if (r >= 0) {
-                        out[0][r] = graphs / secs;
-                        out[1][r] = deviceNanos / 1e9 / (secs * devices);
-                        progress.line(String.format(Locale.ROOT, "multidevice: %s round %d/%d: %.1f tasks/s, devices busy %.0f%%",
-                                label, r + 1, rounds, out[0][r], 100 * out[1][r]));
-                    }
-                }
-            } finally {
-                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+            return warm;
+        }
+    }
+
+    /** A daemon of its own with a session, the compute kernel and one state buffer per task. */
+    private final class ScalingRig implements AutoCloseable {
+        final String label;
+        final int devices;
+        final DaemonChild daemon;
+        final ManagedChannel channel;
+        final ArraydClient client;
+        final Session session;
+        final KernelHandle kernel;
+        final List<BufferHandle> states = new ArrayList<>();
+
+        ScalingRig(String label, int devices, List<String> serveArgs) throws Exception {
+            this.label = label;
+            this.devices = devices;
+            List<String> args = new ArrayList<>(List.of("--allow-native-source"));
+            args.addAll(serveArgs);
+            daemon = new DaemonChild(args);
+            channel = ManagedChannelBuilder.forAddress("127.0.0.1", daemon.port()).usePlaintext().directExecutor().build();
+            client = ArraydClient.builder().channel(channel).build();
+            session = client.openSession("bench-multidevice").get(30, TimeUnit.SECONDS);
+            kernel = session.compile(KernelModuleSpec.of(Dialect.C, ComputeKernel.SOURCE,
+                    KernelSpec.entry(ComputeKernel.NAME).buffer("state", DType.F64, Access.READ_WRITE)
+                            .scalar("iterations", DType.I64)).backend("cpu")).get(60, TimeUnit.SECONDS)
+                    .get(ComputeKernel.NAME);
+            for (int g = 0; g < graphs; g++) {
+                states.add(session.createBuffer(DType.F64, new long[] {ComputeKernel.STATE_DOUBLES},
+                        BufferOptions.defaults()).get(30, TimeUnit.SECONDS));
             }
         }
-        return out;
+
+        /**
+         * One round: every task launched at once (no device named: the daemon places them), until the
+         * last is done. Returns {tasks per second, device time / (devices × round time)}.
+         */
+        double[] round() throws Exception {
+            long t0 = System.nanoTime();
+            List<Launch> launches = new ArrayList<>(graphs);
+            for (BufferHandle b : states) {
+                launches.add(Launch.of(kernel).global(1).args(b, taskIterations));
+            }
+            List<Event> events = session.launchAll(launches);
+            long deviceNanos = 0;
+            for (Event e : events) {
+                deviceNanos += e.future().get(300, TimeUnit.SECONDS).deviceNanos();
+            }
+            double secs = (System.nanoTime() - t0) / 1e9;
+            return new double[] {graphs / secs, deviceNanos / 1e9 / (secs * devices)};
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                session.close();
+                client.close();
+            } finally {
+                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                daemon.close();
+            }
+        }
     }
 
     /** Per round: {explicit copy ms, automatic transfer ms}, on the benchmark's own cpu:2 daemon. */

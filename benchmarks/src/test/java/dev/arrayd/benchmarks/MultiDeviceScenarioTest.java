@@ -19,7 +19,7 @@ class MultiDeviceScenarioTest {
     @Timeout(180)
     void writesScalingTransfersSummaryPlotAndResultLine(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("run");
-        BenchRun run = new BenchRun("multidevice", "--in-process", "--iterations", "2", "--warmup", "1",
+        BenchRun run = new BenchRun("multidevice", "--in-process", "--iterations", "2", "--warmup", "1", "--warmup-seconds", "0",
                 "--graphs", "4", "--iterations-per-task", "2000", "--size", "1", "--out", results.toString());
         String f = "\\d+\\.\\d+";
         run.assertComplete(results, "RESULT multidevice one_tasks_per_s=" + f + " two_tasks_per_s=" + f + " speedup=" + f

@@ -181,6 +181,12 @@ public final class ArraydServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        if (options.jitNice() > 0) {
+            // now, and again now and then: the JVM starts compiler threads as its queue grows
+            JitThreadPriority jit = new JitThreadPriority(options.jitNice());
+            jit.apply();
+            reaper.scheduleWithFixedDelay(jit::apply, 5, 5, TimeUnit.SECONDS);
+        }
         if (clock == Clock.SYSTEM) {
             reaper.scheduleWithFixedDelay(() -> {
                 try {

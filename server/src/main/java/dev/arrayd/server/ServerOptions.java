@@ -24,12 +24,13 @@ import java.nio.file.Path;
  *                          {@code $XDG_CACHE_HOME/arrayd/kernels} or {@code ~/.cache/arrayd/kernels})
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
+ * @param jitNice           nice value added to the JVM's JIT compiler threads (default 19; 0 = unchanged)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
-        int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, int cpuThreads, int cpuNice) {
+        int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, int cpuThreads, int cpuNice, int jitNice) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -39,11 +40,14 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     public static final int DEFAULT_METRICS_PORT = 7701;
     public static final int DEFAULT_METRICS_CLIENT_LIMIT = 20;
     public static final long DEFAULT_SHUTDOWN_GRACE_MILLIS = 25_000;
+    /** Default of the {@code jit-nice} key; see {@link JitThreadPriority}. */
+    public static final int DEFAULT_JIT_NICE = 19;
 
     public static ServerOptions defaults() {
         return new ServerOptions(DEFAULT_BIND, DEFAULT_PORT, DEFAULT_DEVICES, false, false, DEFAULT_LEASE_MILLIS,
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
-                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE);
+                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
+                DEFAULT_JIT_NICE);
     }
 
     /**
@@ -52,46 +56,50 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCacheDir(Path dir) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, cpuThreads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuThreads(int threads) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, threads, cpuNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, threads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, nice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, nice, jitNice);
+    }
+
+    public ServerOptions withJitNice(int nice) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, nice);
     }
 }

@@ -14,6 +14,8 @@ import dev.arrayd.scheduler.StreamKind;
 import dev.arrayd.server.metrics.ArraydMetrics;
 import dev.arrayd.server.metrics.ClientMeters;
 import io.grpc.stub.StreamObserver;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.Comparator;
 import java.util.List;
 
@@ -40,7 +42,9 @@ final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
                     .setSessions(scheduler.sessions().size())
                     .setCommandsSucceeded(metrics.commands(CommandOutcome.SUCCEEDED))
                     .setCommandsFailed(metrics.commands(CommandOutcome.FAILED)
-                            + metrics.commands(CommandOutcome.DEPENDENCY_FAILED) + metrics.commands(CommandOutcome.ABORTED));
+                            + metrics.commands(CommandOutcome.DEPENDENCY_FAILED) + metrics.commands(CommandOutcome.ABORTED))
+                    .setJitCompileMillis(jitCompileMillis())
+                    .setJitCpuMillis(JitThreadPriority.compilerCpuMillis());
             for (DeviceRuntime d : scheduler.devices()) {
                 SlabPoolStats p = d.pool().stats();
                 DeviceStats.Builder ds = DeviceStats.newBuilder().setId(d.id().toString())
@@ -66,4 +70,9 @@ final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
         });
     }
 
+    /** The JIT's total compilation time, or 0 where the JVM does not keep it. */
+    static long jitCompileMillis() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+    }
 }

@@ -41,6 +41,7 @@ class ConfigTest {
         assertEquals(d.metricsClientLimit(), c.get(ArraydConfig.METRICS_CLIENT_LIMIT));
         assertEquals(d.cpuThreads(), c.get(ArraydConfig.CPU_THREADS));
         assertEquals(d.cpuNice(), c.get(ArraydConfig.CPU_NICE));
+        assertEquals(d.jitNice(), c.get(ArraydConfig.JIT_NICE));
     }
 
     @Test

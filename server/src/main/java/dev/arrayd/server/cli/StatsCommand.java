@@ -79,10 +79,11 @@ final class StatsCommand implements Callable<Integer> {
 
     void render(PrintStream out, DaemonStats s, double rate) {
         long up = s.getUptimeMillis() / 1000;
-        out.printf(Locale.ROOT, "arrayd %s at %s   up %dh%02dm%02ds   sessions %d   commands %d ok, %d failed%s%s%n",
+        out.printf(Locale.ROOT, "arrayd %s at %s   up %dh%02dm%02ds   sessions %d   commands %d ok, %d failed%s   jit %.1f s%s%n",
                 s.getVersion(), client.target, up / 3600, up / 60 % 60, up % 60, s.getSessions(),
                 s.getCommandsSucceeded(), s.getCommandsFailed(),
                 Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "   %.0f commands/s", rate),
+                (s.getJitCpuMillis() > 0 ? s.getJitCpuMillis() : s.getJitCompileMillis()) / 1000.0,
                 s.getShuttingDown() ? "   SHUTTING DOWN" : "");
         out.println();
         out.printf("%-10s %12s %12s %12s %12s %6s %8s %10s%n", "DEVICE", "USED", "RESERVED", "BUDGET", "CAPACITY",

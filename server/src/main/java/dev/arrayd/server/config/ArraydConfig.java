@@ -87,6 +87,13 @@ public final class ArraydConfig {
                     + "the programs beside the daemon win a contended core from them, so a polite client's round trip "
                     + "does not wait for a flooding client's kernel time slice.");
 
+    public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "19", Parsers.intIn(0, 19),
+            "an integer in 0..19 (0 = unchanged)",
+            "How much lower the JVM's optimizing JIT compiler threads (C2) are scheduled (added to their Linux nice "
+                    + "value). A daemon warming up compiles in bursts of up to a core for tens of seconds; lowered, the "
+                    + "compiler still uses idle cycles and a small share of a busy host, but no longer takes a core from "
+                    + "the kernels (lowered by cpu-nice) or the transport. The quick first tier (C1) keeps its priority.");
+
     public static final ConfigKey<Path> CACHE_DIR = new ConfigKey<>("cache-dir", "path", "", Parsers.optionalPath(),
             "a directory path, or empty for the default",
             "Where the CPU backend keeps compiled kernels across restarts (a content-hash cache); empty = "
@@ -134,7 +141,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 
