@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * its own JVM's JIT, heap and threads then weigh on the polite client only as much as any other
  * program on the host would. Driven over stdin, one word per line: {@code on} starts keeping
  * {@code window} launches unanswered on each of its streams and answers {@code flooding}; {@code off}
- * stops, waits for every launch sent and answers {@code stopped <launches>}; end of input ends it.
+ * stops, waits for every launch sent and answers {@code stopped <launches> <jit ms>} (the second number:
+ * its own JIT's cost so far, for {@link JitWarmUp}); end of input ends it.
  *
  * <p>Arguments: {@code host port device streams spin window}.
  */
@@ -76,7 +77,7 @@ public final class FloodClient {
                     case "off" -> {
                         long sent = flood == null ? 0 : flood.stop();
                         flood = null;
-                        System.out.println("stopped " + sent);
+                        System.out.println("stopped " + sent + " " + JitWarmUp.ownJitMillis());
                     }
                     default -> System.out.println("unknown " + line);
                 }

@@ -16,10 +16,12 @@ final class FloodProcess implements AutoCloseable {
     private final Process process;
     private final BufferedReader out;
     private final BufferedWriter in;
+    private volatile long jitMillis;
 
     FloodProcess(String host, int port, String device, int streams, int spin, int window) throws IOException {
         process = new ProcessBuilder(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"),
                 FloodClient.class.getName(), host, String.valueOf(port), device, String.valueOf(streams),
                 String.valueOf(spin), String.valueOf(window)))
@@ -39,8 +41,14 @@ final class FloodProcess implements AutoCloseable {
     /** Stops flooding; returns once every launch the child sent was answered, with how many it sent. */
     long off() throws IOException {
         send("off");
-        String line = expect("stopped ");
-        return Long.parseLong(line.substring("stopped ".length()).strip());
+        String[] words = expect("stopped ").strip().split(" ");
+        jitMillis = Long.parseLong(words[2]);
+        return Long.parseLong(words[1]);
+    }
+
+    /** The child's JIT cost in ms as of the last {@link #off()} (see {@link JitWarmUp#ownJitMillis()}). */
+    long jitMillis() {
+        return jitMillis;
     }
 
     private void send(String word) throws IOException {

@@ -55,7 +55,7 @@ import picocli.CommandLine.Option;
                 + "(in-process scheduler), and a polite client's round trip alone and during another client's flood.",
                 "Writes polite.csv and summary.csv; the last line of stdout is: RESULT tenants fairness_ratio=<heavy/light> "
                         + "polite_p50_alone_us=.. polite_p99_alone_us=.. polite_p50_flood_us=.. polite_p99_flood_us=.. "
-                        + "p99_ratio=..",
+                        + "p99_ratio=.. p99_block_ratio=..",
                 "Defaults: --iterations " + TenantsScenario.DEFAULT_ITERATIONS + " polite round trips per phase, --warmup "
                         + TenantsScenario.DEFAULT_WARMUP + "."})
 final class TenantsScenario implements Scenario {
@@ -110,6 +110,7 @@ final class TenantsScenario implements Scenario {
         long[] alone = new long[iterations];
         long[] flood = new long[iterations];
         long[] floodDone = new long[1];
+        JitWarmUp.Result warm;
         String device;
         ManagedChannel politeChannel = Channels.open(ctx);
         try (ArraydClient polite = ArraydClient.builder().channel(politeChannel).build();
@@ -120,20 +121,24 @@ final class TenantsScenario implements Scenario {
             Launch one = Launch.of(empty).global(1).device(device);
             progress.update("tenants: starting the flooding client");
             try (FloodProcess flooder = new FloodProcess(ctx.host(), ctx.port(), device, floodStreams, spin, 8)) {
-                // Warm-up runs both phases first: otherwise the JIT compiles the flood's paths (both JVMs'
-                // C2 threads take most of a core for seconds) while the polite client is being measured.
-                progress.update("tenants: warm-up alone");
-                measure(ps, one, new long[warmup]);
-                flooder.on();
-                try {
-                    progress.update("tenants: warm-up during a flood");
-                    measure(ps, one, new long[warmup]);
-                } finally {
-                    flooder.off();
-                }
-                // Alone and flood samples are taken in alternating blocks, so that whatever drifts over a
-                // run (the JIT, the heap, the host's other work) weighs on both phases alike.
+                // Warm-up runs both phases, block by block as measured, until the JITs of the daemon and of
+                // both clients are quiet: otherwise the JIT compiles the flood's paths (C2 takes most of a
+                // core, on and off, for tens of seconds in a fresh daemon) while the polite client is measured.
                 int block = Math.max(1, iterations / BLOCKS);
+                long[] scratch = new long[Math.max(block, SETTLE)];
+                warm = JitWarmUp.run(progress, "tenants", List.of(politeChannel), List.of(flooder::jitMillis),
+                        Math.max(1, warmup / block / 2), options.warmupLimit(), () -> {
+                            measure(ps, one, scratch, 0, block);
+                            flooder.on();
+                            try {
+                                measure(ps, one, scratch, 0, SETTLE);
+                                measure(ps, one, scratch, 0, block);
+                            } finally {
+                                flooder.off();
+                            }
+                        });
+                // Alone and flood samples are taken in alternating blocks, so that whatever drifts over a
+                // run (the heap, the host's other work) weighs on both phases alike.
                 long floodSent = 0;
                 for (int done = 0, b = 1; done < iterations; done += block, b++) {
                     int n = Math.min(block, iterations - done);
@@ -159,6 +164,7 @@ final class TenantsScenario implements Scenario {
         Summary a = Summary.ofNanos(alone);
         Summary fl = Summary.ofNanos(flood);
         double p99Ratio = fl.p99() / a.p99();
+        double blockRatio = medianBlockP99Ratio(alone, flood, Math.max(1, iterations / BLOCKS));
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("polite.csv"))) {
             w.write("phase,iteration,micros\n");
             for (int i = 0; i < alone.length; i++) {
@@ -190,7 +196,9 @@ final class TenantsScenario implements Scenario {
         lines.add(String.format(Locale.ROOT, "%-8s %10s %10s %10s", "polite", "median_us", "p90_us", "p99_us"));
         lines.add(String.format(Locale.ROOT, "%-8s %10.1f %10.1f %10.1f", "alone", a.median(), a.p90(), a.p99()));
         lines.add(String.format(Locale.ROOT, "%-8s %10.1f %10.1f %10.1f", "flood", fl.median(), fl.p90(), fl.p99()));
-        lines.add(String.format(Locale.ROOT, "p99 during the flood / alone: %.2f (goal: at most 2)", p99Ratio));
+        lines.add(String.format(Locale.ROOT, "p99 during the flood / alone: %.2f (goal: at most 2); median over the %d "
+                + "block pairs of the same ratio: %.2f", p99Ratio, BLOCKS, blockRatio));
+        lines.add("tenants: " + warm.describe());
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
                 Two measurements of the device queue's fair share (`docs/architecture.md`, scheduling):
@@ -202,26 +210,39 @@ final class TenantsScenario implements Scenario {
                 - **flood:** against the daemon over gRPC, a polite client sends one empty launch at a time (its \
                 own connection and session) and times the round trip, alone and while another client, a process \
                 of its own, keeps %d streams full of `spin(%d)` launches (8 unanswered per stream). Both phases \
-                are warmed up first, then measured in %d alternating blocks (the first %d round trips after the \
-                flood starts are not counted).
+                are warmed up first, block by block, until the JITs of the daemon and both clients are quiet (%s), \
+                then measured in %d alternating blocks (the first %d round trips after the flood starts are not \
+                counted).
 
                 | polite round trip | median µs | p90 µs | p99 µs |
                 | --- | --- | --- | --- |
                 | alone | %.1f | %.1f | %.1f |
                 | during the flood | %.1f | %.1f | %.1f |
 
-                **p99 ratio %.2f** (goal: at most 2).
+                **p99 ratio %.2f** (goal: at most 2). The median over the %d pairs of adjacent blocks of the same \
+                ratio (each block's p99 is its 5th slowest of 500): %.2f.
 
                 ![polite CDF](polite.png)
-                """, fairness[0], floodStreams, spin, BLOCKS, SETTLE, a.median(), a.p90(), a.p99(), fl.median(), fl.p90(), fl.p99(),
-                p99Ratio);
+                """, fairness[0], floodStreams, spin, warm.describe(), BLOCKS, SETTLE, a.median(), a.p90(), a.p99(), fl.median(),
+                fl.p90(), fl.p99(), p99Ratio, BLOCKS, blockRatio);
         return new Report(lines, String.format(Locale.ROOT, "fairness_ratio=%.3f polite_p50_alone_us=%.1f "
-                        + "polite_p99_alone_us=%.1f polite_p50_flood_us=%.1f polite_p99_flood_us=%.1f p99_ratio=%.2f",
-                fairness[0], a.median(), a.p99(), fl.median(), fl.p99(), p99Ratio), section);
+                        + "polite_p99_alone_us=%.1f polite_p50_flood_us=%.1f polite_p99_flood_us=%.1f p99_ratio=%.2f "
+                        + "p99_block_ratio=%.2f",
+                fairness[0], a.median(), a.p99(), fl.median(), fl.p99(), p99Ratio, blockRatio), section);
     }
 
-    private static void measure(Session s, Launch one, long[] samples) throws Exception {
-        measure(s, one, samples, 0, samples.length);
+    /**
+     * The median, over the pairs of blocks measured one after the other, of the flood block's p99 over
+     * the alone block's: a host stall that hits one block moves one pair, not the whole figure.
+     */
+    static double medianBlockP99Ratio(long[] alone, long[] flood, int block) {
+        List<Double> ratios = new ArrayList<>();
+        for (int from = 0; from < alone.length; from += block) {
+            int to = Math.min(alone.length, from + block);
+            ratios.add(Summary.ofNanos(java.util.Arrays.copyOfRange(flood, from, to)).p99()
+                    / Summary.ofNanos(java.util.Arrays.copyOfRange(alone, from, to)).p99());
+        }
+        return ThroughputScenario.median(ratios.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /** Times {@code n} round trips into {@code samples[from..from+n)}. */
