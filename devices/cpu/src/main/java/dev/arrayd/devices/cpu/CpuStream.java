@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -160,7 +161,7 @@ final class CpuStream implements NativeStream {
         }
         StreamExecutor borrowed = device.borrowInlineExecutor();
         try {
-            run(borrowed, command, callback, false);
+            run(borrowed, command, callback, false, null);
         } finally {
             device.returnInlineExecutor(borrowed);
         }
@@ -217,13 +218,9 @@ final class CpuStream implements NativeStream {
                     }
                     if (command instanceof DeviceCommand.Launch) {
                         device.computeSlots().acquireUninterruptibly();
-                        try {
-                            run(executor, command, callback, true);
-                        } finally {
-                            device.computeSlots().release();
-                        }
+                        run(executor, command, callback, true, device.computeSlots()); // released before the callback
                     } else {
-                        run(executor, command, callback, true);
+                        run(executor, command, callback, true, null);
                     }
                     continue;
                 }
@@ -248,7 +245,15 @@ final class CpuStream implements NativeStream {
         }
     }
 
-    private void run(StreamExecutor executor, DeviceCommand command, CommandCallback callback, boolean queued) {
+    /**
+     * Executes {@code command} and then calls back. {@code slot}, when not null, is the compute slot
+     * the caller took for it: it is released as soon as the command has executed, before the
+     * callback. The callback is the scheduler's completion (events, the next dispatch, the session's
+     * completion message); holding the slot through it would keep the device's other streams from
+     * starting their kernels meanwhile, and on a host with no idle core that work waits for a core.
+     */
+    private void run(StreamExecutor executor, DeviceCommand command, CommandCallback callback, boolean queued,
+            Semaphore slot) {
         long start = System.nanoTime();
         ArraydException failure = null;
         try {
@@ -260,6 +265,10 @@ final class CpuStream implements NativeStream {
             failure = e;
         } catch (Throwable t) {
             failure = new ArraydException(ErrorCode.INTERNAL, describe(command) + " failed on " + device.id() + ": " + t, t);
+        } finally {
+            if (slot != null) {
+                slot.release();
+            }
         }
         long nanos = System.nanoTime() - start;
         if (queued) {

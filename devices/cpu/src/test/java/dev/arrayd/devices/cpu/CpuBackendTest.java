@@ -281,6 +281,46 @@ class CpuBackendTest {
     }
 
     @Test
+    void aLaunchsCompletionRunsWithoutItsComputeSlot() throws Exception {
+        // one thread: one compute slot. Stream a's callback waits for stream b's launch; were the slot
+        // still held through the callback (the scheduler's completion work), b could never start.
+        CpuBackend backend = availableBackend(CpuOptions.defaults().withDeviceThreads(1));
+        Device device = backend.openDevices(1).getFirst();
+        NativeStream a = closing(device.newStream("a"));
+        NativeStream b = closing(device.newStream("b"));
+        Kernel empty = compile(backend, "empty");
+        CompletableFuture<Long> bDone = new CompletableFuture<>();
+        CompletableFuture<Boolean> aSawB = new CompletableFuture<>();
+        a.submit(new DeviceCommand.Launch(empty, new long[] {1}, null, List.of()), new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                b.submit(new DeviceCommand.Launch(empty, new long[] {1}, null, List.of()), new CommandCallback() {
+                    @Override
+                    public void completed(long nanos) {
+                        bDone.complete(nanos);
+                    }
+
+                    @Override
+                    public void failed(ArraydException cause) {
+                        bDone.completeExceptionally(cause);
+                    }
+                });
+                try {
+                    aSawB.complete(bDone.get(10, TimeUnit.SECONDS) >= 0);
+                } catch (Exception e) {
+                    aSawB.completeExceptionally(e);
+                }
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                aSawB.completeExceptionally(cause);
+            }
+        });
+        assertTrue(aSawB.get(30, TimeUnit.SECONDS), "b's launch ran while a's completion was being handled");
+    }
+
+    @Test
     void launchOfAClosedModuleIsRefused() throws Exception {
         CpuBackend backend = availableBackend(CpuOptions.defaults());
         NativeStream stream = closing(backend.openDevices(1).getFirst().newStream("s"));
