@@ -30,9 +30,9 @@ import java.util.function.LongSupplier;
 final class JitWarmUp {
 
     /** Sampling window. */
-    static final Duration WINDOW = Duration.ofSeconds(2);
-    /** Compile time per wall time, in every observed JVM, below which the warm-up ends (2% of one core). */
-    static final double QUIET = 0.02;
+    static final Duration WINDOW = Duration.ofSeconds(5);
+    /** JIT CPU time per wall time, in every observed JVM, below which the warm-up ends (1% of one core). */
+    static final double QUIET = 0.01;
 
     /** One warm-up round. */
     @FunctionalInterface

@@ -25,9 +25,10 @@ import org.slf4j.LoggerFactory;
  * development VM its C2 thread took most of a core, on and off, for the first 20 s of traffic. At
  * normal priority those bursts win a core from everything the daemon runs at a lowered one (the CPU
  * devices' kernel threads, {@code --cpu-nice}) and compete with its transport threads, so tenants'
- * kernels and round trips pay for the daemon's warm-up. At a high nice value the compiler still gets
- * every idle cycle and a small share of a busy host, so the daemon still warms up, only without
- * taking the cores from its tenants.
+ * kernels and round trips pay for the daemon's warm-up. At the kernels' nice value (the default) the
+ * compiler shares a busy core with them instead of taking it, and the transport wins it. Lower still
+ * it gets only a sliver of a saturated host and the hot paths stay in the slower profiling tier for a
+ * minute or more, which costs the tenants more than the compiler would.
  *
  * <p>The compiler threads are the JVM's own, not Java threads: they are found by name in
  * {@code /proc/self/task} ({@code C2 CompilerThread0}, {@code C2 CompilerThread1}, and the like)

@@ -24,7 +24,7 @@ import java.nio.file.Path;
  *                          {@code $XDG_CACHE_HOME/arrayd/kernels} or {@code ~/.cache/arrayd/kernels})
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
- * @param jitNice           nice value added to the JVM's JIT compiler threads (default 19; 0 = unchanged)
+ * @param jitNice           nice value added to the JVM's JIT compiler threads (default 10; 0 = unchanged)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
@@ -41,7 +41,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     public static final int DEFAULT_METRICS_CLIENT_LIMIT = 20;
     public static final long DEFAULT_SHUTDOWN_GRACE_MILLIS = 25_000;
     /** Default of the {@code jit-nice} key; see {@link JitThreadPriority}. */
-    public static final int DEFAULT_JIT_NICE = 19;
+    public static final int DEFAULT_JIT_NICE = 10;
 
     public static ServerOptions defaults() {
         return new ServerOptions(DEFAULT_BIND, DEFAULT_PORT, DEFAULT_DEVICES, false, false, DEFAULT_LEASE_MILLIS,

@@ -87,12 +87,12 @@ public final class ArraydConfig {
                     + "the programs beside the daemon win a contended core from them, so a polite client's round trip "
                     + "does not wait for a flooding client's kernel time slice.");
 
-    public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "19", Parsers.intIn(0, 19),
+    public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "10", Parsers.intIn(0, 19),
             "an integer in 0..19 (0 = unchanged)",
             "How much lower the JVM's optimizing JIT compiler threads (C2) are scheduled (added to their Linux nice "
-                    + "value). A daemon warming up compiles in bursts of up to a core for tens of seconds; lowered, the "
-                    + "compiler still uses idle cycles and a small share of a busy host, but no longer takes a core from "
-                    + "the kernels (lowered by cpu-nice) or the transport. The quick first tier (C1) keeps its priority.");
+                    + "value). A daemon warming up compiles in bursts of up to a core for tens of seconds; lowered as far as "
+                    + "the kernels (cpu-nice), the compiler shares a busy core with them instead of taking it, and the "
+                    + "transport always wins it. The quick first tier (C1) keeps its priority.");
 
     public static final ConfigKey<Path> CACHE_DIR = new ConfigKey<>("cache-dir", "path", "", Parsers.optionalPath(),
             "a directory path, or empty for the default",
