@@ -16,38 +16,19 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Recorded graphs, merge buffers, memory modes and replica states, one example each. */
-class GraphsAndModesTest {
+class GraphsAndModesTest extends TwoFakeDevicesSession {
 
-    SchedulerFixture f;
-    Scheduler sch;
-    Session s;
-    Map<String, CompiledKernel> k;
-    long nextEvent = 1;
-
-    @BeforeEach
-    void setUp() {
-        f = new SchedulerFixture(2);
-        sch = f.scheduler;
-        s = sch.openSession("graphs", 10_000);
-        k = f.compileAll(s);
-    }
-
-    @AfterEach
-    void tearDown() {
-        sch.closeSession(s);
-        f.close();
+    @Override
+    String sessionName() {
+        return "graphs";
     }
 
     private Buffer buf(String device, MemoryMode mode) {
         return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", mode);
     }
-
-
 
     private CommandSpec launch(long event, long[] waits, long stream, String kernel, String device, CommandSpec.Arg... args) {
         return new CommandSpec(event, waits, stream, new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4}, null,
@@ -59,7 +40,6 @@ class GraphsAndModesTest {
         assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
         return e;
     }
-
 
     @Test
     void aRecordedGraphReplaysWithNewScalarsAndReboundBuffers() throws Exception {

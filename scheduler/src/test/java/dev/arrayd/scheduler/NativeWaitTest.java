@@ -10,49 +10,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Dependencies on commands already on a lane are waited for by the device (markers), not the host:
  * the dependent is handed to its lane at once, and still fails when a data dependency failed.
  */
-class NativeWaitTest {
+class NativeWaitTest extends TwoFakeDevicesSession {
 
-    SchedulerFixture f;
-    Scheduler sch;
-    Session s;
-    Map<String, CompiledKernel> k;
-    long nextEvent = 1;
-
-    @BeforeEach
-    void setUp() {
-        f = new SchedulerFixture(2);
-        sch = f.scheduler;
-        s = sch.openSession("native", 10_000);
-        k = f.compileAll(s);
-    }
-
-    @AfterEach
-    void tearDown() {
-        sch.closeSession(s);
-        f.close();
+    @Override
+    String sessionName() {
+        return "native";
     }
 
     private Buffer buf(String device) {
         return sch.createBuffer(s, DType.I64, new long[] {4}, device, "", MemoryMode.DEVICE);
     }
 
-
-
     private Event submit(String kernel, String device, CommandSpec.Arg... args) {
         return sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0, new CommandSpec.LaunchOp(k.get(kernel).handle(),
                 new long[] {4}, null, List.of(args), device))), null).getFirst();
     }
-
 
     @Test
     void aCommandReadingWhatALaneIsStillComputingIsHandedToItsLaneAtOnce() throws Exception {

@@ -12,41 +12,24 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** PER_STREAM buffers (OCANNL's per-stream sharing): each stream its own instance. */
-class PerStreamBufferTest {
+/**
+ * PER_STREAM buffers (OCANNL's per-stream sharing): each stream its own instance. Instances are freed
+ * with the session: the fixture's tear-down finds no slab bytes left allocated.
+ */
+class PerStreamBufferTest extends TwoFakeDevicesSession {
 
-    SchedulerFixture f;
-    Scheduler sch;
-    Session s;
-    Map<String, CompiledKernel> k;
-    long nextEvent = 1;
-
-    @BeforeEach
-    void setUp() {
-        f = new SchedulerFixture(2);
-        sch = f.scheduler;
-        s = sch.openSession("per-stream", 10_000);
-        k = f.compileAll(s);
-    }
-
-    @AfterEach
-    void tearDown() {
-        sch.closeSession(s);
-        f.close(); // checks that no slab bytes are left allocated: instances are freed with the session
+    @Override
+    String sessionName() {
+        return "per-stream";
     }
 
     private Buffer perStream() {
         return sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "grad", MemoryMode.DEVICE, Sharing.PER_STREAM);
     }
-
-
 
     private CommandSpec launch(long stream, String kernel, CommandSpec.Arg... args) {
         return new CommandSpec(nextEvent++, null, stream, new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4},
@@ -60,7 +43,6 @@ class PerStreamBufferTest {
         }
         return e;
     }
-
 
     @Test
     void eachStreamReadsAndWritesItsOwnZeroedInstance() throws Exception {

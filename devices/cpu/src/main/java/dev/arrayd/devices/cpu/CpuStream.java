@@ -87,14 +87,7 @@ final class CpuStream implements NativeStream {
 
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        for (int i = 0; i < after.length; i++) {
-            if (!canWaitFor(after[i])) {
-                throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
-                        + "the backend of " + device.id() + ")");
-            }
-        }
-        submit(command, new AfterMarkers(callback, after.clone()));
+        submit(command, AfterMarkers.checked(this, after, callback, "the backend of " + device.id()));
     }
 
     /** A marker node in the queue: the worker reaches it when everything before it has run. */

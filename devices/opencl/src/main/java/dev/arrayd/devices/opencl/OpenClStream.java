@@ -103,14 +103,7 @@ final class OpenClStream implements NativeStream {
 
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        for (int i = 0; i < after.length; i++) {
-            if (!canWaitFor(after[i])) {
-                throw new IllegalArgumentException("after[" + i + "]: " + after[i] + " (expected: a marker of a stream of "
-                        + "the OpenCL context of " + device.id() + ")");
-            }
-        }
-        submit(command, new AfterMarkers(callback, after.clone()));
+        submit(command, AfterMarkers.checked(this, after, callback, "the OpenCL context of " + device.id()));
     }
 
     /**
