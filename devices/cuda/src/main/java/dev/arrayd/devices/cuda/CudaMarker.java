@@ -91,12 +91,12 @@ final class CudaMarker implements StreamMarker {
         }
     }
 
-    /** Retired, or its event (once recorded) complete on the GPU. */
     /** Whether it was retired (the host heard it pass, or its stream refused it). */
     synchronized boolean retired() {
         return retired;
     }
 
+    /** Retired, or its event (once recorded) complete on the GPU. */
     @Override
     public synchronized boolean isReached() {
         if (retired) {

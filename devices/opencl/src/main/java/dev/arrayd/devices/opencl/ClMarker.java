@@ -86,12 +86,12 @@ final class ClMarker implements StreamMarker {
         }
     }
 
-    /** Retired, or its event (once armed) complete on the device; a command that made no event counts as done. */
     /** Whether it was retired (the host heard it pass, or its stream refused it). */
     synchronized boolean retired() {
         return retired;
     }
 
+    /** Retired, or its event (once armed) complete on the device; a command that made no event counts as done. */
     @Override
     public synchronized boolean isReached() {
         if (retired) {

@@ -189,7 +189,13 @@ public abstract class AbstractDeviceConformanceTest {
     /** Submits {@code command}; the future completes with the device nanos or fails with the cause. */
     protected static CompletableFuture<Long> submit(NativeStream stream, DeviceCommand command) {
         CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
+        stream.submit(command, into(done));
+        return done;
+    }
+
+    /** A callback completing {@code done} with the device nanos, or with the failure; a second call fails it. */
+    protected static CommandCallback into(CompletableFuture<Long> done) {
+        return new CommandCallback() {
             @Override
             public void completed(long deviceNanos) {
                 if (!done.complete(deviceNanos)) {
@@ -203,8 +209,7 @@ public abstract class AbstractDeviceConformanceTest {
                     done.obtrudeException(new AssertionError("callback called twice"));
                 }
             }
-        });
-        return done;
+        };
     }
 
     protected static long await(CompletableFuture<Long> future) {
@@ -693,21 +698,6 @@ public abstract class AbstractDeviceConformanceTest {
     }
 
     // ---------------------------------------------------------------- markers (native waits between streams)
-
-    /** A callback completing {@code done} with the device nanos, or with the failure. */
-    private static CommandCallback into(CompletableFuture<Long> done) {
-        return new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        };
-    }
 
     /**
      * A command submitted after another stream's marker starts only once everything before the marker
