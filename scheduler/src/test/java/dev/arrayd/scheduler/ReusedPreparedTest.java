@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,24 +21,11 @@ import org.junit.jupiter.api.Test;
  * instead of new ones: nothing of one submission may leak into the next, a rejected one included, and a
  * submission made while another holds it (from a completion listener) gets one of its own.
  */
-class ReusedPreparedTest {
+class ReusedPreparedTest extends TwoFakeDevicesSession {
 
-    SchedulerFixture f;
-    Scheduler sch;
-    Session s;
-    Map<String, CompiledKernel> k;
-
-    @BeforeEach
-    void setUp() {
-        f = new SchedulerFixture(2);
-        sch = f.scheduler;
-        s = sch.openSession("test", 10_000);
-        k = f.compileAll(s);
-    }
-
-    @AfterEach
-    void tearDown() {
-        f.close();
+    @Override
+    String sessionName() {
+        return "test";
     }
 
     private Buffer newBuf() {

@@ -17,28 +17,13 @@ import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class SchedulerTest {
+class SchedulerTest extends TwoFakeDevicesSession {
 
-    SchedulerFixture f;
-    Scheduler sch;
-    Session s;
-    Map<String, CompiledKernel> k;
-
-    @BeforeEach
-    void setUp() {
-        f = new SchedulerFixture(2);
-        sch = f.scheduler;
-        s = sch.openSession("test", 10_000);
-        k = f.compileAll(s);
-    }
-
-    @AfterEach
-    void tearDown() {
-        f.close();
+    @Override
+    String sessionName() {
+        return "test";
     }
 
     private Buffer newBuf(int n) {
