@@ -56,8 +56,9 @@ import picocli.CommandLine.Option;
                 "Writes polite.csv and summary.csv; the last line of stdout is: RESULT tenants fairness_ratio=<heavy/light> "
                         + "polite_p50_alone_us=.. polite_p99_alone_us=.. polite_p50_flood_us=.. polite_p99_flood_us=.. "
                         + "p99_ratio=.. p99_block_ratio=..",
-                "Defaults: --iterations " + TenantsScenario.DEFAULT_ITERATIONS + " polite round trips per phase, --warmup "
-                        + TenantsScenario.DEFAULT_WARMUP + "."})
+                "Defaults: --iterations " + TenantsScenario.DEFAULT_ITERATIONS + " polite round trips per phase; warm-up: at "
+                        + "least --warmup " + TenantsScenario.DEFAULT_WARMUP + " round trips, then on until the JITs are quiet "
+                        + "(at most --warmup-seconds)."})
 final class TenantsScenario implements Scenario {
 
     static final int DEFAULT_ITERATIONS = 5_000;
