@@ -99,6 +99,23 @@ final class ComputeThreadPriority {
         }
     }
 
+    /** Whether nice values can be read and changed here (Linux, with the C library's calls found). */
+    static boolean supported() {
+        return CALLS.problem() == null;
+    }
+
+    /** The calling thread's Linux thread id, or empty where it cannot be read. */
+    static Optional<Integer> currentTid() {
+        if (CALLS.problem() != null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of((int) CALLS.gettid().invokeExact());
+        } catch (Throwable t) {
+            return Optional.empty();
+        }
+    }
+
     /** The calling thread's nice value, or empty where it cannot be read (for tests and diagnostics). */
     static Optional<Integer> currentNice() {
         if (CALLS.problem() != null) {

@@ -30,6 +30,7 @@ final class CpuDevice implements Device {
     private final Object owner; // the backend that opened this device; peers share it
     private final int threads;
     private final int computeNice;
+    private final CompletionThread completions; // null when kernels are not lowered: the workers call back themselves
     // Launches running at once on this device, across all its streams: at most one per thread, so a
     // device of N threads computes like N cores however many streams feed it (data commands are not held).
     private final java.util.concurrent.Semaphore computeSlots;
@@ -40,7 +41,11 @@ final class CpuDevice implements Device {
     private final SlabLedger<Slab> slabs;
     private volatile boolean closed;
 
-    /** @param computeNice raised nice value of the threads that run kernels (see {@link ComputeThreadPriority}) */
+    /**
+     * @param computeNice raised nice value of the threads that run kernels (see {@link ComputeThreadPriority}).
+     *                    When positive (and nice values can be changed here) the device's {@link CompletionThread}
+     *                    starts here, at the priority of the calling thread
+     */
     CpuDevice(DeviceInfo info, int threads, Object owner, int computeNice) {
         this.info = info;
         this.computeNice = computeNice;
@@ -50,6 +55,8 @@ final class CpuDevice implements Device {
         this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
         // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
         this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1, computeNice) : null;
+        this.completions = computeNice > 0 && ComputeThreadPriority.supported()
+                ? new CompletionThread("arrayd-cpu" + info.id().ordinal() + "-completions") : null;
     }
 
     @Override
@@ -75,6 +82,11 @@ final class CpuDevice implements Device {
     /** Added to the nice value of the threads that run this device's kernels (0: unchanged). */
     int computeNice() {
         return computeNice;
+    }
+
+    /** Where the stream workers hand their completions; null when they call back themselves (kernels not lowered). */
+    CompletionThread completions() {
+        return completions;
     }
 
     int threads() {
@@ -171,7 +183,7 @@ final class CpuDevice implements Device {
         }
     }
 
-    /** Drains and ends every stream, stops the worker pool, then frees every slab. */
+    /** Drains and ends every stream, stops the worker pool and the completion thread, then frees every slab. */
     @Override
     public void close() {
         if (closed) {
@@ -187,6 +199,9 @@ final class CpuDevice implements Device {
         }
         if (pool != null) {
             pool.close();
+        }
+        if (completions != null) {
+            completions.close(); // after the streams: each waited for its last completion
         }
         for (Slab slab : slabs.removeAll()) {
             slab.arena().close();

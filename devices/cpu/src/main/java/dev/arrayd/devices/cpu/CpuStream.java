@@ -34,13 +34,18 @@ import java.util.concurrent.locks.LockSupport;
  * reached by the worker when everything before it has run; a waiting worker blocks on it before running
  * its command (holding no compute slot while it waits).
  *
- * <p>The worker runs kernels, so it lowers its own priority first ({@link ComputeThreadPriority}).
+ * <p><b>Priority.</b> The worker runs kernels, so it lowers its own priority first
+ * ({@link ComputeThreadPriority}). A command's completion (the scheduler's bookkeeping) takes locks that
+ * the daemon's transport threads take too, so it must not run lowered: when the device has a
+ * {@link CompletionThread} (it does whenever its kernels are lowered), the worker hands each callback
+ * to it and goes on with its next command.
  *
  * <p>A launch runs only while it holds one of its device's compute slots (one per device thread):
  * a device of one thread runs one kernel at a time across all its streams, like one core.
  *
  * <p>{@code pending} counts accepted commands not yet completed; it is what {@link #isIdle()} reads
- * and what keeps the worker alive on close until every accepted command has had its callback.
+ * and, with {@code handedOver} (callbacks given to the completion thread and not yet returned), what
+ * keeps the worker alive on close until every accepted command has had its callback.
  */
 final class CpuStream implements NativeStream {
 
@@ -57,10 +62,13 @@ final class CpuStream implements NativeStream {
     private final String name;
     private final CommandQueue queue = new CommandQueue();
     private final AtomicLong pending = new AtomicLong();
+    // callbacks handed to the device's completion thread and not yet returned: close() waits for them too
+    private final AtomicLong handedOver = new AtomicLong();
     private final StreamExecutor executor;
     private final Thread worker;
     private volatile boolean parked;
     private volatile boolean closing;
+    private volatile int workerTid; // the worker's Linux thread id once it runs (0 before, or where unknown)
 
     CpuStream(CpuDevice device, String name) {
         this.device = device;
@@ -187,10 +195,17 @@ final class CpuStream implements NativeStream {
     }
 
     private boolean finished() {
-        return closing && pending.get() == 0;
+        // pending before handedOver: a command is counted in handedOver before it leaves pending
+        return closing && pending.get() == 0 && handedOver.get() == 0;
+    }
+
+    /** The worker's Linux thread id, 0 until it has started (or where it cannot be read); for tests. */
+    int workerTid() {
+        return workerTid;
     }
 
     private void serve() {
+        workerTid = ComputeThreadPriority.currentTid().orElse(0);
         ComputeThreadPriority.lowerCurrentThread(device.computeNice());
         try {
             for (;;) {
@@ -264,10 +279,34 @@ final class CpuStream implements NativeStream {
             }
         }
         long nanos = System.nanoTime() - start;
+        CompletionThread completions = device.completions();
+        if (queued && completions != null) {
+            handedOver.incrementAndGet();
+            completions.post(new CompletionThread.Finished(this, command, callback, nanos, failure));
+            return;
+        }
         if (queued) {
             // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
             pending.decrementAndGet();
         }
+        callBack(command, callback, nanos, failure);
+    }
+
+    /**
+     * On the device's completion thread: the end of a command this stream's worker executed. Counted
+     * done before the callback, as on the worker; a closing worker, which ends only once every callback
+     * has returned, is woken after it.
+     */
+    void completeHandedOver(CompletionThread.Finished f) {
+        pending.decrementAndGet();
+        callBack(f.command(), f.callback(), f.deviceNanos(), f.failure());
+        handedOver.decrementAndGet();
+        if (closing) {
+            LockSupport.unpark(worker); // it may be waiting for this very count to drop
+        }
+    }
+
+    private void callBack(DeviceCommand command, CommandCallback callback, long nanos, ArraydException failure) {
         try {
             if (failure == null) {
                 callback.completed(nanos);

@@ -1,11 +1,5 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
-import dev.arrayd.devices.api.Device;
-import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 import org.junit.jupiter.api.Test;
 
 import java.util.Optional;
@@ -41,47 +35,11 @@ class ComputeThreadPriorityTest {
     }
 
     @Test
-    void aStreamWorkerRunsItsCommandsAtTheConfiguredNice() throws Exception {
-        Optional<Integer> base = ComputeThreadPriority.currentNice();
-        assumeTrue(base.isPresent(), "nice values are readable here (Linux)");
-        assertEquals(Math.min(19, base.get() + 4), workerNice(4));
-        assertEquals(base.get(), workerNice(0), "0 keeps the daemon's priority");
-    }
-
-    @Test
     void optionsRefuseANiceOutsideZeroToNineteen() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> CpuOptions.defaults().withComputeNice(20));
         assertEquals("computeNice: 20 (expected: 0..19, 0 to keep kernel threads at the daemon's priority)", e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CpuOptions.defaults().withComputeNice(-1));
         assertEquals(CpuOptions.DEFAULT_COMPUTE_NICE, CpuOptions.defaults().computeNice());
-    }
-
-    /** The nice value seen by the callback of a command, which runs on the stream's worker thread. */
-    private static int workerNice(int computeNice) throws Exception {
-        try (CpuBackend backend = new CpuBackend(CpuOptions.defaults().withDeviceMemoryBytes(1 << 20)
-                .withComputeNice(computeNice))) {
-            Device cpu = backend.openDevices(1).getFirst();
-            cpu.allocPool(1, 4096, 64);
-            NativeStream stream = cpu.newStream("nice-probe");
-            try {
-                CompletableFuture<Integer> nice = new CompletableFuture<>();
-                stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), 0, 1), new CommandCallback() {
-                    @Override
-                    public void completed(long deviceNanos) {
-                        nice.complete(ComputeThreadPriority.currentNice().orElse(-100));
-                    }
-
-                    @Override
-                    public void failed(ArraydException cause) {
-                        nice.completeExceptionally(cause);
-                    }
-                });
-                return nice.get(30, TimeUnit.SECONDS);
-            } finally {
-                stream.close();
-                cpu.freePool(1);
-            }
-        }
     }
 }

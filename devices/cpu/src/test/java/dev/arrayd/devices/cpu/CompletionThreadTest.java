@@ -1,0 +1,188 @@
+package dev.arrayd.devices.cpu;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.Dialect;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.KernelModule;
+import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.MemRef;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A kernel runs at the lowered priority and its completion at the daemon's, on the device's completion
+ * thread; with nothing lowered the worker calls back itself.
+ */
+class CompletionThreadTest {
+
+    private static final int DELTA = 4;
+
+    /** Spins until its flag is set: the test sees the worker's priority while the kernel runs. */
+    private static final String HOLD = """
+            ARRAYD_KERNEL void hold(ARRAYD_ITEM, int32_t *flag) {
+                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0) { }
+            }
+            """;
+
+    @Test
+    void theKernelRunsLoweredAndItsCompletionOnTheCompletionThreadAtTheDaemonsPriority() throws Exception {
+        assumeTrue(ComputeThreadPriority.supported(), "nice values can be changed here (Linux)");
+        Seen seen = holdOnce(DELTA);
+        assertEquals(seen.base + DELTA, seen.workerDuringKernel, "the kernel runs lowered");
+        assertEquals(seen.base, seen.callbackNice, "the completion runs at the daemon's priority");
+        assertEquals(seen.base + DELTA, seen.workerAfter, "the worker stays lowered");
+        assertTrue(seen.onCompletionThread, "the device's completion thread calls back");
+    }
+
+    @Test
+    void withNothingLoweredTheWorkerCallsBackItself() throws Exception {
+        assumeTrue(ComputeThreadPriority.supported(), "nice values can be read here (Linux)");
+        Seen seen = holdOnce(0);
+        assertEquals(seen.base, seen.workerDuringKernel);
+        assertEquals(seen.base, seen.callbackNice);
+        assertFalse(seen.hasCompletionThread, "no completion thread when kernels are not lowered");
+        assertTrue(seen.onWorker, "the worker calls back");
+    }
+
+    @Test
+    void closingAStreamWaitsForTheCompletionsHandedOver() throws Exception {
+        assumeTrue(ComputeThreadPriority.supported(), "nice values can be changed here (Linux)");
+        int commands = 200;
+        try (CpuBackend backend = backend(DELTA)) {
+            CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
+            assertNotNull(cpu.completions(), "lowered kernels: a completion thread");
+            cpu.allocPool(1, 4096, 64);
+            CpuStream stream = (CpuStream) cpu.newStream("handed-over");
+            List<Long> order = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (long i = 0; i < commands; i++) {
+                long n = i;
+                stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), n, 1), new CommandCallback() {
+                    @Override
+                    public void completed(long deviceNanos) {
+                        order.add(n);
+                    }
+
+                    @Override
+                    public void failed(ArraydException cause) {
+                        order.add(-1L);
+                    }
+                });
+            }
+            stream.close();
+            assertEquals(commands, order.size(), "close() returned only after every callback had run");
+            for (int i = 0; i < commands; i++) {
+                assertEquals(i, order.get(i), "callbacks in the stream's order");
+            }
+            assertTrue(stream.isIdle());
+            cpu.freePool(1);
+        }
+    }
+
+    private record Seen(int base, int workerDuringKernel, int callbackNice, int workerAfter,
+                        boolean hasCompletionThread, boolean onCompletionThread, boolean onWorker) {}
+
+    private static CpuBackend backend(int computeNice) {
+        return new CpuBackend(CpuOptions.defaults().withDeviceMemoryBytes(1 << 20).withComputeNice(computeNice));
+    }
+
+    /** Runs one {@code hold} launch; reads the worker's nice value while it runs, in its callback and after. */
+    private static Seen holdOnce(int computeNice) throws Exception {
+        int base = ComputeThreadPriority.currentNice().orElseThrow();
+        assumeTrue(base + computeNice <= ComputeThreadPriority.MAX_NICE, "room to lower the test's threads");
+        try (CpuBackend backend = backend(computeNice)) {
+            CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
+            KernelModule module = backend.compiler().compile(new KernelSource(Dialect.C, HOLD, List.of(
+                    new KernelSignature("hold", List.of(KernelParam.buffer("flag", DType.I32, Access.READ_WRITE))))));
+            try {
+                Kernel hold = module.kernels().getFirst();
+                cpu.allocPool(1, 4096, 64);
+                MemRef flag = new MemRef(1, 0, 64);
+                cpu.memsetZero(flag);
+                CpuStream stream = (CpuStream) cpu.newStream("nice-probe");
+                try {
+                    CompletableFuture<Integer> callbackNice = new CompletableFuture<>();
+                    boolean[] on = new boolean[2]; // the completion thread, the stream's worker
+                    stream.submit(new DeviceCommand.Launch(hold, new long[] {1}, null, List.of(new KernelArg.Buffer(flag))),
+                            new CommandCallback() {
+                                @Override
+                                public void completed(long deviceNanos) {
+                                    on[0] = cpu.completions() != null && cpu.completions().isCurrent();
+                                    on[1] = ComputeThreadPriority.currentTid().orElse(-1) == stream.workerTid();
+                                    callbackNice.complete(ComputeThreadPriority.currentNice().orElse(-100));
+                                }
+
+                                @Override
+                                public void failed(ArraydException cause) {
+                                    callbackNice.completeExceptionally(cause);
+                                }
+                            });
+                    int during = awaitNice(stream, base + computeNice);
+                    cpu.segment(flag, "flag").set(ValueLayout.JAVA_INT, 0, 1); // the kernel returns
+                    int inCallback = callbackNice.get(30, TimeUnit.SECONDS);
+                    // the worker's nice value after its command: read once it has gone back to its queue
+                    int after = niceOf(stream.workerTid()).orElseThrow();
+                    return new Seen(base, during, inCallback, after, cpu.completions() != null, on[0], on[1]);
+                } finally {
+                    stream.close();
+                    cpu.freePool(1);
+                }
+            } finally {
+                module.close();
+            }
+        }
+    }
+
+    /** Polls the worker's nice value (the kernel holds it there until the flag is set) until it is {@code expected}. */
+    private static int awaitNice(CpuStream stream, int expected) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        int last = Integer.MIN_VALUE;
+        while (System.nanoTime() < deadline) {
+            int tid = stream.workerTid();
+            if (tid != 0) {
+                Optional<Integer> nice = niceOf(tid);
+                if (nice.isPresent()) {
+                    last = nice.get();
+                    if (last == expected) {
+                        return last;
+                    }
+                }
+            }
+            Thread.onSpinWait();
+        }
+        return fail("worker's nice value while its kernel runs: " + last + " (expected: " + expected + ")");
+    }
+
+    /** Field 19 of {@code /proc/self/task/<tid>/stat}, the thread's nice value. */
+    private static Optional<Integer> niceOf(int tid) throws IOException {
+        Path stat = Path.of("/proc/self/task/" + tid + "/stat");
+        if (!Files.exists(stat)) {
+            return Optional.empty();
+        }
+        String s = Files.readString(stat);
+        String[] fields = s.substring(s.lastIndexOf(')') + 2).split(" ");
+        return Optional.of(Integer.parseInt(fields[16])); // fields[0] is field 3 (state)
+    }
+}
