@@ -31,6 +31,22 @@ final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** Netty's system property for its buffer leak detector, as gRPC's shaded copy of Netty reads it. */
+    static final String LEAK_DETECTION_PROPERTY = "io.grpc.netty.shaded.io.netty.leakDetection.level";
+
+    /**
+     * Turns off Netty's buffer leak detector unless its level was set with {@code -D}: by default it
+     * samples one buffer in 128 and records a stack trace for each, on the transport threads; under a
+     * flood of small messages that was about 300 stack walks a second in the daemon, each in some
+     * client's round trip. The tests keep it (their servers start without this command).
+     */
+    static void disableBufferLeakSampling() {
+        if (System.getProperty(LEAK_DETECTION_PROPERTY) == null && System.getProperty("io.netty.leakDetection.level") == null) {
+            io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector.setLevel(
+                    io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector.Level.DISABLED);
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         ResolvedConfig cfg;
@@ -46,6 +62,7 @@ final class ServeCommand implements Callable<Integer> {
         String set = cfg.all().stream().filter(v -> v.source() != ConfigSource.DEFAULT)
                 .map(v -> v.key().name() + "=" + v.text() + " (" + v.origin() + ")").collect(Collectors.joining(", "));
         log.info("configuration: {}", set.isEmpty() ? "all defaults" : set + "; the rest default");
+        disableBufferLeakSampling();
         ArraydServer server;
         try {
             server = ArraydServer.start(options, security(cfg));
