@@ -18,7 +18,7 @@ class TenantsScenarioTest {
     void writesRoundTripsSummaryPlotAndResultLine(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("run");
         BenchRun run = new BenchRun("tenants", "--in-process", "--iterations", "40", "--warmup", "0",
-                "--warmup-seconds", "0", "--spin", "2000", "--out", results.toString());
+                "--warmup-seconds", "0", "--spin", "20000", "--out", results.toString());
         String f = "\\d+\\.\\d+";
         run.assertComplete(results, "RESULT tenants fairness_ratio=" + f + " polite_p50_alone_us=" + f
                 + " polite_p99_alone_us=" + f + " polite_p50_flood_us=" + f + " polite_p99_flood_us=" + f
