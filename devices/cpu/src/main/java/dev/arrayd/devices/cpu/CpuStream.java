@@ -178,7 +178,9 @@ final class CpuStream implements NativeStream {
     public void close() {
         closing = true;
         LockSupport.unpark(worker);
-        if (Thread.currentThread() != worker) {
+        CompletionThread completions = device.completions();
+        // from a callback (on the worker, or on the completion thread, which the worker waits for): no join
+        if (Thread.currentThread() != worker && (completions == null || !completions.isCurrent())) {
             boolean interrupted = false;
             while (worker.isAlive()) {
                 try {

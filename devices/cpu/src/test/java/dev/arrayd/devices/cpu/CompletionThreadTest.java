@@ -101,6 +101,33 @@ class CompletionThreadTest {
         }
     }
 
+    @Test
+    void aStreamClosedFromItsOwnCallbackEndsOnceTheCallbackReturns() throws Exception {
+        assumeTrue(ComputeThreadPriority.supported(), "nice values can be changed here (Linux)");
+        try (CpuBackend backend = backend(DELTA)) {
+            CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
+            cpu.allocPool(1, 4096, 64);
+            CpuStream stream = (CpuStream) cpu.newStream("closed-from-callback");
+            CompletableFuture<Boolean> closedInCallback = new CompletableFuture<>();
+            stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), 7, 1), new CommandCallback() {
+                @Override
+                public void completed(long deviceNanos) {
+                    stream.close(); // on the completion thread: must not wait for the worker, which waits for this callback
+                    closedInCallback.complete(cpu.completions().isCurrent());
+                }
+
+                @Override
+                public void failed(ArraydException cause) {
+                    closedInCallback.completeExceptionally(cause);
+                }
+            });
+            assertTrue(closedInCallback.get(30, TimeUnit.SECONDS), "closed on the completion thread");
+            stream.close(); // from here it waits for the worker, which ends now that the callback has returned
+            assertTrue(stream.isIdle());
+            cpu.freePool(1);
+        }
+    }
+
     private record Seen(int base, int workerDuringKernel, int callbackNice, int workerAfter,
                         boolean hasCompletionThread, boolean onCompletionThread, boolean onWorker) {}
 
