@@ -3,6 +3,7 @@ package dev.arrayd.devices.cpu;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.support.Joins;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
@@ -67,17 +68,7 @@ final class CompletionThread implements AutoCloseable {
         if (Thread.currentThread() == thread) {
             return;
         }
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Joins.uninterruptibly(thread);
     }
 
     private void serve() {

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.Joins;
 import dev.arrayd.devices.api.support.AfterMarkers;
 import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
@@ -181,17 +182,7 @@ final class CpuStream implements NativeStream {
         CompletionThread completions = device.completions();
         // from a callback (on the worker, or on the completion thread, which the worker waits for): no join
         if (Thread.currentThread() != worker && (completions == null || !completions.isCurrent())) {
-            boolean interrupted = false;
-            while (worker.isAlive()) {
-                try {
-                    worker.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Joins.uninterruptibly(worker);
         }
         device.forget(this);
     }

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.support.Joins;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -216,17 +217,7 @@ final class CudaStream implements NativeStream {
         closing = true;
         LockSupport.unpark(worker);
         if (Thread.currentThread() != worker) {
-            boolean interrupted = false;
-            while (worker.isAlive()) {
-                try {
-                    worker.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Joins.uninterruptibly(worker);
         }
         device.forget(this);
     }

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.Joins;
 import dev.arrayd.devices.api.support.AfterMarkers;
 import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
@@ -165,17 +166,7 @@ final class OpenClStream implements NativeStream {
         closing = true;
         LockSupport.unpark(worker);
         if (Thread.currentThread() != worker) {
-            boolean interrupted = false;
-            while (worker.isAlive()) {
-                try {
-                    worker.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Joins.uninterruptibly(worker);
         }
         device.forget(this);
     }
