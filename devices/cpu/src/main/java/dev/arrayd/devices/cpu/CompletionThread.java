@@ -55,7 +55,7 @@ final class CompletionThread implements AutoCloseable {
         }
     }
 
-    /** Whether the calling thread is this one (for tests). */
+    /** Whether the calling thread is this one: a callback running on it. */
     boolean isCurrent() {
         return Thread.currentThread() == thread;
     }

@@ -183,9 +183,17 @@ final class CpuDevice implements Device {
         }
     }
 
-    /** Drains and ends every stream, stops the worker pool and the completion thread, then frees every slab. */
+    /**
+     * Drains and ends every stream, stops the worker pool and the completion thread, then frees every slab.
+     * Not from one of the device's completion callbacks: the streams' workers wait for the callbacks queued
+     * behind it, so the slabs could not be freed safely.
+     */
     @Override
     public void close() {
+        if (completions != null && completions.isCurrent()) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "close of " + info.id()
+                    + " from one of its completion callbacks (expected: another thread; callbacks must be fast)");
+        }
         if (closed) {
             return;
         }

@@ -128,6 +128,37 @@ class CompletionThreadTest {
         }
     }
 
+    @Test
+    void aDeviceIsNotClosedFromOneOfItsCompletionCallbacks() throws Exception {
+        assumeTrue(ComputeThreadPriority.supported(), "nice values can be changed here (Linux)");
+        try (CpuBackend backend = backend(DELTA)) {
+            CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
+            cpu.allocPool(1, 4096, 64);
+            CpuStream stream = (CpuStream) cpu.newStream("device-closed-from-callback");
+            CompletableFuture<String> refused = new CompletableFuture<>();
+            stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), 7, 1), new CommandCallback() {
+                @Override
+                public void completed(long deviceNanos) {
+                    try {
+                        cpu.close();
+                        refused.complete("closed");
+                    } catch (ArraydException e) {
+                        refused.complete(e.code() + ": " + e.getMessage());
+                    }
+                }
+
+                @Override
+                public void failed(ArraydException cause) {
+                    refused.completeExceptionally(cause);
+                }
+            });
+            assertEquals("FAILED_PRECONDITION: close of cpu:0 from one of its completion callbacks (expected: another"
+                    + " thread; callbacks must be fast)", refused.get(30, TimeUnit.SECONDS));
+            stream.close();
+            cpu.freePool(1);
+        }
+    }
+
     private record Seen(int base, int workerDuringKernel, int callbackNice, int workerAfter,
                         boolean hasCompletionThread, boolean onCompletionThread, boolean onWorker) {}
 
