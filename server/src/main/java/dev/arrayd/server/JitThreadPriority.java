@@ -1,12 +1,7 @@
 package dev.arrayd.server;
 
+import dev.arrayd.devices.api.support.ThreadNice;
 import java.io.IOException;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -44,38 +39,20 @@ public final class JitThreadPriority {
 
     private static final Logger log = LoggerFactory.getLogger(JitThreadPriority.class);
 
-    private static final int MAX_NICE = 19;
-    private static final int PRIO_PROCESS = 0;
     private static final Path TASKS = Path.of("/proc/self/task");
 
     private final int delta;
     private final Set<Integer> done = new HashSet<>();
-    private final MethodHandle getpriority;
-    private final MethodHandle setpriority;
+    private final boolean supported;
     private boolean warned;
 
     /** @param delta added to each compiler thread's nice value (capped at 19); 0 changes nothing */
     public JitThreadPriority(int delta) {
         this.delta = delta;
-        MethodHandle get = null;
-        MethodHandle set = null;
-        if (delta > 0 && Files.isDirectory(TASKS)) {
-            Linker linker = Linker.nativeLinker();
-            SymbolLookup libc = linker.defaultLookup();
-            Optional<MemorySegment> g = libc.find("getpriority");
-            Optional<MemorySegment> s = libc.find("setpriority");
-            if (g.isPresent() && s.isPresent()) {
-                get = linker.downcallHandle(g.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-                set = linker.downcallHandle(s.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-            }
-        }
-        this.getpriority = get;
-        this.setpriority = set;
-        if (delta > 0 && set == null) {
-            warnOnce("JIT compiler threads keep their priority: no /proc/self/task or setpriority here ("
-                    + System.getProperty("os.name") + ")");
+        this.supported = delta > 0 && Files.isDirectory(TASKS) && ThreadNice.problem().isEmpty();
+        if (delta > 0 && !supported) {
+            warnOnce("JIT compiler threads keep their priority: "
+                    + ThreadNice.problem().orElse("no /proc/self/task here (" + System.getProperty("os.name") + ")"));
         }
     }
 
@@ -85,7 +62,7 @@ public final class JitThreadPriority {
      * @return how many threads were changed by this call
      */
     public synchronized int apply() {
-        if (setpriority == null) {
+        if (!supported) {
             return 0;
         }
         int changed = 0;
@@ -100,10 +77,8 @@ public final class JitThreadPriority {
                 if (done.contains(tid) || !isOptimizingCompilerThread(name(task))) {
                     continue;
                 }
-                int current = (int) getpriority.invokeExact(PRIO_PROCESS, tid);
-                int target = Math.min(MAX_NICE, current + delta);
-                if (target > current && (int) setpriority.invokeExact(PRIO_PROCESS, tid, target) != 0) {
-                    warnOnce("JIT compiler threads keep their priority: setpriority(" + tid + ", " + target + ") failed");
+                if (ThreadNice.raise(tid, delta).isEmpty()) {
+                    warnOnce("JIT compiler threads keep their priority: setpriority(" + tid + ", +" + delta + ") failed");
                     continue;
                 }
                 done.add(tid);
@@ -111,8 +86,6 @@ public final class JitThreadPriority {
             }
         } catch (IOException e) {
             warnOnce("JIT compiler threads keep their priority: " + e);
-        } catch (Throwable t) {
-            warnOnce("JIT compiler threads keep their priority: " + t);
         }
         return changed;
     }

@@ -13,15 +13,14 @@ import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.support.ThreadNice;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -79,17 +78,7 @@ class CompletionThreadTest {
             List<Long> order = java.util.Collections.synchronizedList(new ArrayList<>());
             for (long i = 0; i < commands; i++) {
                 long n = i;
-                stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), n, 1), new CommandCallback() {
-                    @Override
-                    public void completed(long deviceNanos) {
-                        order.add(n);
-                    }
-
-                    @Override
-                    public void failed(ArraydException cause) {
-                        order.add(-1L);
-                    }
-                });
+                fillThen(stream, n, () -> order.add(n));
             }
             stream.close();
             assertEquals(commands, order.size(), "close() returned only after every callback had run");
@@ -108,18 +97,9 @@ class CompletionThreadTest {
             CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
             cpu.allocPool(1, 4096, 64);
             CpuStream stream = (CpuStream) cpu.newStream("closed-from-callback");
-            CompletableFuture<Boolean> closedInCallback = new CompletableFuture<>();
-            stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), 7, 1), new CommandCallback() {
-                @Override
-                public void completed(long deviceNanos) {
-                    stream.close(); // on the completion thread: must not wait for the worker, which waits for this callback
-                    closedInCallback.complete(cpu.completions().isCurrent());
-                }
-
-                @Override
-                public void failed(ArraydException cause) {
-                    closedInCallback.completeExceptionally(cause);
-                }
+            CompletableFuture<Boolean> closedInCallback = fillThen(stream, 7, () -> {
+                stream.close(); // on the completion thread: must not wait for the worker, which waits for this callback
+                return cpu.completions().isCurrent();
             });
             assertTrue(closedInCallback.get(30, TimeUnit.SECONDS), "closed on the completion thread");
             stream.close(); // from here it waits for the worker, which ends now that the callback has returned
@@ -135,21 +115,12 @@ class CompletionThreadTest {
             CpuDevice cpu = (CpuDevice) backend.openDevices(1).getFirst();
             cpu.allocPool(1, 4096, 64);
             CpuStream stream = (CpuStream) cpu.newStream("device-closed-from-callback");
-            CompletableFuture<String> refused = new CompletableFuture<>();
-            stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), 7, 1), new CommandCallback() {
-                @Override
-                public void completed(long deviceNanos) {
-                    try {
-                        cpu.close();
-                        refused.complete("closed");
-                    } catch (ArraydException e) {
-                        refused.complete(e.code() + ": " + e.getMessage());
-                    }
-                }
-
-                @Override
-                public void failed(ArraydException cause) {
-                    refused.completeExceptionally(cause);
+            CompletableFuture<String> refused = fillThen(stream, 7, () -> {
+                try {
+                    cpu.close();
+                    return "closed";
+                } catch (ArraydException e) {
+                    return e.code() + ": " + e.getMessage();
                 }
             });
             assertEquals("FAILED_PRECONDITION: close of cpu:0 from one of its completion callbacks (expected: another"
@@ -157,6 +128,30 @@ class CompletionThreadTest {
             stream.close();
             cpu.freePool(1);
         }
+    }
+
+    /**
+     * Submits a fill of the first 64 bytes of pool 1 with {@code value}; the returned future gets what
+     * {@code inCallback} returns when run in the fill's completion (or what it throws, or the fill's failure).
+     */
+    private static <T> CompletableFuture<T> fillThen(CpuStream stream, long value, Callable<T> inCallback) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        stream.submit(new DeviceCommand.Fill(new MemRef(1, 0, 64), value, 1), new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+                try {
+                    out.complete(inCallback.call());
+                } catch (Exception e) {
+                    out.completeExceptionally(e);
+                }
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                out.completeExceptionally(cause);
+            }
+        });
+        return out;
     }
 
     private record Seen(int base, int workerDuringKernel, int callbackNice, int workerAfter,
@@ -201,7 +196,7 @@ class CompletionThreadTest {
                     cpu.segment(flag, "flag").set(ValueLayout.JAVA_INT, 0, 1); // the kernel returns
                     int inCallback = callbackNice.get(30, TimeUnit.SECONDS);
                     // the worker's nice value after its command: read once it has gone back to its queue
-                    int after = niceOf(stream.workerTid()).orElseThrow();
+                    int after = ThreadNice.get(stream.workerTid()).orElseThrow();
                     return new Seen(base, during, inCallback, after, cpu.completions() != null, on[0], on[1]);
                 } finally {
                     stream.close();
@@ -214,15 +209,15 @@ class CompletionThreadTest {
     }
 
     /** Polls the worker's nice value (the kernel holds it there until the flag is set) until it is {@code expected}. */
-    private static int awaitNice(CpuStream stream, int expected) throws IOException {
+    private static int awaitNice(CpuStream stream, int expected) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         int last = Integer.MIN_VALUE;
         while (System.nanoTime() < deadline) {
             int tid = stream.workerTid();
             if (tid != 0) {
-                Optional<Integer> nice = niceOf(tid);
+                OptionalInt nice = ThreadNice.get(tid);
                 if (nice.isPresent()) {
-                    last = nice.get();
+                    last = nice.getAsInt();
                     if (last == expected) {
                         return last;
                     }
@@ -231,16 +226,5 @@ class CompletionThreadTest {
             Thread.onSpinWait();
         }
         return fail("worker's nice value while its kernel runs: " + last + " (expected: " + expected + ")");
-    }
-
-    /** Field 19 of {@code /proc/self/task/<tid>/stat}, the thread's nice value. */
-    private static Optional<Integer> niceOf(int tid) throws IOException {
-        Path stat = Path.of("/proc/self/task/" + tid + "/stat");
-        if (!Files.exists(stat)) {
-            return Optional.empty();
-        }
-        String s = Files.readString(stat);
-        String[] fields = s.substring(s.lastIndexOf(')') + 2).split(" ");
-        return Optional.of(Integer.parseInt(fields[16])); // fields[0] is field 3 (state)
     }
 }
