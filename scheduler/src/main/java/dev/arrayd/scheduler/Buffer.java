@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.DType;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -7,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A logical array: dtype, shape, memory mode, and its replicas — one slot per device and one for
  * the host, each {@link ReplicaState MODIFIED, SHARED or INVALID} with the event that last wrote it.
- * At least one replica is current at all times (guarded by the scheduler's submit lock).
+ * At least one replica is current at all times.
  */
 public final class Buffer {
 
@@ -22,20 +23,27 @@ public final class Buffer {
     /** Sessions holding a handle to it (its creator, and those that opened it by capability); freed at 0. */
     final AtomicInteger holders = new AtomicInteger(1);
 
-    // guarded by Scheduler.submitLock
+    /** One slot per device (by {@link DeviceRuntime#index()}), made on first use; its entries' state is guarded likewise. */
+    @GuardedBy("SchedulerContext.submitLock")
     final Replica[] replicas;
+    @GuardedBy("SchedulerContext.submitLock")
     final Replica host;
+    @GuardedBy("SchedulerContext.submitLock")
     boolean destroyed;
     /** HOSTED_CONSTANT: a command that reads it has been submitted; from then on it is read-only. */
+    @GuardedBy("SchedulerContext.submitLock")
     boolean frozen;
     /** Internal (a stream's merge buffer, a per-stream instance): in no session's handle table. */
     final boolean internal;
     /** {@link Sharing#PER_STREAM}: a handle only, with no replicas of its own; its streams' instances hold the data. */
     final boolean perStream;
-    /** A per-stream buffer's instances by stream (made on first use); guarded by Scheduler.submitLock. */
+    /** A per-stream buffer's instances by stream (made on first use). */
+    @GuardedBy("SchedulerContext.submitLock")
     java.util.IdentityHashMap<Stream, Buffer> instances;
     /** An instance: the per-stream buffer it belongs to, and the quota its bytes were charged to. */
+    @GuardedBy("SchedulerContext.submitLock")
     Buffer parent;
+    @GuardedBy("SchedulerContext.submitLock")
     MemoryCharge charge;
 
     Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,

@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.support.GuardedBy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -11,9 +12,9 @@ import java.util.List;
 
 /**
  * Keeps the replicas of buffers coherent for one submission (OCANNL's {@code prepare_read} /
- * {@code prepare_write}, StarPU's MSI data management). Everything here runs under the scheduler's
- * submit lock; the transfer commands it creates are collected in {@link #created} and released by the
- * caller after the lock.
+ * {@code prepare_write}, StarPU's MSI data management), and the only writer of replica state.
+ * Everything here runs under the scheduler's submit lock; the transfer commands it creates are
+ * collected in {@link #created} and released by the caller after the lock.
  *
  * <h2>Transfers</h2>
  * A command that reads a replica that is not current gets a transfer into it first, from the cheapest
@@ -36,20 +37,19 @@ final class Coherence {
     /** Assumed nanoseconds per byte of a copy through host memory (two copies). */
     static final double STAGED_NANOS_PER_BYTE = 0.5;
 
-    // the submitting session: set per submission when the scheduler reuses one instance (see begin)
-    private Session session;
-    private Priority priority;
     private final boolean fastPathAllowed;
     private final long fastPathMaxBytes;
+    // An instance is used under the submit lock only: the scheduler's reusable one for each submission
+    // (begin .. end), a standalone one for a new buffer's first replica.
+    /** The submitting session (set per submission on the reusable instance). */
+    @GuardedBy("SchedulerContext.submitLock")
+    private Session session;
+    @GuardedBy("SchedulerContext.submitLock")
+    private Priority priority;
+    @GuardedBy("SchedulerContext.submitLock")
     private final List<Replica> pinned = new ArrayList<>(4);
-
-    /** The replicas one command uses (never evicted for it), emptied for the next command. */
-    List<Replica> pinnedForNextCommand() {
-        pinned.clear();
-        return pinned;
-    }
-
     /** Transfer commands created; the caller releases them after the submit lock ({@link #release()}). */
+    @GuardedBy("SchedulerContext.submitLock")
     private List<Command> created;
 
     Coherence(Session session, Priority priority, boolean fastPathAllowed, long fastPathMaxBytes) {
@@ -59,10 +59,27 @@ final class Coherence {
         this.fastPathMaxBytes = fastPathMaxBytes;
     }
 
+    /** An instance for one piece of work of {@code s} outside a submission (a new buffer's first replica). */
+    static Coherence standalone(SchedulerConfig config, Session s) {
+        return new Coherence(s, s.priority(), config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
+    }
+
+    /** The reusable instance of a scheduler's submissions (see {@link #begin}). */
+    static Coherence reusable(SchedulerConfig config) {
+        return new Coherence(null, Priority.NORMAL, config.fastPathNanos() > 0, SchedulerConfig.FAST_PATH_MAX_BYTES);
+    }
+
+    /** The replicas one command uses (never evicted for it), emptied for the next command. */
+    List<Replica> pinnedForNextCommand() {
+        pinned.clear();
+        return pinned;
+    }
+
     /**
-     * The scheduler's one reusable instance (no allocation per submission), for a submission by {@code s}.
-     * Under the submit lock, until {@link #end()}.
+     * The scheduler's one reusable instance (no allocation per submission), for a submission by {@code s},
+     * until {@link #end()}.
      */
+    @GuardedBy("SchedulerContext.submitLock")
     Coherence begin(Session s) {
         session = s;
         priority = s.priority();
@@ -101,6 +118,50 @@ final class Coherence {
             normalize(b);
         }
         return r;
+    }
+
+    /**
+     * The first replica of a new buffer {@code b}, on {@code d}: memory, and a fill with zeros ordered after
+     * the fences of reused memory (a block of the slab pool may have held another session's data). It is
+     * the only current copy; a HOSTED_CHANGED_ON_DEVICES buffer also gets a zero host copy.
+     */
+    void initZeroed(Buffer b, DeviceRuntime d) {
+        Replica r = b.replica(d);
+        allocate(r, new ArrayList<>(List.of(r)));
+        Command c = command(session.defaultStream(d), new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1), b.sizeBytes());
+        writeOrder(c, r); // fences of reused memory
+        r.ready = c.event();
+        r.state = ReplicaState.MODIFIED;
+        if (b.memoryMode() == MemoryMode.HOSTED_CHANGED_ON_DEVICES) {
+            zeroHost(b);
+            normalize(b);
+        }
+    }
+
+    /** Frees every replica of a released buffer, host copy included (memory reused after its last users). */
+    static void dropAll(Buffer b) {
+        for (Replica r : b.replicas) {
+            if (r != null) {
+                drop(r);
+            }
+        }
+        dropHost(b.host);
+    }
+
+    /** Memory-mode duties after {@code template} wrote replica {@code r} of {@code b} (the write is recorded). */
+    void afterWrite(Buffer b, Replica r, CommandTemplate template) {
+        switch (b.memoryMode()) {
+            case HOSTED_CONSTANT -> refreshHost(r); // kept on the host: replicas come and go without write-back
+            case HOSTED_VOLATILE -> {
+                if (template instanceof CommandTemplate.Upload u && u.offset() == 0
+                        && u.data().byteSize() == b.sizeBytes()) {
+                    replaceHost(b, u.data());
+                    normalize(b);
+                }
+            }
+            default -> {
+            }
+        }
     }
 
     /** MSI bookkeeping: a lone current copy is MODIFIED, several are SHARED. */
@@ -185,7 +246,7 @@ final class Coherence {
     static void dropHost(Replica host) {
         if (host.arena != null) {
             Arena arena = host.arena;
-            Scheduler.whenAllDone(host.users(), arena::close);
+            Event.whenAllDone(host.users(), arena::close);
         }
         host.arena = null;
         host.host = null;
@@ -205,7 +266,7 @@ final class Coherence {
         dropHost(host);
         Arena arena = Arena.ofShared();
         MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
-        Stream st = Scheduler.defaultStream(session, src.device);
+        Stream st = session.defaultStream(src.device);
         Command t = command(st, new DeviceCommand.Download(src.data(0, b.sizeBytes()), seg), b.sizeBytes());
         t.dependOnData(src.ready);
         src.addReader(t.event());
@@ -320,7 +381,7 @@ final class Coherence {
         }
         Arena arena = Arena.ofShared();
         MemorySegment stage = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
-        Command first = command(Scheduler.defaultStream(session, src.device),
+        Command first = command(session.defaultStream(src.device),
                 new DeviceCommand.Download(src.data(offset, size), stage), size);
         first.dependOnData(src.ready);
         src.addReader(first.event());

@@ -6,6 +6,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
+import dev.arrayd.devices.api.support.GuardedBy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -28,6 +29,37 @@ import java.lang.invoke.VarHandle;
  */
 final class Command implements EventListener, CommandCallback, Runnable {
 
+    // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
+    // and RUNNING under its lock, end() to DONE. Only a RUNNING command holds a dispatch slot.
+    static final int WAITING = 0;
+    static final int QUEUED = 1;
+    static final int RUNNING = 2;
+    static final int DONE = 3;
+
+    // Trampolined ends (see run()): none requested, one being written (endCause / endNanos), one ready.
+    private static final int END_NONE = 0;
+    private static final int END_CLAIMED = 1;
+    private static final int END_READY = 2;
+
+    private static final VarHandle STATE;
+    private static final VarHandle CANCEL;
+    private static final VarHandle UNFINISHED;
+    private static final VarHandle DEP_FAILURE;
+    private static final VarHandle END;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATE = l.findVarHandle(Command.class, "state", int.class);
+            CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
+            UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
+            DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
+            END = l.findVarHandle(Command.class, "endState", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final Event event;
     private final DeviceCommand op;
     private final Object result;
@@ -45,40 +77,19 @@ final class Command implements EventListener, CommandCallback, Runnable {
     // dependencies not finished yet, plus the submitter's hold (UNFINISHED); fields, not atomics, to keep commands small
     private volatile int unfinished = 1;
     private volatile ArraydException cancelCause;
+    private volatile ArraydException depFailure;
     // placement: what a launch was expected to cost its device
     long expectedNanos;
-
-    // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
-    // and RUNNING under its lock, end() to DONE. Only a RUNNING command holds a dispatch slot.
-    static final int WAITING = 0;
-    static final int QUEUED = 1;
-    static final int RUNNING = 2;
-    static final int DONE = 3;
     volatile int state = WAITING;
     // set by the device queue under its lock when queued or dispatched
+    @GuardedBy("DeviceQueue.this")
     Flow flow;
+    @GuardedBy("DeviceQueue.this")
     double charged;
+    @GuardedBy("DeviceQueue.this")
     NativeStream lane;
+    @GuardedBy("DeviceQueue.this")
     int laneIndex = -1;
-
-    private static final VarHandle STATE;
-    private static final VarHandle CANCEL;
-    private static final VarHandle UNFINISHED;
-    private static final VarHandle DEP_FAILURE;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            STATE = l.findVarHandle(Command.class, "state", int.class);
-            CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
-            UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
-            DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
-            END = l.findVarHandle(Command.class, "endState", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-    private volatile ArraydException depFailure;
     // The dependency added last: the next command of a chain usually waits on the same event several times
     // (its explicit wait, stream order, the buffer's last writer); one listener is enough. Before release() only.
     private Event lastDep;
@@ -88,14 +99,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
     // Trampolined work without a lambda per command: run() launches the op inline until an end is
     // requested, then ends the command with the first requested outcome (later requests lose, as
     // they would in end(), which settles exactly once).
-    private static final VarHandle END;
-    private static final int END_NONE = 0;
-    private static final int END_CLAIMED = 1; // a request is writing endCause / endNanos
-    private static final int END_READY = 2;
     private volatile int endState = END_NONE;
     private ArraydException endCause;
     private long endNanos;
-
     // Native waits (see the class comment), made when it takes its first marker: most commands have none,
     // and a command is allocated for every submission, so they live in a side object
     private NativeWaits nativeWaits;

@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelSignature;
 import java.util.Map;
@@ -18,7 +19,8 @@ public final class CompiledKernel {
     volatile boolean destroyed;
     // the last launch template validated for this kernel: an identical launch shares it (immutable, so racing is harmless)
     volatile CommandTemplate.Launch lastTemplate;
-    // per device index: the last launch op built for this kernel there (reused by an identical launch); submit lock
+    /** Per device index: the last launch op built for this kernel there (reused by an identical launch). */
+    @GuardedBy("SchedulerContext.submitLock")
     private dev.arrayd.devices.api.DeviceCommand.Launch[] lastLaunch = new dev.arrayd.devices.api.DeviceCommand.Launch[2];
 
     CompiledKernel(long handle, KernelSignature signature, Map<String, Kernel> byBackend, ModuleRef module) {
@@ -56,12 +58,14 @@ public final class CompiledKernel {
         return cost;
     }
 
-    /** The last launch op of this kernel on device {@code deviceIndex}, or null. Under the submit lock. */
+    /** The last launch op of this kernel on device {@code deviceIndex}, or null. */
+    @GuardedBy("SchedulerContext.submitLock")
     dev.arrayd.devices.api.DeviceCommand.Launch lastLaunch(int deviceIndex) {
         return deviceIndex < lastLaunch.length ? lastLaunch[deviceIndex] : null;
     }
 
-    /** Remembers the launch op just built on device {@code deviceIndex}. Under the submit lock. */
+    /** Remembers the launch op just built on device {@code deviceIndex}. */
+    @GuardedBy("SchedulerContext.submitLock")
     void lastLaunch(int deviceIndex, dev.arrayd.devices.api.DeviceCommand.Launch op) {
         if (deviceIndex >= lastLaunch.length) {
             lastLaunch = java.util.Arrays.copyOf(lastLaunch, deviceIndex + 1);

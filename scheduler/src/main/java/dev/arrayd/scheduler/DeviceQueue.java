@@ -1,6 +1,7 @@
 package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.support.GuardedBy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -77,23 +78,35 @@ final class DeviceQueue {
     private final LongSupplier clock;
     private final NativeStream[] shared;
 
-    // everything below is guarded by `this`
+    @GuardedBy("this")
     private final int[] sharedLoad;
+    @GuardedBy("this")
     private final Map<Session, Flow[]> flows = new IdentityHashMap<>();
+    @GuardedBy("this")
     private final Map<String, Flow.Share[]> shares = new HashMap<>();
     /** Per class: the shares with backlogged flows. */
     @SuppressWarnings("unchecked")
+    @GuardedBy("this")
     private final List<Flow.Share>[] backlogged = new List[CLASSES];
     /** Per class: the shares with flows queued or on the device. */
     @SuppressWarnings("unchecked")
+    @GuardedBy("this")
     private final List<Flow.Share>[] activeShares = new List[CLASSES];
+    @GuardedBy("this")
     private final double[] vclock = new double[CLASSES];
+    @GuardedBy("this")
     private final long[] lastServed = new long[CLASSES];
+    @GuardedBy("this")
     private long dispatches;
+    @GuardedBy("this")
     private int streak;
+    @GuardedBy("this")
     private int inflight;
+    @GuardedBy("this")
     private int queued;
+    @GuardedBy("this")
     private double avgCost = INITIAL_COST_NANOS;
+    @GuardedBy("this")
     private long earliestDeadline = CommandSpec.NO_DEADLINE;
     // told when a queued command brings the earliest deadline forward (the scheduler arms its timer)
     private volatile java.util.function.LongConsumer earlierDeadline = d -> { };

@@ -1,9 +1,11 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.support.LaunchGrid;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,10 +29,14 @@ public final class DeviceRuntime {
 
     private final DeviceQueue queue;
     private final DeviceInfo info;
+    private final LaunchGrid.Limits gridLimits;
     // expected device time of launches submitted here and not finished (placement's queued work)
     private final java.util.concurrent.atomic.AtomicLong backlogNanos = new java.util.concurrent.atomic.AtomicLong();
-    // replicas with device memory, least recently used first (eviction order); guarded by the submit lock
-    volatile long evictions; // written under the submit lock
+    /** Replicas dropped from here to make room; written under the lock, volatile for metrics. */
+    @GuardedBy("SchedulerContext.submitLock")
+    volatile long evictions;
+    /** Replicas with device memory, least recently used first (eviction order). */
+    @GuardedBy("SchedulerContext.submitLock")
     final java.util.LinkedHashMap<Replica, Boolean> resident = new java.util.LinkedHashMap<>(64, 0.75f, true);
 
     DeviceRuntime(Device device, String backend, SchedulerConfig config, int index, java.util.function.LongSupplier clock) {
@@ -39,6 +45,7 @@ public final class DeviceRuntime {
         this.backend = backend;
         DeviceInfo info = device.info();
         this.info = info;
+        this.gridLimits = LaunchGrid.Limits.of(info);
         long budget = (long) (info.memoryBytes() * config.memoryBudgetFraction());
         this.pool = new SlabPool(device, info.baseAlignment(), Math.min(config.slabBytes(), budget), budget);
         int n = Math.max(1, info.suggestedStreams());
@@ -64,6 +71,11 @@ public final class DeviceRuntime {
     /** The device's description, read once when the device was opened (it does not change). */
     public DeviceInfo info() {
         return info;
+    }
+
+    /** The grid limits of {@link #info()}, for the launch checks. */
+    LaunchGrid.Limits gridLimits() {
+        return gridLimits;
     }
 
     public String backend() {

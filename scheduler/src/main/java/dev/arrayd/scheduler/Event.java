@@ -147,4 +147,20 @@ public final class Event {
     public String toString() {
         return "event " + id + " (" + state + ")";
     }
+
+    /** Runs {@code action} once every event in {@code events} is done (at once when the list is empty). */
+    static void whenAllDone(List<Event> events, Runnable action) {
+        if (events.isEmpty()) {
+            action.run();
+            return;
+        }
+        java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(events.size());
+        for (Event e : events) {
+            e.onDone(x -> {
+                if (left.decrementAndGet() == 0) {
+                    action.run();
+                }
+            });
+        }
+    }
 }

@@ -2,6 +2,7 @@ package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.support.GuardedBy;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -20,13 +21,18 @@ final class EventTable {
     /** Bounds the memory a client with sparse ids can make us hold. */
     static final int MAX_RANGES = 1 << 16;
 
-    // Guarded by this. Primitive-keyed: registered and settled once per command, looked up per wait.
+    // Primitive-keyed: registered and settled once per command, looked up per wait.
+    @GuardedBy("this")
     private final LongMap<Event> pending = new LongMap<>(64);
+    @GuardedBy("this")
     private final LongMap<Event> failed = new LongMap<>();
-    // start -> range (end inclusive, mutable so that a client counting up extends it without boxing)
+    /** Start to range (end inclusive, mutable so that a client counting up extends it without boxing). */
+    @GuardedBy("this")
     private final TreeMap<Long, Range> used = new TreeMap<>();
-    // the range with the highest start (null while none): ids that count up extend it, found without a tree search
+    /** The range with the highest start (null while none): ids that count up extend it, found without a tree search. */
+    @GuardedBy("this")
     private Range top;
+    @GuardedBy("this")
     private long nextAssigned = FIRST_ASSIGNED;
 
     /** Ids {@code [start, end]}, all used. */

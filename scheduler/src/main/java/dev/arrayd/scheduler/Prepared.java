@@ -10,7 +10,7 @@ import java.util.List;
  *
  * <p>Mutable so that the common submission, one command, allocates none: the scheduler keeps one
  * {@linkplain #reusable() reusable} instance that a submission borrows for the length of the call (see
- * {@code Scheduler#submit}), together with its buffer arrays and the one-element batch holding it.
+ * {@code Submission#submit}), together with its buffer arrays and the one-element batch holding it.
  * Every other instance (batches of several commands, graphs) is filled once and not changed after:
  * a graph's are read by every replay.
  */
@@ -35,10 +35,12 @@ final class Prepared {
     // a reusable instance's: exact-length buffer arrays (index = length) and itself as a batch of one; else null
     private final Buffer[][] bufferScratch;
     private final Prepared[] alone;
+    private final LaunchAccesses accesses;
 
     private Prepared(boolean reusable) {
         bufferScratch = reusable ? new Buffer[SCRATCH][] : null;
         alone = reusable ? new Prepared[] {this} : null;
+        accesses = reusable ? new LaunchAccesses() : null;
     }
 
     /** One to fill once (a command of a batch or of a graph). */
@@ -104,6 +106,11 @@ final class Prepared {
         }
         Buffer[] a = bufferScratch[n];
         return a != null ? a : (bufferScratch[n] = new Buffer[n]);
+    }
+
+    /** What a launch validated into it touches: a reusable instance's own, else a new one. */
+    LaunchAccesses accesses() {
+        return accesses != null ? accesses : new LaunchAccesses();
     }
 
     /** Itself as a batch of one (a reusable instance only). */

@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.MemRef;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -8,7 +9,7 @@ import java.lang.foreign.MemorySegment;
  * One copy of a buffer: on a device (a block of its slab pool) or on the host (a native segment).
  * Carries the hazard state of that memory: {@link #ready}, the last command that wrote it (a
  * writer or a transfer into it), and the commands reading it since, transfers out included.
- * Guarded by the scheduler's submit lock.
+ * Only {@link Coherence} changes it.
  */
 final class Replica {
 
@@ -16,14 +17,26 @@ final class Replica {
     /** null for the host copy. */
     final DeviceRuntime device;
     /** Device memory; null while not allocated (or after eviction). */
+    @GuardedBy("SchedulerContext.submitLock")
     MemRef mem;
     /** Host memory of the host copy; null while there is none. */
+    @GuardedBy("SchedulerContext.submitLock")
     MemorySegment host;
+    @GuardedBy("SchedulerContext.submitLock")
     Arena arena;
+    @GuardedBy("SchedulerContext.submitLock")
     ReplicaState state = ReplicaState.INVALID;
+    /** The last command that wrote this memory. */
+    @GuardedBy("SchedulerContext.submitLock")
     Event ready = Event.SUCCEEDED;
+    /** The commands reading it since (finished ones pruned as new ones come). */
+    @GuardedBy("SchedulerContext.submitLock")
     Event[] readers = new Event[2];
+    @GuardedBy("SchedulerContext.submitLock")
     int readerCount;
+    /** The buffer's bytes in {@link #mem}, made once per allocation. */
+    @GuardedBy("SchedulerContext.submitLock")
+    private MemRef whole;
 
     Replica(Buffer buffer, DeviceRuntime device) {
         this.buffer = buffer;
@@ -86,8 +99,6 @@ final class Replica {
         }
         return new MemRef(mem.poolId(), mem.offset() + offset, bytes);
     }
-
-    private MemRef whole; // the buffer's bytes in `mem`, made once per allocation
 
     /** Device memory of the whole buffer (its block without the alignment padding). */
     MemRef whole() {

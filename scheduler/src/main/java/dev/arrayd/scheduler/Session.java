@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceId;
 import java.util.Collection;
@@ -11,6 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * handle is looked up here, so another session's handle is simply NOT_FOUND.
  */
 public final class Session {
+
+    /** The tenant of a session nobody named one for. */
+    public static final String DEFAULT_TENANT = "default";
 
     private final String token;
     private final String clientName;
@@ -30,9 +34,13 @@ public final class Session {
     private volatile String tenant = DEFAULT_TENANT;
     private volatile int weight = 1;
     private volatile Priority priority = Priority.NORMAL;
+    /** Written under the lock (a submission either registered everything before the close, or sees it); volatile for readers. */
+    @GuardedBy("SchedulerContext.submitLock")
     volatile boolean closed;
     /** Where the bytes of per-stream instances are charged (the server's tenant quota). */
     private volatile MemoryCharge memoryCharge = MemoryCharge.NONE;
+    /** Told the handle of each LOCAL buffer a batch consumed (see {@link #onBufferConsumed}). */
+    private volatile java.util.function.LongConsumer bufferConsumed = h -> { };
     // set once by Scheduler.openSession, before the session is visible to anyone
     CommandObserver observer = CommandObserver.NONE;
 
@@ -43,16 +51,6 @@ public final class Session {
         this.leaseMillis = leaseMillis;
     }
 
-    /** The tenant of a session nobody named one for. */
-    public static final String DEFAULT_TENANT = "default";
-
-    /**
-     * Sets who this session works for and that tenant's weight: a tenant of weight 3 gets three times the
-     * device time of a tenant of weight 1 when both have work waiting, however many sessions each has, and
-     * the sessions of one tenant share its part equally (see {@link DeviceQueue}); give every session of a
-     * tenant the tenant's weight. Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands
-     * dispatched from now on (for a new tenant, once the session has nothing queued or running).
-     */
     /** Sets where this session's per-stream instances are charged (default: nowhere). */
     public void setMemoryCharge(MemoryCharge charge) {
         this.memoryCharge = java.util.Objects.requireNonNull(charge, "charge");
@@ -62,6 +60,13 @@ public final class Session {
         return memoryCharge;
     }
 
+    /**
+     * Sets who this session works for and that tenant's weight: a tenant of weight 3 gets three times the
+     * device time of a tenant of weight 1 when both have work waiting, however many sessions each has, and
+     * the sessions of one tenant share its part equally (see {@link DeviceQueue}); give every session of a
+     * tenant the tenant's weight. Defaults: {@value #DEFAULT_TENANT}, 1. Takes effect for commands
+     * dispatched from now on (for a new tenant, once the session has nothing queued or running).
+     */
     public void setTenant(String tenant, int weight) {
         if (weight < 1 || weight > 1_000_000) {
             throw ArraydException.invalid("weight: " + weight + " (expected: 1 to 1000000)");
@@ -87,7 +92,7 @@ public final class Session {
         return priority;
     }
 
-    /** The lease granted to this session. (Reclaiming sessions whose lease ran out is not done yet.) */
+    /** The lease granted to this session (the server reclaims a session whose lease ran out). */
     public long leaseMillis() {
         return leaseMillis;
     }
@@ -179,8 +184,6 @@ public final class Session {
         return s;
     }
 
-    private volatile java.util.function.LongConsumer bufferConsumed = h -> { };
-
     /**
      * Told the handle of each buffer that disappears without {@code destroyBuffer}: a LOCAL buffer
      * consumed by the batch (or replay) that used it. One listener; runs under the scheduler's submit lock.
@@ -200,6 +203,15 @@ public final class Session {
                     + " (not found in this session)");
         }
         return g;
+    }
+
+    /** The session's default stream on {@code d}: made on first use, over one of the device's shared native streams. */
+    Stream defaultStream(DeviceRuntime d) {
+        Stream st = defaultStreams.get(d.id());
+        if (st != null) {
+            return st;
+        }
+        return defaultStreams.computeIfAbsent(d.id(), id -> new Stream(0, d, d.nextSharedStream(), false));
     }
 
     void settled(Event e) {

@@ -320,7 +320,7 @@ public final class SlabPool {
      * empty then, and not the last slab).
      */
     private void releaseWhenUnfenced(int pool, List<Event> users) {
-        Scheduler.whenAllDone(users, () -> {
+        Event.whenAllDone(users, () -> {
             synchronized (this) {
                 Long live = slabUsed.get(pool);
                 if (live != null && live == 0 && slabSizes.size() > 1 && pendingFences(pool).isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.NativeStream;
 
 /**
@@ -13,16 +14,22 @@ public final class Stream {
     private final DeviceRuntime device;
     private final NativeStream nativeStream;
     private final boolean ownsNative;
-    // guarded by Scheduler.submitLock; volatile for readers outside it
+    /** The event of the last command submitted to it; written under the lock, volatile for readers outside it. */
+    @GuardedBy("SchedulerContext.submitLock")
     volatile Event tail = Event.SUCCEEDED;
+    @GuardedBy("SchedulerContext.submitLock")
     boolean destroyed;
-    // the merge buffer (OCANNL's): what the last merge copy on this stream filled; guarded by Scheduler.submitLock
+    /** The merge buffer (OCANNL's): what the last merge copy on this stream filled. */
+    @GuardedBy("SchedulerContext.submitLock")
     Buffer merge;
-    // true when `merge` is the source buffer itself (a streaming merge read in place), not this stream's own
+    /** True when {@link #merge} is the source buffer itself (a streaming merge read in place), not this stream's own. */
+    @GuardedBy("SchedulerContext.submitLock")
     boolean mergeInPlace;
-    // instances of per-stream buffers made for this stream, freed with it; guarded by Scheduler.submitLock
+    /** Instances of per-stream buffers made for this stream, freed with it. */
+    @GuardedBy("SchedulerContext.submitLock")
     java.util.List<Buffer> instances;
-    // this session's flow per priority class in its device's queue; guarded by that DeviceQueue
+    /** This session's flow per priority class in its device's queue. */
+    @GuardedBy("DeviceQueue.this (of this stream's device)")
     final Flow[] flows = new Flow[Priority.values().length];
 
     Stream(long handle, DeviceRuntime device, NativeStream nativeStream, boolean ownsNative) {

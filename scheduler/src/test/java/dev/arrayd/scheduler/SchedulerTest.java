@@ -121,7 +121,7 @@ class SchedulerTest extends TwoFakeDevicesSession {
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.LaunchOp(123, new long[] {1}, null, List.of(), ""))), null));
         assertCode(ErrorCode.INVALID_ARGUMENT, "global_dims[0]: 0 (expected: > 0)",
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.LaunchOp(k.get("set").handle(), new long[] {0}, null, List.of(buf(out), sc(1)), ""))), null));
-        assertCode(ErrorCode.INVALID_ARGUMENT, "local_dims[0]: 3 (expected: > 0 and dividing global_dims[0] = 4)",
+        assertCode(ErrorCode.INVALID_ARGUMENT, "local_dims[0]: 3 (expected: a divisor of launch.global_dims[0] = 4)",
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.LaunchOp(k.get("set").handle(), new long[] {4}, new long[] {3}, List.of(buf(out), sc(1)), ""))), null));
         assertCode(ErrorCode.INVALID_ARGUMENT, "work-items in all",
                 () -> sch.submit(s, List.of(new CommandSpec(1, null, 0, new CommandSpec.LaunchOp(k.get("set").handle(), new long[] {1L << 30, 1L << 30, 1L << 30}, null, List.of(buf(out), sc(1)), ""))), null));

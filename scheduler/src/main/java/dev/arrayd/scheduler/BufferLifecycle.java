@@ -1,0 +1,251 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.support.GuardedBy;
+import dev.arrayd.devices.api.support.Saturating;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Buffers from creation to release: a new buffer's zeroed first replica, sharing by capability, the
+ * per-stream instances of a {@link Sharing#PER_STREAM} buffer, the merge buffers of streams, and the
+ * release of memory once nobody holds a buffer (reused after its last users: slab pool fences).
+ * Replica state itself is written by {@link Coherence} only.
+ */
+final class BufferLifecycle {
+
+    private final SchedulerContext ctx;
+
+    BufferLifecycle(SchedulerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /**
+     * Creates a buffer with its first replica on {@code device} (empty = the first device); see
+     * {@link Scheduler#createBuffer(Session, DType, long[], String, String, MemoryMode, Sharing)}.
+     */
+    Buffer create(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode, Sharing sharing) {
+        ctx.checkSession(s);
+        MemoryMode m = mode == null ? MemoryMode.DEVICE : mode;
+        if (sharing == Sharing.PER_STREAM && m != MemoryMode.DEVICE) {
+            throw ArraydException.invalid("sharing: PER_STREAM with memory mode " + m + " (expected: DEVICE; a hosted or "
+                    + "LOCAL buffer has one array)");
+        }
+        if (dtype == null) {
+            throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
+        }
+        long elements = elementCount(dims, dtype);
+        DeviceRuntime d = ctx.device(device);
+        String l = label == null ? "" : label;
+        Buffer b;
+        if (sharing == Sharing.PER_STREAM) {
+            // a handle only: each stream gets its own zeroed instance when it first uses it
+            b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), m, l, false, true);
+        } else {
+            if (!d.info().dtypes().contains(dtype)) {
+                throw ArraydException.invalid("dtype: " + dtype.wireName() + " (not supported by device " + d.id() + ")");
+            }
+            b = newBuffer(s, dtype, dims, elements, d, m, l, false);
+        }
+        s.buffers.put(b.handle(), b);
+        return b;
+    }
+
+    /** A buffer with a zero-filled replica on {@code d} (and a zero host copy for HOSTED_CHANGED_ON_DEVICES). */
+    Buffer newBuffer(Session s, DType dtype, long[] dims, long elements, DeviceRuntime d, MemoryMode mode, String label,
+            boolean internal) {
+        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), mode, label, internal);
+        Coherence co = Coherence.standalone(ctx.config(), s);
+        try {
+            synchronized (ctx.submitLock) {
+                ctx.checkAccepting(null);
+                co.initZeroed(b, d);
+            }
+        } finally {
+            co.release(); // write-backs of evicted replicas too, when the allocation failed after all
+        }
+        return b;
+    }
+
+    /**
+     * The MSI state of each replica of a buffer: device id (or {@code "host"}) to state, for the
+     * replicas that exist (allocated, or current).
+     */
+    Map<String, ReplicaState> replicaStates(Buffer b) {
+        Map<String, ReplicaState> out = new LinkedHashMap<>();
+        synchronized (ctx.submitLock) {
+            for (Replica r : b.replicas) {
+                if (r != null && (r.allocated() || r.valid())) {
+                    out.put(r.device.id().toString(), r.state);
+                }
+            }
+            if (b.host.allocated() || b.host.valid()) {
+                out.put("host", b.host.state);
+            }
+        }
+        return out;
+    }
+
+    /** Gives {@code s} a handle to another session's buffer; see {@link Scheduler#importBuffer}. */
+    long importBuffer(Session s, Buffer b, boolean readOnly) {
+        ctx.checkSession(s);
+        if (b.memoryMode() == MemoryMode.LOCAL) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, b + " is LOCAL (scratch for one graph; not shareable)");
+        }
+        if (b.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
+            throw ArraydException.notFound(b + " (destroyed)");
+        }
+        if (readOnly) {
+            s.readOnlyBuffers.add(b.handle());
+        }
+        if (s.buffers.putIfAbsent(b.handle(), b) != null) {
+            b.holders.decrementAndGet(); // already held: one handle per session
+            if (!readOnly) {
+                s.readOnlyBuffers.remove(b.handle());
+            }
+        }
+        if (s.closed && s.buffers.remove(b.handle(), b)) {
+            b.holders.decrementAndGet();
+        }
+        return b.handle();
+    }
+
+    /** Forgets the handle now; frees the memory once no session holds the buffer (see {@link #release}). */
+    void destroy(Session s, long handle) {
+        Buffer b = s.buffers.remove(handle);
+        if (b == null) {
+            throw ArraydException.notFound("buffer " + Handles.format(handle) + " (not found in this session)");
+        }
+        s.readOnlyBuffers.remove(handle);
+        if (b.holders.decrementAndGet() > 0) {
+            return; // another session still holds it
+        }
+        synchronized (ctx.submitLock) {
+            release(b);
+        }
+    }
+
+    /** Frees every replica of a buffer nobody holds (memory reused after its last users). */
+    @GuardedBy("SchedulerContext.submitLock")
+    void release(Buffer b) {
+        assert ctx.holdsSubmitLock();
+        b.destroyed = true;
+        if (b.instances != null) {
+            for (Map.Entry<Stream, Buffer> e : b.instances.entrySet()) {
+                if (e.getKey().instances != null) {
+                    e.getKey().instances.remove(e.getValue());
+                }
+                release(e.getValue());
+            }
+            b.instances = null;
+        }
+        if (b.charge != null) {
+            b.charge.release(b.sizeBytes());
+            b.charge = null;
+        }
+        Coherence.dropAll(b);
+    }
+
+    /** Frees the per-stream instances made for a stream (its buffers lose that instance). */
+    @GuardedBy("SchedulerContext.submitLock")
+    void dropInstances(Stream st) {
+        assert ctx.holdsSubmitLock();
+        if (st.instances == null) {
+            return;
+        }
+        for (Buffer inst : st.instances) {
+            if (inst.parent.instances != null) {
+                inst.parent.instances.remove(st);
+            }
+            release(inst);
+        }
+        st.instances = null;
+    }
+
+    /** Frees a stream's own merge buffer (not a streaming alias of a client's buffer). */
+    @GuardedBy("SchedulerContext.submitLock")
+    void dropMerge(Stream st) {
+        assert ctx.holdsSubmitLock();
+        if (st.merge != null && !st.mergeInPlace) {
+            release(st.merge);
+        }
+        st.merge = null;
+        st.mergeInPlace = false;
+    }
+
+    /** A new merge buffer for {@code st} shaped like {@code src} (installed by the submission that fills it). */
+    Buffer newMerge(Buffer src, Stream st) {
+        return new Buffer(Handles.next(), src.dtype(), src.dims(), src.elements(), st.device(), ctx.deviceCount(),
+                MemoryMode.DEVICE, "merge buffer of " + st, true);
+    }
+
+    /**
+     * The instance of per-stream buffer {@code b} for stream {@code st}, made (zeroed, its bytes charged to
+     * the session's quota) on first use.
+     */
+    @GuardedBy("SchedulerContext.submitLock")
+    Buffer instanceOf(Session s, Buffer b, Stream st, Coherence co) {
+        assert ctx.holdsSubmitLock();
+        if (b.instances != null) {
+            Buffer inst = b.instances.get(st);
+            if (inst != null) {
+                return inst;
+            }
+        }
+        if (b.destroyed) {
+            throw ArraydException.notFound("buffer " + Handles.format(b.handle()) + " (destroyed)");
+        }
+        if (st.destroyed) {
+            throw ArraydException.notFound(st + " (destroyed)");
+        }
+        DeviceRuntime d = st.device();
+        if (!d.info().dtypes().contains(b.dtype())) {
+            throw ArraydException.invalid(b + " (its dtype is not supported by " + d.id() + ", the device of " + st + ")");
+        }
+        MemoryCharge charge = s.memoryCharge();
+        charge.reserve(b.sizeBytes());
+        Buffer inst = new Buffer(Handles.next(), b.dtype(), b.dims(), b.elements(), d, ctx.deviceCount(), MemoryMode.DEVICE,
+                (b.label().isEmpty() ? Handles.format(b.handle()) : b.label()) + " of " + st, true);
+        inst.parent = b;
+        inst.charge = charge;
+        try {
+            co.initZeroed(inst, d);
+        } catch (RuntimeException e) {
+            release(inst);
+            throw e;
+        }
+        if (b.instances == null) {
+            b.instances = new IdentityHashMap<>(4);
+        }
+        b.instances.put(st, inst);
+        if (st.instances == null) {
+            st.instances = new ArrayList<>(2);
+        }
+        st.instances.add(inst);
+        return inst;
+    }
+
+    private long elementCount(long[] dims, DType dtype) {
+        int maxDims = ctx.config().maxDims();
+        if (dims == null || dims.length == 0 || dims.length > maxDims) {
+            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: 1 to " + maxDims + " extents)");
+        }
+        long n = 1;
+        for (int i = 0; i < dims.length; i++) {
+            if (dims[i] <= 0) {
+                throw ArraydException.invalid("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
+            }
+            n = Saturating.multiply(n, dims[i]);
+        }
+        if (Saturating.multiply(n, dtype.byteSize()) > (1L << 62)) {
+            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: at most 2^62 bytes of "
+                    + dtype.wireName() + " in all)");
+        }
+        return n;
+    }
+}

@@ -1,0 +1,150 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.support.GuardedBy;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * What every room of the scheduler shares: its configuration, its devices, its clock and observer, the
+ * one submit lock, and whether it still takes work.
+ *
+ * <p><b>The submit lock</b> ({@link #submitLock}) orders every change to the dependency state: stream
+ * tails, replicas and their hazards (see {@link Coherence}), merge buffers, per-stream instances, and
+ * each session's registration of events. It is held briefly: validation runs before it, devices run
+ * after it. Fields it guards say so with {@code @GuardedBy("SchedulerContext.submitLock")}, methods that
+ * must be called under it with {@code @GuardedBy} too, and check it with {@link #holdsSubmitLock()}.
+ */
+final class SchedulerContext {
+
+    private final SchedulerConfig config;
+    private final Map<DeviceId, DeviceRuntime> byId = new LinkedHashMap<>();
+    private final List<DeviceRuntime> devices;
+    private final LongSupplier nanoTime;
+    private final SchedulerObserver observer;
+    /** The submit lock (see the class comment). */
+    final Object submitLock = new Object();
+    private volatile boolean closed;
+    @GuardedBy("submitLock") // written under it (read without: volatile)
+    private volatile boolean draining;
+
+    SchedulerContext(SchedulerConfig config, List<Device> devices, LongSupplier nanoTime, SchedulerObserver observer) {
+        if (devices.isEmpty()) {
+            throw new IllegalArgumentException("devices: none (expected: at least one)");
+        }
+        this.config = config;
+        this.nanoTime = nanoTime;
+        this.observer = observer;
+        for (Device d : devices) {
+            byId.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, byId.size(), nanoTime));
+        }
+        this.devices = List.copyOf(byId.values());
+    }
+
+    SchedulerConfig config() {
+        return config;
+    }
+
+    /** The devices in the order clients see them (the first is the default). */
+    List<DeviceRuntime> devices() {
+        return devices;
+    }
+
+    int deviceCount() {
+        return devices.size();
+    }
+
+    long now() {
+        return nanoTime.getAsLong();
+    }
+
+    LongSupplier clock() {
+        return nanoTime;
+    }
+
+    SchedulerObserver observer() {
+        return observer;
+    }
+
+    /** The device with this id; empty or null = the first device. */
+    DeviceRuntime device(String id) {
+        if (id == null || id.isEmpty()) {
+            return devices.getFirst();
+        }
+        DeviceId parsed;
+        try {
+            parsed = DeviceId.parse(id);
+        } catch (IllegalArgumentException e) {
+            throw ArraydException.invalid(e.getMessage());
+        }
+        DeviceRuntime d = byId.get(parsed);
+        if (d == null) {
+            throw ArraydException.notFound("device: \"" + id + "\" (not found; devices: " + byId.keySet() + ")");
+        }
+        return d;
+    }
+
+    /** Whether the calling thread holds the submit lock (for assertions). */
+    boolean holdsSubmitLock() {
+        return Thread.holdsLock(submitLock);
+    }
+
+    /** From now on new sessions and commands are refused (see {@link Scheduler#beginShutdown()}). */
+    void beginDraining() {
+        synchronized (submitLock) {
+            draining = true;
+        }
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    void markClosed() {
+        closed = true;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    /** UNAVAILABLE once the scheduler is shut down or shutting down. */
+    void checkOpen() {
+        if (closed) {
+            throw new ArraydException(ErrorCode.UNAVAILABLE, "the scheduler is shut down");
+        }
+        if (draining) {
+            throw shuttingDown();
+        }
+    }
+
+    /** {@link #checkOpen()}, and FAILED_PRECONDITION for a closed session. */
+    void checkSession(Session s) {
+        checkOpen();
+        if (s.closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
+        }
+    }
+
+    /** Under the submit lock: UNAVAILABLE while draining, FAILED_PRECONDITION for a closed session. */
+    @GuardedBy("submitLock")
+    void checkAccepting(Session s) {
+        assert holdsSubmitLock();
+        if (draining) {
+            throw shuttingDown();
+        }
+        if (s != null && s.closed) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, s + " is closed");
+        }
+    }
+
+    static ArraydException shuttingDown() {
+        return new ArraydException(ErrorCode.UNAVAILABLE,
+                "arrayd is shutting down: it accepts no new sessions or commands (work already accepted still runs)");
+    }
+}
