@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.StreamWorker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.concurrent.Executor;
@@ -39,7 +40,7 @@ final class ChunkedLaunch implements Runnable {
             // the device is closing; this thread claims whatever the helpers do not
         }
         work();
-        long spinUntil = System.nanoTime() + CpuStream.SPIN_NANOS;
+        long spinUntil = System.nanoTime() + StreamWorker.DEFAULT_SPIN_NANOS;
         while (done.get() < chunks && System.nanoTime() < spinUntil) {
             Thread.onSpinWait();
         }

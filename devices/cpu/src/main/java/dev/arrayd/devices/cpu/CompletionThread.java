@@ -4,6 +4,8 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.support.Joins;
+import dev.arrayd.devices.api.support.SpinPark;
+import dev.arrayd.devices.api.support.StreamWorker;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
@@ -26,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * order their commands finished, so those of one stream keep that stream's order; the worker hands over
  * and goes on with its next command at once. The cost is a hand-off per queued command: a chain of
  * queued commands whose next link is launched by the previous one's completion crosses two threads per
- * link. Like a stream worker, the thread spins for {@link CpuStream#SPIN_NANOS} before it parks, and a
+ * link. Like a stream worker, the thread spins for {@link StreamWorker#DEFAULT_SPIN_NANOS} before it parks, and a
  * producer unparks it only when it has parked.
  */
 final class CompletionThread implements AutoCloseable {
@@ -37,8 +39,9 @@ final class CompletionThread implements AutoCloseable {
 
     private final ConcurrentLinkedQueue<Finished> queue = new ConcurrentLinkedQueue<>();
     private final Thread thread;
-    private volatile boolean parked;
+    private final SpinPark idle = new SpinPark(StreamWorker.DEFAULT_SPIN_NANOS);
     private volatile boolean closing;
+    private final java.util.function.BooleanSupplier ready = () -> !queue.isEmpty() || closing;
 
     /** Starts the thread; call on a thread of the daemon's priority (a new thread inherits its creator's). */
     CompletionThread(String name) {
@@ -50,9 +53,7 @@ final class CompletionThread implements AutoCloseable {
     /** Any thread: queues a completion. */
     void post(Finished f) {
         queue.offer(f);
-        if (parked) {
-            LockSupport.unpark(thread);
-        }
+        idle.wake(thread);
     }
 
     /** Whether the calling thread is this one: a callback running on it. */
@@ -81,18 +82,7 @@ final class CompletionThread implements AutoCloseable {
             if (closing) {
                 return;
             }
-            long spinUntil = System.nanoTime() + CpuStream.SPIN_NANOS;
-            while (queue.isEmpty() && !closing && System.nanoTime() < spinUntil) {
-                Thread.onSpinWait();
-            }
-            if (!queue.isEmpty() || closing) {
-                continue;
-            }
-            parked = true;
-            if (queue.isEmpty() && !closing) {
-                LockSupport.park(this);
-            }
-            parked = false;
+            idle.idle(ready);
         }
     }
 }

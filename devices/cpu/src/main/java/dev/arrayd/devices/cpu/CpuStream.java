@@ -1,34 +1,19 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.support.Joins;
-import dev.arrayd.devices.api.support.AfterMarkers;
-import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
-import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
+import dev.arrayd.devices.api.support.AfterMarkers;
+import dev.arrayd.devices.api.support.CommandQueue;
+import dev.arrayd.devices.api.support.StreamWorker;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An in-order stream served by one dedicated platform thread (OCANNL's {@code Schedulers.Multicore}).
- *
- * <p>Latency: waking a parked thread costs tens of µs on a small VM, which would dominate an
- * empty-kernel round trip. So the worker spins for {@link #SPIN_NANOS} after running out of work
- * before it parks, and {@link #submit} pays for an unpark only when the worker has actually parked.
- * The handshake is Dekker-style on volatiles: the worker publishes {@code parked} and then re-checks
- * the queue; a producer publishes its node and then reads {@code parked}; one of them sees the other.
- *
- * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
- * FAILED_PRECONDITION on the submitting thread (there is no worker left to call it).
+ * An in-order stream whose worker executes each command itself (OCANNL's {@code Schedulers.Multicore});
+ * the queue, spinning, parking and close are {@link StreamWorker}'s.
  *
  * <p><b>Markers.</b> {@link #mark()} and {@link #submitAfter} order commands of different streams (of
  * any device of the same backend) without the scheduler: a {@link CpuMarker} is a node in the queue,
@@ -44,49 +29,23 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A launch runs only while it holds one of its device's compute slots (one per device thread):
  * a device of one thread runs one kernel at a time across all its streams, like one core.
  *
- * <p>{@code pending} counts accepted commands not yet completed; it is what {@link #isIdle()} reads
- * and, with {@code handedOver} (callbacks given to the completion thread and not yet returned), what
- * keeps the worker alive on close until every accepted command has had its callback.
+ * <p>{@code handedOver} counts callbacks given to the completion thread and not yet returned: with the
+ * accepted commands not yet completed, it keeps the worker alive on close until every accepted command
+ * has had its callback.
  */
-final class CpuStream implements NativeStream {
-
-    /**
-     * How long an idle worker (or a waiting launch) spins before parking: about one wake-up's cost.
-     * On a machine with two cores or fewer a spinning worker takes the core that the transport
-     * threads need, which costs more than the wake-up it saves, so it barely spins there.
-     */
-    static final long SPIN_NANOS = Runtime.getRuntime().availableProcessors() > 2 ? 30_000 : 2_000;
-
-    private static final Logger log = LoggerFactory.getLogger(CpuStream.class);
+final class CpuStream extends StreamWorker {
 
     private final CpuDevice device;
-    private final String name;
-    private final CommandQueue queue = new CommandQueue();
-    private final AtomicLong pending = new AtomicLong();
     // callbacks handed to the device's completion thread and not yet returned: close() waits for them too
     private final AtomicLong handedOver = new AtomicLong();
     private final StreamExecutor executor;
-    private final Thread worker;
-    private volatile boolean parked;
-    private volatile boolean closing;
     private volatile int workerTid; // the worker's Linux thread id once it runs (0 before, or where unknown)
 
     CpuStream(CpuDevice device, String name) {
+        super(device.id(), name, "cpu" + device.id().ordinal(), DEFAULT_SPIN_NANOS);
         this.device = device;
-        this.name = name;
         this.executor = new StreamExecutor(device);
-        this.worker = new Thread(this::serve, "arrayd-cpu" + device.id().ordinal() + "-stream-" + name);
-        worker.setDaemon(true);
-        worker.start();
-    }
-
-    @Override
-    public DeviceId device() {
-        return device.id();
-    }
-
-    String name() {
-        return name;
+        start();
     }
 
     @Override
@@ -115,34 +74,8 @@ final class CpuStream implements NativeStream {
     @Override
     public StreamMarker mark() {
         CpuMarker m = new CpuMarker(device.owner());
-        pending.incrementAndGet();
-        if (closing) {
-            pending.decrementAndGet();
-            LockSupport.unpark(worker); // it may be waiting for this very count to drop
-            return null; // its last commands may still run: reaching a marker now would be too early
-        }
-        queue.offer(null, new MarkNode(m));
-        if (parked) {
-            LockSupport.unpark(worker);
-        }
-        return m;
-    }
-
-    @Override
-    public void submit(DeviceCommand command, CommandCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        pending.incrementAndGet();
-        if (closing) {
-            pending.decrementAndGet();
-            LockSupport.unpark(worker); // it may be waiting for this very count to drop
-            callback.failed(new ArraydException(ErrorCode.FAILED_PRECONDITION,
-                    "stream " + name + " of " + device.id() + ": closed (expected: an open stream)"));
-            return;
-        }
-        queue.offer(command, callback);
-        if (parked) {
-            LockSupport.unpark(worker);
-        }
+        // refused by a closing stream: its last commands may still run, reaching a marker now would be too early
+        return offer(null, new MarkNode(m)) ? m : null;
     }
 
     /**
@@ -158,7 +91,7 @@ final class CpuStream implements NativeStream {
      */
     @Override
     public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
-        if (closing) {
+        if (isClosing()) {
             return false;
         }
         StreamExecutor borrowed = device.borrowInlineExecutor();
@@ -170,26 +103,21 @@ final class CpuStream implements NativeStream {
         return true;
     }
 
+    /** From a callback (on the worker, or on the completion thread, which the worker waits for): no join. */
     @Override
-    public boolean isIdle() {
-        return pending.get() == 0;
+    protected boolean mayJoin() {
+        CompletionThread completions = device.completions();
+        return super.mayJoin() && (completions == null || !completions.isCurrent());
     }
 
     @Override
-    public void close() {
-        closing = true;
-        LockSupport.unpark(worker);
-        CompletionThread completions = device.completions();
-        // from a callback (on the worker, or on the completion thread, which the worker waits for): no join
-        if (Thread.currentThread() != worker && (completions == null || !completions.isCurrent())) {
-            Joins.uninterruptibly(worker);
-        }
+    protected void onClosed() {
         device.forget(this);
     }
 
-    private boolean finished() {
-        // pending before handedOver: a command is counted in handedOver before it leaves pending
-        return closing && pending.get() == 0 && handedOver.get() == 0;
+    @Override
+    protected long outstanding() {
+        return handedOver.get();
     }
 
     /** The worker's Linux thread id, 0 until it has started (or where it cannot be read); for tests. */
@@ -197,53 +125,43 @@ final class CpuStream implements NativeStream {
         return workerTid;
     }
 
-    private void serve() {
+    @Override
+    protected void setUp() {
         workerTid = ComputeThreadPriority.currentTid().orElse(0);
         ComputeThreadPriority.lowerCurrentThread(device.computeNice());
-        try {
-            for (;;) {
-                CommandQueue.Node node = queue.poll();
-                if (node != null) {
-                    DeviceCommand command = node.command();
-                    CommandCallback callback = node.callback();
-                    node.release();
-                    if (callback instanceof MarkNode mark) {
-                        pending.decrementAndGet();
-                        mark.marker().reach();
-                        continue;
-                    }
-                    if (callback instanceof AfterMarkers waits) {
-                        for (StreamMarker m : waits.after()) {
-                            ((CpuMarker) m).await(); // before taking a compute slot: a waiting stream holds none
-                        }
-                    }
-                    if (command instanceof DeviceCommand.Launch) {
-                        device.computeSlots().acquireUninterruptibly();
-                        run(executor, command, callback, true, device.computeSlots()); // released before the callback
-                    } else {
-                        run(executor, command, callback, true, null);
-                    }
-                    continue;
-                }
-                if (finished()) {
-                    return;
-                }
-                long spinUntil = System.nanoTime() + SPIN_NANOS;
-                while (queue.isEmpty() && !finished() && System.nanoTime() < spinUntil) {
-                    Thread.onSpinWait();
-                }
-                if (!queue.isEmpty() || finished()) {
-                    continue;
-                }
-                parked = true;
-                if (queue.isEmpty() && !finished()) {
-                    LockSupport.park(this);
-                }
-                parked = false;
-            }
-        } finally {
-            executor.close();
+    }
+
+    @Override
+    protected void tearDown() {
+        executor.close();
+    }
+
+    @Override
+    protected boolean work() {
+        CommandQueue.Node node = poll();
+        if (node == null) {
+            return false;
         }
+        DeviceCommand command = node.command();
+        CommandCallback callback = node.callback();
+        node.release();
+        if (callback instanceof MarkNode mark) {
+            countDone();
+            mark.marker().reach();
+            return true;
+        }
+        if (callback instanceof AfterMarkers waits) {
+            for (StreamMarker m : waits.after()) {
+                ((CpuMarker) m).await(); // before taking a compute slot: a waiting stream holds none
+            }
+        }
+        if (command instanceof DeviceCommand.Launch) {
+            device.computeSlots().acquireUninterruptibly();
+            run(executor, command, callback, true, device.computeSlots()); // released before the callback
+        } else {
+            run(executor, command, callback, true, null);
+        }
+        return true;
     }
 
     /**
@@ -276,13 +194,11 @@ final class CpuStream implements NativeStream {
         if (queued && completions != null) {
             handedOver.incrementAndGet();
             completions.post(new CompletionThread.Finished(this, command, callback, nanos, failure));
-            return;
+        } else if (queued) {
+            complete(command, callback, nanos, failure);
+        } else {
+            callBack(command, callback, nanos, failure);
         }
-        if (queued) {
-            // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
-            pending.decrementAndGet();
-        }
-        callBack(command, callback, nanos, failure);
     }
 
     /**
@@ -291,32 +207,10 @@ final class CpuStream implements NativeStream {
      * has returned, is woken after it.
      */
     void completeHandedOver(CompletionThread.Finished f) {
-        pending.decrementAndGet();
-        callBack(f.command(), f.callback(), f.deviceNanos(), f.failure());
+        complete(f.command(), f.callback(), f.deviceNanos(), f.failure());
         handedOver.decrementAndGet();
-        if (closing) {
-            LockSupport.unpark(worker); // it may be waiting for this very count to drop
+        if (isClosing()) {
+            wake(); // it may be waiting for this very count to drop
         }
-    }
-
-    private void callBack(DeviceCommand command, CommandCallback callback, long nanos, ArraydException failure) {
-        try {
-            if (failure == null) {
-                callback.completed(nanos);
-            } else {
-                callback.failed(failure);
-            }
-        } catch (Throwable t) {
-            log.warn("callback of {} on stream {} of {} threw (callbacks must not throw)", describe(command), name, device.id(), t);
-        }
-    }
-
-    private static String describe(DeviceCommand command) {
-        return command == null ? "null command" : command.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
-    }
-
-    @Override
-    public String toString() {
-        return "stream " + name + " of " + device.id();
     }
 }

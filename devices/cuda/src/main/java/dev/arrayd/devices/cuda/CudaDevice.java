@@ -187,7 +187,7 @@ final class CudaDevice implements Device {
     private CUstream syncStream() {
         if (syncStream == null) {
             CUstream s = new CUstream();
-            CudaErrors.check(JCudaDriver.cuStreamCreate(s, CudaStream.CU_STREAM_NON_BLOCKING), "cuStreamCreate on " + info.id());
+            CudaErrors.check(JCudaDriver.cuStreamCreate(s, CudaEnqueuer.CU_STREAM_NON_BLOCKING), "cuStreamCreate on " + info.id());
             syncStream = s;
         }
         return syncStream;

@@ -114,7 +114,7 @@ public final class CudaBench {
         // raw anchor: the same function, its own stream, launch + synchronize
         device.makeCurrent();
         CUstream raw = new CUstream();
-        CudaErrors.check(JCudaDriver.cuStreamCreate(raw, CudaStream.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        CudaErrors.check(JCudaDriver.cuStreamCreate(raw, CudaEnqueuer.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
         CUfunction emptyFn = ((CudaKernel) emptyKernel).function(device);
         Pointer noParams = null; // the empty kernel takes no parameters
 

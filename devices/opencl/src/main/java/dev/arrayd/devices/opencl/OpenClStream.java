@@ -1,15 +1,14 @@
 package dev.arrayd.devices.opencl;
 
-import dev.arrayd.devices.api.support.Joins;
-import dev.arrayd.devices.api.support.AfterMarkers;
-import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
-import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
+import dev.arrayd.devices.api.support.AfterMarkers;
+import dev.arrayd.devices.api.support.CommandQueue;
+import dev.arrayd.devices.api.support.StreamWorker;
+import dev.arrayd.devices.api.support.ThreadConfined;
 import org.jocl.CL;
 import org.jocl.CLException;
 import org.jocl.Pointer;
@@ -20,13 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
-import java.util.Locale;
-import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * An in-order OpenCL command queue served by one worker thread, which both enqueues and completes:
+ * An in-order OpenCL command queue served by one worker thread ({@link StreamWorker}), which both
+ * enqueues and completes:
  *
  * <pre>
  *  submit ─▶ MPSC queue ─▶ worker: enqueue everything waiting (up to MAX_IN_FLIGHT), clFlush,
@@ -46,41 +42,35 @@ import java.util.concurrent.locks.LockSupport;
  * context without the host: a marker is an OpenCL marker event at the queue's end ({@link ClMarker}),
  * and a waiting command is preceded by {@code clEnqueueBarrierWithWaitList} on it.
  *
- * <p>A command submitted after {@link #close()} began is refused at once: its callback gets
- * FAILED_PRECONDITION on the submitting thread. {@code tryRunInline} declines: an OpenCL completion
+ * <p>{@code tryRunInline} declines: an OpenCL completion
  * is a driver wait whose length arrayd cannot bound, which a transport thread must not do.
  */
-final class OpenClStream implements NativeStream {
+final class OpenClStream extends StreamWorker {
 
     /** Commands enqueued but not yet completed, at most: bounds the staging memory and events held. */
     static final int MAX_IN_FLIGHT = 64;
 
-    /** How long an idle worker spins before parking; see the CPU stream for why it is short on small machines. */
-    static final long SPIN_NANOS = Runtime.getRuntime().availableProcessors() > 2 ? 20_000 : 2_000;
+    /** How long a worker waits for another stream to enqueue a command it must wait for. */
+    private static final long MARKER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
     private static final Logger log = LoggerFactory.getLogger(OpenClStream.class);
 
     private final OpenClDevice device;
-    private final String name;
     private final cl_command_queue queue;
     private final CommandEnqueuer enqueuer;
-    private final GuardBuffers guards; // worker only
-    private final CommandQueue submitted = new CommandQueue();
-    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>(); // worker only
-    private final AtomicLong pending = new AtomicLong();
-    private final Thread worker;
-    private volatile boolean parked;
-    private volatile boolean closing;
+    @ThreadConfined("worker")
+    private final GuardBuffers guards;
+    @ThreadConfined("worker")
+    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
 
     OpenClStream(OpenClDevice device, String name) {
+        super(device.id(), name, "opencl" + device.id().ordinal(), Runtime.getRuntime().availableProcessors() > 2
+                ? 20_000 : 2_000);
         this.device = device;
-        this.name = name;
         this.queue = createQueue(device);
         this.guards = new GuardBuffers(device);
         this.enqueuer = new CommandEnqueuer(device, queue, guards);
-        this.worker = new Thread(this::serve, "arrayd-opencl" + device.id().ordinal() + "-stream-" + name);
-        worker.setDaemon(true);
-        worker.start();
+        start();
     }
 
     static cl_command_queue createQueue(OpenClDevice device) {
@@ -89,11 +79,6 @@ final class OpenClStream implements NativeStream {
         } catch (CLException e) {
             throw ClErrors.toArrayd(e, "creating a command queue on " + device.id());
         }
-    }
-
-    @Override
-    public DeviceId device() {
-        return device.id();
     }
 
     /** Markers of streams of the same OpenCL context (events cannot be waited for across contexts). */
@@ -109,7 +94,7 @@ final class OpenClStream implements NativeStream {
 
     /**
      * The queue entry of {@link #mark()}: the worker enqueues an OpenCL marker and arms {@code marker} with
-     * its event; the marker retires when that event completed (or at once, when the stream refused it).
+     * its event; the marker retires when that event completed.
      */
     private record MarkNode(ClMarker marker) implements CommandCallback {
 
@@ -127,116 +112,73 @@ final class OpenClStream implements NativeStream {
     /** An OpenCL marker ({@code clEnqueueMarkerWithWaitList}) at the queue's current end. */
     @Override
     public StreamMarker mark() {
-        if (closing) {
-            return null; // its last commands may still run: a refused marker would be reached too early
-        }
         ClMarker marker = new ClMarker(device.context());
-        submit(null, new MarkNode(marker));
-        // refused by a close that began meanwhile (retired at once, too early): the caller orders on the host
-        return closing && marker.retired() ? null : marker;
-    }
-
-    /** How long a worker waits for another stream to enqueue a command it must wait for. */
-    private static final long MARKER_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-
-    @Override
-    public void submit(DeviceCommand command, CommandCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        pending.incrementAndGet();
-        if (closing) {
-            pending.decrementAndGet();
-            LockSupport.unpark(worker); // it may be waiting for this very count to drop
-            callback.failed(new ArraydException(ErrorCode.FAILED_PRECONDITION,
-                    "stream " + name + " of " + device.id() + ": closed (expected: an open stream)"));
-            return;
+        if (!offer(null, new MarkNode(marker))) {
+            marker.retire(); // refused by a closing stream: its last commands may still run, the caller orders on the host
+            return null;
         }
-        submitted.offer(command, callback);
-        if (parked) {
-            LockSupport.unpark(worker);
-        }
+        return marker;
     }
 
     @Override
-    public boolean isIdle() {
-        return pending.get() == 0;
-    }
-
-    @Override
-    public void close() {
-        closing = true;
-        LockSupport.unpark(worker);
-        if (Thread.currentThread() != worker) {
-            Joins.uninterruptibly(worker);
-        }
+    protected void onClosed() {
         device.forget(this);
     }
 
-    private boolean finished() {
-        return closing && pending.get() == 0;
+    /** Enqueues everything waiting (up to MAX_IN_FLIGHT), flushes, then completes the oldest command. */
+    @Override
+    protected boolean work() {
+        boolean enqueued = false;
+        CommandQueue.Node node;
+        while (inFlight.size() < MAX_IN_FLIGHT && (node = poll()) != null) {
+            InFlight f = new InFlight(node.command(), node.callback());
+            node.release();
+            if (f.callback instanceof MarkNode mark) {
+                enqueueMarker(f); // nothing to run: an event at the queue's end
+                mark.marker().arm(f.failure == null ? f.tail() : null);
+            } else {
+                if (f.callback instanceof AfterMarkers waits) {
+                    waitFor(f, waits);
+                }
+                if (f.failure == null) {
+                    enqueue(f);
+                }
+            }
+            inFlight.add(f);
+            enqueued = true;
+        }
+        if (enqueued) {
+            flush();
+        }
+        InFlight oldest = inFlight.poll();
+        if (oldest == null) {
+            return false;
+        }
+        complete(oldest);
+        return true;
     }
 
-    private void serve() {
+    @Override
+    protected void tearDown() {
         try {
-            for (;;) {
-                boolean enqueued = false;
-                CommandQueue.Node node;
-                while (inFlight.size() < MAX_IN_FLIGHT && (node = submitted.poll()) != null) {
-                    InFlight f = new InFlight(node.command(), node.callback());
-                    node.release();
-                    if (f.callback instanceof MarkNode mark) {
-                        enqueueMarker(f); // nothing to run: an event at the queue's end
-                        mark.marker().arm(f.failure == null ? f.tail() : null);
-                    } else {
-                        if (f.callback instanceof AfterMarkers waits) {
-                            try {
-                                for (StreamMarker m : waits.after()) {
-                                    ((ClMarker) m).enqueueWait(queue, MARKER_WAIT_NANOS, toString());
-                                }
-                            } catch (ArraydException e) {
-                                f.failure = e;
-                            } catch (CLException e) {
-                                f.failure = ClErrors.toArrayd(e, "waiting for a marker on " + this);
-                            }
-                        }
-                        if (f.failure == null) {
-                            enqueue(f);
-                        }
-                    }
-                    inFlight.add(f);
-                    enqueued = true;
-                }
-                if (enqueued) {
-                    flush();
-                }
-                InFlight oldest = inFlight.poll();
-                if (oldest != null) {
-                    complete(oldest);
-                    continue;
-                }
-                if (finished()) {
-                    return;
-                }
-                long spinUntil = System.nanoTime() + SPIN_NANOS;
-                while (submitted.isEmpty() && !finished() && System.nanoTime() < spinUntil) {
-                    Thread.onSpinWait();
-                }
-                if (!submitted.isEmpty() || finished()) {
-                    continue;
-                }
-                parked = true;
-                if (submitted.isEmpty() && !finished()) {
-                    LockSupport.park(this);
-                }
-                parked = false;
+            CL.clFinish(queue);
+            guards.releaseAll();
+            CL.clReleaseCommandQueue(queue);
+        } catch (CLException e) {
+            log.warn("releasing the command queue of {} failed: {}", this, ClInfo.errorName(e.getStatus()));
+        }
+    }
+
+    /** A barrier on each marker the command waits for, ahead of it in this queue. */
+    private void waitFor(InFlight f, AfterMarkers waits) {
+        try {
+            for (StreamMarker m : waits.after()) {
+                ((ClMarker) m).enqueueWait(queue, MARKER_WAIT_NANOS, toString());
             }
-        } finally {
-            try {
-                CL.clFinish(queue);
-                guards.releaseAll();
-                CL.clReleaseCommandQueue(queue);
-            } catch (CLException e) {
-                log.warn("releasing the command queue of {} failed: {}", this, ClInfo.errorName(e.getStatus()));
-            }
+        } catch (ArraydException e) {
+            f.failure = e;
+        } catch (CLException e) {
+            f.failure = ClErrors.toArrayd(e, "waiting for a marker on " + this);
         }
     }
 
@@ -312,17 +254,7 @@ final class OpenClStream implements NativeStream {
         } catch (CLException e) {
             log.warn("releasing events of {} on {} failed: {}", describe(f.command), this, ClInfo.errorName(e.getStatus()));
         }
-        // counted done before the callback runs, so a callback (or its waiter) sees the stream idle
-        pending.decrementAndGet();
-        try {
-            if (f.failure == null) {
-                f.callback.completed(nanos);
-            } else {
-                f.callback.failed(f.failure);
-            }
-        } catch (Throwable t) {
-            log.warn("callback of {} on {} threw (callbacks must not throw)", describe(f.command), this, t);
-        }
+        complete(f.command, f.callback, nanos, f.failure);
     }
 
     private static int eventStatus(cl_event event) {
@@ -344,12 +276,4 @@ final class OpenClStream implements NativeStream {
         }
     }
 
-    private static String describe(DeviceCommand command) {
-        return command == null ? "null command" : command.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-    }
-
-    @Override
-    public String toString() {
-        return "stream " + name + " of " + device.id();
-    }
 }
