@@ -1,12 +1,12 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
 
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * Builds the translation unit gcc sees. For C source: {@link #MAIN_FILE} holds {@link #HEADER}, then
@@ -28,8 +28,6 @@ final class CSourceAssembler {
 
     /** Longs in one range block: lo[3], hi[3], global size[3], local size[3]. */
     static final int RANGE_LONGS = 12;
-
-    private static final Pattern C_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     static final String HEADER = """
             #include <stdint.h>
@@ -102,9 +100,7 @@ final class CSourceAssembler {
     }
 
     static void checkIdentifier(String name, String what) {
-        if (name == null || !C_IDENTIFIER.matcher(name).matches()) {
-            throw ArraydException.invalid(what + ": \"" + name + "\" (expected: a C identifier, [A-Za-z_][A-Za-z0-9_]*)");
-        }
+        EntryPoints.checkIdentifier(name, what);
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.arrayd.devices.cpu;
 
 import dev.arrayd.devices.api.support.SlabLedger;
+import dev.arrayd.devices.api.support.DeviceStreams;
+import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -35,11 +37,11 @@ final class CpuDevice implements Device {
     // device of N threads computes like N cores however many streams feed it (data commands are not held).
     private final java.util.concurrent.Semaphore computeSlots;
     private final WorkerPool pool; // null when the device has a single thread: nothing to help with
-    private final Set<CpuStream> streams = ConcurrentHashMap.newKeySet();
+    private final LaunchGrid.Limits gridLimits;
+    private final DeviceStreams<CpuStream> streams;
     private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final SlabLedger<Slab> slabs;
-    private volatile boolean closed;
 
     /**
      * @param computeNice raised nice value of the threads that run kernels (see {@link ComputeThreadPriority}).
@@ -48,6 +50,8 @@ final class CpuDevice implements Device {
      */
     CpuDevice(DeviceInfo info, int threads, Object owner, int computeNice) {
         this.info = info;
+        this.streams = new DeviceStreams<>(info.id());
+        this.gridLimits = LaunchGrid.Limits.of(info);
         this.computeNice = computeNice;
         this.owner = Objects.requireNonNull(owner, "owner");
         this.threads = threads;
@@ -151,13 +155,15 @@ final class CpuDevice implements Device {
         return src instanceof CpuDevice other && other != this && other.owner == owner;
     }
 
+    /** The grid limits launches are checked against. */
+    LaunchGrid.Limits gridLimits() {
+        return gridLimits;
+    }
+
     @Override
     public NativeStream newStream(String name) {
         Objects.requireNonNull(name, "name");
-        checkOpen();
-        CpuStream stream = new CpuStream(this, name);
-        streams.add(stream);
-        return stream;
+        return streams.open(() -> new CpuStream(this, name));
     }
 
     /** An executor for an inline run; each has its own argument block, so runs may overlap. */
@@ -168,19 +174,17 @@ final class CpuDevice implements Device {
 
     void returnInlineExecutor(StreamExecutor e) {
         inlineExecutors.offer(e);
-        if (closed && inlineExecutors.remove(e)) {
+        if (streams.isClosed() && inlineExecutors.remove(e)) {
             e.close();
         }
     }
 
     void forget(CpuStream stream) {
-        streams.remove(stream);
+        streams.forget(stream);
     }
 
     private void checkOpen() {
-        if (closed) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, info.id() + ": closed (expected: an open device)");
-        }
+        streams.checkOpen();
     }
 
     /**
@@ -194,12 +198,8 @@ final class CpuDevice implements Device {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "close of " + info.id()
                     + " from one of its completion callbacks (expected: another thread; callbacks must be fast)");
         }
-        if (closed) {
+        if (!streams.closeAll()) {
             return;
-        }
-        closed = true;
-        for (CpuStream stream : new ArrayList<>(streams)) {
-            stream.close();
         }
         StreamExecutor idle;
         while ((idle = inlineExecutors.poll()) != null) {

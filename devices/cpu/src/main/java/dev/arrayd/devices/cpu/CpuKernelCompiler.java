@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CompileException;
 import dev.arrayd.devices.api.Dialect;
@@ -180,14 +181,14 @@ final class CpuKernelCompiler implements KernelCompiler {
                 throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
                         + "signatures " + entries + ")");
             }
-            checkEntryPoints(entries);
+            EntryPoints.check(entries, "entryPoints");
             return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries, phased), null, IR_FLAGS,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {
             throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: C or IR for the cpu backend)");
         }
-        checkEntryPoints(source.entryPoints());
+        EntryPoints.check(source.entryPoints(), "entryPoints");
         NativeSourceCheck.check(source.source());
         return new Unit(CSourceAssembler.assemble(source.entryPoints()), source.source(), FLAGS, source.entryPoints(), null);
     }
@@ -409,20 +410,6 @@ final class CpuKernelCompiler implements KernelCompiler {
             Files.writeString(file, text, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new ArraydException(ErrorCode.INTERNAL, "cannot write " + file + " for gcc: " + e.getMessage(), e);
-        }
-    }
-
-    private static void checkEntryPoints(List<KernelSignature> entryPoints) {
-        if (entryPoints.isEmpty()) {
-            throw ArraydException.invalid("entryPoints: none (expected: at least one)");
-        }
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < entryPoints.size(); i++) {
-            String name = entryPoints.get(i).name();
-            CSourceAssembler.checkIdentifier(name, "entryPoints[" + i + "]");
-            if (!seen.add(name)) {
-                throw ArraydException.invalid("entryPoints[" + i + "]: \"" + name + "\" (expected: a name not declared before)");
-            }
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
@@ -128,7 +129,8 @@ final class StreamExecutor implements AutoCloseable {
             }
             local = cpuKernel.ir().checkLaunch(launch.globalDims(), local, launch.args(), extents);
         }
-        long items = LaunchDims.check(launch.globalDims(), local, device.info(), dims);
+        long items = LaunchGrid.check(launch.globalDims(), local, device.gridLimits(), Long.MAX_VALUE, LaunchGrid.Names.SPI);
+        LaunchGrid.normalize(launch.globalDims(), local, dims);
         block.fill(cpuKernel.signature(), launch.args(), device);
         if (extents != null) {
             block.setIrExtras(extents.length, extents);

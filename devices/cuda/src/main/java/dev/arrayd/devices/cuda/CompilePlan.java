@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Dialect;
 import dev.arrayd.devices.api.ErrorCode;
@@ -70,7 +71,7 @@ sealed interface CompilePlan {
             case CUDA_C, PTX -> { }
             default -> throw ArraydException.invalid("dialect: " + dialect + " (expected: CUDA_C, PTX or IR for the cuda backend)");
         }
-        CudaSourceAssembler.checkEntryPoints(source.entryPoints());
+        EntryPoints.check(source.entryPoints(), "entryPoints");
         if (dialect == Dialect.PTX) {
             if (source.source().isBlank()) {
                 throw ArraydException.invalid("source: empty PTX (expected: a PTX module with .entry " + source.entryPoints().getFirst().name() + ")");
@@ -92,7 +93,7 @@ sealed interface CompilePlan {
             throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
                     + "signatures " + entries + ")");
         }
-        CudaSourceAssembler.checkEntryPoints(entries);
+        EntryPoints.check(entries, "entryPoints");
         if (nvrtcProblem.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "cuda backend cannot compile IR kernels: " + nvrtcProblem.get()
                     + " (they are rendered to CUDA C, which needs the CUDA toolkit's NVRTC)");

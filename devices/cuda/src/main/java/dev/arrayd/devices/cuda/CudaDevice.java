@@ -1,6 +1,7 @@
 package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.support.SlabLedger;
+import dev.arrayd.devices.api.support.DeviceStreams;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -42,16 +43,16 @@ final class CudaDevice implements Device {
     private final CudaOptions options;
     private final Object owner; // the backend that opened this device; peers share it
     private final StagingPool staging;
-    private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
+    private final DeviceStreams<CudaStream> streams;
     private final Object slabLock = new Object();
     private final SlabLedger<CudaSlab> slabs;
     private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
     private volatile PeerAccess peers = PeerAccess.NONE;
-    private volatile boolean closed;
 
     CudaDevice(DeviceId id, CudaDeviceFacts facts, CUdevice cuDevice, CUcontext context, CudaOptions options, boolean nvrtc,
                Object owner) {
         this.info = facts.info(id, nvrtc);
+        this.streams = new DeviceStreams<>(info.id());
         this.owner = Objects.requireNonNull(owner, "owner");
         this.facts = facts;
         this.cuDevice = cuDevice;
@@ -117,7 +118,7 @@ final class CudaDevice implements Device {
     }
 
     boolean isClosed() {
-        return closed;
+        return streams.isClosed();
     }
 
     /**
@@ -158,7 +159,7 @@ final class CudaDevice implements Device {
             return;
         }
         synchronized (slabLock) {
-            if (closed) {
+            if (streams.isClosed()) {
                 return;
             }
             makeCurrent();
@@ -240,35 +241,22 @@ final class CudaDevice implements Device {
 
     CudaStream newCudaStream(String name) {
         Objects.requireNonNull(name, "name");
-        checkOpen();
-        CudaStream stream = new CudaStream(this, name);
-        streams.add(stream);
-        if (closed) {
-            stream.close();
-            checkOpen();
-        }
-        return stream;
+        return streams.open(() -> new CudaStream(this, name));
     }
 
     void forget(CudaStream stream) {
-        streams.remove(stream);
+        streams.forget(stream);
     }
 
     private void checkOpen() {
-        if (closed) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, info.id() + ": closed (expected: an open device)");
-        }
+        streams.checkOpen();
     }
 
     /** Drains and ends every stream, frees slabs and staging buffers. The primary context is the backend's. */
     @Override
     public void close() {
-        if (closed) {
+        if (!streams.closeAll()) {
             return;
-        }
-        closed = true;
-        for (CudaStream s : new ArrayList<>(streams)) {
-            s.close();
         }
         List<CudaSlab> toFree = slabs.removeAll();
         synchronized (slabLock) {

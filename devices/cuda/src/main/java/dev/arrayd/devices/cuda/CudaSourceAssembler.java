@@ -49,28 +49,4 @@ final class CudaSourceAssembler {
     static String assemble(String userSource) {
         return PRELUDE + "#line 1 \"" + USER_FILE + "\"\n" + userSource;
     }
-
-    /** Entry points must be non-empty, C identifiers, and distinct (they become symbol names). */
-    static void checkEntryPoints(List<KernelSignature> entryPoints) {
-        if (entryPoints.isEmpty()) {
-            throw ArraydException.invalid("entryPoints: none (expected: at least one)");
-        }
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < entryPoints.size(); i++) {
-            String name = entryPoints.get(i).name();
-            if (!isIdentifier(name)) {
-                throw ArraydException.invalid("entryPoints[" + i + "]: \"" + name + "\" (expected: a C identifier)");
-            }
-            if (!seen.add(name)) {
-                throw ArraydException.invalid("entryPoints[" + i + "]: \"" + name + "\" (expected: a name not declared before)");
-            }
-        }
-    }
-
-    static boolean isIdentifier(String s) {
-        if (s.isEmpty() || !(Character.isLetter(s.charAt(0)) && s.charAt(0) < 128 || s.charAt(0) == '_')) {
-            return false;
-        }
-        return s.chars().allMatch(c -> c < 128 && (Character.isLetterOrDigit(c) || c == '_'));
-    }
 }

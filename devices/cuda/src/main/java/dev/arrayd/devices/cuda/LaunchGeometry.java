@@ -1,6 +1,7 @@
 package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.support.LaunchGrid;
 
 import java.util.Arrays;
 
@@ -21,43 +22,23 @@ record LaunchGeometry(int gridX, int gridY, int gridZ, int blockX, int blockY, i
     record Limits(int maxThreadsPerBlock, int[] maxBlockDims, long[] maxGridDims) {}
 
     static LaunchGeometry of(long[] global, long[] local, int defaultBlockSize, Limits limits) {
-        if (global == null || global.length < 1 || global.length > 3) {
-            throw ArraydException.invalid("globalDims: " + (global == null ? "null" : Arrays.toString(global))
-                    + " (expected: 1 to 3 dims)");
+        long[] maxLocal = new long[3];
+        for (int d = 0; d < 3; d++) {
+            maxLocal[d] = limits.maxBlockDims()[d];
         }
-        if (local != null && local.length != global.length) {
-            throw ArraydException.invalid("localDims: " + Arrays.toString(local) + " (expected: " + global.length
-                    + " dims, like globalDims " + Arrays.toString(global) + ")");
+        LaunchGrid.check(global, local, new LaunchGrid.Limits(3, maxLocal, limits.maxThreadsPerBlock(), ""),
+                Long.MAX_VALUE, LaunchGrid.Names.SPI);
+        if (local != null && local.length == 0) {
+            local = null;
         }
         long[] g = {1, 1, 1};
         long[] b = {1, 1, 1};
         for (int d = 0; d < global.length; d++) {
-            if (global[d] <= 0) {
-                throw ArraydException.invalid("globalDims[" + d + "]: " + global[d] + " (expected: > 0)");
-            }
             g[d] = global[d];
         }
         if (local != null) {
-            long threads = 1;
             for (int d = 0; d < local.length; d++) {
-                long l = local[d];
-                if (l <= 0) {
-                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: > 0)");
-                }
-                if (l > limits.maxBlockDims()[d]) {
-                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: <= " + limits.maxBlockDims()[d]
-                            + ", the device's block limit in that dimension)");
-                }
-                if (g[d] % l != 0) {
-                    throw ArraydException.invalid("localDims[" + d + "]: " + l + " (expected: a divisor of globalDims[" + d
-                            + "] = " + g[d] + ")");
-                }
-                b[d] = l;
-                threads *= l;
-            }
-            if (threads > limits.maxThreadsPerBlock()) {
-                throw ArraydException.invalid("localDims: " + Arrays.toString(local) + " (expected: at most "
-                        + limits.maxThreadsPerBlock() + " threads per block)");
+                b[d] = local[d];
             }
         } else {
             long budget = Math.min(defaultBlockSize, limits.maxThreadsPerBlock());

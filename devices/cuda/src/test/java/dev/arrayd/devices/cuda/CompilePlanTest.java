@@ -101,7 +101,7 @@ class CompilePlanTest {
         KernelSignature bad = new KernelSignature("not-a-name", List.of());
         ArraydException e = assertThrows(ArraydException.class, () -> CompilePlan.of(
                 new KernelSource(Dialect.CUDA_C, "", List.of(bad)), Optional.empty()));
-        assertEquals("entryPoints[0]: \"not-a-name\" (expected: a C identifier)", e.getMessage());
+        assertEquals("entryPoints[0].name: \"not-a-name\" (expected: a C identifier)", e.getMessage());
         ArraydException twice = assertThrows(ArraydException.class, () -> CompilePlan.of(
                 new KernelSource(Dialect.PTX, ".entry", List.of(VADD.get(0), VADD.get(0))), Optional.empty()));
         assertTrue(twice.getMessage().startsWith("entryPoints[1]"), twice::getMessage);

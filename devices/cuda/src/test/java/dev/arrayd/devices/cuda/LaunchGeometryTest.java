@@ -55,7 +55,7 @@ class LaunchGeometryTest {
         assertBad(() -> of(new long[] {1, 1, 1, 1}, null), "1 to 3 dims");
         assertBad(() -> of(new long[] {1024}, new long[] {4, 4}), "localDims: [4, 4]");
         assertBad(() -> of(new long[] {2048}, new long[] {2048}), "localDims[0]: 2048");
-        assertBad(() -> of(new long[] {64, 64}, new long[] {64, 32}), "at most 1024 threads per block");
+        assertBad(() -> of(new long[] {64, 64}, new long[] {64, 32}), "at most 1024 work-items per group");
         assertBad(() -> of(new long[] {1, 65536 * 2L}, new long[] {1, 1}), "globalDims[1]: 131072");
     }
 

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
@@ -205,7 +206,7 @@ final class CommandEnqueuer {
             extents = extents(k, launch);
             local = k.ir().checkLaunch(launch.globalDims(), local, launch.args(), extents);
         }
-        LaunchDims.check(launch.globalDims(), local, device.info());
+        LaunchGrid.check(launch.globalDims(), local, device.gridLimits(), Long.MAX_VALUE, LaunchGrid.Names.SPI);
         OpenClKernelModule module = k.module();
         if (!module.acquire()) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION,

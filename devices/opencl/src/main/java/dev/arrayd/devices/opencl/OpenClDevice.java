@@ -1,6 +1,8 @@
 package dev.arrayd.devices.opencl;
 
 import dev.arrayd.devices.api.support.SlabLedger;
+import dev.arrayd.devices.api.support.DeviceStreams;
+import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -36,14 +38,16 @@ final class OpenClDevice implements Device {
     private final ClContext context;
     private final cl_device_id clDevice;
     private final BinaryCache binaries;
-    private final Set<OpenClStream> streams = ConcurrentHashMap.newKeySet();
+    private final LaunchGrid.Limits gridLimits;
+    private final DeviceStreams<OpenClStream> streams;
     private final Object slabLock = new Object(); // for syncQueue
     private final SlabLedger<ClSlab> slabs;
     private cl_command_queue syncQueue; // guarded by slabLock; for memsetZero, made on first use
-    private volatile boolean closed;
 
     OpenClDevice(ClDeviceFacts facts, ClContext context, cl_device_id clDevice, int binaryCacheEntries) {
         this.info = facts.info();
+        this.streams = new DeviceStreams<>(info.id());
+        this.gridLimits = LaunchGrid.Limits.of(info);
         this.maxAllocBytes = facts.maxAllocBytes();
         this.exactDivideSqrt = facts.exactDivideSqrt();
         this.irMissing = facts.irMissing();
@@ -147,34 +151,30 @@ final class OpenClDevice implements Device {
     }
 
 
+    /** The grid limits launches are checked against. */
+    LaunchGrid.Limits gridLimits() {
+        return gridLimits;
+    }
+
     @Override
     public NativeStream newStream(String name) {
         Objects.requireNonNull(name, "name");
-        checkOpen();
-        OpenClStream stream = new OpenClStream(this, name);
-        streams.add(stream);
-        return stream;
+        return streams.open(() -> new OpenClStream(this, name));
     }
 
     void forget(OpenClStream stream) {
-        streams.remove(stream);
+        streams.forget(stream);
     }
 
     private void checkOpen() {
-        if (closed) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, info.id() + ": closed (expected: an open device)");
-        }
+        streams.checkOpen();
     }
 
     /** Drains and ends every stream, then releases every slab. */
     @Override
     public void close() {
-        if (closed) {
+        if (!streams.closeAll()) {
             return;
-        }
-        closed = true;
-        for (OpenClStream stream : new ArrayList<>(streams)) {
-            stream.close();
         }
         synchronized (slabLock) {
             if (syncQueue != null) {

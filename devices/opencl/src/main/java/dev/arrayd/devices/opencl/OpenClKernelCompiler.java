@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CompileException;
 import dev.arrayd.devices.api.Dialect;
@@ -141,13 +142,13 @@ final class OpenClKernelCompiler implements KernelCompiler {
                 throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
                         + "signatures " + entries + ")");
             }
-            checkEntryPoints(entries);
+            EntryPoints.check(entries, "entryPoints");
             return new Unit(IrProgramAssembler.assemble(checked), entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.OPENCL_C) {
             throw ArraydException.invalid("dialect: " + source.dialect() + " (expected: OPENCL_C or IR for the opencl backend)");
         }
-        checkEntryPoints(source.entryPoints());
+        EntryPoints.check(source.entryPoints(), "entryPoints");
         return new Unit(OpenClSourceAssembler.assemble(source.source(), source.entryPoints()), source.entryPoints(), null);
     }
 
@@ -252,20 +253,6 @@ final class OpenClKernelCompiler implements KernelCompiler {
         }
         return devs.stream().allMatch(OpenClDevice::exactDivideSqrt) ? IR_BUILD_OPTIONS + " " + IR_EXACT_DIVIDE_SQRT
                 : IR_BUILD_OPTIONS;
-    }
-
-    private static void checkEntryPoints(List<KernelSignature> entryPoints) {
-        if (entryPoints.isEmpty()) {
-            throw ArraydException.invalid("entryPoints: none (expected: at least one)");
-        }
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < entryPoints.size(); i++) {
-            String name = entryPoints.get(i).name();
-            OpenClSourceAssembler.checkIdentifier(name, "entryPoints[" + i + "]");
-            if (!seen.add(name)) {
-                throw ArraydException.invalid("entryPoints[" + i + "]: \"" + name + "\" (expected: a name not declared before)");
-            }
-        }
     }
 
     private record Built(cl_program program, String log) {}

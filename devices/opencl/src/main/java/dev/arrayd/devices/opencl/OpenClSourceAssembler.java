@@ -1,12 +1,12 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
 
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * Builds the program text the driver sees: {@link #HEADER}, the user's source under
@@ -32,8 +32,6 @@ final class OpenClSourceAssembler {
     static final String USER_FILE = "kernel.cl";
     static final String WRAPPER_FILE = "arrayd-wrappers.cl";
     static final String ENTRY_PREFIX = "arrayd_entry_";
-
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     static final String HEADER = """
             #if defined(cl_khr_fp64)
@@ -67,9 +65,7 @@ final class OpenClSourceAssembler {
     }
 
     static void checkIdentifier(String name, String what) {
-        if (name == null || !IDENTIFIER.matcher(name).matches()) {
-            throw ArraydException.invalid(what + ": \"" + name + "\" (expected: an OpenCL C identifier, [A-Za-z_][A-Za-z0-9_]*)");
-        }
+        EntryPoints.checkIdentifier(name, what);
     }
 
     /** The OpenCL C type of a scalar of {@code dtype} (f16 and bf16 travel as their raw bits). */

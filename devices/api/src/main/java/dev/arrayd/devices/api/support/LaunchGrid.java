@@ -69,6 +69,18 @@ public final class LaunchGrid {
         return items;
     }
 
+    /**
+     * A checked grid as three global then three local extents in {@code out} (missing dimensions are 1;
+     * without local dims every local extent is 1).
+     */
+    public static void normalize(long[] global, long[] local, long[] out) {
+        boolean hasLocal = local != null && local.length != 0;
+        for (int d = 0; d < 3; d++) {
+            out[d] = d < global.length ? global[d] : 1;
+            out[3 + d] = hasLocal && d < local.length ? local[d] : 1;
+        }
+    }
+
     /** Whether {@link #check} would accept the grid (placement asks this of every candidate device). */
     public static boolean fits(long[] global, long[] local, Limits limits, long maxItems) {
         return problem(global, local, limits, maxItems, Names.SPI) == null;
