@@ -1,10 +1,10 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.support.LaunchArguments;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +25,7 @@ import java.util.List;
  * Only the stream's worker thread writes it; helper threads of a split launch read it while the
  * worker waits for them.
  */
-final class ArgBlock implements AutoCloseable {
+final class ArgBlock implements AutoCloseable, LaunchArguments.Sink {
 
     private static final int INITIAL_ARGS = 32;
     private static final long RANGE_BYTES = CSourceAssembler.RANGE_LONGS * Long.BYTES;
@@ -37,6 +37,8 @@ final class ArgBlock implements AutoCloseable {
     private MemorySegment ext;
     private final MemorySegment guard;
     private int capacity;
+    /** The device whose memory buffer arguments name, while {@link #fill} runs. */
+    private CpuDevice device;
 
     ArgBlock(int maxChunks) {
         MemorySegment ranges = arena.allocate(RANGE_BYTES * maxChunks, 64);
@@ -92,62 +94,34 @@ final class ArgBlock implements AutoCloseable {
 
     /** Checks {@code values} against {@code signature} and writes them; nothing is written past a bad one. */
     void fill(KernelSignature signature, List<KernelArg> values, CpuDevice device) {
-        List<KernelParam> params = signature.params();
-        if (values == null || values.size() != params.size()) {
-            throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
-                    + " (expected: " + params.size() + " for " + describe(signature) + ")");
-        }
         // two spare slots for an IR kernel's extents and guard record
-        if (params.size() + 2 > capacity) {
-            grow(Math.max(params.size() + 2, capacity * 2));
+        int params = signature.params().size();
+        if (params + 2 > capacity) {
+            grow(Math.max(params + 2, capacity * 2));
         }
-        for (int i = 0; i < params.size(); i++) {
-            KernelParam param = params.get(i);
-            switch (values.get(i)) {
-                case KernelArg.Buffer buffer -> {
-                    if (!param.isBuffer()) {
-                        throw ArraydException.invalid("args[" + i + "]: buffer " + buffer.ref() + " (expected: "
-                                + describe(param) + ")");
-                    }
-                    long address = device.address(buffer.ref(), "args", i);
-                    args.setAtIndex(ValueLayout.JAVA_LONG, i, address);
-                }
-                case KernelArg.Scalar scalar -> {
-                    if (param.isBuffer() || scalar.dtype() != param.dtype()) {
-                        throw ArraydException.invalid("args[" + i + "]: " + scalar.dtype().wireName() + " scalar (expected: "
-                                + describe(param) + ")");
-                    }
-                    storeScalar(i, scalar, param);
-                    args.setAtIndex(ValueLayout.JAVA_LONG, i, slots.address() + (long) i * Long.BYTES);
-                }
-                case null -> throw ArraydException.invalid("args[" + i + "]: null (expected: " + describe(param) + ")");
-            }
+        this.device = device;
+        try {
+            LaunchArguments.pack(signature, values, this);
+        } finally {
+            this.device = null;
         }
     }
 
-    private void storeScalar(int i, KernelArg.Scalar scalar, KernelParam param) {
-        long offset = (long) i * Long.BYTES;
-        long bits = scalar.bits();
-        DType dtype = scalar.dtype();
-        switch (dtype) {
-            case F64, I64 -> slots.set(ValueLayout.JAVA_LONG, offset, bits);
-            case F32 -> slots.set(ValueLayout.JAVA_INT, offset, (int) bits);
-            case I32 -> {
-                if (bits != (int) bits) {
-                    throw ArraydException.invalid("args[" + i + "]: i32 scalar " + bits + " (expected: a value in i32 range for "
-                            + describe(param) + ")");
-                }
-                slots.set(ValueLayout.JAVA_INT, offset, (int) bits);
-            }
-            case U8 -> {
-                if (bits < 0 || bits > 0xff) {
-                    throw ArraydException.invalid("args[" + i + "]: u8 scalar " + bits + " (expected: 0 to 255 for "
-                            + describe(param) + ")");
-                }
-                slots.set(ValueLayout.JAVA_BYTE, offset, (byte) bits);
-            }
-            case F16, BF16 -> slots.set(ValueLayout.JAVA_SHORT, offset, (short) bits);
+    @Override
+    public void buffer(int index, KernelParam param, MemRef ref) {
+        args.setAtIndex(ValueLayout.JAVA_LONG, index, device.address(ref, "args", index));
+    }
+
+    @Override
+    public void scalar(int index, KernelParam param, long bits, int width) {
+        long offset = (long) index * Long.BYTES;
+        switch (width) {
+            case 8 -> slots.set(ValueLayout.JAVA_LONG, offset, bits);
+            case 4 -> slots.set(ValueLayout.JAVA_INT, offset, (int) bits);
+            case 2 -> slots.set(ValueLayout.JAVA_SHORT, offset, (short) bits);
+            default -> slots.set(ValueLayout.JAVA_BYTE, offset, (byte) bits);
         }
+        args.setAtIndex(ValueLayout.JAVA_LONG, index, slots.address() + offset);
     }
 
     private void grow(int newCapacity) {
@@ -156,22 +130,6 @@ final class ArgBlock implements AutoCloseable {
         slots = arena.allocate((long) newCapacity * Long.BYTES, 64);
         ext = arena.allocate((long) newCapacity * Long.BYTES, 64);
         capacity = newCapacity;
-    }
-
-    static String describe(KernelParam param) {
-        return param.isBuffer()
-                ? "buffer of " + param.dtype().wireName() + " for parameter " + param.name()
-                : param.dtype().wireName() + " scalar for parameter " + param.name();
-    }
-
-    static String describe(KernelSignature signature) {
-        StringBuilder s = new StringBuilder(signature.name()).append('(');
-        for (int i = 0; i < signature.params().size(); i++) {
-            KernelParam p = signature.params().get(i);
-            s.append(i == 0 ? "" : ", ").append(p.isBuffer() ? "buffer " : "").append(p.dtype().wireName())
-                    .append(' ').append(p.name());
-        }
-        return s.append(')').toString();
     }
 
     @Override

@@ -1,7 +1,7 @@
 package dev.arrayd.devices.cpu;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.support.AbstractBackend;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -26,7 +26,7 @@ import java.util.Set;
  * directly ({@link Device#canCopyFrom}). The backend is
  * unavailable when gcc cannot be run; its devices still hold memory and copy, but nothing compiles.
  */
-public final class CpuBackend implements Backend {
+public final class CpuBackend extends AbstractBackend<CpuDevice> {
 
     public static final String NAME = "cpu";
 
@@ -41,41 +41,26 @@ public final class CpuBackend implements Backend {
 
     private final CpuOptions options;
     private final CpuKernelCompiler compiler;
-    private final List<CpuDevice> devices = new ArrayList<>(); // guarded by this
-    private Optional<String> unavailableReason; // guarded by this; probed once
 
     public CpuBackend() {
         this(CpuOptions.defaults());
     }
 
     public CpuBackend(CpuOptions options) {
+        super(NAME, true); // memory and transfers work without gcc: only compiling needs it
         this.options = options;
         this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason,
                 new KernelCache(options.cacheDir()), options.forceGuards());
     }
 
     @Override
-    public String name() {
-        return NAME;
+    protected Optional<String> probe() {
+        return HostProbe.gccProblem(options.gccCommand());
     }
 
+    /** {@code count} devices (0 or 1: one) splitting the cores and half the host's memory. */
     @Override
-    public synchronized Optional<String> unavailableReason() {
-        if (unavailableReason == null) {
-            unavailableReason = HostProbe.gccProblem(options.gccCommand());
-        }
-        return unavailableReason;
-    }
-
-    @Override
-    public synchronized List<Device> openDevices(int count) {
-        if (count < 0) {
-            throw ArraydException.invalid("count: " + count + " (expected: >= 0)");
-        }
-        if (!devices.isEmpty()) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
-                    "openDevices: cpu devices already open (expected: one call per backend)");
-        }
+    protected void open(int count, List<CpuDevice> devices) {
         int n = Math.max(1, count);
         int threads = threadsPerDevice(options.deviceThreads(), HostProbe.cores(), n);
         long memory = options.deviceMemoryBytes() > 0
@@ -88,7 +73,6 @@ public final class CpuBackend implements Backend {
                     2, true, Set.of(Dialect.C, Dialect.IR), 3);
             devices.add(new CpuDevice(info, threads, this, options.computeNice()));
         }
-        return List.copyOf(devices);
     }
 
     /** The configured count when positive; otherwise the cores split among {@code devices}, at least one each. */
@@ -101,12 +85,5 @@ public final class CpuBackend implements Backend {
         return compiler;
     }
 
-    /** Closes every device opened here (draining their streams and freeing their slabs). */
-    @Override
-    public synchronized void close() {
-        for (CpuDevice device : devices) {
-            device.close();
-        }
-        devices.clear();
-    }
+
 }

@@ -1,7 +1,7 @@
 package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.support.AbstractBackend;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
@@ -36,7 +36,7 @@ import java.util.Optional;
  * enabled between every pair of opened devices that supports it; any two of them can copy from each other
  * ({@link dev.arrayd.devices.api.DeviceCommand.PeerCopy}), directly or through pinned staging.
  */
-public final class CudaBackend implements Backend {
+public final class CudaBackend extends AbstractBackend<CudaDevice> {
 
     public static final String NAME = "cuda";
 
@@ -44,9 +44,6 @@ public final class CudaBackend implements Backend {
 
     private final CudaOptions options;
     private final CudaKernelCompiler compiler;
-    private final List<CudaDevice> devices = new ArrayList<>(); // guarded by this
-    private volatile List<CudaDevice> openDevices = List.of();
-    private Optional<String> unavailableReason; // guarded by this; probed once
     private Optional<String> nvrtcProblem; // guarded by this; probed once
     private CudaDiscovery.Found found; // guarded by this; set by the probe
 
@@ -55,21 +52,9 @@ public final class CudaBackend implements Backend {
     }
 
     public CudaBackend(CudaOptions options) {
+        super(NAME, false);
         this.options = options;
-        this.compiler = new CudaKernelCompiler(options, this::unavailableReason, this::nvrtcProblem, () -> openDevices);
-    }
-
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public synchronized Optional<String> unavailableReason() {
-        if (unavailableReason == null) {
-            unavailableReason = probe();
-        }
-        return unavailableReason;
+        this.compiler = new CudaKernelCompiler(options, this::unavailableReason, this::nvrtcProblem, this::opened);
     }
 
     /** Why CUDA C cannot be compiled (empty when NVRTC loads); PTX does not need NVRTC. */
@@ -80,7 +65,8 @@ public final class CudaBackend implements Backend {
         return nvrtcProblem;
     }
 
-    private Optional<String> probe() {
+    @Override
+    protected Optional<String> probe() {
         Optional<String> driver = LibraryProbe.driverProblem(options.driverLibrary());
         if (driver.isPresent()) {
             return driver;
@@ -102,41 +88,25 @@ public final class CudaBackend implements Backend {
         return Optional.empty();
     }
 
+    /** The first {@code count} devices (0: all), each on its primary context, with peer access where it works. */
     @Override
-    public synchronized List<Device> openDevices(int count) {
-        if (count < 0) {
-            throw ArraydException.invalid("count: " + count + " (expected: >= 0)");
-        }
-        Optional<String> reason = unavailableReason();
-        if (reason.isPresent()) {
-            throw new ArraydException(ErrorCode.UNAVAILABLE, "cuda backend unavailable: " + reason.get());
-        }
-        if (!devices.isEmpty()) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "openDevices: cuda devices already open (expected: one call per backend)");
-        }
+    protected void open(int count, List<CudaDevice> devices) {
         int available = found.devices().size();
         if (count > available) {
             throw ArraydException.invalid("count: " + count + " (expected: at most the " + available + " CUDA devices found)");
         }
         int wanted = count == 0 ? available : count;
         boolean nvrtc = nvrtcProblem().isEmpty();
-        try {
-            for (int i = 0; i < wanted; i++) {
-                CUdevice d = found.devices().get(i);
-                CUcontext ctx = new CUcontext();
-                CudaErrors.check(JCudaDriver.cuDevicePrimaryCtxRetain(ctx, d), "cuDevicePrimaryCtxRetain for cuda:" + i);
-                devices.add(new CudaDevice(new DeviceId(NAME, i), found.facts().get(i), d, ctx, options, nvrtc, this));
-            }
-            enablePeerAccess();
-        } catch (RuntimeException e) {
-            closeDevices();
-            throw e;
+        for (int i = 0; i < wanted; i++) {
+            CUdevice d = found.devices().get(i);
+            CUcontext ctx = new CUcontext();
+            CudaErrors.check(JCudaDriver.cuDevicePrimaryCtxRetain(ctx, d), "cuDevicePrimaryCtxRetain for cuda:" + i);
+            devices.add(new CudaDevice(new DeviceId(NAME, i), found.facts().get(i), d, ctx, options, nvrtc, this));
         }
-        openDevices = List.copyOf(devices);
-        return List.copyOf(devices);
+        enablePeerAccess(devices);
     }
 
-    private void enablePeerAccess() {
+    private void enablePeerAccess(List<CudaDevice> devices) {
         int n = devices.size();
         boolean[][] enabled = new boolean[n][n];
         for (int a = 0; a < n; a++) {
@@ -177,24 +147,16 @@ public final class CudaBackend implements Backend {
 
     /** The opened devices as CUDA devices; for tests and benchmarks of this package. */
     List<CudaDevice> cudaDevices() {
-        return openDevices;
+        return opened();
     }
 
-    /** Closes every device opened here (draining their streams, freeing slabs and staging), then releases the primary contexts. */
+    /** Closes a device (draining its streams, freeing slabs and staging), then releases its primary context. */
     @Override
-    public synchronized void close() {
-        closeDevices();
-    }
-
-    private void closeDevices() {
-        openDevices = List.of();
-        for (CudaDevice d : devices) {
-            try {
-                d.close();
-            } finally {
-                JCudaDriver.cuDevicePrimaryCtxRelease(d.cuDevice());
-            }
+    protected void closeDevice(CudaDevice d) {
+        try {
+            d.close();
+        } finally {
+            JCudaDriver.cuDevicePrimaryCtxRelease(d.cuDevice());
         }
-        devices.clear();
     }
 }

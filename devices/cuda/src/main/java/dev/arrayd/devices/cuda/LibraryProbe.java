@@ -1,7 +1,6 @@
 package dev.arrayd.devices.cuda;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
+import dev.arrayd.devices.api.support.NativeLibrary;
 import java.util.Optional;
 
 /**
@@ -18,15 +17,11 @@ final class LibraryProbe {
 
     /** Empty when {@code library} loads and exports {@code symbol}; otherwise the exact reason. */
     static Optional<String> problem(String library, String symbol, String what) {
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup lookup = SymbolLookup.libraryLookup(library, arena);
-            if (lookup.find(symbol).isEmpty()) {
-                return Optional.of(what + " library " + library + " loads but has no " + symbol);
-            }
-            return Optional.empty();
-        } catch (IllegalArgumentException | IllegalCallerException | UnsupportedOperationException e) {
-            return Optional.of(what + " library " + library + " not found");
-        }
+        return switch (NativeLibrary.probe(library, symbol)) {
+            case LOADS -> Optional.empty();
+            case NO_SYMBOL -> Optional.of(what + " library " + library + " loads but has no " + symbol);
+            case NOT_FOUND -> Optional.of(what + " library " + library + " not found");
+        };
     }
 
     /** The driver: {@code "CUDA driver library libcuda.so.1 not found"} when absent. */

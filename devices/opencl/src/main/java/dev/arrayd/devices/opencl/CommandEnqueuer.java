@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.LaunchArguments;
 import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -202,7 +203,7 @@ final class CommandEnqueuer {
                 throw ArraydException.invalid("globalDims: null (expected: " + k.ir().kernel().gridDims() + " dims, as kernel "
                         + k.name() + " declares)");
             }
-            LaunchArgs.checkCount(k.signature(), launch.args()); // the IR's checks below read the arguments
+            LaunchArguments.checkCount(k.signature(), launch.args()); // the IR's checks below read the arguments
             extents = extents(k, launch);
             local = k.ir().checkLaunch(launch.globalDims(), local, launch.args(), extents);
         }

@@ -3,7 +3,7 @@ package dev.arrayd.devices.opencl;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelParam;
-import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.support.LaunchArguments;
 import org.jocl.CL;
 import org.jocl.Pointer;
 import org.jocl.Sizeof;
@@ -12,7 +12,8 @@ import org.jocl.cl_kernel;
 import java.util.List;
 
 /**
- * Checks launch arguments against the declared signature and sets them on a borrowed kernel object:
+ * Checks launch arguments against the declared signature ({@link LaunchArguments}) and sets them on a
+ * borrowed kernel object:
  * a buffer as its slab's {@code cl_mem} and its byte offset (see {@link OpenClSourceAssembler}), then,
  * for an IR kernel, its element count ({@link IrProgramAssembler}); a scalar at its dtype's width.
  * An IR kernel's buffer must start at a multiple of its element size (OpenCL C pointers must be
@@ -26,13 +27,16 @@ final class LaunchArgs {
 
     /** {@code extents}: the element counts of an IR kernel's buffer arguments by position, null for OpenCL C. */
     static void set(cl_kernel kernel, OpenClKernel k, List<KernelArg> values, OpenClDevice device, long[] extents) {
-        checkCount(k.signature(), values);
+        LaunchArguments.checkCount(k.signature(), values);
         List<KernelParam> params = k.signature().params();
         // checked in full before the first clSetKernelArg, so a refused launch costs no driver calls
         for (int i = 0; i < params.size(); i++) {
-            check(i, params.get(i), values.get(i), device);
-            if (extents != null && values.get(i) instanceof KernelArg.Buffer b) {
-                checkAligned(i, params.get(i), b);
+            LaunchArguments.check(i, params.get(i), values.get(i));
+            if (values.get(i) instanceof KernelArg.Buffer b) {
+                device.slab(b.ref(), "args", i);
+                if (extents != null) {
+                    checkAligned(i, params.get(i), b);
+                }
             }
         }
         int[] at = k.argIndexes();
@@ -52,55 +56,13 @@ final class LaunchArgs {
         }
     }
 
-    /** INVALID_ARGUMENT unless there is one argument per declared parameter. */
-    static void checkCount(KernelSignature signature, List<KernelArg> values) {
-        if (values == null || values.size() != signature.params().size()) {
-            throw ArraydException.invalid("args: " + (values == null ? "null" : values.size() + " arguments")
-                    + " (expected: " + signature.params().size() + " for " + describe(signature) + ")");
-        }
-    }
-
-    private static void check(int i, KernelParam param, KernelArg value, OpenClDevice device) {
-        switch (value) {
-            case KernelArg.Buffer buffer -> {
-                if (!param.isBuffer()) {
-                    throw ArraydException.invalid("args[" + i + "]: buffer " + buffer.ref() + " (expected: " + describe(param) + ")");
-                }
-                device.slab(buffer.ref(), "args", i);
-            }
-            case KernelArg.Scalar scalar -> {
-                if (param.isBuffer() || scalar.dtype() != param.dtype()) {
-                    throw ArraydException.invalid("args[" + i + "]: " + scalar.dtype().wireName() + " scalar (expected: "
-                            + describe(param) + ")");
-                }
-                long bits = scalar.bits();
-                switch (scalar.dtype()) {
-                    case I32 -> {
-                        if (bits != (int) bits) {
-                            throw ArraydException.invalid("args[" + i + "]: i32 scalar " + bits + " (expected: a value in i32 range for "
-                                    + describe(param) + ")");
-                        }
-                    }
-                    case U8 -> {
-                        if (bits < 0 || bits > 0xff) {
-                            throw ArraydException.invalid("args[" + i + "]: u8 scalar " + bits + " (expected: 0 to 255 for "
-                                    + describe(param) + ")");
-                        }
-                    }
-                    default -> { }
-                }
-            }
-            case null -> throw ArraydException.invalid("args[" + i + "]: null (expected: " + describe(param) + ")");
-        }
-    }
-
     /** An IR kernel's pointer to a buffer must be aligned to its element type (OpenCL C leaves anything else undefined). */
     private static void checkAligned(int i, KernelParam param, KernelArg.Buffer buffer) {
         int size = param.dtype().byteSize();
         if (buffer.ref().offset() % size != 0) {
             throw ArraydException.invalid("args[" + i + "]: buffer " + buffer.ref() + " at byte offset " + buffer.ref().offset()
                     + " (expected: a multiple of " + size + ", the size of " + param.dtype().wireName() + ", for "
-                    + describe(param) + " of an IR kernel)");
+                    + LaunchArguments.describe(param) + " of an IR kernel)");
         }
     }
 
@@ -112,21 +74,5 @@ final class LaunchArgs {
             case U8 -> CL.clSetKernelArg(kernel, index, Sizeof.cl_uchar, Pointer.to(new byte[] {(byte) bits}));
             case F16, BF16 -> CL.clSetKernelArg(kernel, index, Sizeof.cl_ushort, Pointer.to(new short[] {(short) bits}));
         }
-    }
-
-    static String describe(KernelParam param) {
-        return param.isBuffer()
-                ? "buffer of " + param.dtype().wireName() + " for parameter " + param.name()
-                : param.dtype().wireName() + " scalar for parameter " + param.name();
-    }
-
-    static String describe(KernelSignature signature) {
-        StringBuilder s = new StringBuilder(signature.name()).append('(');
-        for (int i = 0; i < signature.params().size(); i++) {
-            KernelParam p = signature.params().get(i);
-            s.append(i == 0 ? "" : ", ").append(p.isBuffer() ? "buffer " : "").append(p.dtype().wireName())
-                    .append(' ').append(p.name());
-        }
-        return s.append(')').toString();
     }
 }

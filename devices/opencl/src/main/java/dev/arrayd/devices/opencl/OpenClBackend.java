@@ -1,7 +1,7 @@
 package dev.arrayd.devices.opencl;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.support.AbstractBackend;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
@@ -28,16 +28,13 @@ import java.util.Optional;
  * devices. For several devices on one CPU, PoCL takes a space-separated list in {@code POCL_DEVICES}
  * (e.g. {@code POCL_DEVICES="basic basic"}).
  */
-public final class OpenClBackend implements Backend {
+public final class OpenClBackend extends AbstractBackend<OpenClDevice> {
 
     public static final String NAME = "opencl";
 
     private final OpenClOptions options;
     private final OpenClKernelCompiler compiler;
-    private final List<OpenClDevice> devices = new ArrayList<>(); // guarded by this
     private final List<ClContext> contexts = new ArrayList<>(); // guarded by this
-    private volatile List<OpenClDevice> openDevices = List.of();
-    private Optional<String> unavailableReason; // guarded by this; probed once
     private List<ClPlatform> platforms = List.of(); // guarded by this; set by the probe
 
     public OpenClBackend() {
@@ -45,24 +42,13 @@ public final class OpenClBackend implements Backend {
     }
 
     public OpenClBackend(OpenClOptions options) {
+        super(NAME, false);
         this.options = options;
-        this.compiler = new OpenClKernelCompiler(options.compileTimeout(), this::unavailableReason, () -> openDevices);
+        this.compiler = new OpenClKernelCompiler(options.compileTimeout(), this::unavailableReason, this::opened);
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public synchronized Optional<String> unavailableReason() {
-        if (unavailableReason == null) {
-            unavailableReason = probe();
-        }
-        return unavailableReason;
-    }
-
-    private Optional<String> probe() {
+    protected Optional<String> probe() {
         Optional<String> library = LibraryProbe.problem(options.libraryName());
         if (library.isPresent()) {
             return library;
@@ -90,19 +76,9 @@ public final class OpenClBackend implements Backend {
         return Optional.empty();
     }
 
+    /** The first {@code count} devices (0: all) in platform order, one context per platform. */
     @Override
-    public synchronized List<Device> openDevices(int count) {
-        if (count < 0) {
-            throw ArraydException.invalid("count: " + count + " (expected: >= 0)");
-        }
-        Optional<String> reason = unavailableReason();
-        if (reason.isPresent()) {
-            throw new ArraydException(ErrorCode.UNAVAILABLE, "opencl backend unavailable: " + reason.get());
-        }
-        if (!devices.isEmpty()) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION,
-                    "openDevices: opencl devices already open (expected: one call per backend)");
-        }
+    protected void open(int count, List<OpenClDevice> devices) {
         int found = platforms.stream().mapToInt(p -> p.devices().size()).sum();
         if (count > found) {
             throw ArraydException.invalid("count: " + count + " (expected: at most the " + found
@@ -127,11 +103,8 @@ public final class OpenClBackend implements Backend {
                 }
             }
         } catch (CLException e) {
-            closeDevicesAndContexts();
             throw ClErrors.toArrayd(e, "opening OpenCL devices");
         }
-        openDevices = List.copyOf(devices);
-        return List.copyOf(devices);
     }
 
     @Override
@@ -144,18 +117,9 @@ public final class OpenClBackend implements Backend {
         return compiler;
     }
 
-    /** Closes every device opened here (draining their streams, releasing their slabs), then the contexts. */
+    /** After the devices (their streams drained, their slabs released): the contexts. */
     @Override
-    public synchronized void close() {
-        closeDevicesAndContexts();
-    }
-
-    private void closeDevicesAndContexts() {
-        openDevices = List.of();
-        for (OpenClDevice device : devices) {
-            device.close();
-        }
-        devices.clear();
+    protected void closed() {
         for (ClContext context : contexts) {
             try {
                 context.release();
