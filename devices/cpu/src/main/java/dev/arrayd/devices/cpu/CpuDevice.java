@@ -1,8 +1,7 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.AbstractDevice;
 import dev.arrayd.devices.api.support.SlabLedger;
-import dev.arrayd.devices.api.support.DeviceStreams;
-import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -26,9 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * straight from another's slabs ({@link #canCopyFrom}); devices of another backend instance cannot
  * (their slabs belong to a different owner, who may free them on its own schedule).
  */
-final class CpuDevice implements Device {
+final class CpuDevice extends AbstractDevice<CpuStream, Slab> {
 
-    private final DeviceInfo info;
     private final Object owner; // the backend that opened this device; peers share it
     private final int threads;
     private final int computeNice;
@@ -37,11 +35,8 @@ final class CpuDevice implements Device {
     // device of N threads computes like N cores however many streams feed it (data commands are not held).
     private final java.util.concurrent.Semaphore computeSlots;
     private final WorkerPool pool; // null when the device has a single thread: nothing to help with
-    private final LaunchGrid.Limits gridLimits;
-    private final DeviceStreams<CpuStream> streams;
     private final java.util.concurrent.ConcurrentLinkedQueue<StreamExecutor> inlineExecutors =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final SlabLedger<Slab> slabs;
 
     /**
      * @param computeNice raised nice value of the threads that run kernels (see {@link ComputeThreadPriority}).
@@ -49,28 +44,15 @@ final class CpuDevice implements Device {
      *                    starts here, at the priority of the calling thread
      */
     CpuDevice(DeviceInfo info, int threads, Object owner, int computeNice) {
-        this.info = info;
-        this.streams = new DeviceStreams<>(info.id());
-        this.gridLimits = LaunchGrid.Limits.of(info);
+        super(info);
         this.computeNice = computeNice;
         this.owner = Objects.requireNonNull(owner, "owner");
         this.threads = threads;
         this.computeSlots = new java.util.concurrent.Semaphore(threads);
-        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
         // the stream's own thread works along, so threads - 1 helpers keep `threads` cores busy
-        this.pool = threads > 1 ? new WorkerPool(info.id().ordinal(), threads - 1, computeNice) : null;
+        this.pool = threads > 1 ? new WorkerPool(id().ordinal(), threads - 1, computeNice) : null;
         this.completions = computeNice > 0 && ComputeThreadPriority.supported()
-                ? new CompletionThread("arrayd-cpu" + info.id().ordinal() + "-completions") : null;
-    }
-
-    @Override
-    public DeviceId id() {
-        return info.id();
-    }
-
-    @Override
-    public DeviceInfo info() {
-        return info;
+                ? new CompletionThread("arrayd-cpu" + id().ordinal() + "-completions") : null;
     }
 
     /** Permits for running launches (one per thread of the device). */
@@ -101,32 +83,23 @@ final class CpuDevice implements Device {
         return pool;
     }
 
-    long usedBytes() {
-        return slabs.usedBytes();
-    }
-
+    /** Off-heap memory in an arena of its own. */
     @Override
-    public void allocPool(int poolId, long bytes, long alignment) {
-        checkOpen();
-        slabs.allocate(poolId, bytes, alignment, remaining -> {
-            Arena arena = Arena.ofShared();
-            try {
-                return new Slab(poolId, arena, arena.allocate(bytes, Math.max(alignment, info.baseAlignment())));
-            } catch (OutOfMemoryError e) {
-                arena.close();
-                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
-                        + " bytes (expected: at most the " + remaining + " bytes left of " + info.memoryBytes()
-                        + "); the allocation failed: " + e.getMessage(), e);
-            }
-        });
-    }
-
-    @Override
-    public void freePool(int poolId) {
-        Slab slab = slabs.remove(poolId);
-        if (slab != null) {
-            slab.arena().close();
+    protected Slab allocateSlab(int poolId, long bytes, long alignment, long remaining) {
+        Arena arena = Arena.ofShared();
+        try {
+            return new Slab(poolId, arena, arena.allocate(bytes, Math.max(alignment, info().baseAlignment())));
+        } catch (OutOfMemoryError e) {
+            arena.close();
+            throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, id() + ": pool " + poolId + " of " + bytes
+                    + " bytes (expected: at most the " + remaining + " bytes left of " + info().memoryBytes()
+                    + "); the allocation failed: " + e.getMessage(), e);
         }
+    }
+
+    @Override
+    protected void freeSlab(Slab slab) {
+        slab.arena().close();
     }
 
     @Override
@@ -145,25 +118,15 @@ final class CpuDevice implements Device {
         return slab(ref, what, index).baseAddress() + ref.offset();
     }
 
-    private Slab slab(MemRef ref, String what, int index) {
-        return slabs.slab(ref, what, index);
-    }
-
     /** True for another device opened by the same backend: its slabs are this process's memory too. */
     @Override
     public boolean canCopyFrom(Device src) {
         return src instanceof CpuDevice other && other != this && other.owner == owner;
     }
 
-    /** The grid limits launches are checked against. */
-    LaunchGrid.Limits gridLimits() {
-        return gridLimits;
-    }
-
     @Override
-    public NativeStream newStream(String name) {
-        Objects.requireNonNull(name, "name");
-        return streams.open(() -> new CpuStream(this, name));
+    protected CpuStream makeStream(String name) {
+        return new CpuStream(this, name);
     }
 
     /** An executor for an inline run; each has its own argument block, so runs may overlap. */
@@ -174,33 +137,26 @@ final class CpuDevice implements Device {
 
     void returnInlineExecutor(StreamExecutor e) {
         inlineExecutors.offer(e);
-        if (streams.isClosed() && inlineExecutors.remove(e)) {
+        if (isClosed() && inlineExecutors.remove(e)) {
             e.close();
         }
     }
 
-    void forget(CpuStream stream) {
-        streams.forget(stream);
-    }
-
-    private void checkOpen() {
-        streams.checkOpen();
-    }
-
     /**
-     * Drains and ends every stream, stops the worker pool and the completion thread, then frees every slab.
      * Not from one of the device's completion callbacks: the streams' workers wait for the callbacks queued
      * behind it, so the slabs could not be freed safely.
      */
     @Override
-    public void close() {
+    protected void beforeClose() {
         if (completions != null && completions.isCurrent()) {
-            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "close of " + info.id()
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "close of " + id()
                     + " from one of its completion callbacks (expected: another thread; callbacks must be fast)");
         }
-        if (!streams.closeAll()) {
-            return;
-        }
+    }
+
+    /** After the streams: the worker pool, the completion thread, then every slab. */
+    @Override
+    protected void release(SlabLedger<Slab> slabs) {
         StreamExecutor idle;
         while ((idle = inlineExecutors.poll()) != null) {
             idle.close();
@@ -214,10 +170,5 @@ final class CpuDevice implements Device {
         for (Slab slab : slabs.removeAll()) {
             slab.arena().close();
         }
-    }
-
-    @Override
-    public String toString() {
-        return info.id().toString();
     }
 }

@@ -1,7 +1,7 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.support.AbstractDevice;
 import dev.arrayd.devices.api.support.SlabLedger;
-import dev.arrayd.devices.api.support.DeviceStreams;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -34,42 +34,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Another device opened by the same backend can always be copied from ({@link #canCopyFrom}): directly
  * when peer access is enabled, through pinned staging otherwise (see {@link CudaStream}).
  */
-final class CudaDevice implements Device {
+final class CudaDevice extends AbstractDevice<CudaStream, CudaSlab> {
 
-    private final DeviceInfo info;
+    private static final int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
+
     private final CudaDeviceFacts facts;
     private final CUdevice cuDevice;
     private final CUcontext context;
     private final CudaOptions options;
     private final Object owner; // the backend that opened this device; peers share it
     private final StagingPool staging;
-    private final DeviceStreams<CudaStream> streams;
     private final Object slabLock = new Object();
-    private final SlabLedger<CudaSlab> slabs;
     private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
     private volatile PeerAccess peers = PeerAccess.NONE;
 
     CudaDevice(DeviceId id, CudaDeviceFacts facts, CUdevice cuDevice, CUcontext context, CudaOptions options, boolean nvrtc,
                Object owner) {
-        this.info = facts.info(id, nvrtc);
-        this.streams = new DeviceStreams<>(info.id());
+        super(facts.info(id, nvrtc));
         this.owner = Objects.requireNonNull(owner, "owner");
         this.facts = facts;
         this.cuDevice = cuDevice;
         this.context = context;
         this.options = options;
         this.staging = new StagingPool(options.stagingChunkBytes(), options.stagingBuffers());
-        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
-    }
-
-    @Override
-    public DeviceId id() {
-        return info.id();
-    }
-
-    @Override
-    public DeviceInfo info() {
-        return info;
     }
 
     CudaDeviceFacts facts() {
@@ -97,7 +84,7 @@ final class CudaDevice implements Device {
     }
 
     boolean canAccessPeer(CudaDevice other) {
-        return peers.enabled(info.id().ordinal(), other.info.id().ordinal());
+        return peers.enabled(id().ordinal(), other.id().ordinal());
     }
 
     PeerAccess peers() {
@@ -114,11 +101,7 @@ final class CudaDevice implements Device {
     }
 
     void makeCurrent() {
-        CudaErrors.check(JCudaDriver.cuCtxSetCurrent(context), "cuCtxSetCurrent for " + info.id());
-    }
-
-    boolean isClosed() {
-        return streams.isClosed();
+        CudaErrors.check(JCudaDriver.cuCtxSetCurrent(context), "cuCtxSetCurrent for " + id());
     }
 
     /**
@@ -127,39 +110,30 @@ final class CudaDevice implements Device {
      * slabLock, which also guards the context's synchronous work.
      */
     @Override
-    public void allocPool(int poolId, long bytes, long alignment) {
-        checkOpen();
-        slabs.allocate(poolId, bytes, alignment, remaining -> {
-            synchronized (slabLock) {
-                makeCurrent();
-                CUdeviceptr ptr = new CUdeviceptr();
-                int result = JCudaDriver.cuMemAlloc(ptr, bytes);
-                if (result != CudaErrors.CUDA_SUCCESS) {
-                    throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, info.id() + ": pool " + poolId + " of " + bytes
-                            + " bytes (expected: an allocation the driver can make); "
-                            + CudaErrors.message("cuMemAlloc", result, CudaErrors.name(result)));
-                }
-                long[] address = new long[1];
-                int attr = JCudaDriver.cuPointerGetAttribute(Pointer.to(address), CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr);
-                if (attr != CudaErrors.CUDA_SUCCESS) {
-                    JCudaDriver.cuMemFree(ptr);
-                    throw CudaErrors.error(attr, "cuPointerGetAttribute(DEVICE_POINTER) of pool " + poolId + " on " + info.id());
-                }
-                return new CudaSlab(poolId, ptr, address[0], bytes);
+    protected CudaSlab allocateSlab(int poolId, long bytes, long alignment, long remaining) {
+        synchronized (slabLock) {
+            makeCurrent();
+            CUdeviceptr ptr = new CUdeviceptr();
+            int result = JCudaDriver.cuMemAlloc(ptr, bytes);
+            if (result != CudaErrors.CUDA_SUCCESS) {
+                throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, id() + ": pool " + poolId + " of " + bytes
+                        + " bytes (expected: an allocation the driver can make); "
+                        + CudaErrors.message("cuMemAlloc", result, CudaErrors.name(result)));
             }
-        });
+            long[] address = new long[1];
+            int attr = JCudaDriver.cuPointerGetAttribute(Pointer.to(address), CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr);
+            if (attr != CudaErrors.CUDA_SUCCESS) {
+                JCudaDriver.cuMemFree(ptr);
+                throw CudaErrors.error(attr, "cuPointerGetAttribute(DEVICE_POINTER) of pool " + poolId + " on " + id());
+            }
+            return new CudaSlab(poolId, ptr, address[0], bytes);
+        }
     }
 
-    private static final int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
-
     @Override
-    public void freePool(int poolId) {
-        CudaSlab slab = slabs.remove(poolId);
-        if (slab == null) {
-            return;
-        }
+    protected void freeSlab(CudaSlab slab) {
         synchronized (slabLock) {
-            if (streams.isClosed()) {
+            if (isClosed()) {
                 return;
             }
             makeCurrent();
@@ -179,8 +153,8 @@ final class CudaDevice implements Device {
             makeCurrent();
             CUstream s = syncStream();
             CudaErrors.check(JCudaDriver.cuMemsetD8Async(slab.at(ref.offset()), (byte) 0, ref.bytes(), s),
-                    "memsetZero of " + ref + " on " + info.id());
-            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "memsetZero of " + ref + " on " + info.id());
+                    "memsetZero of " + ref + " on " + id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "memsetZero of " + ref + " on " + id());
         }
     }
 
@@ -188,7 +162,7 @@ final class CudaDevice implements Device {
     private CUstream syncStream() {
         if (syncStream == null) {
             CUstream s = new CUstream();
-            CudaErrors.check(JCudaDriver.cuStreamCreate(s, CudaEnqueuer.CU_STREAM_NON_BLOCKING), "cuStreamCreate on " + info.id());
+            CudaErrors.check(JCudaDriver.cuStreamCreate(s, CudaEnqueuer.CU_STREAM_NON_BLOCKING), "cuStreamCreate on " + id());
             syncStream = s;
         }
         return syncStream;
@@ -203,8 +177,8 @@ final class CudaDevice implements Device {
             checkOpen();
             makeCurrent();
             CUstream s = syncStream();
-            CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(to, from.host(), bytes, s), "staged copy into " + info.id());
-            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy into " + info.id());
+            CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(to, from.host(), bytes, s), "staged copy into " + id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy into " + id());
         }
     }
 
@@ -218,14 +192,9 @@ final class CudaDevice implements Device {
             checkOpen();
             makeCurrent();
             CUstream s = syncStream();
-            CudaErrors.check(JCudaDriver.cuMemcpyDtoHAsync(to.host(), from, bytes, s), "staged copy out of " + info.id());
-            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy out of " + info.id());
+            CudaErrors.check(JCudaDriver.cuMemcpyDtoHAsync(to.host(), from, bytes, s), "staged copy out of " + id());
+            CudaErrors.check(JCudaDriver.cuStreamSynchronize(s), "staged copy out of " + id());
         }
-    }
-
-    /** The slab holding {@code ref}, bounds-checked; names the value {@code what[index]} when refused. */
-    CudaSlab slab(MemRef ref, String what, int index) {
-        return slabs.slab(ref, what, index);
     }
 
     /** The device address of a checked buffer argument. */
@@ -235,29 +204,13 @@ final class CudaDevice implements Device {
 
 
     @Override
-    public NativeStream newStream(String name) {
-        return newCudaStream(name);
+    protected CudaStream makeStream(String name) {
+        return new CudaStream(this, name);
     }
 
-    CudaStream newCudaStream(String name) {
-        Objects.requireNonNull(name, "name");
-        return streams.open(() -> new CudaStream(this, name));
-    }
-
-    void forget(CudaStream stream) {
-        streams.forget(stream);
-    }
-
-    private void checkOpen() {
-        streams.checkOpen();
-    }
-
-    /** Drains and ends every stream, frees slabs and staging buffers. The primary context is the backend's. */
+    /** After the streams: frees slabs and staging buffers. The primary context is the backend's. */
     @Override
-    public void close() {
-        if (!streams.closeAll()) {
-            return;
-        }
+    protected void release(SlabLedger<CudaSlab> slabs) {
         List<CudaSlab> toFree = slabs.removeAll();
         synchronized (slabLock) {
             JCudaDriver.cuCtxSetCurrent(context);
@@ -274,6 +227,6 @@ final class CudaDevice implements Device {
 
     @Override
     public String toString() {
-        return info.id() + " (" + facts.describe() + ")";
+        return id() + " (" + facts.describe() + ")";
     }
 }

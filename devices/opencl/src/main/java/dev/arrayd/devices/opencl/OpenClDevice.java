@@ -1,8 +1,7 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.AbstractDevice;
 import dev.arrayd.devices.api.support.SlabLedger;
-import dev.arrayd.devices.api.support.DeviceStreams;
-import dev.arrayd.devices.api.support.LaunchGrid;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
@@ -29,42 +28,25 @@ import java.util.concurrent.ConcurrentHashMap;
  * The sum of slab sizes never exceeds {@link DeviceInfo#memoryBytes()}, and no slab exceeds
  * {@code CL_DEVICE_MAX_MEM_ALLOC_SIZE}.
  */
-final class OpenClDevice implements Device {
+final class OpenClDevice extends AbstractDevice<OpenClStream, ClSlab> {
 
-    private final DeviceInfo info;
     private final long maxAllocBytes;
     private final boolean exactDivideSqrt;
     private final List<String> irMissing;
     private final ClContext context;
     private final cl_device_id clDevice;
     private final BinaryCache binaries;
-    private final LaunchGrid.Limits gridLimits;
-    private final DeviceStreams<OpenClStream> streams;
     private final Object slabLock = new Object(); // for syncQueue
-    private final SlabLedger<ClSlab> slabs;
     private cl_command_queue syncQueue; // guarded by slabLock; for memsetZero, made on first use
 
     OpenClDevice(ClDeviceFacts facts, ClContext context, cl_device_id clDevice, int binaryCacheEntries) {
-        this.info = facts.info();
-        this.streams = new DeviceStreams<>(info.id());
-        this.gridLimits = LaunchGrid.Limits.of(info);
+        super(facts.info());
         this.maxAllocBytes = facts.maxAllocBytes();
         this.exactDivideSqrt = facts.exactDivideSqrt();
         this.irMissing = facts.irMissing();
         this.context = context;
         this.clDevice = clDevice;
         this.binaries = new BinaryCache(binaryCacheEntries);
-        this.slabs = new SlabLedger<>(info.id().toString(), info.memoryBytes());
-    }
-
-    @Override
-    public DeviceId id() {
-        return info.id();
-    }
-
-    @Override
-    public DeviceInfo info() {
-        return info;
     }
 
     ClContext context() {
@@ -89,39 +71,30 @@ final class OpenClDevice implements Device {
         return binaries;
     }
 
-    long usedBytes() {
-        return slabs.usedBytes();
-    }
-
+    /** One {@code cl_mem} of the context. */
     @Override
-    public void allocPool(int poolId, long bytes, long alignment) {
-        checkOpen();
-        slabs.allocate(poolId, bytes, alignment, remaining -> {
-            if (bytes > maxAllocBytes) {
-                throw exhausted(poolId, bytes, "at most " + maxAllocBytes + " bytes in one slab (CL_DEVICE_MAX_MEM_ALLOC_SIZE)", null);
-            }
-            try {
-                // the driver aligns a buffer to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which is info.baseAlignment()
-                return new ClSlab(poolId, CL.clCreateBuffer(context.context(), CL.CL_MEM_READ_WRITE, bytes, null, null), bytes);
-            } catch (CLException e) {
-                throw exhausted(poolId, bytes, "a buffer the driver can allocate", e);
-            }
-        });
+    protected ClSlab allocateSlab(int poolId, long bytes, long alignment, long remaining) {
+        if (bytes > maxAllocBytes) {
+            throw exhausted(poolId, bytes, "at most " + maxAllocBytes + " bytes in one slab (CL_DEVICE_MAX_MEM_ALLOC_SIZE)", null);
+        }
+        try {
+            // the driver aligns a buffer to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which is info().baseAlignment()
+            return new ClSlab(poolId, CL.clCreateBuffer(context.context(), CL.CL_MEM_READ_WRITE, bytes, null, null), bytes);
+        } catch (CLException e) {
+            throw exhausted(poolId, bytes, "a buffer the driver can allocate", e);
+        }
     }
 
     private ArraydException exhausted(int poolId, long bytes, String expected, CLException cause) {
-        String message = info.id() + ": pool " + poolId + " of " + bytes + " bytes (expected: " + expected + ")"
+        String message = id() + ": pool " + poolId + " of " + bytes + " bytes (expected: " + expected + ")"
                 + (cause == null ? "" : "; clCreateBuffer failed: " + ClInfo.errorName(cause.getStatus()));
         return new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, message, cause);
     }
 
     @Override
-    public void freePool(int poolId) {
-        ClSlab slab = slabs.remove(poolId);
-        if (slab != null) {
-            // commands already enqueued on it keep the memory alive inside the driver until they finish
-            CL.clReleaseMemObject(slab.mem());
-        }
+    protected void freeSlab(ClSlab slab) {
+        // commands already enqueued on it keep the memory alive inside the driver until they finish
+        CL.clReleaseMemObject(slab.mem());
     }
 
     @Override
@@ -140,42 +113,19 @@ final class OpenClDevice implements Device {
                         0, null, null);
                 CL.clFinish(syncQueue);
             } catch (CLException e) {
-                throw ClErrors.toArrayd(e, "memsetZero of " + ref + " on " + info.id());
+                throw ClErrors.toArrayd(e, "memsetZero of " + ref + " on " + id());
             }
         }
     }
 
-    /** The slab holding {@code ref}, bounds-checked; names the value {@code what[index]} when refused. */
-    ClSlab slab(MemRef ref, String what, int index) {
-        return slabs.slab(ref, what, index);
-    }
-
-
-    /** The grid limits launches are checked against. */
-    LaunchGrid.Limits gridLimits() {
-        return gridLimits;
-    }
-
     @Override
-    public NativeStream newStream(String name) {
-        Objects.requireNonNull(name, "name");
-        return streams.open(() -> new OpenClStream(this, name));
+    protected OpenClStream makeStream(String name) {
+        return new OpenClStream(this, name);
     }
 
-    void forget(OpenClStream stream) {
-        streams.forget(stream);
-    }
-
-    private void checkOpen() {
-        streams.checkOpen();
-    }
-
-    /** Drains and ends every stream, then releases every slab. */
+    /** After the streams: the synchronous queue, then every slab. */
     @Override
-    public void close() {
-        if (!streams.closeAll()) {
-            return;
-        }
+    protected void release(SlabLedger<ClSlab> slabs) {
         synchronized (slabLock) {
             if (syncQueue != null) {
                 CL.clReleaseCommandQueue(syncQueue);
@@ -185,10 +135,5 @@ final class OpenClDevice implements Device {
         for (ClSlab slab : slabs.removeAll()) {
             CL.clReleaseMemObject(slab.mem());
         }
-    }
-
-    @Override
-    public String toString() {
-        return info.id().toString();
     }
 }
