@@ -7,6 +7,7 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.StreamMarker;
 import dev.arrayd.devices.api.support.AfterMarkers;
 import dev.arrayd.devices.api.support.CommandQueue;
+import dev.arrayd.devices.api.support.LatchMarker;
 import dev.arrayd.devices.api.support.StreamWorker;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the queue, spinning, parking and close are {@link StreamWorker}'s.
  *
  * <p><b>Markers.</b> {@link #mark()} and {@link #submitAfter} order commands of different streams (of
- * any device of the same backend) without the scheduler: a {@link CpuMarker} is a node in the queue,
+ * any device of the same backend) without the scheduler: a {@link LatchMarker} is a node in the queue,
  * reached by the worker when everything before it has run; a waiting worker blocks on it before running
  * its command (holding no compute slot while it waits).
  *
@@ -50,7 +51,7 @@ final class CpuStream extends StreamWorker {
 
     @Override
     public boolean canWaitFor(StreamMarker marker) {
-        return marker instanceof CpuMarker m && m.owner() == device.owner();
+        return marker instanceof LatchMarker m && m.owner() == device.owner();
     }
 
     @Override
@@ -58,24 +59,11 @@ final class CpuStream extends StreamWorker {
         submit(command, AfterMarkers.checked(this, after, callback, "the backend of " + device.id()));
     }
 
-    /** A marker node in the queue: the worker reaches it when everything before it has run. */
-    private record MarkNode(CpuMarker marker) implements CommandCallback {
-        @Override
-        public void completed(long deviceNanos) {
-            marker.reach();
-        }
-
-        @Override
-        public void failed(ArraydException cause) {
-            marker.reach();
-        }
-    }
-
     @Override
     public StreamMarker mark() {
-        CpuMarker m = new CpuMarker(device.owner());
+        LatchMarker m = new LatchMarker(device.owner(), "cpu marker");
         // refused by a closing stream: its last commands may still run, reaching a marker now would be too early
-        return offer(null, new MarkNode(m)) ? m : null;
+        return offer(null, m.node()) ? m : null;
     }
 
     /**
@@ -145,14 +133,14 @@ final class CpuStream extends StreamWorker {
         DeviceCommand command = node.command();
         CommandCallback callback = node.callback();
         node.release();
-        if (callback instanceof MarkNode mark) {
+        if (callback instanceof LatchMarker.Node mark) {
             countDone();
             mark.marker().reach();
             return true;
         }
         if (callback instanceof AfterMarkers waits) {
             for (StreamMarker m : waits.after()) {
-                ((CpuMarker) m).await(); // before taking a compute slot: a waiting stream holds none
+                ((LatchMarker) m).await(); // before taking a compute slot: a waiting stream holds none
             }
         }
         if (command instanceof DeviceCommand.Launch) {

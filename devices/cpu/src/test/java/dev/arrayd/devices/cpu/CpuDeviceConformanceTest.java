@@ -16,7 +16,7 @@ class CpuDeviceConformanceTest extends AbstractDeviceConformanceTest {
     }
 
     @Override
-    protected KernelSource kernelSource(String kernel) {
+    public KernelSource kernelSource(String kernel) {
         return new KernelSource(Dialect.C, CpuKernels.source(kernel), List.of(cannedSignature(kernel)));
     }
 }

@@ -19,13 +19,13 @@ class CudaDeviceConformanceTest extends AbstractDeviceConformanceTest {
     }
 
     @Override
-    protected KernelSource kernelSource(String kernel) {
+    public KernelSource kernelSource(String kernel) {
         return new KernelSource(Dialect.CUDA_C, CudaKernels.source(kernel), List.of(cannedSignature(kernel)));
     }
 
     /** NVRTC names the user's file and line as {@code kernel.cu(3): error: ...}. */
     @Override
-    protected String errorLineMarker(int line) {
+    public String errorLineMarker(int line) {
         return CudaSourceAssembler.USER_FILE + "(" + line + ")";
     }
 }

@@ -19,7 +19,7 @@ class OpenClDeviceConformanceTest extends AbstractDeviceConformanceTest {
     }
 
     @Override
-    protected KernelSource kernelSource(String kernel) {
+    public KernelSource kernelSource(String kernel) {
         return new KernelSource(Dialect.OPENCL_C, OpenClKernels.source(kernel), List.of(cannedSignature(kernel)));
     }
 }

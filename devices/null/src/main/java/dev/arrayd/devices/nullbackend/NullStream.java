@@ -1,0 +1,119 @@
+package dev.arrayd.devices.nullbackend;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.DeviceCommand;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.StreamMarker;
+import dev.arrayd.devices.api.support.AfterMarkers;
+import dev.arrayd.devices.api.support.CommandQueue;
+import dev.arrayd.devices.api.support.LatchMarker;
+import dev.arrayd.devices.api.support.StreamWorker;
+
+/**
+ * A null device's stream with a worker thread ({@link NullOptions.Completion#WORKER}): commands run in
+ * order on the worker, markers are {@link LatchMarker}s (waited for by the worker before the command that
+ * waits), and a command offered inline runs on the caller's thread when the behaviour accepts it. The
+ * smallest complete {@link StreamWorker}: a new backend's stream starts from here.
+ */
+final class NullStream extends StreamWorker {
+
+    private final NullDevice device;
+
+    NullStream(NullDevice device, String name) {
+        super(device.id(), name, "null" + device.id().ordinal(), DEFAULT_SPIN_NANOS);
+        this.device = device;
+        start();
+    }
+
+    @Override
+    public void submit(DeviceCommand command, CommandCallback callback) {
+        device.options().behaviour().handed(device, command);
+        super.submit(command, callback);
+    }
+
+    @Override
+    public boolean tryRunInline(DeviceCommand command, CommandCallback callback) {
+        if (isClosing() || !device.options().behaviour().acceptsInline(device, command)) {
+            return false;
+        }
+        device.options().behaviour().handed(device, command);
+        device.ranInline();
+        long nanos = 0;
+        ArraydException failure = null;
+        try {
+            nanos = device.run(command);
+        } catch (RuntimeException e) {
+            failure = failure(command, e);
+        }
+        callBack(command, callback, nanos, failure);
+        return true;
+    }
+
+    @Override
+    public StreamMarker mark() {
+        LatchMarker m = new LatchMarker(device.owner(), "null marker");
+        return offer(null, m.node()) ? m : null;
+    }
+
+    @Override
+    public boolean canWaitFor(StreamMarker marker) {
+        return marker instanceof LatchMarker m && m.owner() == device.owner();
+    }
+
+    @Override
+    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        device.waitedNatively();
+        submit(command, AfterMarkers.checked(this, after, callback, "the null backend of " + device.id()));
+    }
+
+    @Override
+    protected void setUp() {
+        device.workerStarted();
+    }
+
+    @Override
+    protected void tearDown() {
+        device.workerEnded();
+    }
+
+    @Override
+    protected void onClosed() {
+        device.forget(this);
+    }
+
+    @Override
+    protected boolean work() {
+        CommandQueue.Node node = poll();
+        if (node == null) {
+            return false;
+        }
+        DeviceCommand command = node.command();
+        CommandCallback callback = node.callback();
+        node.release();
+        if (callback instanceof LatchMarker.Node mark) {
+            countDone();
+            mark.marker().reach();
+            return true;
+        }
+        if (callback instanceof AfterMarkers waits) {
+            for (StreamMarker m : waits.after()) {
+                ((LatchMarker) m).await();
+            }
+        }
+        long nanos = 0;
+        ArraydException failure = null;
+        try {
+            nanos = device.run(command);
+        } catch (RuntimeException e) {
+            failure = failure(command, e);
+        }
+        complete(command, callback, nanos, failure);
+        return true;
+    }
+
+    private ArraydException failure(DeviceCommand command, RuntimeException e) {
+        return e instanceof ArraydException a ? a
+                : new ArraydException(ErrorCode.INTERNAL, describe(command) + " failed on " + device.id() + ": " + e, e);
+    }
+}
