@@ -19,14 +19,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Deadlines and cancellation on a fake device that holds its commands until told, with a fake clock:
+ * Deadlines and cancellation on a test device that holds its commands until told, with a fake clock:
  * one command is handed to the device at a time, the rest wait in the device queue.
  */
 class DeadlineAndCancelTest {
 
     final AtomicLong clock = new AtomicLong(1_000);
     SchedulerFixture f;
-    FakeDevice dev;
+    TestDevice dev;
     Scheduler sch;
     Session s;
     Buffer busy;
@@ -58,7 +58,7 @@ class DeadlineAndCancelTest {
         f.close();
     }
 
-    /** Occupies the device's only dispatch slot until {@link FakeDevice#open()}. */
+    /** Occupies the device's only dispatch slot until {@link TestDevice#open()}. */
     private Event occupy(long event) {
         Event e = sch.submit(s, List.of(fill(event, busy, 1, busyStream, null)), null).getFirst();
         assertEquals(0, sch.devices().getFirst().queuedCommands());
@@ -107,7 +107,7 @@ class DeadlineAndCancelTest {
             Buffer y = rs.createBuffer(rsess, DType.I64, new long[] {4}, "", "");
             long st = rs.createStream(rsess, "").handle();
             await(rs.stream(rsess, 0, "").allWork());
-            FakeDevice d = real.devices.getFirst();
+            TestDevice d = real.devices.getFirst();
             d.hold();
             Event running = rs.submit(rsess, List.of(fill(1, x, 1, st, null)), null).getFirst();
             long deadline = System.nanoTime() + 20_000_000; // 20 ms

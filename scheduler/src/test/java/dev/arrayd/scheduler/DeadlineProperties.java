@@ -25,7 +25,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.Size;
 
 /**
- * Random graphs with random deadlines, priorities and cancellations, submitted while the fake device
+ * Random graphs with random deadlines, priorities and cancellations, submitted while the test device
  * holds its work; then the clock passes some deadlines, some commands are cancelled, and the device
  * lets go. Every event settles (no deadlock), nothing expired or cancelled runs unless it had already
  * been handed to the device, and every failure is DEADLINE_EXCEEDED or CANCELLED (its own or a
@@ -55,7 +55,7 @@ class DeadlineProperties {
                 Arbitraries.integers().between(0, 3)).as(Step::new);
     }
 
-    /** The tag of a command the fake device was handed: the fill value or the mix's scalar. */
+    /** The tag of a command the test device was handed: the fill value or the mix's scalar. */
     static long tag(DeviceCommand c) {
         return switch (c) {
             case DeviceCommand.Fill f -> f.pattern();
@@ -69,7 +69,7 @@ class DeadlineProperties {
             @ForAll @Size(min = 1, max = 40) List<@From("steps") Step> program) throws Exception {
         AtomicLong clock = new AtomicLong(NOW);
         try (SchedulerFixture f = new SchedulerFixture(1, 1L << 24, 1L << 20, 2, clock::get)) {
-            FakeDevice dev = f.devices.getFirst();
+            TestDevice dev = f.devices.getFirst();
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("deadlines", 10_000);
             Map<String, CompiledKernel> k = f.compileAll(s);

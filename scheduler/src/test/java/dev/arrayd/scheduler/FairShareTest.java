@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 
-/** Weighted fair share and priority classes of the device queue, on the fake device. */
+/** Weighted fair share and priority classes of the device queue, on the test device. */
 class FairShareTest {
 
     static final long COST_NANOS = 20_000;
@@ -29,7 +29,7 @@ class FairShareTest {
         return e.toFuture().get(30, TimeUnit.SECONDS);
     }
 
-    /** The fill pattern of a command the fake device ran (how tests recognise their commands). */
+    /** The fill pattern of a command the test device ran (how tests recognise their commands). */
     static long tag(DeviceCommand c) {
         return c instanceof DeviceCommand.Fill f ? f.pattern() : -1;
     }
@@ -37,7 +37,7 @@ class FairShareTest {
     @Test
     void saturatedDeviceIsSharedByWeight() throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(1)) {
-            FakeDevice dev = f.devices.getFirst();
+            TestDevice dev = f.devices.getFirst();
             dev.jitter(false);
             Scheduler sch = f.scheduler;
             Session light = sch.openSession("light", 10_000);
@@ -93,7 +93,7 @@ class FairShareTest {
     @Test
     void highPriorityOvertakesQueuedNormalCommands() throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(1, 1L << 24, 1L << 20, 1, System::nanoTime)) {
-            FakeDevice dev = f.devices.getFirst();
+            TestDevice dev = f.devices.getFirst();
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("normal", 10_000);
             Session urgent = sch.openSession("urgent", 10_000);
@@ -126,7 +126,7 @@ class FairShareTest {
     @Test
     void lowPriorityIsNotStarved() throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(1, 1L << 24, 1L << 20, 1, System::nanoTime)) {
-            FakeDevice dev = f.devices.getFirst();
+            TestDevice dev = f.devices.getFirst();
             Scheduler sch = f.scheduler;
             Session hi = sch.openSession("hi", 10_000);
             Session lo = sch.openSession("lo", 10_000);
@@ -166,11 +166,11 @@ class FairShareTest {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("fast", 10_000);
             Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "", "");
-            int before = f.devices.getFirst().inlineRuns.get();
+            int before = f.devices.getFirst().inlineRuns();
             for (int i = 1; i <= 50; i++) {
                 await(sch.submit(s, List.of(fill(i, b, i, 0, null)), null).getFirst());
             }
-            assertTrue(f.devices.getFirst().inlineRuns.get() - before > 0, "some ran inline");
+            assertTrue(f.devices.getFirst().inlineRuns() - before > 0, "some ran inline");
             assertEquals(0, sch.devices().getFirst().queuedCommands());
         }
     }

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Recorded graphs, merge buffers, memory modes and replica states, one example each. */
-class GraphsAndModesTest extends TwoFakeDevicesSession {
+class GraphsAndModesTest extends TwoDevicesSession {
 
     @Override
     String sessionName() {
@@ -43,12 +43,12 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
 
     @Test
     void aRecordedGraphReplaysWithNewScalarsAndReboundBuffers() throws Exception {
-        Buffer a = buf("fake:0", MemoryMode.DEVICE);
-        Buffer c = buf("fake:0", MemoryMode.DEVICE);
-        Buffer c2 = buf("fake:1", MemoryMode.DEVICE);
+        Buffer a = buf("null:0", MemoryMode.DEVICE);
+        Buffer c = buf("null:0", MemoryMode.DEVICE);
+        Buffer c2 = buf("null:1", MemoryMode.DEVICE);
         Graph g = sch.recordGraph(s, List.of(
-                launch(1, null, 0, "set", "fake:0", arg(a), sc(2)),
-                launch(2, new long[] {1}, 0, "mix", "fake:0", arg(a), arg(c), sc(10))));
+                launch(1, null, 0, "set", "null:0", arg(a), sc(2)),
+                launch(2, new long[] {1}, 0, "mix", "null:0", arg(a), arg(c), sc(10))));
         assertEquals(2, g.size());
         List<Event> first = sch.replayGraph(s, g.handle(), new GraphReplay(100, null, null, null, CommandSpec.NO_DEADLINE), null);
         assertEquals(List.of(100L, 101L), first.stream().map(Event::id).toList());
@@ -60,7 +60,7 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
                         new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.i64(0))), CommandSpec.NO_DEADLINE), null);
         second.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertEquals(EventState.SUCCEEDED, second.getLast().state(), () -> String.valueOf(second.getLast().failure()));
-        assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c2, 0, nextEvent++), "rebound to c2 (on fake:1: moved there), k = 1, then + 0");
+        assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c2, 0, nextEvent++), "rebound to c2 (on null:1: moved there), k = 1, then + 0");
         assertArrayEquals(new long[] {11, 13, 15, 17}, f.readI64(s, c, 0, nextEvent++), "c untouched by the second replay");
         ArraydException bad = assertThrows(ArraydException.class, () -> sch.replayGraph(s, g.handle(),
                 new GraphReplay(0, null, null, List.of(new GraphReplay.ScalarValue(1, 2, KernelArg.Scalar.f32(1))),
@@ -77,18 +77,18 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
 
     @Test
     void aGradientMergesThroughTheMergeBufferOfAStream() throws Exception {
-        Buffer g0 = buf("fake:0", MemoryMode.DEVICE);
-        Buffer g1 = buf("fake:1", MemoryMode.DEVICE);
-        run(launch(nextEvent++, null, 0, "set", "fake:0", arg(g0), sc(1)));
-        run(launch(nextEvent++, null, 0, "set", "fake:1", arg(g1), sc(10)));
-        Stream st = sch.createStream(s, "fake:0");
+        Buffer g0 = buf("null:0", MemoryMode.DEVICE);
+        Buffer g1 = buf("null:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "set", "null:0", arg(g0), sc(1)));
+        run(launch(nextEvent++, null, 0, "set", "null:1", arg(g1), sc(10)));
+        Stream st = sch.createStream(s, "null:0");
         List<Event> ev = sch.submit(s, List.of(
                 new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g1.handle(), 0, 0, 0, 0, "", MergeMode.COPY)),
                 launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
         ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertEquals(EventState.SUCCEEDED, ev.getLast().state(), () -> String.valueOf(ev.getLast().failure()));
         assertArrayEquals(new long[] {1 + 1, 2 + 11, 3 + 21, 4 + 31}, f.readI64(s, g0, 0, nextEvent++));
-        assertEquals(Map.of("fake:1", ReplicaState.MODIFIED), sch.replicaStates(g1), "COPY leaves no replica of g1 on fake:0");
+        assertEquals(Map.of("null:1", ReplicaState.MODIFIED), sch.replicaStates(g1), "COPY leaves no replica of g1 on null:0");
         // streaming on the same device: read in place
         List<Event> ev2 = sch.submit(s, List.of(
                 new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g0.handle(), 0, 0, 0, 0, "", MergeMode.STREAMING)),
@@ -96,7 +96,7 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
         ev2.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertArrayEquals(new long[] {4, 26, 48, 70}, f.readI64(s, g0, 0, nextEvent++), "g0 += g0");
         ArraydException empty = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(
-                launch(nextEvent++, null, 0, "acc", "fake:1", new CommandSpec.MergeArg(), arg(g1))), null));
+                launch(nextEvent++, null, 0, "acc", "null:1", new CommandSpec.MergeArg(), arg(g1))), null));
         assertEquals(ErrorCode.FAILED_PRECONDITION, empty.code());
         sch.destroyStream(s, st.handle());
     }
@@ -107,7 +107,7 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
      */
     @Test
     void aBurstOfLaunchesOfANeverRunKernelIsSpreadOverTheDevices() throws Exception {
-        f.devices.forEach(FakeDevice::hold); // nothing completes: no history while the burst is placed
+        f.devices.forEach(TestDevice::hold); // nothing completes: no history while the burst is placed
         List<Buffer> bufs = new java.util.ArrayList<>();
         List<CommandSpec> burst = new java.util.ArrayList<>();
         for (int i = 0; i < 8; i++) {
@@ -116,7 +116,7 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
             burst.add(launch(nextEvent++, null, 0, "set", "", arg(b), sc(i)));
         }
         List<Event> events = sch.submit(s, burst, null);
-        f.devices.forEach(FakeDevice::open);
+        f.devices.forEach(TestDevice::open);
         for (Event e : events) {
             assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
         }
@@ -124,7 +124,7 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
         for (Buffer b : bufs) {
             Map<String, ReplicaState> states = sch.replicaStates(b);
             for (int d = 0; d < 2; d++) {
-                if (states.get("fake:" + d) == ReplicaState.MODIFIED) {
+                if (states.get("null:" + d) == ReplicaState.MODIFIED) {
                     placed[d]++;
                 }
             }
@@ -135,27 +135,27 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
 
     @Test
     void readingOnAnotherDeviceLeavesTwoSharedReplicasAndAWriteInvalidatesTheOther() throws Exception {
-        Buffer a = buf("fake:0", MemoryMode.DEVICE);
-        Buffer b = buf("fake:1", MemoryMode.DEVICE);
-        run(launch(nextEvent++, null, 0, "set", "fake:0", arg(a), sc(3)));
-        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(a), arg(b), sc(0)));
-        assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:1", ReplicaState.SHARED), sch.replicaStates(a));
-        run(launch(nextEvent++, null, 0, "set", "fake:1", arg(a), sc(5)));
-        assertEquals(Map.of("fake:0", ReplicaState.INVALID, "fake:1", ReplicaState.MODIFIED), sch.replicaStates(a));
+        Buffer a = buf("null:0", MemoryMode.DEVICE);
+        Buffer b = buf("null:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "set", "null:0", arg(a), sc(3)));
+        run(launch(nextEvent++, null, 0, "mix", "null:1", arg(a), arg(b), sc(0)));
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED), sch.replicaStates(a));
+        run(launch(nextEvent++, null, 0, "set", "null:1", arg(a), sc(5)));
+        assertEquals(Map.of("null:0", ReplicaState.INVALID, "null:1", ReplicaState.MODIFIED), sch.replicaStates(a));
         assertArrayEquals(new long[] {1, 6, 11, 16}, f.readI64(s, a, 0, nextEvent++));
         assertArrayEquals(new long[] {1, 4, 7, 10}, f.readI64(s, b, 0, nextEvent++));
     }
 
     @Test
     void aHostedConstantBufferIsWrittenBeforeItsFirstReadAndKeptOnTheHost() throws Exception {
-        Buffer c = buf("fake:0", MemoryMode.HOSTED_CONSTANT);
+        Buffer c = buf("null:0", MemoryMode.HOSTED_CONSTANT);
         // written in two parts, like a chunked upload: both are allowed before the first read
         run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 0, MemorySegment.ofArray(new long[] {7, 8}))));
         run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(c.handle(), 16, MemorySegment.ofArray(new long[] {9, 10}))));
-        assertEquals(Map.of("fake:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(c));
-        Buffer out = buf("fake:1", MemoryMode.DEVICE);
-        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(c), arg(out), sc(0)));
-        assertArrayEquals(new long[] {7, 8, 9, 10}, f.readI64(s, out, 0, nextEvent++), "fake:1 got it from the host copy");
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(c));
+        Buffer out = buf("null:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "mix", "null:1", arg(c), arg(out), sc(0)));
+        assertArrayEquals(new long[] {7, 8, 9, 10}, f.readI64(s, out, 0, nextEvent++), "null:1 got it from the host copy");
         ArraydException again = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(nextEvent, null, 0,
                 new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0))), null));
         assertEquals(ErrorCode.FAILED_PRECONDITION, again.code());
@@ -164,11 +164,11 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
 
     @Test
     void aGraphGetsFreshLocalScratchOnEveryReplayAndARefusedReplayFreesIt() throws Exception {
-        Buffer scratch = buf("fake:0", MemoryMode.LOCAL);
-        Buffer out = buf("fake:0", MemoryMode.DEVICE);
+        Buffer scratch = buf("null:0", MemoryMode.LOCAL);
+        Buffer out = buf("null:0", MemoryMode.DEVICE);
         Graph g = sch.recordGraph(s, List.of(
-                launch(1, null, 0, "set", "fake:0", arg(scratch), sc(2)),
-                launch(2, new long[] {1}, 0, "mix", "fake:0", arg(scratch), arg(out), sc(0))));
+                launch(1, null, 0, "set", "null:0", arg(scratch), sc(2)),
+                launch(2, new long[] {1}, 0, "mix", "null:0", arg(scratch), arg(out), sc(0))));
         long used = sch.devices().getFirst().pool().usedBytes();
         for (int r = 0; r < 3; r++) {
             List<Event> ev = sch.replayGraph(s, g.handle(), new GraphReplay(0, null, null, null, CommandSpec.NO_DEADLINE), null);
@@ -187,27 +187,27 @@ class GraphsAndModesTest extends TwoFakeDevicesSession {
 
     @Test
     void aLocalBufferLastsOneBatch() throws Exception {
-        Buffer scratch = buf("fake:0", MemoryMode.LOCAL);
-        Buffer out = buf("fake:0", MemoryMode.DEVICE);
+        Buffer scratch = buf("null:0", MemoryMode.LOCAL);
+        Buffer out = buf("null:0", MemoryMode.DEVICE);
         List<Event> ev = sch.submit(s, List.of(
-                launch(nextEvent++, null, 0, "set", "fake:0", arg(scratch), sc(2)),
-                launch(nextEvent++, null, 0, "mix", "fake:0", arg(scratch), arg(out), sc(0))), null);
+                launch(nextEvent++, null, 0, "set", "null:0", arg(scratch), sc(2)),
+                launch(nextEvent++, null, 0, "mix", "null:0", arg(scratch), arg(out), sc(0))), null);
         ev.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertArrayEquals(new long[] {1, 3, 5, 7}, f.readI64(s, out, 0, nextEvent++));
         assertEquals(ErrorCode.NOT_FOUND, assertThrows(ArraydException.class,
-                () -> sch.submit(s, List.of(launch(nextEvent, null, 0, "set", "fake:0", arg(scratch), sc(2))), null)).code());
+                () -> sch.submit(s, List.of(launch(nextEvent, null, 0, "set", "null:0", arg(scratch), sc(2))), null)).code());
     }
 
     @Test
     void aVolatileUploadReplacesTheHostCopyAndInvalidatesOtherDevices() throws Exception {
-        Buffer v = buf("fake:0", MemoryMode.HOSTED_VOLATILE);
-        Buffer out = buf("fake:1", MemoryMode.DEVICE);
-        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(v), arg(out), sc(0))); // replica on fake:1
+        Buffer v = buf("null:0", MemoryMode.HOSTED_VOLATILE);
+        Buffer out = buf("null:1", MemoryMode.DEVICE);
+        run(launch(nextEvent++, null, 0, "mix", "null:1", arg(v), arg(out), sc(0))); // replica on null:1
         run(new CommandSpec(nextEvent++, null, 0, new CommandSpec.UploadOp(v.handle(), 0, MemorySegment.ofArray(new long[] {1, 1, 1, 1}))));
         Map<String, ReplicaState> st = sch.replicaStates(v);
         assertEquals(ReplicaState.SHARED, st.get("host"));
         assertEquals(1, st.values().stream().filter(x -> x == ReplicaState.INVALID).count(), st::toString);
-        run(launch(nextEvent++, null, 0, "mix", "fake:1", arg(v), arg(out), sc(0)));
+        run(launch(nextEvent++, null, 0, "mix", "null:1", arg(v), arg(out), sc(0)));
         assertArrayEquals(new long[] {1, 1, 1, 1}, f.readI64(s, out, 0, nextEvent++));
     }
 }

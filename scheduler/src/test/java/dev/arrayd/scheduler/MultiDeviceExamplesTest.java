@@ -29,7 +29,7 @@ class MultiDeviceExamplesTest {
         return new CommandSpec(0, null, stream, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE));
     }
 
-    private static long count(FakeDevice d, Class<? extends DeviceCommand> kind) {
+    private static long count(TestDevice d, Class<? extends DeviceCommand> kind) {
         return d.executed.stream().filter(kind::isInstance).count();
     }
 
@@ -38,26 +38,26 @@ class MultiDeviceExamplesTest {
         try (SchedulerFixture f = MultiDeviceProperties.peered(new SchedulerFixture(3))) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("transfers", 60_000);
-            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "b", MemoryMode.DEVICE);
+            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "b", MemoryMode.DEVICE);
             MultiDeviceProperties.await(sch.submit(s, List.of(upload(b, DATA)), null));
-            long on1 = sch.createStream(s, "fake:1").handle();
-            long on2 = sch.createStream(s, "fake:2").handle();
+            long on1 = sch.createStream(s, "null:1").handle();
+            long on2 = sch.createStream(s, "null:2").handle();
             List<Event> reads = sch.submit(s, List.of(downloadOn(on1, b)), null);
             MultiDeviceProperties.await(reads);
             assertArrayEquals(DATA, MultiDeviceProperties.longs(reads.getFirst()));
-            assertEquals(1, count(f.devices.get(1), DeviceCommand.PeerCopy.class), "fake:1 copied from fake:0 itself");
-            assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:1", ReplicaState.SHARED), sch.replicaStates(b));
+            assertEquals(1, count(f.devices.get(1), DeviceCommand.PeerCopy.class), "null:1 copied from null:0 itself");
+            assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED), sch.replicaStates(b));
 
             int downloadsOn0 = (int) count(f.devices.get(0), DeviceCommand.Download.class);
             int downloadsOn1 = (int) count(f.devices.get(1), DeviceCommand.Download.class);
             reads = sch.submit(s, List.of(downloadOn(on2, b)), null);
             MultiDeviceProperties.await(reads);
             assertArrayEquals(DATA, MultiDeviceProperties.longs(reads.getFirst()));
-            assertEquals(0, count(f.devices.get(2), DeviceCommand.PeerCopy.class), "fake:2 cannot copy from its peers");
+            assertEquals(0, count(f.devices.get(2), DeviceCommand.PeerCopy.class), "null:2 cannot copy from its peers");
             assertEquals(1, count(f.devices.get(2), DeviceCommand.Upload.class), "the second leg: an upload from the stage");
             assertEquals(downloadsOn0 + downloadsOn1 + 1, count(f.devices.get(0), DeviceCommand.Download.class)
                     + count(f.devices.get(1), DeviceCommand.Download.class), "one download into the stage");
-            assertEquals(ReplicaState.SHARED, sch.replicaStates(b).get("fake:2"));
+            assertEquals(ReplicaState.SHARED, sch.replicaStates(b).get("null:2"));
             sch.closeSession(s);
         }
     }
@@ -67,13 +67,13 @@ class MultiDeviceExamplesTest {
         try (SchedulerFixture f = MultiDeviceProperties.peered(new SchedulerFixture(3))) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("hosted", 60_000);
-            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "b", MemoryMode.HOSTED_CHANGED_ON_DEVICES);
+            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "b", MemoryMode.HOSTED_CHANGED_ON_DEVICES);
             MultiDeviceProperties.await(sch.submit(s, List.of(upload(b, DATA)), null));
-            assertEquals(Map.of("fake:0", ReplicaState.MODIFIED), sch.replicaStates(b), "the write made the host copy stale");
-            List<Event> reads = sch.submit(s, List.of(downloadOn(sch.createStream(s, "fake:2").handle(), b)), null);
+            assertEquals(Map.of("null:0", ReplicaState.MODIFIED), sch.replicaStates(b), "the write made the host copy stale");
+            List<Event> reads = sch.submit(s, List.of(downloadOn(sch.createStream(s, "null:2").handle(), b)), null);
             MultiDeviceProperties.await(reads);
             assertArrayEquals(DATA, MultiDeviceProperties.longs(reads.getFirst()));
-            assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:2", ReplicaState.SHARED, "host", ReplicaState.SHARED),
+            assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:2", ReplicaState.SHARED, "host", ReplicaState.SHARED),
                     sch.replicaStates(b), "the transfer refreshed the host copy, which stays");
             sch.closeSession(s);
         }
@@ -89,9 +89,9 @@ class MultiDeviceExamplesTest {
             for (int i = 0; i < av.length; i++) {
                 av[i] = i * 7L - 3;
             }
-            Buffer a = sch.createBuffer(s, DType.I64, new long[] {256}, "fake:0", "a", MemoryMode.DEVICE);
+            Buffer a = sch.createBuffer(s, DType.I64, new long[] {256}, "null:0", "a", MemoryMode.DEVICE);
             MultiDeviceProperties.await(sch.submit(s, List.of(upload(a, av)), null));
-            Buffer b = sch.createBuffer(s, DType.I64, new long[] {256}, "fake:0", "b", MemoryMode.DEVICE);
+            Buffer b = sch.createBuffer(s, DType.I64, new long[] {256}, "null:0", "b", MemoryMode.DEVICE);
             DeviceRuntime d = sch.devices().getFirst();
             assertEquals(1, d.evictions());
             assertEquals(Map.of("host", ReplicaState.MODIFIED), sch.replicaStates(a), "written back, then dropped");
@@ -112,12 +112,12 @@ class MultiDeviceExamplesTest {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("merge", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
-            Buffer here = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", "here", MemoryMode.DEVICE);
-            Buffer there = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:2", "there", MemoryMode.DEVICE);
-            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", "sum", MemoryMode.DEVICE);
+            Buffer here = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "here", MemoryMode.DEVICE);
+            Buffer there = sch.createBuffer(s, DType.I64, new long[] {4}, "null:2", "there", MemoryMode.DEVICE);
+            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "sum", MemoryMode.DEVICE);
             MultiDeviceProperties.await(sch.submit(s, List.of(upload(here, DATA), upload(there, new long[] {1, 1, 1, 1})),
                     null));
-            long st = sch.createStream(s, "fake:1").handle();
+            long st = sch.createStream(s, "null:1").handle();
             long copiesBefore = count(f.devices.get(1), DeviceCommand.Copy.class)
                     + count(f.devices.get(1), DeviceCommand.PeerCopy.class) + count(f.devices.get(1), DeviceCommand.Upload.class);
             CommandSpec acc = new CommandSpec(0, null, st, new CommandSpec.LaunchOp(k.get("acc").handle(), new long[] {4}, null,
@@ -135,9 +135,9 @@ class MultiDeviceExamplesTest {
             MultiDeviceProperties.await(r);
             assertArrayEquals(new long[] {6, -5, 8, -7}, MultiDeviceProperties.longs(r.get(0)));
             assertArrayEquals(new long[] {1, 1, 1, 1}, MultiDeviceProperties.longs(r.get(1)));
-            assertTrue(count(f.devices.get(1), DeviceCommand.Upload.class) > 0, "staged from fake:2 into the merge buffer");
-            assertEquals(Map.of("fake:2", ReplicaState.MODIFIED), sch.replicaStates(there),
-                    "the source was copied, not made current on fake:1");
+            assertTrue(count(f.devices.get(1), DeviceCommand.Upload.class) > 0, "staged from null:2 into the merge buffer");
+            assertEquals(Map.of("null:2", ReplicaState.MODIFIED), sch.replicaStates(there),
+                    "the source was copied, not made current on null:1");
             sch.closeSession(s);
         }
     }
@@ -147,13 +147,13 @@ class MultiDeviceExamplesTest {
         try (SchedulerFixture f = MultiDeviceProperties.peered(new SchedulerFixture(3))) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("prefetch", 60_000);
-            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:2", "b", MemoryMode.HOSTED_VOLATILE);
+            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "null:2", "b", MemoryMode.HOSTED_VOLATILE);
             MultiDeviceProperties.await(sch.submit(s, List.of(upload(b, DATA),
-                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(b.handle(), 0, 0, 0, 0, "fake:0", MergeMode.NONE))),
+                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(b.handle(), 0, 0, 0, 0, "null:0", MergeMode.NONE))),
                     null));
-            assertEquals(Map.of("fake:0", ReplicaState.SHARED, "fake:2", ReplicaState.SHARED, "host", ReplicaState.SHARED),
+            assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:2", ReplicaState.SHARED, "host", ReplicaState.SHARED),
                     sch.replicaStates(b), "a whole upload of a HOSTED_VOLATILE buffer is kept on the host too");
-            List<Event> r = sch.submit(s, List.of(downloadOn(sch.createStream(s, "fake:0").handle(), b)), null);
+            List<Event> r = sch.submit(s, List.of(downloadOn(sch.createStream(s, "null:0").handle(), b)), null);
             MultiDeviceProperties.await(r);
             assertArrayEquals(DATA, MultiDeviceProperties.longs(r.getFirst()));
             sch.closeSession(s);

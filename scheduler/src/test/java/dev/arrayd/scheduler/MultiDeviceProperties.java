@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.nullbackend.NullDevice;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
@@ -41,8 +42,8 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
 /**
- * Multi-device coherence under random programs: three fake devices (fake:0 and fake:1 copy from each
- * other directly, fake:2 only through host memory), buffers of every memory mode (LOCAL ones as scratch
+ * Multi-device coherence under random programs: three test devices (null:0 and null:1 copy from each
+ * other directly, null:2 only through host memory), buffers of every memory mode (LOCAL ones as scratch
  * for one batch), default and created streams, launches placed by the client or by the scheduler,
  * fills, uploads, copies, prefetches, merge copies with the launches that read them, downloads,
  * buffers and streams destroyed and replaced while their work runs. Everything runs with real
@@ -209,9 +210,9 @@ class MultiDeviceProperties {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("exhausted", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
-            String dev = "fake:" + device;
+            String dev = "null:" + device;
             int n = 256;
-            Buffer a = sch.createBuffer(s, DType.I64, new long[] {n}, aHere ? dev : "fake:" + ((device + 1) % DEVICES),
+            Buffer a = sch.createBuffer(s, DType.I64, new long[] {n}, aHere ? dev : "null:" + ((device + 1) % DEVICES),
                     "big-a", MODES.get(modeA));
             Buffer b = sch.createBuffer(s, DType.I64, new long[] {n}, dev, "big-b", MODES.get(modeB));
             Buffer small = sch.createBuffer(s, DType.I64, new long[] {8}, dev, "small", MemoryMode.DEVICE);
@@ -288,7 +289,7 @@ class MultiDeviceProperties {
     @Property(tries = 200)
     void fencesReportExactlyThePendingUsersOfReusedMemory(
             @ForAll @Size(min = 1, max = 120) List<@IntRange(min = -60, max = 12_000) Integer> ops) {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 1 << 20);
         List<MemRef> live = new ArrayList<>();
         List<Event> pending = new ArrayList<>();
@@ -341,7 +342,7 @@ class MultiDeviceProperties {
             }
             pool.checkInvariants();
             assertEquals(used, pool.usedBytes(), "used bytes");
-            assertEquals(pool.reservedBytes(), device.allocatedBytes(), "reserved bytes match the device's slabs");
+            assertEquals(pool.reservedBytes(), device.usedBytes(), "reserved bytes match the device's slabs");
             assertNoOverlap(live);
             for (Fenced fz : freed) {
                 if (fz.users().stream().anyMatch(e -> !e.isDone())) {
@@ -372,7 +373,7 @@ class MultiDeviceProperties {
         pool.free(most);
         pool.checkInvariants();
         pool.releaseAll();
-        assertEquals(0, device.allocatedBytes());
+        assertEquals(0, device.usedBytes());
     }
 
     // ------------------------------------------------------------------ bugs found, one example each
@@ -389,7 +390,7 @@ class MultiDeviceProperties {
         try (SchedulerFixture f = peered(new SchedulerFixture(DEVICES))) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("constant", 60_000);
-            Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "c", MemoryMode.HOSTED_CONSTANT);
+            Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "c", MemoryMode.HOSTED_CONSTANT);
             List<CommandSpec> twoWrites = List.of(
                     new CommandSpec(1, null, 0, new CommandSpec.FillOp(c.handle(), KernelArg.Scalar.i64(1), 0, 0)),
                     new CommandSpec(2, null, 0, new CommandSpec.DownloadOp(c.handle(), 0, 0, Long.MAX_VALUE)),
@@ -419,12 +420,12 @@ class MultiDeviceProperties {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("merge", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
-            Buffer src = sch.createBuffer(s, DType.I64, new long[] {256}, "fake:0", "src", MemoryMode.DEVICE);
-            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {256}, "fake:1", "sum", MemoryMode.DEVICE);
-            CommandSpec merge = new CommandSpec(1, null, 0, new CommandSpec.CopyOp(src.handle(), 0, 0, 0, 0, "fake:0",
+            Buffer src = sch.createBuffer(s, DType.I64, new long[] {256}, "null:0", "src", MemoryMode.DEVICE);
+            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {256}, "null:1", "sum", MemoryMode.DEVICE);
+            CommandSpec merge = new CommandSpec(1, null, 0, new CommandSpec.CopyOp(src.handle(), 0, 0, 0, 0, "null:0",
                     MergeMode.COPY));
             CommandSpec acc = new CommandSpec(2, null, 0, new CommandSpec.LaunchOp(k.get("acc").handle(), new long[] {256},
-                    null, List.of(new CommandSpec.MergeArg(), new CommandSpec.BufferArg(sum.handle())), "fake:0"));
+                    null, List.of(new CommandSpec.MergeArg(), new CommandSpec.BufferArg(sum.handle())), "null:0"));
             try {
                 List<Event> ev = assertDoesNotThrow(() -> sch.submit(s, List.of(merge, acc), null),
                         "submit of [merge copy that cannot fit, launch reading the merge buffer]");
@@ -459,17 +460,17 @@ class MultiDeviceProperties {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("stale-merge", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
-            Buffer x = sch.createBuffer(s, DType.I64, new long[] {8}, "fake:0", "x", MemoryMode.DEVICE);
-            Buffer y = sch.createBuffer(s, DType.I64, new long[] {256}, "fake:0", "y", MemoryMode.DEVICE);
-            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {8}, "fake:0", "sum", MemoryMode.DEVICE);
+            Buffer x = sch.createBuffer(s, DType.I64, new long[] {8}, "null:0", "x", MemoryMode.DEVICE);
+            Buffer y = sch.createBuffer(s, DType.I64, new long[] {256}, "null:0", "y", MemoryMode.DEVICE);
+            Buffer sum = sch.createBuffer(s, DType.I64, new long[] {8}, "null:0", "sum", MemoryMode.DEVICE);
             CommandSpec acc = new CommandSpec(0, null, 0, new CommandSpec.LaunchOp(k.get("acc").handle(), new long[] {8},
-                    null, List.of(new CommandSpec.MergeArg(), new CommandSpec.BufferArg(sum.handle())), "fake:0"));
+                    null, List.of(new CommandSpec.MergeArg(), new CommandSpec.BufferArg(sum.handle())), "null:0"));
             List<Event> ev = sch.submit(s, List.of(
                     new CommandSpec(0, null, 0, new CommandSpec.FillOp(x.handle(), KernelArg.Scalar.i64(1), 0, 0)),
                     new CommandSpec(0, null, 0, new CommandSpec.FillOp(y.handle(), KernelArg.Scalar.i64(100), 0, 0)),
-                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(x.handle(), 0, 0, 0, 0, "fake:0", MergeMode.COPY)),
+                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(x.handle(), 0, 0, 0, 0, "null:0", MergeMode.COPY)),
                     acc,
-                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(y.handle(), 0, 0, 0, 0, "fake:0", MergeMode.COPY)),
+                    new CommandSpec(0, null, 0, new CommandSpec.CopyOp(y.handle(), 0, 0, 0, 0, "null:0", MergeMode.COPY)),
                     acc,
                     download(sum.handle())), null);
             try {
@@ -496,7 +497,7 @@ class MultiDeviceProperties {
      */
     @Example
     void bugSlabsFreedWhileTheirLastUsersRunStayReservedForever() {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 4 * 4096);
         MemRef a = pool.allocate(4096);
         MemRef b = pool.allocate(4096);
@@ -533,18 +534,18 @@ class MultiDeviceProperties {
             f.devices.getFirst().hold(); // their zero fills are still to run when they are destroyed
             List<Buffer> small = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                small.add(sch.createBuffer(s, DType.I64, new long[] {128}, "fake:0", "small" + i, MemoryMode.DEVICE));
+                small.add(sch.createBuffer(s, DType.I64, new long[] {128}, "null:0", "small" + i, MemoryMode.DEVICE));
             }
             for (Buffer b : small) {
                 sch.destroyBuffer(s, b.handle());
             }
             f.devices.getFirst().open();
-            await(List.of(sch.stream(s, 0, "fake:0").allWork()));
+            await(List.of(sch.stream(s, 0, "null:0").allWork()));
             SlabPool pool = sch.devices().getFirst().pool();
             assertEquals(0, pool.usedBytes());
             try {
                 Buffer big = assertDoesNotThrow(
-                        () -> sch.createBuffer(s, DType.I64, new long[] {256}, "fake:0", "big", MemoryMode.DEVICE),
+                        () -> sch.createBuffer(s, DType.I64, new long[] {256}, "null:0", "big", MemoryMode.DEVICE),
                         () -> "a 2048-byte buffer on an idle device with nothing in use: " + pool.stats());
                 assertNotNull(big);
             } finally {
@@ -618,7 +619,7 @@ class MultiDeviceProperties {
         }
 
         static String dev(int d) {
-            return "fake:" + d;
+            return "null:" + d;
         }
 
         /** Creates buffer {@code i} (zeros), and queues the one write of a HOSTED_CONSTANT buffer. */
@@ -1042,7 +1043,7 @@ class MultiDeviceProperties {
             List<Event> back = sch.submit(s, reads, null);
             for (int j = 0; j < back.size(); j++) {
                 int i = j % bufs.size();
-                String where = j / bufs.size() < DEVICES ? "fake:" + j / bufs.size() : "its preferred device";
+                String where = j / bufs.size() < DEVICES ? "null:" + j / bufs.size() : "its preferred device";
                 Event e = back.get(j);
                 awaitOne(e, "final read of b" + i);
                 assertEquals(EventState.SUCCEEDED, e.state(), () -> "final read of b" + i + " on " + where + ": " + e.failure());
@@ -1055,10 +1056,10 @@ class MultiDeviceProperties {
                 evictionsBeforeClose += d.evictions();
             }
             // direct copies only between the two devices that can make them
-            for (FakeDevice d : f.devices) {
+            for (TestDevice d : f.devices) {
                 for (DeviceCommand c : d.executed) {
                     if (c instanceof DeviceCommand.PeerCopy p) {
-                        assertTrue(d.canCopyFrom(p.srcDevice()), d.id() + " ran a peer copy from " + p.srcDevice().id());
+                        assertTrue(d.device.canCopyFrom(p.srcDevice()), d.id() + " ran a peer copy from " + p.srcDevice().id());
                     }
                 }
             }

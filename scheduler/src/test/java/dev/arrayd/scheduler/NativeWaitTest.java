@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * Dependencies on commands already on a lane are waited for by the device (markers), not the host:
  * the dependent is handed to its lane at once, and still fails when a data dependency failed.
  */
-class NativeWaitTest extends TwoFakeDevicesSession {
+class NativeWaitTest extends TwoDevicesSession {
 
     @Override
     String sessionName() {
@@ -35,28 +35,28 @@ class NativeWaitTest extends TwoFakeDevicesSession {
 
     @Test
     void aCommandReadingWhatALaneIsStillComputingIsHandedToItsLaneAtOnce() throws Exception {
-        Buffer a = buf("fake:0");
-        Buffer b = buf("fake:0");
-        f.devices.forEach(FakeDevice::hold); // the writer stays on its lane, unfinished
-        Event write = submit("set", "fake:0", arg(a), sc(2));
-        Event read = submit("mix", "fake:0", arg(a), arg(b), sc(1));
-        int waits = f.devices.get(0).nativeWaits.get();
+        Buffer a = buf("null:0");
+        Buffer b = buf("null:0");
+        f.devices.forEach(TestDevice::hold); // the writer stays on its lane, unfinished
+        Event write = submit("set", "null:0", arg(a), sc(2));
+        Event read = submit("mix", "null:0", arg(a), arg(b), sc(1));
+        int waits = f.devices.get(0).nativeWaits();
         assertTrue(waits >= 1, "the dependent went to its lane behind a marker: " + waits);
         assertTrue(!write.isDone() && !read.isDone());
-        f.devices.forEach(FakeDevice::open);
+        f.devices.forEach(TestDevice::open);
         assertEquals(EventState.SUCCEEDED, read.toFuture().get(10, TimeUnit.SECONDS).state());
         assertArrayEquals(new long[] {2, 4, 6, 8}, f.readI64(s, b, 0, nextEvent++)); // b = 0 * 3 + a + 1, a = 2i + 1
     }
 
     @Test
     void aNativelyOrderedDependentOfAFailedCommandFailsWithItsCause() throws Exception {
-        Buffer a = buf("fake:0");
-        Buffer b = buf("fake:0");
-        f.devices.forEach(FakeDevice::hold);
-        Event boom = submit("boom", "fake:0", arg(a));
-        Event dependent = submit("mix", "fake:0", arg(a), arg(b), sc(1));
-        assertTrue(f.devices.get(0).nativeWaits.get() >= 1);
-        f.devices.forEach(FakeDevice::open);
+        Buffer a = buf("null:0");
+        Buffer b = buf("null:0");
+        f.devices.forEach(TestDevice::hold);
+        Event boom = submit("boom", "null:0", arg(a));
+        Event dependent = submit("mix", "null:0", arg(a), arg(b), sc(1));
+        assertTrue(f.devices.get(0).nativeWaits() >= 1);
+        f.devices.forEach(TestDevice::open);
         Event d = dependent.toFuture().get(10, TimeUnit.SECONDS);
         assertEquals(EventState.FAILED, d.state());
         assertEquals(ErrorCode.OUT_OF_RANGE, d.failure().code(), d.failure()::toString);

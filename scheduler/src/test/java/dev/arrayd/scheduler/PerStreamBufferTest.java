@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * PER_STREAM buffers (OCANNL's per-stream sharing): each stream its own instance. Instances are freed
  * with the session: the fixture's tear-down finds no slab bytes left allocated.
  */
-class PerStreamBufferTest extends TwoFakeDevicesSession {
+class PerStreamBufferTest extends TwoDevicesSession {
 
     @Override
     String sessionName() {
@@ -28,7 +28,7 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
     }
 
     private Buffer perStream() {
-        return sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "grad", MemoryMode.DEVICE, Sharing.PER_STREAM);
+        return sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "grad", MemoryMode.DEVICE, Sharing.PER_STREAM);
     }
 
     private CommandSpec launch(long stream, String kernel, CommandSpec.Arg... args) {
@@ -47,9 +47,9 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
     @Test
     void eachStreamReadsAndWritesItsOwnZeroedInstance() throws Exception {
         Buffer g = perStream();
-        long a = sch.createStream(s, "fake:0").handle();
-        long b = sch.createStream(s, "fake:1").handle();
-        long c = sch.createStream(s, "fake:0").handle();
+        long a = sch.createStream(s, "null:0").handle();
+        long b = sch.createStream(s, "null:1").handle();
+        long c = sch.createStream(s, "null:0").handle();
         assertEquals(Sharing.PER_STREAM, g.sharing());
         assertEquals(0, f.devices.get(0).allocatedBytes(), "no memory until a stream uses it");
         run(launch(a, "set", arg(g), sc(2)));
@@ -64,9 +64,9 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
     @Test
     void aCopyReadsAnotherStreamsInstanceAfterItsWrites() throws Exception {
         Buffer g = perStream();
-        Buffer sum = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", "sum", MemoryMode.DEVICE);
-        long a = sch.createStream(s, "fake:0").handle();
-        long b = sch.createStream(s, "fake:1").handle();
+        Buffer sum = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "sum", MemoryMode.DEVICE);
+        long a = sch.createStream(s, "null:0").handle();
+        long b = sch.createStream(s, "null:1").handle();
         // a's write and b's copy of a's instance go in one batch: the copy waits for the write by hazard
         List<Event> events = sch.submit(s, List.of(
                 launch(a, "set", arg(g), sc(3)),
@@ -82,8 +82,8 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
     @Test
     void anInstanceIsFreedWithItsStreamAndTheRestWithTheBuffer() throws Exception {
         Buffer g = perStream();
-        long a = sch.createStream(s, "fake:0").handle();
-        long c = sch.createStream(s, "fake:0").handle();
+        long a = sch.createStream(s, "null:0").handle();
+        long c = sch.createStream(s, "null:0").handle();
         run(launch(a, "set", arg(g), sc(1)));
         long one = f.devices.get(0).allocatedBytes();
         run(launch(c, "set", arg(g), sc(1)));
@@ -115,8 +115,8 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
             }
         });
         Buffer g = perStream();
-        long a = sch.createStream(s, "fake:0").handle();
-        long b = sch.createStream(s, "fake:0").handle();
+        long a = sch.createStream(s, "null:0").handle();
+        long b = sch.createStream(s, "null:0").handle();
         run(launch(a, "set", arg(g), sc(1)));
         assertEquals(32, used.get());
         ArraydException over = assertThrows(ArraydException.class, () -> run(launch(b, "set", arg(g), sc(1))));
@@ -131,11 +131,11 @@ class PerStreamBufferTest extends TwoFakeDevicesSession {
     @Test
     void onlyDeviceBuffersArePerStreamAndOnlyTheyTakeASourceStream() {
         ArraydException hosted = assertThrows(ArraydException.class, () -> sch.createBuffer(s, DType.I64, new long[] {4},
-                "fake:0", "", MemoryMode.HOSTED_CONSTANT, Sharing.PER_STREAM));
+                "null:0", "", MemoryMode.HOSTED_CONSTANT, Sharing.PER_STREAM));
         assertEquals(ErrorCode.INVALID_ARGUMENT, hosted.code());
         assertTrue(hosted.getMessage().startsWith("sharing: PER_STREAM with memory mode HOSTED_CONSTANT"), hosted.getMessage());
-        Buffer plain = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:0", "", MemoryMode.DEVICE);
-        long a = sch.createStream(s, "fake:0").handle();
+        Buffer plain = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "", MemoryMode.DEVICE);
+        long a = sch.createStream(s, "null:0").handle();
         ArraydException notPerStream = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(new CommandSpec(
                 nextEvent++, null, a, new CommandSpec.CopyOp(plain.handle(), plain.handle(), 0, 0, 0, "", MergeMode.NONE, a))),
                 null));

@@ -60,11 +60,11 @@ class PerStreamProperties {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("per-stream-props", 10_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
-            Buffer g = sch.createBuffer(s, DType.I64, new long[] {N}, "fake:0", "g", MemoryMode.DEVICE, Sharing.PER_STREAM);
-            Buffer shared = sch.createBuffer(s, DType.I64, new long[] {N}, "fake:1", "shared", MemoryMode.DEVICE);
+            Buffer g = sch.createBuffer(s, DType.I64, new long[] {N}, "null:0", "g", MemoryMode.DEVICE, Sharing.PER_STREAM);
+            Buffer shared = sch.createBuffer(s, DType.I64, new long[] {N}, "null:1", "shared", MemoryMode.DEVICE);
             long[] streams = new long[STREAMS];
             for (int i = 0; i < STREAMS; i++) {
-                streams[i] = sch.createStream(s, "fake:" + (i % 2)).handle();
+                streams[i] = sch.createStream(s, "null:" + (i % 2)).handle();
             }
             long[][] model = new long[STREAMS][N];
             long[] sharedModel = new long[N];

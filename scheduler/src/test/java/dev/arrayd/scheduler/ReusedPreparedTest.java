@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * instead of new ones: nothing of one submission may leak into the next, a rejected one included, and a
  * submission made while another holds it (from a completion listener) gets one of its own.
  */
-class ReusedPreparedTest extends TwoFakeDevicesSession {
+class ReusedPreparedTest extends TwoDevicesSession {
 
     @Override
     String sessionName() {

@@ -15,9 +15,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
+import dev.arrayd.devices.nullbackend.NullBackend;
 
 /**
- * A scheduler over fake devices, with the kernels the tests use, and the invariants checked when
+ * A scheduler over test devices (null devices with Java kernels), with the kernels the tests use, and the invariants checked when
  * it closes: no slab left on any device, no stream thread left, no module left loaded.
  */
 final class SchedulerFixture implements AutoCloseable {
@@ -44,8 +45,8 @@ final class SchedulerFixture implements AutoCloseable {
     static final KernelSignature BOOM = new KernelSignature("boom", List.of(
             KernelParam.buffer("out", DType.I64, Access.WRITE)));
 
-    final List<FakeDevice> devices;
-    final FakeCompiler compiler;
+    final TestDevices testDevices;
+    final List<TestDevice> devices;
     final Scheduler scheduler;
 
     SchedulerFixture(int deviceCount) {
@@ -61,11 +62,7 @@ final class SchedulerFixture implements AutoCloseable {
      * @param clock         the scheduler's clock (deadlines)
      */
     SchedulerFixture(int deviceCount, long memory, long slabBytes, int dispatchDepth, java.util.function.LongSupplier clock) {
-        devices = new java.util.ArrayList<>();
-        for (int i = 0; i < deviceCount; i++) {
-            devices.add(new FakeDevice(i, memory));
-        }
-        compiler = new FakeCompiler(Map.of(
+        testDevices = new TestDevices(deviceCount, memory, Map.of(
                 "mix", (bufs, scalars, global) -> {
                     MemorySegment a = bufs.get(0);
                     MemorySegment b = bufs.get(1);
@@ -87,9 +84,11 @@ final class SchedulerFixture implements AutoCloseable {
                 "boom", (bufs, scalars, global) -> {
                     throw new ArraydException(ErrorCode.OUT_OF_RANGE, "boom: index 99 of out");
                 }));
+        devices = testDevices.devices;
         SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20,
                 SchedulerConfig.DEFAULT_FAST_PATH_NANOS, dispatchDepth);
-        scheduler = new Scheduler(config, List.<Device>copyOf(devices), Map.of("fake", compiler), clock);
+        scheduler = new Scheduler(config, devices.stream().<Device>map(d -> d.device).toList(),
+                Map.of(NullBackend.NAME, testDevices.backend.compiler()), clock);
     }
 
     /** A buffer argument. */
@@ -120,16 +119,22 @@ final class SchedulerFixture implements AutoCloseable {
                 "acc", r.kernels().get(3));
     }
 
+    /** Modules compiled and not yet unloaded. */
+    int loadedModules() {
+        return testDevices.backend.loadedModules();
+    }
+
     @Override
     public void close() {
-        for (FakeDevice d : devices) {
+        for (TestDevice d : devices) {
             d.open();
         }
         scheduler.close();
-        for (FakeDevice d : devices) {
+        for (TestDevice d : devices) {
             assertEquals(0, d.allocatedBytes(), d.id() + ": slab bytes left allocated");
             assertEquals(0, d.openStreams(), d.id() + ": stream threads left running");
         }
-        assertEquals(0, compiler.loaded.get(), "modules left loaded");
+        assertEquals(0, loadedModules(), "modules left loaded");
+        testDevices.close();
     }
 }

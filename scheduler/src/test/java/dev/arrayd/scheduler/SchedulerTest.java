@@ -17,9 +17,10 @@ import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import dev.arrayd.devices.nullbackend.NullBackend;
 import org.junit.jupiter.api.Test;
 
-class SchedulerTest extends TwoFakeDevicesSession {
+class SchedulerTest extends TwoDevicesSession {
 
     @Override
     String sessionName() {
@@ -135,9 +136,9 @@ class SchedulerTest extends TwoFakeDevicesSession {
                 () -> sch.createBuffer(s, DType.F32, new long[] {2, -4}, "", ""));
         assertCode(ErrorCode.INVALID_ARGUMENT, "(expected: at most 2^62 bytes of f64 in all)",
                 () -> sch.createBuffer(s, DType.F64, new long[] {1L << 31, 1L << 31, 4}, "", ""));
-        assertCode(ErrorCode.NOT_FOUND, "device: \"fake:7\" (not found",
-                () -> sch.createBuffer(s, DType.F32, new long[] {2}, "fake:7", ""));
-        assertCode(ErrorCode.RESOURCE_EXHAUSTED, "device fake:0: cannot allocate",
+        assertCode(ErrorCode.NOT_FOUND, "device: \"null:7\" (not found",
+                () -> sch.createBuffer(s, DType.F32, new long[] {2}, "null:7", ""));
+        assertCode(ErrorCode.RESOURCE_EXHAUSTED, "device null:0: cannot allocate",
                 () -> sch.createBuffer(s, DType.F32, new long[] {1L << 30}, "", ""));
         // event ids: unique, positive, below 2^62
         assertCode(ErrorCode.INVALID_ARGUMENT, "event: -3 (expected: 1 <= id < 2^62",
@@ -195,8 +196,9 @@ class SchedulerTest extends TwoFakeDevicesSession {
     @Test
     void nativeSourceNeedsPermission() {
         SchedulerConfig strict = sch.config().withAllowNativeSource(false);
-        FakeDevice d = new FakeDevice(5, 1 << 20);
-        try (Scheduler locked = new Scheduler(strict, List.of(d), Map.of("fake", f.compiler))) {
+        try (TestDevices other = new TestDevices(1, 1 << 20, Map.of());
+                Scheduler locked = new Scheduler(strict, List.of(other.devices.getFirst().device),
+                        Map.of(NullBackend.NAME, other.backend.compiler()))) {
             Session ls = locked.openSession("x", 10_000);
             assertCode(ErrorCode.PERMISSION_DENIED, "--allow-native-source", () -> locked.compile(ls,
                     List.of(new ModuleSpec(new KernelSource(Dialect.C, "set", List.of(SchedulerFixture.SET)), ""))));
@@ -205,11 +207,11 @@ class SchedulerTest extends TwoFakeDevicesSession {
 
     @Test
     void compileErrorsAreInvalidArgumentAndLeaveNothingLoaded() {
-        int before = f.compiler.loaded.get();
+        int before = f.loadedModules();
         assertCode(ErrorCode.INVALID_ARGUMENT, "no kernel 'set'", () -> sch.compile(s, List.of(
                 new ModuleSpec(new KernelSource(Dialect.C, "mix", List.of(SchedulerFixture.MIX)), ""),
                 new ModuleSpec(new KernelSource(Dialect.C, "nothing here", List.of(SchedulerFixture.SET)), ""))));
-        assertEquals(before, f.compiler.loaded.get(), "the first module of the failed call was unloaded");
+        assertEquals(before, f.loadedModules(), "the first module of the failed call was unloaded");
         assertCode(ErrorCode.INVALID_ARGUMENT, "name: \"1bad\" (expected: a C identifier)", () -> sch.compile(s, List.of(
                 new ModuleSpec(new KernelSource(Dialect.C, "x", List.of(new dev.arrayd.devices.api.KernelSignature("1bad", List.of()))), ""))));
         assertCode(ErrorCode.INVALID_ARGUMENT, "dialect: CUDA_C (no available backend compiles it", () -> sch.compile(s, List.of(
@@ -219,7 +221,7 @@ class SchedulerTest extends TwoFakeDevicesSession {
     @Test
     void moduleStaysLoadedUntilItsLastLaunchCompletes() throws Exception {
         Buffer out = newBuf(4);
-        int loaded = f.compiler.loaded.get();
+        int loaded = f.loadedModules();
         Event gate = new Event(0);
         // hold the launch back behind an explicit wait that we control through a failing chain:
         // simply submit, destroy the kernel at once, and check the launch still ran.
@@ -229,9 +231,9 @@ class SchedulerTest extends TwoFakeDevicesSession {
         sch.destroyKernel(s, k.get("acc").handle());
         await(ev.getFirst());
         assertEquals(EventState.SUCCEEDED, ev.getFirst().state());
-        assertEquals(loaded, f.compiler.loaded.get(), "boom still holds the module");
+        assertEquals(loaded, f.loadedModules(), "boom still holds the module");
         sch.destroyKernel(s, k.get("boom").handle());
-        assertEquals(loaded - 1, f.compiler.loaded.get(), "unloaded with its last handle");
+        assertEquals(loaded - 1, f.loadedModules(), "unloaded with its last handle");
         assertEquals(List.of(1L, 4L, 7L, 10L), java.util.Arrays.stream(read(out, 2)).boxed().toList());
         assertTrue(gate.succeed(0, null));
     }
@@ -252,12 +254,12 @@ class SchedulerTest extends TwoFakeDevicesSession {
     @Test
     void streamsRunInOrderAndReportIdle() throws Exception {
         Buffer out = newBuf(4);
-        Stream st = sch.createStream(s, "fake:1");
-        // a stream on another device works on any buffer: its replica there is written, the one on fake:0 goes stale
+        Stream st = sch.createStream(s, "null:1");
+        // a stream on another device works on any buffer: its replica there is written, the one on null:0 goes stale
         await(sch.submit(s, List.of(new CommandSpec(1000, null, st.handle(), new CommandSpec.FillOp(out.handle(), KernelArg.Scalar.i64(1), 0, 0))), null).getFirst());
-        assertEquals(Map.of("fake:0", ReplicaState.INVALID, "fake:1", ReplicaState.MODIFIED), sch.replicaStates(out));
+        assertEquals(Map.of("null:0", ReplicaState.INVALID, "null:1", ReplicaState.MODIFIED), sch.replicaStates(out));
         assertEquals(1L, read(out, 1001)[3], "read where it is current");
-        Buffer on1 = sch.createBuffer(s, DType.I64, new long[] {4}, "fake:1", "");
+        Buffer on1 = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "");
         for (int i = 1; i <= 200; i++) {
             sch.submit(s, List.of(new CommandSpec(i, null, st.handle(), new CommandSpec.FillOp(on1.handle(), KernelArg.Scalar.i64(i), 0, 1))), null);
         }

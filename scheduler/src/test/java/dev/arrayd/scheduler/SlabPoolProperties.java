@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.nullbackend.NullDevice;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -22,7 +24,7 @@ class SlabPoolProperties {
     @Property(tries = 200)
     void bytesAreConservedAndBlocksNeverOverlap(
             @ForAll @Size(min = 1, max = 200) List<@IntRange(min = -40, max = 5000) Integer> ops) {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 16 << 10, 1 << 20);
         List<MemRef> live = new ArrayList<>();
         long expectedUsed = 0;
@@ -40,7 +42,7 @@ class SlabPoolProperties {
             }
             pool.checkInvariants();
             assertEquals(expectedUsed, pool.usedBytes());
-            assertEquals(pool.reservedBytes(), device.allocatedBytes(), "reserved bytes match the device's slabs");
+            assertEquals(pool.reservedBytes(), device.usedBytes(), "reserved bytes match the device's slabs");
             assertNoOverlap(live);
         }
         for (MemRef r : live) {
@@ -50,7 +52,7 @@ class SlabPoolProperties {
         assertEquals(0, pool.usedBytes());
         assertTrue(pool.stats().slabs() <= 1, "empty slabs returned to the device except one");
         pool.releaseAll();
-        assertEquals(0, device.allocatedBytes());
+        assertEquals(0, device.usedBytes());
     }
 
     private static void assertNoOverlap(List<MemRef> live) {
@@ -67,7 +69,7 @@ class SlabPoolProperties {
 
     @Test
     void freedSpaceIsReusedAndMerged() {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 1 << 20);
         MemRef a = pool.allocate(1024);
         MemRef b = pool.allocate(1024);
@@ -87,18 +89,18 @@ class SlabPoolProperties {
 
     @Test
     void overBudgetIsResourceExhaustedNamingDeviceAndBytes() {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 8192);
         pool.allocate(8192);
         ArraydException e = assertThrows(ArraydException.class, () -> pool.allocate(64));
         assertEquals(ErrorCode.RESOURCE_EXHAUSTED, e.code());
-        assertTrue(e.getMessage().contains("fake:0") && e.getMessage().contains("64 bytes"), e.getMessage());
+        assertTrue(e.getMessage().contains("null:0") && e.getMessage().contains("64 bytes"), e.getMessage());
         pool.releaseAll();
     }
 
     @Test
     void doubleFreeIsCaught() {
-        FakeDevice device = new FakeDevice(0, 1 << 20);
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 1 << 20);
         MemRef a = pool.allocate(100);
         pool.allocate(100);

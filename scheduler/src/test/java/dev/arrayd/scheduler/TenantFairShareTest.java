@@ -46,7 +46,7 @@ class TenantFairShareTest {
      */
     static long[] shareOfThree(int weightA, int weightB) throws Exception {
         try (SchedulerFixture f = new SchedulerFixture(1)) {
-            FakeDevice dev = f.devices.getFirst();
+            TestDevice dev = f.devices.getFirst();
             dev.jitter(false);
             Scheduler sch = f.scheduler;
             Session a1 = sch.openSession("a1", 10_000);
@@ -126,7 +126,7 @@ class TenantFairShareTest {
     void aPoliteSessionStartsAtOnceBesideAFloodOfItsOwnTenantOrAnother() throws Exception {
         for (String politeTenant : new String[] {"flooder", "other"}) {
             try (SchedulerFixture f = new SchedulerFixture(1, 1L << 24, 1L << 20, 4, System::nanoTime)) {
-                FakeDevice dev = f.devices.getFirst();
+                TestDevice dev = f.devices.getFirst();
                 Scheduler sch = f.scheduler;
                 Session flood = sch.openSession("flood", 10_000);
                 Session polite = sch.openSession("polite", 10_000);

@@ -23,8 +23,10 @@ public interface NullBehaviour {
     /**
      * Runs {@code command} by calling {@code work}, and returns the device time to report for it. The
      * default measures the call. May first block (a paused device) or spin (jitter, simulated cost).
+     *
+     * @param inline whether it runs on the caller's thread ({@code tryRunInline}) rather than the stream's worker
      */
-    default long run(NullDevice device, DeviceCommand command, Work work) {
+    default long run(NullDevice device, DeviceCommand command, boolean inline, Work work) {
         long start = System.nanoTime();
         work.run();
         return System.nanoTime() - start;

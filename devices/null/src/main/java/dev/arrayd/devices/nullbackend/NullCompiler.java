@@ -45,8 +45,8 @@ final class NullCompiler implements KernelCompiler {
         } else {
             for (KernelSignature sig : source.entryPoints()) {
                 if (!source.source().contains(sig.name())) {
-                    throw new CompileException("entry point " + sig.name() + " not found in the source",
-                            "source:1: error: no function '" + sig.name() + "'");
+                    throw new CompileException("no kernel '" + sig.name() + "' in the source",
+                            "source:1: error: no kernel '" + sig.name() + "'");
                 }
             }
         }

@@ -191,13 +191,13 @@ public final class NullDevice extends AbstractDevice<NativeStream, NullSlab> {
 
     // ---------------------------------------------------------------- running a command
 
-    /** Runs {@code command} through the behaviour; returns its device time. */
-    long run(DeviceCommand command) {
+    /** Runs {@code command} through the behaviour ({@code inline}: on the caller's thread); returns its device time. */
+    long run(DeviceCommand command, boolean inline) {
         if (options.behaviour() == NullBehaviour.NONE) {
             execute(command);
             return 0;
         }
-        return options.behaviour().run(this, command, () -> execute(command));
+        return options.behaviour().run(this, command, inline, () -> execute(command));
     }
 
     /** The device's own work: the checks, the bytes of a data command, the behaviour's part of a launch. */

@@ -45,7 +45,7 @@ final class NullDirectStream implements NativeStream {
         if (manual) {
             queue.add(new Queued(command, callback));
         } else {
-            complete(command, callback);
+            complete(command, callback, false);
         }
     }
 
@@ -56,7 +56,7 @@ final class NullDirectStream implements NativeStream {
         }
         device.options().behaviour().handed(device, command);
         device.ranInline();
-        complete(command, callback);
+        complete(command, callback, true);
         return true;
     }
 
@@ -65,15 +65,15 @@ final class NullDirectStream implements NativeStream {
         int n = queue.size();
         for (int i = 0; i < n; i++) {
             Queued q = queue.poll();
-            complete(q.command(), q.callback());
+            complete(q.command(), q.callback(), false);
         }
         return n;
     }
 
-    private void complete(DeviceCommand command, CommandCallback callback) {
+    private void complete(DeviceCommand command, CommandCallback callback, boolean inline) {
         long nanos;
         try {
-            nanos = device.run(command);
+            nanos = device.run(command, inline);
         } catch (ArraydException e) {
             callback.failed(e);
             return;

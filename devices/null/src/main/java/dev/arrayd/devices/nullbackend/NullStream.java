@@ -42,7 +42,7 @@ final class NullStream extends StreamWorker {
         long nanos = 0;
         ArraydException failure = null;
         try {
-            nanos = device.run(command);
+            nanos = device.run(command, true);
         } catch (RuntimeException e) {
             failure = failure(command, e);
         }
@@ -104,7 +104,7 @@ final class NullStream extends StreamWorker {
         long nanos = 0;
         ArraydException failure = null;
         try {
-            nanos = device.run(command);
+            nanos = device.run(command, false);
         } catch (RuntimeException e) {
             failure = failure(command, e);
         }

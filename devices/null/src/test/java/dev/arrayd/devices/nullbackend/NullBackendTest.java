@@ -116,7 +116,7 @@ class NullBackendTest {
             assertEquals(0, b.loadedModules());
             CompileException missing = assertThrows(CompileException.class,
                     () -> b.compiler().compile(new KernelSource(Dialect.C, "nothing here", List.of(k))));
-            assertTrue(missing.diagnostics().contains("no function 'k'"), missing::diagnostics);
+            assertTrue(missing.diagnostics().contains("no kernel 'k'"), missing::diagnostics);
             ArraydException badName = assertThrows(ArraydException.class, () -> b.compiler().compile(
                     new KernelSource(Dialect.C, "x", List.of(new KernelSignature("1x", List.of())))));
             assertEquals(ErrorCode.INVALID_ARGUMENT, badName.code());

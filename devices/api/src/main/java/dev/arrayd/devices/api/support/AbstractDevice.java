@@ -77,6 +77,11 @@ public abstract class AbstractDevice<S extends NativeStream, B extends PoolTable
         return slabs.slab(ref, what, index);
     }
 
+    /** Whether slab {@code poolId} is allocated here. */
+    public final boolean hasPool(int poolId) {
+        return slabs.find(poolId) != null;
+    }
+
     /** Bytes in slabs. */
     public final long usedBytes() {
         return slabs.usedBytes();

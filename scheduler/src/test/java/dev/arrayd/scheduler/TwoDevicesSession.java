@@ -5,11 +5,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The set-up the example tests of the scheduler share: two fake devices, one session with every
+ * The set-up the example tests of the scheduler share: two test devices, one session with every
  * fixture kernel compiled, and an event-id counter. On tear-down the session closes and the fixture
  * checks that no slab bytes are left allocated.
  */
-abstract class TwoFakeDevicesSession {
+abstract class TwoDevicesSession {
 
     SchedulerFixture f;
     Scheduler sch;
