@@ -14,14 +14,20 @@ import dev.arrayd.scheduler.SchedulerConfig;
 import dev.arrayd.scheduler.Session;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import dev.arrayd.devices.nullbackend.NullBackend;
+import dev.arrayd.devices.nullbackend.NullDevice;
+import dev.arrayd.devices.nullbackend.NullOptions;
 
 /**
- * A scheduler over one {@link NoOpDevice} with a session, an empty kernel, a kernel taking one
- * READ_WRITE buffer, and that buffer: the state the scheduler benchmarks share.
+ * A scheduler over null devices ({@link NullBackend}: no data, commands completed on the calling thread,
+ * at once or when drained) with a session, an empty kernel, a kernel taking one READ_WRITE buffer, and that
+ * buffer: the state the scheduler benchmarks share. What is left to measure is the scheduler.
  */
 final class SchedulerFixture implements AutoCloseable {
 
-    final NoOpDevice device;
+    final NullBackend backend;
+    final NullDevice device;
     final Scheduler scheduler;
     final Session session;
     final long emptyKernel;
@@ -40,20 +46,22 @@ final class SchedulerFixture implements AutoCloseable {
         this(deferred, 1);
     }
 
-    /** With {@code devices} no-op devices (noop:0, noop:1, ...); {@link #device} is the first. */
+    /**
+     * With {@code devices} null devices (null:0, null:1, ...), {@link #device} the first: each with one shared
+     * stream (so a session's default stream is known), commands completed inside {@code submit}, or — when
+     * {@code deferred} — queued until {@link NullDevice#drainAll()}.
+     */
     SchedulerFixture(boolean deferred, int devices) {
-        List<dev.arrayd.devices.api.Device> all = new java.util.ArrayList<>();
-        for (int i = 0; i < devices; i++) {
-            all.add(new NoOpDevice(deferred, i));
-        }
-        device = (NoOpDevice) all.getFirst();
+        backend = new NullBackend(deviceOptions(deferred));
+        List<dev.arrayd.devices.api.Device> all = backend.openDevices(devices);
+        device = (NullDevice) all.getFirst();
         scheduler = new Scheduler(SchedulerConfig.defaults().withAllowNativeSource(true), all,
-                Map.of(NoOpDevice.BACKEND, new NoOpCompiler()));
+                Map.of(NullBackend.NAME, backend.compiler()));
         session = scheduler.openSession("jmh", 600_000);
-        var compiled = scheduler.compile(session, List.of(new ModuleSpec(new KernelSource(Dialect.C, "", List.of(
+        var compiled = scheduler.compile(session, List.of(new ModuleSpec(new KernelSource(Dialect.C, "empty touch", List.of(
                 new KernelSignature("empty", List.of()),
                 new KernelSignature("touch", List.of(KernelParam.buffer("a", DType.F32, Access.READ_WRITE))))),
-                NoOpDevice.BACKEND)));
+                NullBackend.NAME)));
         emptyKernel = compiled.getFirst().kernels().get(0).handle();
         touchKernel = compiled.getFirst().kernels().get(1).handle();
         buffer = scheduler.createBuffer(session, DType.F32, new long[] {16}, "", "");
@@ -94,8 +102,16 @@ final class SchedulerFixture implements AutoCloseable {
         return nextEvent;
     }
 
+    /** Null devices with nothing behind their slabs, completing commands on the calling thread. */
+    static NullOptions deviceOptions(boolean deferred) {
+        return NullOptions.defaults().withMemoryBytes(1L << 40).withStoresData(false)
+                .withCompletion(deferred ? NullOptions.Completion.MANUAL : NullOptions.Completion.IMMEDIATE)
+                .withShape(1, 1, 1024, 64).withDialects(Set.of(Dialect.C));
+    }
+
     @Override
     public void close() {
         scheduler.close();
+        backend.close();
     }
 }

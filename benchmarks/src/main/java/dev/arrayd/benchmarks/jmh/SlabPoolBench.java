@@ -1,6 +1,8 @@
 package dev.arrayd.benchmarks.jmh;
 
+import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.nullbackend.NullBackend;
 import dev.arrayd.scheduler.SlabPool;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,9 +38,10 @@ public class SlabPoolBench {
         for (int i = 0; i < SIZES; i++) {
             sizes[i] = 64L << rnd.nextInt(12); // 64 B .. 128 KiB
         }
-        NoOpDevice device = new NoOpDevice(false);
-        empty = new SlabPool(device, 64, 64L << 20, 1L << 40);
-        fragmented = new SlabPool(device, 64, 64L << 20, 1L << 40);
+        // a device per pool: pool ids are a device's (the two pools would both take id 1 of one device)
+        List<Device> devices = new NullBackend(SchedulerFixture.deviceOptions(false)).openDevices(2);
+        empty = new SlabPool(devices.get(0), 64, 64L << 20, 1L << 40);
+        fragmented = new SlabPool(devices.get(1), 64, 64L << 20, 1L << 40);
         List<MemRef> live = new ArrayList<>();
         for (int i = 0; i < 8192; i++) {
             live.add(fragmented.allocate(sizes[rnd.nextInt(SIZES)]));

@@ -76,20 +76,24 @@ public final class SlabLedger<S extends PoolTable.Slab> {
      *                         for a range past its slab's end
      */
     public S slab(MemRef ref, String what, int index) {
-        String name = index < 0 ? what : what + "[" + index + "]";
         if (ref == null) {
-            throw ArraydException.invalid(name + ": null (expected: a memory range of " + device + ")");
+            throw ArraydException.invalid(name(what, index) + ": null (expected: a memory range of " + device + ")");
         }
         S slab = table.find(ref.poolId());
         if (slab == null) {
-            throw ArraydException.invalid(name + ": " + ref + " (expected: a range of a slab of " + device
+            throw ArraydException.invalid(name(what, index) + ": " + ref + " (expected: a range of a slab of " + device
                     + "; pool " + ref.poolId() + " is not allocated on it)");
         }
         if (ref.bytes() > slab.bytes() || ref.offset() > slab.bytes() - ref.bytes()) {
-            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name + ": " + ref + " (expected: within pool "
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, name(what, index) + ": " + ref + " (expected: within pool "
                     + ref.poolId() + " of " + slab.bytes() + " bytes on " + device + ")");
         }
         return slab;
+    }
+
+    /** The field a refusal names (built only when refused: this check runs for every native access). */
+    private static String name(String what, int index) {
+        return index < 0 ? what : what + "[" + index + "]";
     }
 
     /** The slab of {@code poolId}, or null; lock-free. */
