@@ -39,6 +39,7 @@ final class Graphs {
         Map<Long, Integer> index = new HashMap<>();
         Map<Stream, DType> merges = new HashMap<>(0);
         List<Buffer> used = new ArrayList<>();
+        LaunchAccesses accesses = new LaunchAccesses();
         for (int i = 0; i < prepared.length; i++) {
             CommandSpec spec = commands.get(i);
             String at = "commands[" + i + "]: ";
@@ -51,7 +52,7 @@ final class Graphs {
             int[] after = earlierCommands(spec, index, at);
             Prepared p;
             try {
-                p = validator.prepare(s, spec, merges, Prepared.once());
+                p = validator.prepare(s, spec, merges, Prepared.once(accesses));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), at + e.getMessage(), e);
             }

@@ -37,20 +37,28 @@ final class Prepared {
     private final Prepared[] alone;
     private final LaunchAccesses accesses;
 
-    private Prepared(boolean reusable) {
+    private Prepared(boolean reusable, LaunchAccesses accesses) {
         bufferScratch = reusable ? new Buffer[SCRATCH][] : null;
         alone = reusable ? new Prepared[] {this} : null;
-        accesses = reusable ? new LaunchAccesses() : null;
+        this.accesses = accesses;
     }
 
     /** One to fill once (a command of a batch or of a graph). */
     static Prepared once() {
-        return new Prepared(false);
+        return new Prepared(false, null);
+    }
+
+    /**
+     * One to fill once, validated with {@code accesses} (shared by the commands of one batch, which are
+     * validated one after the other: a batch's launches allocate no accumulator each).
+     */
+    static Prepared once(LaunchAccesses accesses) {
+        return new Prepared(false, accesses);
     }
 
     /** One to fill again for every submission that borrows it; {@link #clear()} between them. */
     static Prepared reusable() {
-        return new Prepared(true);
+        return new Prepared(true, new LaunchAccesses());
     }
 
     /**

@@ -71,9 +71,10 @@ final class Submission {
                 break;
             }
         }
+        LaunchAccesses accesses = new LaunchAccesses(); // one for the batch: its commands are validated in turn
         for (int i = 0; i < prepared.length; i++) {
             try {
-                prepared[i] = validator.prepare(s, batch.get(i), merges, Prepared.once());
+                prepared[i] = validator.prepare(s, batch.get(i), merges, Prepared.once(accesses));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }

@@ -139,7 +139,7 @@ public final class ArraydServer implements AutoCloseable {
                 .addService(new SessionGrpcService(sessions, options.leaseMillis()))
                 .addService(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes()))
                 .addService(new KernelGrpcService(scheduler, sessions, compileExecutor))
-                .addService(new ExecutionGrpcService(scheduler, sessions, security.sessionMaxInFlight()))
+                .addService(new ExecutionGrpcService(scheduler, sessions, new Admission(security.sessionMaxInFlight())))
                 .addService(new SharingGrpcService(scheduler, sessions))
                 .addService(new DiagnosticsGrpcService())
                 .addService(new StatsGrpcService(scheduler, metrics, version()))

@@ -30,39 +30,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** Commands, events and streams. Every handler is non-blocking: waits register listeners. */
 final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceImplBase {
 
-    /** Most commands in one Submit request or session-stream batch (the graph size limit). */
-    static final int MAX_BATCH_COMMANDS = 16_384;
-    /** Most events one command may wait on explicitly, and one WaitEvents / QueryEvents may name. */
-    static final int MAX_WAIT_EVENTS = 4_096;
-
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
-    private final int sessionMaxInFlight;
+    private final Admission admission;
 
-    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, int sessionMaxInFlight) {
+    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission) {
         this.scheduler = scheduler;
         this.sessions = sessions;
-        this.sessionMaxInFlight = sessionMaxInFlight;
+        this.admission = admission;
     }
 
     @Override
     public StreamObserver<ExecuteRequest> execute(StreamObserver<ExecuteResponse> out) {
-        return new SessionStreamHandler(scheduler, sessions, out, sessionMaxInFlight);
-    }
-
-    /** Refuses a batch beyond the graph size limit or naming too many events. */
-    static void checkBatch(int commands) {
-        if (commands > MAX_BATCH_COMMANDS) {
-            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands
-                    + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
-        }
-    }
-
-    static void checkWaits(dev.arrayd.proto.v1.Command c, int i) {
-        if (c.getWaitEventsCount() > MAX_WAIT_EVENTS) {
-            throw ArraydException.invalid("commands[" + i + "].wait_events: " + c.getWaitEventsCount()
-                    + " events (expected: at most " + MAX_WAIT_EVENTS + ")");
-        }
+        return new SessionStreamHandler(scheduler, sessions, out, admission);
     }
 
     /**
@@ -75,53 +55,16 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             Session s = l.session;
-            checkBatch(req.getCommandsCount());
-            checkSessionInFlight(l);
-            List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
             // the call's deadline bounds its commands: past it, one not yet started fails instead of running
-            long callDeadline = Calls.deadlineNanos();
-            for (int i = 0; i < req.getCommandsCount(); i++) {
-                checkWaits(req.getCommands(i), i);
-                try {
-                    if (req.getCommands(i).hasDownload()) {
-                        // its bytes could only come back in a completion, which unary calls do not keep
-                        throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
-                                + " stream, whose completion carries the data, or BufferService.ReadBuffer)");
-                    }
-                    specs.add(withDeadline(ProtoCodec.command(req.getCommands(i), true,
-                            scheduler.config().maxInlineBytes()), callDeadline));
-                } catch (ArraydException e) {
-                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
-                }
-            }
-            return submitCounted(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone()));
+            List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.SUBMIT,
+                    scheduler.config().maxInlineBytes(), Calls.deadlineNanos());
+            admission.checkSession(l);
+            return answer(admission.admit(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone())));
         });
     }
 
-    /** Unary calls cannot be paused like the session stream: over the session's limit, refuse; the client retries. */
-    private void checkSessionInFlight(SessionLease l) {
-        if (l.inFlight.get() >= sessionMaxInFlight) {
-            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED, "session: "
-                    + l.inFlight.get() + " commands in flight (expected: fewer than " + sessionMaxInFlight
-                    + " (session-max-inflight); wait for some to finish)");
-        }
-    }
-
-    /**
-     * Runs {@code submit} holding {@code n} places of the session's and the tenant's in-flight counts (given
-     * back when it throws) and answers with the events' ids.
-     */
-    private static SubmitResponse submitCounted(SessionLease l, int n, java.util.function.Supplier<List<Event>> submit) {
-        l.usage.reserveInFlight(n);
-        l.inFlight.addAndGet(n);
-        List<Event> events;
-        try {
-            events = submit.get();
-        } catch (RuntimeException e) {
-            l.inFlight.addAndGet(-n);
-            l.usage.inFlight.addAndGet(-n);
-            throw e;
-        }
+    /** The events' ids. */
+    private static SubmitResponse answer(List<Event> events) {
         SubmitResponse.Builder b = SubmitResponse.newBuilder();
         for (Event e : events) {
             b.addEvents(e.id());
@@ -134,16 +77,8 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     public void recordGraph(dev.arrayd.proto.v1.RecordGraphRequest req, StreamObserver<dev.arrayd.proto.v1.GraphInfo> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
-            checkBatch(req.getCommandsCount());
-            List<CommandSpec> specs = new ArrayList<>(req.getCommandsCount());
-            for (int i = 0; i < req.getCommandsCount(); i++) {
-                checkWaits(req.getCommands(i), i);
-                try {
-                    specs.add(ProtoCodec.command(req.getCommands(i), false, scheduler.config().maxInlineBytes()));
-                } catch (ArraydException e) {
-                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
-                }
-            }
+            List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.GRAPH,
+                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE);
             var g = scheduler.recordGraph(l.session, specs);
             return dev.arrayd.proto.v1.GraphInfo.newBuilder().setGraph(g.handle()).setCommands(g.size()).build();
         });
@@ -154,17 +89,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     public void replayGraph(dev.arrayd.proto.v1.ReplayGraphRequest req, StreamObserver<SubmitResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
-            checkWaitCount(req.getWaitEventsCount());
-            var replay = ProtoCodec.replay(req, true);
-            long callDeadline = Calls.deadlineNanos();
-            if (callDeadline < replay.deadlineNanos()) {
-                replay = new dev.arrayd.scheduler.GraphReplay(replay.firstEvent(), replay.waits(), replay.rebind(),
-                        replay.scalars(), callDeadline);
-            }
+            var replay = CommandDecoder.replay(req, true, Calls.deadlineNanos());
             int n = scheduler.graph(l.session, req.getGraph()).size();
-            checkSessionInFlight(l);
-            var r = replay;
-            return submitCounted(l, n, () -> scheduler.replayGraph(l.session, req.getGraph(), r, e -> l.commandDone()));
+            admission.checkSession(l);
+            return answer(admission.admit(l, n,
+                    () -> scheduler.replayGraph(l.session, req.getGraph(), replay, e -> l.commandDone())));
         });
     }
 
@@ -177,18 +106,6 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
         });
     }
 
-    static void checkWaitCount(int n) {
-        if (n > MAX_WAIT_EVENTS) {
-            throw ArraydException.invalid("wait_events: " + n + " events (expected: at most " + MAX_WAIT_EVENTS + ")");
-        }
-    }
-
-    /** The command with the earlier of its own deadline and {@code deadlineNanos}. */
-    static CommandSpec withDeadline(CommandSpec c, long deadlineNanos) {
-        return deadlineNanos >= c.deadlineNanos() ? c
-                : new CommandSpec(c.event(), c.waits(), c.stream(), c.op(), deadlineNanos, c.priority());
-    }
-
     /**
      * Answers when every listed event is done. The call's deadline bounds the wait only: when it runs
      * out the client hears DEADLINE_EXCEEDED and the commands it waited for carry on (a wait is not a
@@ -199,9 +116,9 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
         Event[] events;
         try {
             Session s = sessions.session(req.getSession());
-            if (req.getEventsCount() > MAX_WAIT_EVENTS) {
+            if (req.getEventsCount() > CommandDecoder.MAX_WAIT_EVENTS) {
                 throw ArraydException.invalid("events: " + req.getEventsCount() + " (expected: at most "
-                        + MAX_WAIT_EVENTS + ")");
+                        + CommandDecoder.MAX_WAIT_EVENTS + ")");
             }
             events = new Event[req.getEventsCount()];
             for (int i = 0; i < events.length; i++) {
@@ -239,9 +156,9 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     public void queryEvents(QueryEventsRequest req, StreamObserver<QueryEventsResponse> out) {
         Calls.unary(out, () -> {
             Session s = sessions.session(req.getSession());
-            if (req.getEventsCount() > MAX_WAIT_EVENTS) {
+            if (req.getEventsCount() > CommandDecoder.MAX_WAIT_EVENTS) {
                 throw ArraydException.invalid("events: " + req.getEventsCount() + " (expected: at most "
-                        + MAX_WAIT_EVENTS + ")");
+                        + CommandDecoder.MAX_WAIT_EVENTS + ")");
             }
             QueryEventsResponse.Builder b = QueryEventsResponse.newBuilder();
             for (int i = 0; i < req.getEventsCount(); i++) {

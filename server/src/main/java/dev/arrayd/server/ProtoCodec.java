@@ -31,7 +31,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Converts between arrayd.v1 messages and scheduler values. Validation of meaning is the scheduler's. */
+/**
+ * Converts between arrayd.v1 values and scheduler values (dtypes, modes, scalars, modules, completions,
+ * descriptions); commands are decoded by {@link CommandDecoder}. Validation of meaning is the scheduler's.
+ */
 final class ProtoCodec {
 
     private ProtoCodec() {}
@@ -91,32 +94,6 @@ final class ProtoCodec {
             case UNRECOGNIZED -> throw ArraydException.invalid("memory_mode: unrecognized value (expected: DEVICE, "
                     + "HOSTED_CONSTANT, HOSTED_CHANGED_ON_DEVICES, HOSTED_VOLATILE or LOCAL)");
         };
-    }
-
-    /** Decodes what a replay changes; {@code allowAssigned} permits first_event 0 (unary calls). */
-    static dev.arrayd.scheduler.GraphReplay replay(dev.arrayd.proto.v1.ReplayGraphRequest r, boolean allowAssigned) {
-        if (r.getFirstEvent() == 0 && !allowAssigned) {
-            throw ArraydException.invalid("first_event: 0 (expected: a client-chosen id >= 1 on the session stream)");
-        }
-        java.util.Map<Long, Long> rebind = new java.util.HashMap<>();
-        for (int i = 0; i < r.getRebindCount(); i++) {
-            var b = r.getRebind(i);
-            if (rebind.put(b.getFrom(), b.getTo()) != null) {
-                throw ArraydException.invalid("rebind[" + i + "].from: buffer " + Long.toHexString(b.getFrom())
-                        + " (rebound twice)");
-            }
-        }
-        List<dev.arrayd.scheduler.GraphReplay.ScalarValue> scalars = new ArrayList<>(r.getScalarsCount());
-        for (int i = 0; i < r.getScalarsCount(); i++) {
-            var v = r.getScalars(i);
-            if (!v.hasValue()) {
-                throw ArraydException.invalid("scalars[" + i + "].value: unset (expected: a scalar)");
-            }
-            scalars.add(new dev.arrayd.scheduler.GraphReplay.ScalarValue(v.getCommand(), v.getArg(),
-                    scalar(v.getValue(), "scalars[" + i + "].value")));
-        }
-        return new dev.arrayd.scheduler.GraphReplay(r.getFirstEvent(), longs(r.getWaitEventsList()), rebind, scalars,
-                CommandSpec.deadlineFromUnixNanos(r.getDeadlineUnixNanos()));
     }
 
     static dev.arrayd.scheduler.MergeMode mergeMode(dev.arrayd.proto.v1.MergeMode m) {
@@ -204,65 +181,6 @@ final class ProtoCodec {
             out[i] = values.get(i);
         }
         return out;
-    }
-
-    /** Decodes a command; {@code allowAssigned} permits event 0 (unary calls). */
-    static CommandSpec command(Command c, boolean allowAssigned, long maxInlineBytes) {
-        if (c.getEvent() == 0 && !allowAssigned) {
-            throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
-        }
-        CommandSpec.Op op = switch (c.getKindCase()) {
-            case LAUNCH -> {
-                var l = c.getLaunch();
-                List<CommandSpec.Arg> args = new ArrayList<>(l.getArgsCount());
-                for (int i = 0; i < l.getArgsCount(); i++) {
-                    Arg a = l.getArgs(i);
-                    args.add(switch (a.getValueCase()) {
-                        case BUFFER -> new CommandSpec.BufferArg(a.getBuffer());
-                        case SCALAR -> new CommandSpec.ScalarArg(scalar(a.getScalar(), "launch.args[" + i + "].scalar"));
-                        case MERGE_BUFFER -> {
-                            if (!a.getMergeBuffer()) {
-                                throw ArraydException.invalid("launch.args[" + i + "].merge_buffer: false (expected: true, "
-                                        + "or a buffer or scalar)");
-                            }
-                            yield new CommandSpec.MergeArg();
-                        }
-                        case VALUE_NOT_SET -> throw ArraydException.invalid("launch.args[" + i
-                                + "]: unset (expected: a buffer handle, a scalar or merge_buffer)");
-                    });
-                }
-                yield new CommandSpec.LaunchOp(l.getKernel(), longs(l.getGlobalDimsList()), longs(l.getLocalDimsList()),
-                        args, l.getDevice());
-            }
-            case COPY -> {
-                var k = c.getCopy();
-                yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
-                        k.getSizeBytes(), k.getDevice(), mergeMode(k.getMerge()), k.getSrcStream());
-            }
-            case FILL -> {
-                var f = c.getFill();
-                if (!f.hasValue()) {
-                    throw ArraydException.invalid("fill.value: unset (expected: a scalar of the buffer's dtype)");
-                }
-                yield new CommandSpec.FillOp(f.getBuffer(), scalar(f.getValue(), "fill.value"), f.getOffsetElements(),
-                        f.getCountElements());
-            }
-            case UPLOAD -> {
-                var u = c.getUpload();
-                if (u.getData().size() > maxInlineBytes) {
-                    throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
-                            + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
-                }
-                yield new CommandSpec.UploadOp(u.getBuffer(), u.getOffsetBytes(), segment(u.getData()));
-            }
-            case DOWNLOAD -> {
-                var d = c.getDownload();
-                // the size is checked against the limit once resolved (0 means "to the end")
-                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes(), maxInlineBytes);
-            }
-            case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
-        };
-        return new CommandSpec(c.getEvent(), longs(c.getWaitEventsList()), c.getStream(), op, CommandSpec.deadlineFromUnixNanos(c.getDeadlineUnixNanos()), dev.arrayd.scheduler.Priority.fromWire(c.getPriorityValue()));
     }
 
     /** A read-only view of the bytes, without copying when protobuf allows. */

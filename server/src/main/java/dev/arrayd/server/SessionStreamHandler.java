@@ -62,6 +62,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
 
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
+    private final Admission admission;
     private final int maxInFlight;
     private final ServerCallStreamObserver<ExecuteResponse> out;
     /** Commands submitted whose completion has not been handed to the transport yet. */
@@ -81,10 +82,11 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private boolean closed;                // only the draining thread touches it
 
     SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
-            int maxInFlight) {
+            Admission admission) {
         this.scheduler = scheduler;
         this.sessions = sessions;
-        this.maxInFlight = maxInFlight;
+        this.admission = admission;
+        this.maxInFlight = admission.sessionMaxInFlight();
         this.out = (ServerCallStreamObserver<ExecuteResponse>) out;
         // the call's context: its deadline tells a cancel by the client from a deadline that ran out
         Context call = Context.current();
@@ -197,41 +199,30 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             return;
         }
         try {
-            long maxInline = scheduler.config().maxInlineBytes();
-            ExecutionGrpcService.checkBatch(batch.getCommandsCount());
-            List<CommandSpec> specs = new ArrayList<>(batch.getCommandsCount());
-            for (int i = 0; i < batch.getCommandsCount(); i++) {
-                ExecutionGrpcService.checkWaits(batch.getCommands(i), i);
-                try {
-                    specs.add(ProtoCodec.command(batch.getCommands(i), false, maxInline));
-                } catch (ArraydException e) {
-                    throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
-                }
-            }
-            int n = specs.size();
-            submitCounted(n, () -> scheduler.submit(s, specs, this));
+            List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
+                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE);
+            submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
         } catch (RuntimeException e) {
             reject(batch.getBatchId(), e);
         }
     }
 
     /**
-     * Runs {@code submit} holding {@code n} places of the in-flight counts (the tenant's quota: over it,
-     * the submission is rejected), given back when it throws.
+     * Runs {@code submit} admitted for {@code n} commands ({@link Admission}: over the tenant's quota, the
+     * submission is rejected), counted in this stream's in-flight and unanswered counts too; given back when
+     * it throws.
      */
     private void submitCounted(int n, Runnable submit) {
-        SessionLease l = lease;
-        l.usage.reserveInFlight(n);
-        l.inFlight.addAndGet(n);
         inFlight.addAndGet(n);
         unanswered.addAndGet(n);
         try {
-            submit.run();
+            admission.admit(lease, n, () -> {
+                submit.run();
+                return null;
+            });
         } catch (RuntimeException e) {
             inFlight.addAndGet(-n);
             unanswered.addAndGet(-n);
-            l.inFlight.addAndGet(-n);
-            l.usage.inFlight.addAndGet(-n);
             throw e;
         }
     }
@@ -244,8 +235,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             return;
         }
         try {
-            ExecutionGrpcService.checkWaitCount(r.getWaitEventsCount());
-            var replay = ProtoCodec.replay(r, false);
+            var replay = CommandDecoder.replay(r, false, CommandSpec.NO_DEADLINE);
             int n = scheduler.graph(s, r.getGraph()).size();
             submitCounted(n, () -> scheduler.replayGraph(s, r.getGraph(), replay, this));
         } catch (RuntimeException e) {

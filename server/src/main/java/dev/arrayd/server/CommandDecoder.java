@@ -1,0 +1,172 @@
+package dev.arrayd.server;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.proto.v1.Arg;
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.ReplayGraphRequest;
+import dev.arrayd.scheduler.CommandSpec;
+import dev.arrayd.scheduler.GraphReplay;
+import dev.arrayd.scheduler.Priority;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one place where wire commands become the scheduler's {@link CommandSpec}s: the batch size limit, each
+ * command's wait limit, what the call allows (an assigned event id, a download), the call's deadline given
+ * to every command, and error messages indexed by position ({@code commands[3].launch.args[1]: ...}).
+ * Unary Submit, RecordGraph and the session stream all decode here; graph replays too ({@link #replay}).
+ * Meaning (handles, shapes, ranges) is the scheduler's to check.
+ */
+final class CommandDecoder {
+
+    /** Most commands in one Submit request or session-stream batch (the graph size limit). */
+    static final int MAX_BATCH_COMMANDS = 16_384;
+    /** Most events one command may wait on explicitly, and one WaitEvents / QueryEvents may name. */
+    static final int MAX_WAIT_EVENTS = 4_096;
+
+    /** What a call allows its commands. */
+    enum Call {
+        /** Unary Submit: an event id of 0 is assigned; no downloads (their bytes would only come back in a completion). */
+        SUBMIT,
+        /** The session stream: client-chosen event ids; downloads come back in the completions. */
+        STREAM,
+        /** RecordGraph: client-chosen event ids naming the commands inside the graph. */
+        GRAPH
+    }
+
+    private CommandDecoder() {}
+
+    /**
+     * Decodes a batch.
+     *
+     * @param callDeadlineNanos the call's deadline on the scheduler's clock ({@link CommandSpec#NO_DEADLINE}
+     *                          for none): it bounds each command's own
+     */
+    static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos) {
+        if (commands.size() > MAX_BATCH_COMMANDS) {
+            throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands.size()
+                    + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
+        }
+        List<CommandSpec> specs = new ArrayList<>(commands.size());
+        for (int i = 0; i < commands.size(); i++) {
+            try {
+                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes), callDeadlineNanos));
+            } catch (ArraydException e) {
+                throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
+            }
+        }
+        return specs;
+    }
+
+    /** Decodes one command (errors name its fields, not its place: {@link #batch} adds that). */
+    static CommandSpec command(Command c, Call call, long maxInlineBytes) {
+        if (c.getEvent() == 0 && call != Call.SUBMIT) {
+            throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
+        }
+        checkWaitCount(c.getWaitEventsCount(), "wait_events");
+        CommandSpec.Op op = switch (c.getKindCase()) {
+            case LAUNCH -> launch(c.getLaunch());
+            case COPY -> {
+                var k = c.getCopy();
+                yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
+                        k.getSizeBytes(), k.getDevice(), ProtoCodec.mergeMode(k.getMerge()), k.getSrcStream());
+            }
+            case FILL -> {
+                var f = c.getFill();
+                if (!f.hasValue()) {
+                    throw ArraydException.invalid("fill.value: unset (expected: a scalar of the buffer's dtype)");
+                }
+                yield new CommandSpec.FillOp(f.getBuffer(), ProtoCodec.scalar(f.getValue(), "fill.value"),
+                        f.getOffsetElements(), f.getCountElements());
+            }
+            case UPLOAD -> {
+                var u = c.getUpload();
+                if (u.getData().size() > maxInlineBytes) {
+                    throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
+                            + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
+                }
+                yield new CommandSpec.UploadOp(u.getBuffer(), u.getOffsetBytes(), ProtoCodec.segment(u.getData()));
+            }
+            case DOWNLOAD -> {
+                if (call == Call.SUBMIT) {
+                    throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
+                            + " stream, whose completion carries the data, or BufferService.ReadBuffer)");
+                }
+                var d = c.getDownload();
+                // the size is checked against the limit once resolved (0 means "to the end")
+                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes(), maxInlineBytes);
+            }
+            case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
+        };
+        return new CommandSpec(c.getEvent(), ProtoCodec.longs(c.getWaitEventsList()), c.getStream(), op,
+                CommandSpec.deadlineFromUnixNanos(c.getDeadlineUnixNanos()), Priority.fromWire(c.getPriorityValue()));
+    }
+
+    private static CommandSpec.LaunchOp launch(dev.arrayd.proto.v1.Launch l) {
+        List<CommandSpec.Arg> args = new ArrayList<>(l.getArgsCount());
+        for (int i = 0; i < l.getArgsCount(); i++) {
+            Arg a = l.getArgs(i);
+            args.add(switch (a.getValueCase()) {
+                case BUFFER -> new CommandSpec.BufferArg(a.getBuffer());
+                case SCALAR -> new CommandSpec.ScalarArg(ProtoCodec.scalar(a.getScalar(), "launch.args[" + i + "].scalar"));
+                case MERGE_BUFFER -> {
+                    if (!a.getMergeBuffer()) {
+                        throw ArraydException.invalid("launch.args[" + i + "].merge_buffer: false (expected: true, "
+                                + "or a buffer or scalar)");
+                    }
+                    yield new CommandSpec.MergeArg();
+                }
+                case VALUE_NOT_SET -> throw ArraydException.invalid("launch.args[" + i
+                        + "]: unset (expected: a buffer handle, a scalar or merge_buffer)");
+            });
+        }
+        return new CommandSpec.LaunchOp(l.getKernel(), ProtoCodec.longs(l.getGlobalDimsList()),
+                ProtoCodec.longs(l.getLocalDimsList()), args, l.getDevice());
+    }
+
+    /**
+     * Decodes what a replay changes; {@code allowAssigned} permits first_event 0 (unary calls). The call's
+     * deadline bounds the replay's.
+     */
+    static GraphReplay replay(ReplayGraphRequest r, boolean allowAssigned, long callDeadlineNanos) {
+        checkWaitCount(r.getWaitEventsCount(), "wait_events");
+        if (r.getFirstEvent() == 0 && !allowAssigned) {
+            throw ArraydException.invalid("first_event: 0 (expected: a client-chosen id >= 1 on the session stream)");
+        }
+        Map<Long, Long> rebind = new HashMap<>();
+        for (int i = 0; i < r.getRebindCount(); i++) {
+            var b = r.getRebind(i);
+            if (rebind.put(b.getFrom(), b.getTo()) != null) {
+                throw ArraydException.invalid("rebind[" + i + "].from: buffer " + Long.toHexString(b.getFrom())
+                        + " (rebound twice)");
+            }
+        }
+        List<GraphReplay.ScalarValue> scalars = new ArrayList<>(r.getScalarsCount());
+        for (int i = 0; i < r.getScalarsCount(); i++) {
+            var v = r.getScalars(i);
+            if (!v.hasValue()) {
+                throw ArraydException.invalid("scalars[" + i + "].value: unset (expected: a scalar)");
+            }
+            scalars.add(new GraphReplay.ScalarValue(v.getCommand(), v.getArg(),
+                    ProtoCodec.scalar(v.getValue(), "scalars[" + i + "].value")));
+        }
+        long deadline = Math.min(CommandSpec.deadlineFromUnixNanos(r.getDeadlineUnixNanos()), callDeadlineNanos);
+        return new GraphReplay(r.getFirstEvent(), ProtoCodec.longs(r.getWaitEventsList()), rebind, scalars, deadline);
+    }
+
+    /** At most {@link #MAX_WAIT_EVENTS} events named in {@code field}. */
+    static void checkWaitCount(int n, String field) {
+        if (n > MAX_WAIT_EVENTS) {
+            throw ArraydException.invalid(field + ": " + n + " events (expected: at most " + MAX_WAIT_EVENTS + ")");
+        }
+    }
+
+    /** The command with the earlier of its own deadline and {@code deadlineNanos}. */
+    private static CommandSpec withDeadline(CommandSpec c, long deadlineNanos) {
+        return deadlineNanos >= c.deadlineNanos() ? c
+                : new CommandSpec(c.event(), c.waits(), c.stream(), c.op(), deadlineNanos, c.priority());
+    }
+}
