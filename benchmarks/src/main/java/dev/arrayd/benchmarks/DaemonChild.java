@@ -30,7 +30,7 @@ final class DaemonChild implements AutoCloseable {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"),
-                "dev.arrayd.server.cli.Main", "serve", "--port", "0"));
+                "dev.arrayd.cli.Main", "serve", "--port", "0"));
         cmd.addAll(serveArgs);
         process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         CompletableFuture<Integer> found = new CompletableFuture<>();

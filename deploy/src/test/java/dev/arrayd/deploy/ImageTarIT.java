@@ -18,13 +18,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The OCI tarball holds the application and a working entrypoint: its config runs
- * {@code dev.arrayd.server.cli.Main serve} as uid 65532 with native access, the java it names is in the
+ * {@code dev.arrayd.cli.Main serve} as uid 65532 with native access, the java it names is in the
  * image and executable by that user, the classpath holds the server jar with the main class, and gcc
  * (which the CPU backend needs to open its devices) is there too.
  */
 class ImageTarIT {
 
-    private static final String MAIN = "dev.arrayd.server.cli.Main";
+    private static final String MAIN = "dev.arrayd.cli.Main";
 
     @Test
     void indexNamesTheImage() {
@@ -86,19 +86,21 @@ class ImageTarIT {
                 assertNotNull(image.resolve(element), "classpath element " + element);
             }
         }
-        OciImage.Entry server = jars.stream().filter(e -> e.path().endsWith("/arrayd-server-" + DeployFiles.version() + ".jar"))
-                .findFirst().orElseThrow(() -> new AssertionError("arrayd-server jar in " + classpath));
-        assertTrue(jars.size() > 20, "the server's runtime dependencies: " + jars.size());
+        OciImage.Entry cli = jars.stream().filter(e -> e.path().endsWith("/arrayd-cli-" + DeployFiles.version() + ".jar"))
+                .findFirst().orElseThrow(() -> new AssertionError("arrayd-cli jar in " + classpath));
+        assertTrue(jars.stream().anyMatch(e -> e.path().endsWith("/arrayd-server-" + DeployFiles.version() + ".jar")),
+                "arrayd-server jar in " + classpath);
+        assertTrue(jars.size() > 20, "the daemon's runtime dependencies: " + jars.size());
         for (OciImage.Entry jar : jars) {
             assertTrue(jar.readableByOthers(), jar.path() + " readable by uid 65532");
         }
         boolean main = false;
-        try (ZipInputStream zip = new ZipInputStream(new ByteArrayInputStream(image.read(server)))) {
+        try (ZipInputStream zip = new ZipInputStream(new ByteArrayInputStream(image.read(cli)))) {
             for (ZipEntry e; (e = zip.getNextEntry()) != null; ) {
                 main |= e.getName().equals(MAIN.replace('.', '/') + ".class");
             }
         }
-        assertTrue(main, MAIN + " in " + server.path());
+        assertTrue(main, MAIN + " in " + cli.path());
         OciImage.Entry props = image.resolve("/app/resources/dev/arrayd/deploy/image.properties");
         assertNotNull(props, "image.properties");
         assertTrue(new String(image.read(props), StandardCharsets.UTF_8).contains("version=" + DeployFiles.version()));

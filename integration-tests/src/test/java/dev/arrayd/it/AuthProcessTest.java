@@ -51,7 +51,7 @@ class AuthProcessTest {
     record Run(int exit, String output) {}
 
     static Run cli(Map<String, String> env, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.server.cli.Main"));
+        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.cli.Main"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().remove("ARRAYD_TOKEN");

@@ -16,7 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The daemon started from the built distribution ({@code server/target/dist}) as a separate JVM,
+ * The daemon started from the built distribution ({@code cli/target/dist}) as a separate JVM,
  * on a free loopback port. Its output is collected; the port is read from its "listening" line.
  */
 final class DaemonProcess implements AutoCloseable {
@@ -32,7 +32,7 @@ final class DaemonProcess implements AutoCloseable {
     private final CompletableFuture<Integer> metricsPortFound = new CompletableFuture<>();
 
     DaemonProcess(String... extraArgs) throws Exception {
-        List<String> cmd = new ArrayList<>(javaCommand("dev.arrayd.server.cli.Main"));
+        List<String> cmd = new ArrayList<>(javaCommand("dev.arrayd.cli.Main"));
         cmd.addAll(List.of("serve", "--port", "0"));
         cmd.addAll(List.of(extraArgs));
         process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -47,9 +47,9 @@ final class DaemonProcess implements AutoCloseable {
 
     /** {@code java -cp dist/lib/* main}, with the JVM running this test. */
     static List<String> javaCommand(String main) {
-        Path dist = Path.of(System.getProperty("arrayd.dist", "../server/target/dist"));
+        Path dist = Path.of(System.getProperty("arrayd.dist", "../cli/target/dist"));
         assertTrue(Files.isDirectory(dist.resolve("lib")), "no distribution at " + dist.toAbsolutePath()
-                + " (build the server module first)");
+                + " (build the cli module first)");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         return List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", dist.resolve("lib") + "/*", main);
     }

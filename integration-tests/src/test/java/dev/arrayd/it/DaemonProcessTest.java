@@ -191,7 +191,7 @@ class DaemonProcessTest {
     record CliRun(int exit, String output) {}
 
     static CliRun cli(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.server.cli.Main"));
+        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.cli.Main"));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();

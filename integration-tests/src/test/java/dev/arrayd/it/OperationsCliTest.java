@@ -78,7 +78,7 @@ class OperationsCliTest {
     record CliRun(int exit, String output) {}
 
     static CliRun run(Map<String, String> env, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.server.cli.Main"));
+        List<String> cmd = new ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.cli.Main"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);

@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 /** A {@code host:port} as given to {@code --target}. */
 record Target(String host, int port) {

@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

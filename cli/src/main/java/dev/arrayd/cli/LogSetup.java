@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;

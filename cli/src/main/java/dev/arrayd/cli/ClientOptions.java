@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import dev.arrayd.client.ArraydClient;
 import io.grpc.ChannelCredentials;

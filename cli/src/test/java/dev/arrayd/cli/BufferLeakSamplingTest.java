@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.AfterEach;

@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import dev.arrayd.proto.v1.ClientStats;
 import dev.arrayd.proto.v1.DaemonStats;

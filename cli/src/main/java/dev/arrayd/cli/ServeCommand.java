@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import dev.arrayd.server.ArraydServer;
 import dev.arrayd.server.ServerOptions;

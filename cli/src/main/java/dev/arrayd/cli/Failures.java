@@ -1,4 +1,4 @@
-package dev.arrayd.server.cli;
+package dev.arrayd.cli;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
