@@ -1,5 +1,6 @@
 package dev.arrayd.server;
 
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * token with {@code --token}); without it, or with a CA that did not sign the daemon's certificate,
  * it fails with one clear line. The daemon runs in-test with certificates keytool makes at test time.
  */
+@ResourcesPerClass("one daemon with TLS serves every test; its compile threads start with the first compile")
 class TlsCliTest {
 
     static final String TOKEN = "dave-token-0123456789abcdef";

@@ -4,10 +4,12 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.api.support.LiveResources;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Pure Java over {@code devices/api}: no gRPC, no protobuf.
  */
-public final class Scheduler implements AutoCloseable {
+public final class Scheduler implements AutoCloseable, LiveResources.Resource {
 
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
 
@@ -86,6 +88,7 @@ public final class Scheduler implements AutoCloseable {
         this.submission = new Submission(ctx, validator, placement, buffers);
         this.graphs = new Graphs(ctx, validator, submission, buffers);
         this.deadlines = new DeadlineTimer(ctx);
+        LiveResources.register(this);
     }
 
     public SchedulerConfig config() {
@@ -434,5 +437,27 @@ public final class Scheduler implements AutoCloseable {
     @Override
     public void close() {
         close(10_000);
+    }
+
+    /**
+     * What this scheduler still holds: pending events of open sessions, and slab bytes of its pools (a
+     * scheduler not closed, or one whose work did not finish).
+     */
+    @Override
+    public Optional<String> leftover() {
+        List<String> held = new ArrayList<>();
+        for (Session s : sessions.values()) {
+            int pending = s.pendingEvents();
+            if (pending > 0) {
+                held.add(pending + " event(s) pending in " + s);
+            }
+        }
+        for (DeviceRuntime d : ctx.devices()) {
+            long used = d.pool().usedBytes();
+            if (used > 0) {
+                held.add(d.id() + ": slab pool holds " + used + " bytes");
+            }
+        }
+        return held.isEmpty() ? Optional.empty() : Optional.of("scheduler: " + String.join("; ", held));
     }
 }

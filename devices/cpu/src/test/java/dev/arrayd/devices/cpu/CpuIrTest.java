@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** IR kernels on the CPU backend: results, guards, OUT_OF_RANGE, launch checks, what is refused. */
+@ResourcesPerClass("one CPU backend and its compiled kernels serve every test; its worker pool starts with the first split launch")
 class CpuIrTest {
 
     private static CpuIrHarness h;

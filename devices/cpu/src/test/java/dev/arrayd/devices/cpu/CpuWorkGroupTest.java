@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Local arrays and barriers on the CPU: work-groups run in phases split at barriers. */
+@ResourcesPerClass("one CPU backend and its compiled kernels serve every test; its worker pool starts with the first split launch")
 class CpuWorkGroupTest {
 
     private static CpuIrHarness h;

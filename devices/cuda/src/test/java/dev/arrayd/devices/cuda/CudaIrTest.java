@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
@@ -41,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kernel, the buffer and the index; nothing outside the buffers touched), guard slots reused across many
  * launches in flight, launch checks. Skipped, with the reason, without a driver, a GPU or NVRTC.
  */
+@ResourcesPerClass("one CUDA backend and its compiled kernels serve every test")
 class CudaIrTest {
 
     private static final long SLAB = 64L << 20;

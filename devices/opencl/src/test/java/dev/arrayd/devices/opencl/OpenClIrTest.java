@@ -1,5 +1,6 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
@@ -42,6 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * guards that fail a launch with OUT_OF_RANGE, local arrays and barriers, launch checks, the binary
  * cache. Skipped, with the reason printed, where there is no OpenCL runtime.
  */
+@ResourcesPerClass("one OpenCL backend and its compiled kernels serve every test")
 class OpenClIrTest {
 
     private static OpenClIrHarness h;

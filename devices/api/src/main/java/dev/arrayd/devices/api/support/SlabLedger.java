@@ -16,7 +16,7 @@ import java.util.List;
  *
  * @param <S> the backend's slab type
  */
-public final class SlabLedger<S extends PoolTable.Slab> {
+public final class SlabLedger<S extends PoolTable.Slab> implements LiveResources.Resource {
 
     /** Makes the native slab once the request has passed every check. May throw ArraydException. */
     @FunctionalInterface
@@ -26,13 +26,24 @@ public final class SlabLedger<S extends PoolTable.Slab> {
 
     private final String device;
     private final long capacityBytes;
+    /** Read lock-free by every native access; replaced whole under this object's lock. */
     private volatile PoolTable<S> table = PoolTable.empty();
-    private long usedBytes; // guarded by this
+    @GuardedBy("this")
+    private long usedBytes;
 
     /** @param device names the device in error messages, e.g. {@code cpu:0} */
     public SlabLedger(String device, long capacityBytes) {
         this.device = device;
         this.capacityBytes = capacityBytes;
+        LiveResources.register(this);
+    }
+
+    /** Slabs still allocated: a device not closed, or a pool not freed. */
+    @Override
+    public synchronized java.util.Optional<String> leftover() {
+        int slabs = table.size();
+        return slabs == 0 ? java.util.Optional.empty()
+                : java.util.Optional.of(device + ": " + usedBytes + " bytes in " + slabs + " slab(s) still allocated");
     }
 
     /**
