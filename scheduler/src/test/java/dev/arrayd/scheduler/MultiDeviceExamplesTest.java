@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.KernelArg;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;

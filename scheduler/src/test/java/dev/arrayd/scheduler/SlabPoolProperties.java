@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.nullbackend.NullDevice;

@@ -23,7 +23,6 @@ import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import dev.arrayd.scheduler.Stream;
 import io.grpc.stub.StreamObserver;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 

@@ -2,7 +2,6 @@ package dev.arrayd.devices.cpu;
 
 import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.Access;
-import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
 

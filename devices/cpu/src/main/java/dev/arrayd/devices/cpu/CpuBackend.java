@@ -1,16 +1,13 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.support.AbstractBackend;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.Dialect;
-import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelCompiler;
 
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;

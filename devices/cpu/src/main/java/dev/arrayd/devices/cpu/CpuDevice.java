@@ -4,18 +4,13 @@ import dev.arrayd.devices.api.support.AbstractDevice;
 import dev.arrayd.devices.api.support.SlabLedger;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
-import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A share of the host's cores and memory. Slabs are off-heap segments, each in its own shared

@@ -4,22 +4,14 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
-import dev.arrayd.devices.api.StreamMarker;
-import dev.arrayd.devices.api.support.AfterMarkers;
-import dev.arrayd.devices.api.support.CommandQueue;
-import dev.arrayd.devices.api.support.LatchMarker;
-import dev.arrayd.devices.api.support.StreamWorker;
+import dev.arrayd.devices.api.support.HostStreamWorker;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An in-order stream whose worker executes each command itself (OCANNL's {@code Schedulers.Multicore});
- * the queue, spinning, parking and close are {@link StreamWorker}'s.
- *
- * <p><b>Markers.</b> {@link #mark()} and {@link #submitAfter} order commands of different streams (of
- * any device of the same backend) without the scheduler: a {@link LatchMarker} is a node in the queue,
- * reached by the worker when everything before it has run; a waiting worker blocks on it before running
- * its command (holding no compute slot while it waits).
+ * the queue, spinning, parking, close and markers are {@link HostStreamWorker}'s (a waiting worker holds no
+ * compute slot while it waits for a marker).
  *
  * <p><b>Priority.</b> The worker runs kernels, so it lowers its own priority first
  * ({@link ComputeThreadPriority}). A command's completion (the scheduler's bookkeeping) takes locks that
@@ -34,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * accepted commands not yet completed, it keeps the worker alive on close until every accepted command
  * has had its callback.
  */
-final class CpuStream extends StreamWorker {
+final class CpuStream extends HostStreamWorker {
 
     private final CpuDevice device;
     // callbacks handed to the device's completion thread and not yet returned: close() waits for them too
@@ -43,27 +35,10 @@ final class CpuStream extends StreamWorker {
     private volatile int workerTid; // the worker's Linux thread id once it runs (0 before, or where unknown)
 
     CpuStream(CpuDevice device, String name) {
-        super(device.id(), name, "cpu" + device.id().ordinal(), DEFAULT_SPIN_NANOS);
+        super(device.id(), name, "cpu" + device.id().ordinal(), DEFAULT_SPIN_NANOS, device.owner(), "cpu marker");
         this.device = device;
         this.executor = new StreamExecutor(device);
         start();
-    }
-
-    @Override
-    public boolean canWaitFor(StreamMarker marker) {
-        return marker instanceof LatchMarker m && m.owner() == device.owner();
-    }
-
-    @Override
-    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
-        submit(command, AfterMarkers.checked(this, after, callback, "the backend of " + device.id()));
-    }
-
-    @Override
-    public StreamMarker mark() {
-        LatchMarker m = new LatchMarker(device.owner(), "cpu marker");
-        // refused by a closing stream: its last commands may still run, reaching a marker now would be too early
-        return offer(null, m.node()) ? m : null;
     }
 
     /**
@@ -124,32 +99,15 @@ final class CpuStream extends StreamWorker {
         executor.close();
     }
 
+    /** Launches hold one of the device's compute slots while they run (released before the callback). */
     @Override
-    protected boolean work() {
-        CommandQueue.Node node = poll();
-        if (node == null) {
-            return false;
-        }
-        DeviceCommand command = node.command();
-        CommandCallback callback = node.callback();
-        node.release();
-        if (callback instanceof LatchMarker.Node mark) {
-            countDone();
-            mark.marker().reach();
-            return true;
-        }
-        if (callback instanceof AfterMarkers waits) {
-            for (StreamMarker m : waits.after()) {
-                ((LatchMarker) m).await(); // before taking a compute slot: a waiting stream holds none
-            }
-        }
+    protected void execute(DeviceCommand command, CommandCallback callback) {
         if (command instanceof DeviceCommand.Launch) {
             device.computeSlots().acquireUninterruptibly();
-            run(executor, command, callback, true, device.computeSlots()); // released before the callback
+            run(executor, command, callback, true, device.computeSlots());
         } else {
             run(executor, command, callback, true, null);
         }
-        return true;
     }
 
     /**

@@ -5,7 +5,6 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
-import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.ir.IrInterpreter;
 import dev.arrayd.devices.api.ir.IrModule;

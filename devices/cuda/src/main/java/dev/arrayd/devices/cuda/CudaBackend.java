@@ -2,9 +2,7 @@ package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.support.AbstractBackend;
-import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
-import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelCompiler;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
@@ -12,7 +10,6 @@ import jcuda.driver.JCudaDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 

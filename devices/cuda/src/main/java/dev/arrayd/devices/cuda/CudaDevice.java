@@ -8,7 +8,6 @@ import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
@@ -16,11 +15,8 @@ import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One CUDA device, working in its primary context (the one the runtime API and other libraries in the

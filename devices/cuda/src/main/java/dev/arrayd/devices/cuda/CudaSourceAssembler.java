@@ -1,11 +1,6 @@
 package dev.arrayd.devices.cuda;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.KernelSignature;
 
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
 
 /**
  * What NVRTC is given for a CUDA C module: a short prelude, then {@code #line 1 "kernel.cu"} and the

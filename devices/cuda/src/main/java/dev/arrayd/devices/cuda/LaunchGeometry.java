@@ -3,7 +3,6 @@ package dev.arrayd.devices.cuda;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.support.LaunchGrid;
 
-import java.util.Arrays;
 
 /**
  * Grid and block of a launch, from arrayd's global / local dims (OpenCL's model: global counts

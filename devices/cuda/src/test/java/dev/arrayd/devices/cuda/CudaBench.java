@@ -16,7 +16,6 @@ import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.conformance.AbstractDeviceConformanceTest;
 import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 import jcuda.driver.JCudaDriver;

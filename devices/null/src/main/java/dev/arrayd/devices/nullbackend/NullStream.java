@@ -5,25 +5,30 @@ import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.StreamMarker;
-import dev.arrayd.devices.api.support.AfterMarkers;
-import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.support.LatchMarker;
-import dev.arrayd.devices.api.support.StreamWorker;
+import dev.arrayd.devices.api.support.HostStreamWorker;
 
 /**
  * A null device's stream with a worker thread ({@link NullOptions.Completion#WORKER}): commands run in
- * order on the worker, markers are {@link LatchMarker}s (waited for by the worker before the command that
- * waits), and a command offered inline runs on the caller's thread when the behaviour accepts it. The
- * smallest complete {@link StreamWorker}: a new backend's stream starts from here.
+ * order on the worker, markers are {@link dev.arrayd.devices.api.support.LatchMarker}s (waited for by the
+ * worker before the command that waits), and a command offered inline runs on the caller's thread when the
+ * behaviour accepts it. The smallest complete stream ({@link HostStreamWorker}): a new backend's stream
+ * starts from here.
  */
-final class NullStream extends StreamWorker {
+final class NullStream extends HostStreamWorker {
 
     private final NullDevice device;
 
     NullStream(NullDevice device, String name) {
-        super(device.id(), name, "null" + device.id().ordinal(), DEFAULT_SPIN_NANOS);
+        super(device.id(), name, "null" + device.id().ordinal(), DEFAULT_SPIN_NANOS, device.owner(), "null marker");
         this.device = device;
         start();
+    }
+
+    @Override
+    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+        device.waitedNatively();
+        super.submitAfter(after, command, callback);
     }
 
     @Override
@@ -51,23 +56,6 @@ final class NullStream extends StreamWorker {
     }
 
     @Override
-    public StreamMarker mark() {
-        LatchMarker m = new LatchMarker(device.owner(), "null marker");
-        return offer(null, m.node()) ? m : null;
-    }
-
-    @Override
-    public boolean canWaitFor(StreamMarker marker) {
-        return marker instanceof LatchMarker m && m.owner() == device.owner();
-    }
-
-    @Override
-    public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
-        device.waitedNatively();
-        submit(command, AfterMarkers.checked(this, after, callback, "the null backend of " + device.id()));
-    }
-
-    @Override
     protected void setUp() {
         device.workerStarted();
     }
@@ -83,24 +71,7 @@ final class NullStream extends StreamWorker {
     }
 
     @Override
-    protected boolean work() {
-        CommandQueue.Node node = poll();
-        if (node == null) {
-            return false;
-        }
-        DeviceCommand command = node.command();
-        CommandCallback callback = node.callback();
-        node.release();
-        if (callback instanceof LatchMarker.Node mark) {
-            countDone();
-            mark.marker().reach();
-            return true;
-        }
-        if (callback instanceof AfterMarkers waits) {
-            for (StreamMarker m : waits.after()) {
-                ((LatchMarker) m).await();
-            }
-        }
+    protected void execute(DeviceCommand command, CommandCallback callback) {
         long nanos = 0;
         ArraydException failure = null;
         try {
@@ -109,7 +80,6 @@ final class NullStream extends StreamWorker {
             failure = failure(command, e);
         }
         complete(command, callback, nanos, failure);
-        return true;
     }
 
     private ArraydException failure(DeviceCommand command, RuntimeException e) {

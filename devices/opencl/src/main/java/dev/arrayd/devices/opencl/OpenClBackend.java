@@ -2,9 +2,7 @@ package dev.arrayd.devices.opencl;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.support.AbstractBackend;
-import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
-import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelCompiler;
 import org.jocl.CLException;
 import org.jocl.cl_device_id;

@@ -3,12 +3,9 @@ package dev.arrayd.devices.opencl;
 import dev.arrayd.devices.api.support.AbstractDevice;
 import dev.arrayd.devices.api.support.SlabLedger;
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.Device;
-import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 import org.jocl.CL;
 import org.jocl.CLException;
 import org.jocl.Pointer;
@@ -16,11 +13,7 @@ import org.jocl.cl_command_queue;
 import org.jocl.cl_device_id;
 import org.jocl.cl_mem;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One OpenCL device. Each slab is one {@code cl_mem} of the device's platform context; a

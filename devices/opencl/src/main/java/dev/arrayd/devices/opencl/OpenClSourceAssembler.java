@@ -1,7 +1,6 @@
 package dev.arrayd.devices.opencl;
 
 import dev.arrayd.devices.api.support.EntryPoints;
-import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;

@@ -3,46 +3,30 @@ package dev.arrayd.devices.api.conformance;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.CompileException;
-import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.DeviceId;
-import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
-import dev.arrayd.devices.api.StreamMarker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 import static dev.arrayd.devices.api.conformance.Conformance.F32;
 import static dev.arrayd.devices.api.conformance.Conformance.I64;
-import static dev.arrayd.devices.api.conformance.Conformance.TIMEOUT_SECONDS;
-import static dev.arrayd.devices.api.conformance.Conformance.await;
 import static dev.arrayd.devices.api.conformance.Conformance.buf;
-import static dev.arrayd.devices.api.conformance.Conformance.into;
 import static dev.arrayd.devices.api.conformance.Conformance.launch1d;
 import static dev.arrayd.devices.api.conformance.Conformance.run;
 import static dev.arrayd.devices.api.conformance.Conformance.runExpectingFailure;
-import static dev.arrayd.devices.api.conformance.Conformance.submit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** Compiling and launching the canned kernels ({@link AbstractDeviceConformanceTest}): results, grids, scalars of
  * every dtype, the inline path, refused launches, and compile errors that name the user's line. */
