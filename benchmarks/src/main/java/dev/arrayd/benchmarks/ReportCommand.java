@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
  * the scenario's own section (every figure beside its anchor), the {@code RESULT} line, then the
  * hand-written notes of {@code docs/benchmarks-notes/<scenario>.md} if there is one; its PNG plots are
  * copied to {@code docs/benchmarks/} and linked from there. Scenarios without results are listed as not
- * run yet, and scenarios waiting for other issues as pending.
+ * run yet.
  */
 @Command(name = "report", sortOptions = false,
         description = {"Regenerates docs/benchmarks.md from the latest results folder of each scenario "
@@ -40,9 +40,6 @@ final class ReportCommand implements Tool {
             new String[] {"tenants", "tenants: fair share under saturation, a polite client during a flood"},
             new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
             new String[] {"jmh", "jmh: micro-benchmarks of the hot paths"});
-
-    /** Scenarios of issue 9 that wait for other issues, and what they wait for. */
-    static final List<String[]> PENDING = List.<String[]>of();
 
     private static final Pattern IMAGE = Pattern.compile("!\\[([^\\]]*)\\]\\(([^)/]+\\.png)\\)");
 
@@ -94,12 +91,6 @@ final class ReportCommand implements Tool {
             notes(name).ifPresent(n -> md.append('\n').append(n));
             summary.add(result);
             progress.line("report: " + name + " from " + dir);
-        }
-        if (!PENDING.isEmpty()) {
-            md.append("\n## Pending scenarios\n\n");
-            for (String[] p : PENDING) {
-                md.append("- **").append(p[0]).append("**: ").append(p[1]).append(".\n");
-            }
         }
         // notes that belong to no scenario (e.g. backends measured outside `bench`) close the page
         for (String extra : extraNotes()) {

@@ -34,7 +34,7 @@ record TaskGraph(String name, Pattern pattern, int radix) {
         FFT
     }
 
-    /** The graphs the issue asks for, in report order. */
+    /** The graphs measured, in report order. */
     static List<TaskGraph> standard() {
         return List.of(new TaskGraph("stencil_1d", Pattern.STENCIL_1D, 3),
                 new TaskGraph("nearest_0", Pattern.NEAREST, 0),

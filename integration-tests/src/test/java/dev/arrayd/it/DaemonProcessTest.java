@@ -166,7 +166,7 @@ class DaemonProcessTest {
         }
     }
 
-    /** The "done when": every example runs as IR on a daemon that refuses native source. */
+    /** Every example runs as IR on a daemon that refuses native source. */
     @Test
     void everyDemoKernelRunsWithoutNativeSource() throws Exception {
         try (DaemonProcess d = new DaemonProcess()) {

@@ -30,8 +30,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The CUDA benchmark (issue 6, "Measure"), a main on the test classpath because the benchmarks module is
- * being reworked; it prints a message and exits 0 where there is no GPU. Each figure is taken side by
+ * The CUDA benchmark, a main on the backend's test class path (it needs the backend's package-private
+ * devices and the conformance suite's canned kernels); it prints a message and exits 0 where there is no GPU. Each figure is taken side by
  * side with its raw-JCuda anchor in the same process, alternating in rounds; medians are reported.
  *
  * <ul>
@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  *       {@code cuLaunchKernel} + {@code cuStreamSynchronize} on a stream of the same device;</li>
  *   <li><b>transfer</b>: 256 MiB upload / download through arrayd's pinned staging (from / to ordinary
  *       off-heap memory) vs raw {@code cuMemcpyHtoD} / {@code cuMemcpyDtoH} from / to pinned memory
- *       (the issue's floor: arrayd at 80% or more of raw);</li>
+ *       (the goal: arrayd at 80% or more of raw);</li>
  *   <li><b>matmul</b>: a 16x16-tiled shared-memory SGEMM, n = 2048, GFLOP/s through arrayd.</li>
  * </ul>
  * The last line is {@code RESULT cuda launch_us=.. raw_launch_us=.. launch_ratio=.. upload_GBps=.. raw_upload_GBps=..
