@@ -39,7 +39,7 @@ final class Graphs {
         Map<Long, Integer> index = new HashMap<>();
         Map<Stream, DType> merges = new HashMap<>(0);
         List<Buffer> used = new ArrayList<>();
-        LaunchAccesses accesses = new LaunchAccesses();
+        Prepared.Scratch scratch = Prepared.batchScratch();
         for (int i = 0; i < prepared.length; i++) {
             CommandSpec spec = commands.get(i);
             String at = "commands[" + i + "]: ";
@@ -52,7 +52,7 @@ final class Graphs {
             int[] after = earlierCommands(spec, index, at);
             Prepared p;
             try {
-                p = validator.prepare(s, spec, merges, Prepared.once(accesses));
+                p = validator.prepare(s, spec, merges, Prepared.once(scratch));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), at + e.getMessage(), e);
             }

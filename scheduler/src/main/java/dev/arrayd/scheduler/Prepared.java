@@ -32,33 +32,47 @@ final class Prepared {
     private DType mergeDtype;
     private int[] after;
     private List<DeviceRuntime> placeAmong;
-    // a reusable instance's: exact-length buffer arrays (index = length) and itself as a batch of one; else null
-    private final Buffer[][] bufferScratch;
-    private final Prepared[] alone;
-    private final LaunchAccesses accesses;
+    /** What validation may reuse (one reference: a command of a batch is one allocation, and stays small); or null. */
+    private final Scratch scratch;
 
-    private Prepared(boolean reusable, LaunchAccesses accesses) {
-        bufferScratch = reusable ? new Buffer[SCRATCH][] : null;
-        alone = reusable ? new Prepared[] {this} : null;
-        this.accesses = accesses;
+    /**
+     * What validating into a Prepared may reuse: a reusable instance's exact-length buffer arrays (index =
+     * length) and itself as a batch of one; the launch accumulator, of the reusable instance or shared by
+     * the commands of one batch (validated one after the other).
+     */
+    static final class Scratch {
+        private final Buffer[][] buffers;
+        private final Prepared[] alone;
+        private final LaunchAccesses accesses = new LaunchAccesses();
+
+        private Scratch(Prepared reusable) {
+            this.buffers = reusable == null ? null : new Buffer[SCRATCH][];
+            this.alone = reusable == null ? null : new Prepared[] {reusable};
+        }
     }
 
-    /** One to fill once (a command of a batch or of a graph). */
+    private Prepared(boolean reusable, Scratch shared) {
+        this.scratch = reusable ? new Scratch(this) : shared;
+    }
+
+    /** One to fill once (a command of a graph or a batch). */
     static Prepared once() {
         return new Prepared(false, null);
     }
 
-    /**
-     * One to fill once, validated with {@code accesses} (shared by the commands of one batch, which are
-     * validated one after the other: a batch's launches allocate no accumulator each).
-     */
-    static Prepared once(LaunchAccesses accesses) {
-        return new Prepared(false, accesses);
+    /** One to fill once, with the scratch shared by the commands of its batch ({@link #batchScratch()}). */
+    static Prepared once(Scratch batch) {
+        return new Prepared(false, batch);
+    }
+
+    /** Scratch for the commands of one batch (its launches allocate no accumulator each). */
+    static Scratch batchScratch() {
+        return new Scratch(null);
     }
 
     /** One to fill again for every submission that borrows it; {@link #clear()} between them. */
     static Prepared reusable() {
-        return new Prepared(true, new LaunchAccesses());
+        return new Prepared(true, null);
     }
 
     /**
@@ -109,27 +123,28 @@ final class Prepared {
      * caller writes them all) while short, else a new one. Two lengths give two distinct arrays.
      */
     Buffer[] bufferArray(int n) {
-        if (bufferScratch == null || n >= SCRATCH) {
+        Buffer[][] arrays = scratch == null ? null : scratch.buffers;
+        if (arrays == null || n >= SCRATCH) {
             return new Buffer[n];
         }
-        Buffer[] a = bufferScratch[n];
-        return a != null ? a : (bufferScratch[n] = new Buffer[n]);
+        Buffer[] a = arrays[n];
+        return a != null ? a : (arrays[n] = new Buffer[n]);
     }
 
     /** What a launch validated into it touches: a reusable instance's own, else a new one. */
     LaunchAccesses accesses() {
-        return accesses != null ? accesses : new LaunchAccesses();
+        return scratch != null ? scratch.accesses : new LaunchAccesses();
     }
 
     /** Itself as a batch of one (a reusable instance only). */
     Prepared[] alone() {
-        return alone;
+        return scratch == null ? null : scratch.alone;
     }
 
     /** Forgets the command it held (a reusable instance between submissions: it keeps nothing alive). */
     void clear() {
-        if (bufferScratch != null) {
-            for (Buffer[] a : bufferScratch) {
+        if (scratch != null && scratch.buffers != null) {
+            for (Buffer[] a : scratch.buffers) {
                 if (a != null) {
                     Arrays.fill(a, null);
                 }

@@ -71,10 +71,10 @@ final class Submission {
                 break;
             }
         }
-        LaunchAccesses accesses = new LaunchAccesses(); // one for the batch: its commands are validated in turn
+        Prepared.Scratch scratch = Prepared.batchScratch(); // one for the batch: its commands are validated in turn
         for (int i = 0; i < prepared.length; i++) {
             try {
-                prepared[i] = validator.prepare(s, batch.get(i), merges, Prepared.once(accesses));
+                prepared[i] = validator.prepare(s, batch.get(i), merges, Prepared.once(scratch));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
