@@ -45,9 +45,14 @@ final class Submission {
     /** Event ids of the batch being checked (a set: the values are TRUE); empty between batches. */
     @GuardedBy("SchedulerContext.submitLock")
     private final LongMap<Boolean> batchIds = new LongMap<>(64);
-    /** One command's state while it is tracked. */
+    /**
+     * Exact-size arrays for the replicas and memory of commands with fewer buffers than {@link #SCRATCH}:
+     * entries are overwritten by each command (stale ones only keep replicas alive, which their buffers do anyway).
+     */
     @GuardedBy("SchedulerContext.submitLock")
-    private final Tracking tracking = new Tracking();
+    private final Replica[][] repsScratch = new Replica[SCRATCH][];
+    @GuardedBy("SchedulerContext.submitLock")
+    private final MemRef[][] refsScratch = new MemRef[SCRATCH][];
 
     Submission(SchedulerContext ctx, CommandValidator validator, Placement placement, BufferLifecycle buffers) {
         this.ctx = ctx;
@@ -55,6 +60,10 @@ final class Submission {
         this.placement = placement;
         this.buffers = buffers;
         this.coherence = Coherence.reusable(ctx.config());
+        for (int n = 0; n < SCRATCH; n++) {
+            repsScratch[n] = new Replica[n];
+            refsScratch[n] = new MemRef[n];
+        }
     }
 
     /** See {@link Scheduler#submit}. */
@@ -262,254 +271,200 @@ final class Submission {
     }
 
     /**
-     * One command's state while it is tracked, reused for every command (under the submit lock): where it
-     * runs, the buffers it touches and how, their replicas and memory there, and its device op.
+     * What a merge copy becomes when tracked: a copy of its source into the stream's merge buffer (its
+     * buffers, flags and template), or — a streaming merge whose source is current on the stream's device —
+     * a no-op that lets the consumer read the source in place ({@code buffers} null: unchanged).
      */
-    private static final class Tracking {
-        private final Replica[][] repsScratch = new Replica[SCRATCH][];
-        private final MemRef[][] refsScratch = new MemRef[SCRATCH][];
-        Stream stream;
-        CommandTemplate template;
-        Buffer[] buffers;
-        /** The Prepared's own array (a graph's, perhaps): copied before anything in it changes. */
-        Buffer[] shared;
-        boolean[] reads;
-        boolean[] writes;
-        boolean[] whole;
-        Replica[] reps;
-        MemRef[] refs;
-        Coherence.Leg leg;
-        /** What a merge copy puts in the stream's merge buffer, installed once it is tracked. */
-        Buffer newMerge;
-        boolean newMergeInPlace;
-        DeviceCommand op;
-        Object result;
+    private record MergeRewrite(Buffer newMerge, boolean inPlace, CommandTemplate template, Buffer[] buffers,
+            boolean[] reads, boolean[] writes, boolean[] whole) {}
 
-        Tracking() {
-            for (int n = 0; n < SCRATCH; n++) {
-                repsScratch[n] = new Replica[n];
-                refsScratch[n] = new MemRef[n];
-            }
-        }
-
-        void begin(Prepared p, CommandTemplate template, Buffer[] buffers) {
-            this.stream = p.stream();
-            this.template = template;
-            this.buffers = buffers;
-            this.shared = buffers;
-            this.reads = p.reads();
-            this.writes = p.writes();
-            this.whole = p.whole();
-        }
-
-        /** Buffers it may change: a private copy of the array. */
-        Buffer[] ownBuffers() {
-            if (buffers == shared) {
-                buffers = buffers.clone();
-            }
-            return buffers;
-        }
-
-        /** Exact-size arrays for the replicas and memory of its buffers (entries are stale: all overwritten). */
-        void sizeArrays() {
-            int n = buffers.length;
-            reps = n < SCRATCH ? repsScratch[n] : new Replica[n];
-            refs = n < SCRATCH ? refsScratch[n] : new MemRef[n];
-        }
-
-        /** Forgets the command (entries of the scratch arrays only keep replicas alive, which their buffers do anyway). */
-        void clear() {
-            stream = null;
-            template = null;
-            buffers = shared = null;
-            reps = null;
-            refs = null;
-            leg = null;
-            newMerge = null;
-            newMergeInPlace = false;
-            op = null;
-            result = null;
-        }
-    }
-
-    /** Builds one command, its transfers and its edges. */
+    /**
+     * Builds one command, its transfers and its edges. Its state lives in locals (the hot path writes no
+     * shared object); the rare rewrites (placement, per-stream instances, merge copies) return what changes.
+     */
     @GuardedBy("SchedulerContext.submitLock")
     private Command track(Session s, Prepared p, int index, Replay replay, Buffer[] used, Event e, Coherence co,
             Command[] earlier) {
-        Tracking t = tracking;
-        t.begin(p, replay.template(p, index), used);
+        Stream st = p.stream();
+        CommandTemplate template = replay.template(p, index);
+        Buffer[] bufs = used;
+        boolean[] reads = p.reads();
+        boolean[] writes = p.writes();
+        boolean[] whole = p.whole();
+        MergeRewrite merge = null;
+        Replica[] reps;
+        Coherence.Leg leg;
+        DeviceCommand op;
+        Object result = null;
         try {
-            try {
-                place(s, p, t);
-                instances(s, p, t, co);
-                if (t.template instanceof CommandTemplate.MergeCopy mc) {
-                    mergeCopy(t, mc);
-                }
-                mergeArguments(p, t);
-                replicas(t, co);
-                buildOp(p, t);
-            } catch (ArraydException ex) {
-                // RESOURCE_EXHAUSTED (nothing left to evict) or FAILED_PRECONDITION (a merge buffer that does not
-                // fit) in practice; whatever it is, only this command fails: the batch is half registered already
-                return refused(s, p, replay, e, earlier, t, ex);
-            }
-            Command c = newCommand(s, p, replay, e, t);
-            order(c, s, p, replay, earlier, t.stream);
-            if (t.leg != null) {
-                t.leg.attach(c);
-            }
-            for (int b = 0; b < t.buffers.length; b++) {
-                Buffer buf = t.buffers[b];
-                if (t.reads[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
-                    buf.frozen = true; // read once: read-only from now on
-                }
-                if (t.reps[b] != null) {
-                    Coherence.access(c, t.reps[b], t.reads[b], t.writes[b]);
-                    if (t.writes[b]) {
-                        co.afterWrite(buf, t.reps[b], t.template);
-                    }
+            if (p.placeAmong() != null) {
+                CommandTemplate.Launch l = (CommandTemplate.Launch) template;
+                DeviceRuntime placed = placement.place(p.kernel(), bufs, p.size(), p.placeAmong(), l.globalDims(),
+                        l.localDims());
+                if (placed != st.device()) {
+                    st = s.defaultStream(placed);
+                    template = l.on(p.kernel().forBackend(placed.backend()));
                 }
             }
-            installMerge(t);
-            return c;
-        } finally {
-            t.clear();
+            bufs = instances(s, p, st, bufs, co);
+            if (template instanceof CommandTemplate.MergeCopy mc) {
+                merge = mergeCopy(st, bufs[0], mc);
+                template = merge.template();
+                if (merge.buffers() != null) {
+                    bufs = merge.buffers();
+                    reads = merge.reads();
+                    writes = merge.writes();
+                    whole = merge.whole();
+                }
+            }
+            bufs = mergeArguments(p, st, bufs);
+            int n = bufs.length;
+            reps = n < SCRATCH ? repsScratch[n] : new Replica[n];
+            MemRef[] refs = n < SCRATCH ? refsScratch[n] : new MemRef[n];
+            leg = replicas(st, template, bufs, reads, writes, whole, reps, refs, co);
+            if (leg != null) {
+                op = leg.op();
+            } else if (template instanceof CommandTemplate.Launch launch) {
+                op = launchOp(p, st, launch, refs);
+            } else {
+                CommandTemplate.Built built = template.build(refs);
+                op = built.op();
+                result = built.result();
+            }
+            if (p.kernel() != null) {
+                p.kernel().module().retain(); // released when the command ends
+            }
+        } catch (ArraydException ex) {
+            // RESOURCE_EXHAUSTED (nothing left to evict) or FAILED_PRECONDITION (a merge buffer that does not
+            // fit) in practice; whatever it is, only this command fails: the batch is half registered already
+            return refused(s, p, replay, e, earlier, st, merge, ex);
         }
+        Command c = newCommand(s, p, replay, e, st, op, result);
+        order(c, s, p, replay, earlier, st);
+        if (leg != null) {
+            leg.attach(c);
+        }
+        for (int b = 0; b < bufs.length; b++) {
+            Buffer buf = bufs[b];
+            if (reads[b] && buf.memoryMode() == MemoryMode.HOSTED_CONSTANT) {
+                buf.frozen = true; // read once: read-only from now on
+            }
+            if (reps[b] != null) {
+                Coherence.access(c, reps[b], reads[b], writes[b]);
+                if (writes[b]) {
+                    co.afterWrite(buf, reps[b], template);
+                }
+            }
+        }
+        if (merge != null) {
+            installMerge(st, merge);
+        }
+        return c;
     }
 
-    /** A launch to be placed goes to the device where it is expected to finish first (its template follows). */
-    private void place(Session s, Prepared p, Tracking t) {
-        if (p.placeAmong() == null) {
-            return;
-        }
-        CommandTemplate.Launch l = (CommandTemplate.Launch) t.template;
-        DeviceRuntime placed = placement.place(p.kernel(), t.buffers, p.size(), p.placeAmong(), l.globalDims(),
-                l.localDims());
-        if (placed != t.stream.device()) {
-            t.stream = s.defaultStream(placed);
-            t.template = l.on(p.kernel().forBackend(placed.backend()));
-        }
-    }
-
-    /** A PER_STREAM buffer is its stream's instance; a copy may read another stream's (its src_stream). */
-    private void instances(Session s, Prepared p, Tracking t, Coherence co) {
+    /** A PER_STREAM buffer is its stream's instance (a copy may read another stream's, its src_stream): a new array then. */
+    private Buffer[] instances(Session s, Prepared p, Stream st, Buffer[] bufs, Coherence co) {
         boolean perStream = false;
-        for (Buffer b : t.buffers) {
+        for (Buffer b : bufs) {
             perStream |= b != null && b.perStream;
         }
         if (!perStream) {
-            return;
+            return bufs;
         }
-        Buffer[] own = t.ownBuffers();
+        Buffer[] own = bufs.clone();
         long srcStream = p.spec().op() instanceof CommandSpec.CopyOp cp ? cp.srcStream() : 0;
         for (int b = 0; b < own.length; b++) {
             if (own[b] != null && own[b].perStream) {
-                Stream of = b == 0 && srcStream != 0 ? s.stream(srcStream, "copy.src_stream") : t.stream;
+                Stream of = b == 0 && srcStream != 0 ? s.stream(srcStream, "copy.src_stream") : st;
                 own[b] = buffers.instanceOf(s, own[b], of, co);
             }
         }
+        return own;
     }
 
-    /**
-     * A merge copy becomes a copy of its source into the stream's merge buffer (reused when it fits), or — a
-     * streaming merge whose source is current on the stream's device — a no-op that lets the consumer read
-     * the source in place.
-     */
-    private void mergeCopy(Tracking t, CommandTemplate.MergeCopy mc) {
-        Buffer src = t.buffers[0];
-        Stream st = t.stream;
+    /** What a merge copy of {@code src} on {@code st} becomes (see {@link MergeRewrite}). */
+    private MergeRewrite mergeCopy(Stream st, Buffer src, CommandTemplate.MergeCopy mc) {
         Replica here = src.replicas[st.device().index()];
         if (mc.mode() == MergeMode.STREAMING && here != null && here.valid()) {
-            t.newMerge = src;
-            t.newMergeInPlace = true;
-            t.template = new CommandTemplate.Prefetch();
-            return;
+            return new MergeRewrite(src, true, new CommandTemplate.Prefetch(), null, null, null, null);
         }
         Buffer merge = st.merge;
         if (merge == null || st.mergeInPlace || merge.dtype() != src.dtype() || merge.sizeBytes() != src.sizeBytes()) {
             merge = buffers.newMerge(src, st);
         }
-        t.newMerge = merge;
-        t.buffers = new Buffer[] {src, merge};
-        t.template = new CommandTemplate.Copy(0, 0, src.sizeBytes());
         // it reads the source and writes all of the merge buffer
-        t.reads = new boolean[] {true, false};
-        t.writes = new boolean[] {false, true};
-        t.whole = new boolean[] {false, true};
+        return new MergeRewrite(merge, false, new CommandTemplate.Copy(0, 0, src.sizeBytes()), new Buffer[] {src, merge},
+                new boolean[] {true, false}, new boolean[] {false, true}, new boolean[] {false, true});
     }
 
-    /** A launch's null buffer entries stand for its stream's merge buffer, which must hold what it expects. */
-    private static void mergeArguments(Prepared p, Tracking t) {
-        for (int b = 0; b < t.buffers.length; b++) {
-            if (t.buffers[b] == null) {
-                Stream st = t.stream;
+    /**
+     * A launch's null buffer entries stand for its stream's merge buffer, which must hold what it expects
+     * (a new array then: the given one may be a graph's).
+     */
+    private static Buffer[] mergeArguments(Prepared p, Stream st, Buffer[] bufs) {
+        Buffer[] out = bufs;
+        for (int b = 0; b < bufs.length; b++) {
+            if (bufs[b] == null) {
                 Buffer merge = st.merge;
                 if (merge == null || merge.dtype() != p.mergeDtype() || merge.destroyed) {
                     throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "launch: the merge buffer of " + st
                             + (merge == null ? " is empty (expected: a merge copy on this stream first)"
                             : " holds " + merge.dtype().wireName() + " (expected: " + p.mergeDtype().wireName() + ")"));
                 }
-                t.ownBuffers()[b] = merge;
+                if (out == bufs) {
+                    out = bufs.clone();
+                }
+                out[b] = merge;
             }
         }
+        return out;
     }
 
     /**
-     * Each buffer's replica on the command's device, with memory, and current when the command reads it
-     * (or writes part of it). A copy from a buffer not current on the device reads it where it is current,
-     * straight into the destination (a transfer leg) instead.
+     * Each buffer's replica on the command's device into {@code reps} (its memory into {@code refs}), with
+     * memory, and current when the command reads it (or writes part of it). A copy from a buffer not current
+     * on the device reads it where it is current, straight into the destination: that transfer leg is
+     * returned (else null).
      */
-    private static void replicas(Tracking t, Coherence co) {
-        t.sizeArrays();
-        DeviceRuntime d = t.stream.device();
+    private static Coherence.Leg replicas(Stream st, CommandTemplate template, Buffer[] bufs, boolean[] reads,
+            boolean[] writes, boolean[] whole, Replica[] reps, MemRef[] refs, Coherence co) {
+        DeviceRuntime d = st.device();
         List<Replica> pinned = co.pinnedForNextCommand();
-        Buffer[] bs = t.buffers;
-        boolean remoteCopy = t.template instanceof CommandTemplate.Copy && bs.length == 2 && !validOn(bs[0], d);
-        for (int b = 0; b < bs.length; b++) {
+        boolean remoteCopy = template instanceof CommandTemplate.Copy && bufs.length == 2 && !validOn(bufs[0], d);
+        for (int b = 0; b < bufs.length; b++) {
             if (remoteCopy && b == 0) {
-                t.reps[b] = null;
-                t.refs[b] = null;
+                reps[b] = null;
+                refs[b] = null;
                 continue;
             }
-            boolean needData = t.reads[b] || (t.writes[b] && !t.whole[b]);
-            t.reps[b] = co.prepare(bs[b], t.stream, needData, pinned);
-            t.refs[b] = t.reps[b].data(0, bs[b].sizeBytes());
+            boolean needData = reads[b] || (writes[b] && !whole[b]);
+            reps[b] = co.prepare(bufs[b], st, needData, pinned);
+            refs[b] = reps[b].data(0, bufs[b].sizeBytes());
         }
-        if (remoteCopy) {
-            CommandTemplate.Copy cp = (CommandTemplate.Copy) t.template;
-            t.leg = co.leg(bs[0], d, cp.srcOffset(), cp.size(), CommandTemplate.slice(t.refs[1], cp.dstOffset(), cp.size()),
-                    null);
+        if (!remoteCopy) {
+            return null;
         }
+        CommandTemplate.Copy cp = (CommandTemplate.Copy) template;
+        return co.leg(bufs[0], d, cp.srcOffset(), cp.size(), CommandTemplate.slice(refs[1], cp.dstOffset(), cp.size()), null);
     }
 
-    /** The device op, given the memory of the command's buffers (a launch repeated on the same memory reuses its op). */
-    private static void buildOp(Prepared p, Tracking t) {
-        if (t.leg != null) {
-            t.op = t.leg.op();
-        } else if (t.template instanceof CommandTemplate.Launch launch) {
-            int device = t.stream.device().index();
-            DeviceCommand.Launch last = p.kernel().lastLaunch(device);
-            DeviceCommand.Launch built = launch.op(t.refs, last);
-            if (built != last) {
-                p.kernel().lastLaunch(device, built);
-            }
-            t.op = built;
-        } else {
-            CommandTemplate.Built built = t.template.build(t.refs);
-            t.op = built.op();
-            t.result = built.result();
+    /** A launch's device op, given its buffers' memory (a launch repeated on the same memory reuses its op). */
+    private static DeviceCommand launchOp(Prepared p, Stream st, CommandTemplate.Launch launch, MemRef[] refs) {
+        int device = st.device().index();
+        DeviceCommand.Launch last = p.kernel().lastLaunch(device);
+        DeviceCommand.Launch built = launch.op(refs, last);
+        if (built != last) {
+            p.kernel().lastLaunch(device, built);
         }
-        if (p.kernel() != null) {
-            p.kernel().module().retain(); // released when the command ends
-        }
+        return built;
     }
 
-    private Command newCommand(Session s, Prepared p, Replay replay, Event e, Tracking t) {
+    private Command newCommand(Session s, Prepared p, Replay replay, Event e, Stream st, DeviceCommand op, Object result) {
         Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-        Command c = new Command(e, s, t.stream, t.op, t.result, p.kernel(), t.op != null && fastPath(p), p.size(), priority,
+        Command c = new Command(e, s, st, op, result, p.kernel(), op != null && fastPath(p), p.size(), priority,
                 replay.deadlineNanos(p));
         if (p.kernel() != null && ctx.deviceCount() > 1) {
-            DeviceRuntime d = t.stream.device();
+            DeviceRuntime d = st.device();
             double est = placement.estimateNanos(p.kernel(), d, p.size());
             if (est > 0) {
                 c.expectedNanos = (long) est;
@@ -532,24 +487,20 @@ final class Submission {
     }
 
     /** A merge copy's result becomes its stream's merge buffer. */
-    private void installMerge(Tracking t) {
-        Stream st = t.stream;
-        if (t.newMerge != null && t.newMerge != st.merge) {
+    private void installMerge(Stream st, MergeRewrite merge) {
+        if (merge.newMerge() != st.merge) {
             buffers.dropMerge(st);
-            st.merge = t.newMerge;
+            st.merge = merge.newMerge();
         }
-        if (t.newMerge != null) {
-            st.mergeInPlace = t.newMergeInPlace;
-        }
+        st.mergeInPlace = merge.inPlace();
     }
 
     /** Refused while tracked: the command fails, after its stream predecessor and its waits, without touching its buffers. */
-    private Command refused(Session s, Prepared p, Replay replay, Event e, Command[] earlier, Tracking t,
-            ArraydException refusal) {
-        Stream st = t.stream;
+    private Command refused(Session s, Prepared p, Replay replay, Event e, Command[] earlier, Stream st,
+            MergeRewrite merge, ArraydException refusal) {
         if (p.template() instanceof CommandTemplate.MergeCopy) {
-            if (t.newMerge != null && t.newMerge != st.merge && !t.newMergeInPlace) {
-                buffers.release(t.newMerge); // a merge buffer that was never installed
+            if (merge != null && merge.newMerge() != st.merge && !merge.inPlace()) {
+                buffers.release(merge.newMerge()); // a merge buffer that was never installed
             }
             // the stream's merge buffer no longer holds what its launches expect: empty it, so that they fail
             buffers.dropMerge(st);
