@@ -117,8 +117,9 @@ final class JmhCommand implements Tool {
         String res = result.toString().trim();
         String section = String.format(Locale.ROOT, """
                 JMH (%d fork, %s warm-up, %d x %d ms measured, average time per operation) of the hot paths, \
-                in-process on a no-op device that completes commands at once (or holds them until drained, for \
-                pending dependencies), so what is measured is arrayd's own bookkeeping:
+                in-process on devices of the null backend (`devices/null`), which complete commands at once without \
+                computing (or hold them until released, for pending dependencies), so what is measured is arrayd's \
+                own bookkeeping:
 
                 - `SchedulerBench`: one empty launch through `Scheduler.submit` (validate, register the event, \
                 order on its stream, fast-path dispatch, complete), alone and per command in batches of 64;
@@ -126,7 +127,9 @@ final class JmhCommand implements Tool {
                 waits plus read-after-write / write-after-write hazards on one buffer, or a fan-in of 4 waits;
                 - `SlabPoolBench`: allocate + free of one block (64 B..128 KiB), empty pool and 8192 blocks with holes;
                 - `EventBench`: signal an event with one or three listeners; signal and join its future;
-                - `MultiDeviceBench`: two devices: one launch naming no device on a buffer (placement over both                 devices, the replica check, hazards, dispatch, completion), and per command of a recorded 64-launch                 graph replayed without validation.
+                - `MultiDeviceBench`: two devices: one launch naming no device on a buffer (placement over both \
+                devices, the replica check, hazards, dispatch, completion), and per command of a recorded \
+                64-launch graph replayed without validation.
 
                 Bytes allocated per operation are JMH's `gc.alloc.rate.norm`.
 
