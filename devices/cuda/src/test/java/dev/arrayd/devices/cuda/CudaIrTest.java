@@ -29,9 +29,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
-import static dev.arrayd.devices.cuda.StreamCommands.await;
-import static dev.arrayd.devices.cuda.StreamCommands.run;
-import static dev.arrayd.devices.cuda.StreamCommands.submit;
+import static dev.arrayd.devices.api.conformance.Conformance.await;
+import static dev.arrayd.devices.api.conformance.Conformance.run;
+import static dev.arrayd.devices.api.conformance.Conformance.submit;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

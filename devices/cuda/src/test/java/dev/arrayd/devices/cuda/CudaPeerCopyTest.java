@@ -17,7 +17,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Optional;
 
-import static dev.arrayd.devices.cuda.StreamCommands.run;
+import static dev.arrayd.devices.api.conformance.Conformance.run;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
