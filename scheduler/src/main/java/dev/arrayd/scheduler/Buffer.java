@@ -1,8 +1,8 @@
 package dev.arrayd.scheduler;
 
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.DType;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -152,7 +152,7 @@ public final class Buffer {
 
     @Override
     public String toString() {
-        return "buffer " + Handles.format(handle) + (label.isEmpty() ? "" : " \"" + label + "\"") + " "
-                + dtype.wireName() + Arrays.toString(dims) + " on " + home.id();
+        return "buffer " + Handles.format(handle) + (label.isEmpty() ? "" : " " + Quote.string(label)) + " "
+                + dtype.wireName() + Quote.longs(dims) + " on " + home.id();
     }
 }

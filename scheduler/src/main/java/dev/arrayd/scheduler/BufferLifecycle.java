@@ -3,6 +3,7 @@ package dev.arrayd.scheduler;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.support.Saturating;
 import java.util.ArrayList;
@@ -42,6 +43,7 @@ final class BufferLifecycle {
         long elements = elementCount(dims, dtype);
         DeviceRuntime d = ctx.device(device);
         String l = label == null ? "" : label;
+        FreeText.check(l, "label", FreeText.MAX_LABEL);
         Buffer b;
         if (sharing == Sharing.PER_STREAM) {
             // a handle only: each stream gets its own zeroed instance when it first uses it
@@ -233,7 +235,7 @@ final class BufferLifecycle {
     private long elementCount(long[] dims, DType dtype) {
         int maxDims = ctx.config().maxDims();
         if (dims == null || dims.length == 0 || dims.length > maxDims) {
-            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: 1 to " + maxDims + " extents)");
+            throw ArraydException.invalid("dims: " + Quote.longs(dims) + " (expected: 1 to " + maxDims + " extents)");
         }
         long n = 1;
         for (int i = 0; i < dims.length; i++) {
@@ -243,7 +245,7 @@ final class BufferLifecycle {
             n = Saturating.multiply(n, dims[i]);
         }
         if (Saturating.multiply(n, dtype.byteSize()) > (1L << 62)) {
-            throw ArraydException.invalid("dims: " + Arrays.toString(dims) + " (expected: at most 2^62 bytes of "
+            throw ArraydException.invalid("dims: " + Quote.longs(dims) + " (expected: at most 2^62 bytes of "
                     + dtype.wireName() + " in all)");
         }
         return n;

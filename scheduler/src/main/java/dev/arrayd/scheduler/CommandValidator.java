@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.ir.Half;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -82,7 +83,7 @@ final class CommandValidator {
         if (spec.stream() != 0) {
             stream = s.stream(spec.stream(), "stream");
             if (!c.device().isEmpty() && !ctx.device(c.device()).equals(stream.device())) {
-                throw ArraydException.invalid("copy.device: \"" + c.device() + "\" (expected: " + stream.device().id()
+                throw ArraydException.invalid("copy.device: " + Quote.string(c.device()) + " (expected: " + stream.device().id()
                         + ", the device of " + stream + ")");
             }
         } else {

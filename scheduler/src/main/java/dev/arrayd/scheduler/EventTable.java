@@ -59,8 +59,12 @@ final class EventTable {
         }
     }
 
-    /** Throws unless {@code id} is a client id not used yet. */
-    synchronized void checkUnused(long id) {
+    /**
+     * Throws unless {@code id} is a client id not used yet, and its range fits the limit: {@code opened} is how
+     * many new ranges the ids before it in the same batch open (they are registered only once the whole batch
+     * passed), {@code nextToBatch} whether it touches one of those ids. Returns whether it opens a range.
+     */
+    synchronized boolean checkUnused(long id, int opened, boolean nextToBatch) {
         if (id <= 0 || id >= FIRST_ASSIGNED) {
             throw new ArraydException(ErrorCode.INVALID_ARGUMENT,
                     "event: " + id + " (expected: 1 <= id < 2^62, or 0 to have one assigned)");
@@ -68,11 +72,13 @@ final class EventTable {
         if (isUsed(id)) {
             throw new ArraydException(ErrorCode.ALREADY_EXISTS, "event: " + id + " (already used in this session)");
         }
-        if (used.size() >= MAX_RANGES && !touchesRange(id)) {
+        boolean opens = !nextToBatch && !touchesRange(id);
+        if (opens && used.size() + opened >= MAX_RANGES) {
             throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED,
                     "event: " + id + ": too many gaps between this session's event ids (limit " + MAX_RANGES
                             + " ranges); use consecutive ids");
         }
+        return opens;
     }
 
     /** Registers a new pending event whose id passed {@link #checkUnused} or came from {@link #assign}. */

@@ -3,7 +3,9 @@ package dev.arrayd.scheduler;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelParam;
+import dev.arrayd.devices.api.support.LaunchGrid;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -180,7 +182,40 @@ final class Graphs {
             }
             templates[sv.command()] = launch.withScalar(sv.arg(), sv.value());
         }
+        for (int i = 0; i < templates.length; i++) {
+            if (templates[i] != g.commands[i].template() && templates[i] instanceof CommandTemplate.Launch l
+                    && l.kernel().ir() != null) {
+                checkIr(l, g.commands[i], "commands[" + i + "]: ");
+            }
+        }
         return templates;
+    }
+
+    /**
+     * A launch of an IR kernel with the replay's scalars still meets what the kernel's proofs assume (scalar bounds,
+     * buffer extents that depend on scalars): refused before anything runs, like a submitted launch.
+     */
+    private static void checkIr(CommandTemplate.Launch l, Prepared recorded, String at) {
+        Object[] args = l.args();
+        long[] values = new long[args.length];
+        boolean[] given = new boolean[args.length];
+        long[] extents = new long[args.length];
+        for (int a = 0; a < args.length; a++) {
+            if (args[a] instanceof KernelArg.Scalar sc) {
+                values[a] = sc.bits();
+                given[a] = true;
+            } else if (args[a] instanceof Integer b && recorded.buffers()[b] != null) {
+                extents[a] = recorded.buffers()[b].elements(); // a rebound buffer has the same size
+            } else {
+                extents[a] = Long.MAX_VALUE; // the merge buffer: checked by the device
+            }
+        }
+        try {
+            l.kernel().ir().checkLaunch(l.globalDims(), l.localDims(), values, given, extents,
+                    new LaunchGrid.Names("launch.global_dims", "launch.local_dims"), "launch.args");
+        } catch (ArraydException e) {
+            throw new ArraydException(e.code(), at + e.getMessage(), e);
+        }
     }
 
     /** Forgets a recorded graph (replays already submitted go on). */

@@ -7,6 +7,7 @@ import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.api.KernelModule;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.ir.IrValidator;
 import dev.arrayd.devices.api.support.EntryPoints;
 import java.util.ArrayList;
@@ -91,7 +92,7 @@ final class KernelRegistry {
         if (spec.backend() != null && !spec.backend().isEmpty()) {
             KernelCompiler c = compilers.get(spec.backend());
             if (c == null) {
-                throw ArraydException.notFound(where + ".backend: \"" + spec.backend() + "\" (not available; available: "
+                throw ArraydException.notFound(where + ".backend: " + Quote.string(spec.backend()) + " (not available; available: "
                         + compilers.keySet() + ")");
             }
             if (!c.dialects().contains(src.dialect())) {

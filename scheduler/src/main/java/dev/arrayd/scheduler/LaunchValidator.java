@@ -8,6 +8,8 @@ import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.Quote;
+import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.support.LaunchGrid;
 import java.util.Arrays;
 import java.util.List;
@@ -79,6 +81,9 @@ final class LaunchValidator {
             }
             targs = arg(targs, lastArgs, i, value);
         }
+        if (native_.ir() != null) {
+            checkIr(native_.ir(), global, local, args, argBuffers);
+        }
         CommandTemplate.Launch t;
         if (targs == lastArgs && Arrays.equals(last.globalDims(), global) && Arrays.equals(last.localDims(), local)) {
             t = last; // the same launch as last time: no new template, arguments or dims
@@ -93,6 +98,28 @@ final class LaunchValidator {
                 mergeDtype, Prepared.NO_INDEXES, placed ? ctx.devices() : null);
         acc.clear();
         return out;
+    }
+
+    /**
+     * What an IR kernel's proofs assume of a launch (grid, scalar bounds, buffer extents), checked now: a launch
+     * that would fail these checks on the device is refused before it is tracked, so it never becomes the last
+     * writer of a buffer. (The merge buffer's extent is only known when the launch runs; the device checks it.)
+     */
+    private static void checkIr(CheckedKernel ir, long[] global, long[] local, List<CommandSpec.Arg> args,
+            Buffer[] argBuffers) {
+        int n = args.size();
+        long[] values = new long[n];
+        boolean[] given = new boolean[n];
+        long[] extents = new long[n];
+        for (int i = 0; i < n; i++) {
+            if (args.get(i) instanceof CommandSpec.ScalarArg sa) {
+                values[i] = sa.value().bits();
+                given[i] = true;
+            } else {
+                extents[i] = argBuffers[i] != null ? argBuffers[i].elements() : Long.MAX_VALUE;
+            }
+        }
+        ir.checkLaunch(global, local, values, given, extents, NAMES, "launch.args");
     }
 
     /** Looks up the buffer arguments into {@code argBuffers}; true when an argument is the merge buffer. */
@@ -117,7 +144,7 @@ final class LaunchValidator {
         if (spec.stream() != 0) {
             Stream stream = s.stream(spec.stream(), "stream");
             if (namesDevice && !ctx.device(l.device()).equals(stream.device())) {
-                throw ArraydException.invalid("launch.device: \"" + l.device() + "\" (expected: " + stream.device().id()
+                throw ArraydException.invalid("launch.device: " + Quote.string(l.device()) + " (expected: " + stream.device().id()
                         + ", the device of " + stream + ")");
             }
             return stream;

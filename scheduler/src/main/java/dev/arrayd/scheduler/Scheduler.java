@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.LiveResources;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -111,7 +112,9 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
     /** Opens a session with the given lease (the caller bounds it; see the server's SessionGrpcService). */
     public Session openSession(String clientName, long leaseMillis) {
         ctx.checkOpen();
-        Session s = new Session(Handles.sessionToken(), clientName == null ? "" : clientName, ctx.now(), leaseMillis);
+        String name = clientName == null ? "" : clientName;
+        FreeText.check(name, "client_name", FreeText.MAX_CLIENT_NAME);
+        Session s = new Session(Handles.sessionToken(), name, ctx.now(), leaseMillis);
         s.observer = ctx.observer().sessionOpened(s);
         sessions.put(s.token(), s);
         log.debug("opened {}", s);
@@ -123,7 +126,7 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         Session s = token == null ? null : sessions.get(token);
         if (s == null) {
             String shown = token == null || token.isEmpty() ? "(empty)"
-                    : "\"" + (token.length() > 8 ? token.substring(0, 8) + "…" : token) + "\"";
+                    : Quote.string(token.length() > 8 ? token.substring(0, 8) : token) + (token.length() > 8 ? "…" : "");
             throw ArraydException.notFound("session: " + shown + " (not found or closed)");
         }
         return s;

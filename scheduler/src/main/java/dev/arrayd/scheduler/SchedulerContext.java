@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,7 +85,7 @@ final class SchedulerContext {
         }
         DeviceRuntime d = byId.get(parsed);
         if (d == null) {
-            throw ArraydException.notFound("device: \"" + id + "\" (not found; devices: " + byId.keySet() + ")");
+            throw ArraydException.notFound("device: " + Quote.string(id) + " (not found; devices: " + byId.keySet() + ")");
         }
         return d;
     }

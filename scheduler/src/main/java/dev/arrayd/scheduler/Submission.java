@@ -207,12 +207,16 @@ final class Submission {
     @GuardedBy("SchedulerContext.submitLock")
     private void checkBatch(Session s, Prepared[] prepared, Replay replay, LongMap<Boolean> inBatch) {
         Set<Buffer> constantsRead = null; // HOSTED_CONSTANT buffers read by an earlier command of the batch
+        int opened = 0; // new ranges of event ids the batch opens (the range limit counts them before they exist)
         for (int i = 0; i < prepared.length; i++) {
             Prepared p = prepared[i];
             try {
                 long id = replay.id(p, i);
                 if (id != 0) {
-                    s.events.checkUnused(id);
+                    boolean nextToBatch = inBatch != null && (inBatch.containsKey(id - 1) || inBatch.containsKey(id + 1));
+                    if (s.events.checkUnused(id, opened, nextToBatch)) {
+                        opened++;
+                    }
                     if (inBatch != null && inBatch.put(id, Boolean.TRUE) != null) {
                         throw new ArraydException(ErrorCode.ALREADY_EXISTS, "event: " + id + " (used twice in this batch)");
                     }

@@ -9,6 +9,7 @@ import dev.arrayd.server.metrics.GrpcMetricsInterceptor;
 import dev.arrayd.server.metrics.MetricsHttpServer;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -132,19 +133,26 @@ public final class ArraydServer implements AutoCloseable {
                 .directExecutor()
                 .maxInboundMessageSize(options.maxMessageBytes())
                 // the last added runs first: metrics see the whole call, logs of the call carry its id
+                .intercept(RequestParser.interceptor()) // a request that did not parse never reaches a handler
+                .intercept(new CallLeaseHold(sessions)) // a call in progress keeps the session it names alive
                 .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
                 .intercept(new RequestIdInterceptor())
                 .intercept(new GrpcMetricsInterceptor(metrics.registry()))
-                .addService(new DeviceGrpcService(scheduler, backends.statuses()))
-                .addService(new SessionGrpcService(sessions, options.leaseMillis()))
-                .addService(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes()))
-                .addService(new KernelGrpcService(scheduler, sessions, compileExecutor))
-                .addService(new ExecutionGrpcService(scheduler, sessions, new Admission(security.sessionMaxInFlight())))
-                .addService(new SharingGrpcService(scheduler, sessions))
-                .addService(new DiagnosticsGrpcService())
-                .addService(new StatsGrpcService(scheduler, metrics, version()))
-                .addService(health.service())
-                .addService(ProtoReflectionServiceV1.newInstance())
+                .intercept(StatusText.interceptor()) // outermost: bounds every status, whoever made it
+                .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends.statuses()).bindService()))
+                .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
+                .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
+                        .bindService()))
+                .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
+                .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
+                        new Admission(security.sessionMaxInFlight())).bindService()))
+                .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
+                .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
+                .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
+                .addService(RequestParser.strict(health.service().bindService()))
+                .addService(RequestParser.strict(ProtoReflectionServiceV1.newInstance().bindService()))
+                // older tools (grpcurl before 1.9, Postman, some IDEs) ask the v1alpha service only
+                .addService(RequestParser.strict(legacyReflection()))
                 .build();
         try {
             server.start();
@@ -204,11 +212,21 @@ public final class ArraydServer implements AutoCloseable {
     }
 
     /** Sessions with their tenants and leases. */
+    /** The services the daemon serves, as registered (tests enumerate their methods). */
+    java.util.List<ServerServiceDefinition> services() {
+        return server.getServices();
+    }
+
     SessionRegistry sessions() {
         return sessions;
     }
 
     /** The version in the jar's manifest, or "dev" when run from classes. */
+    @SuppressWarnings("deprecation") // the v1alpha service is deprecated upstream, and still what older tools ask
+    private static ServerServiceDefinition legacyReflection() {
+        return io.grpc.protobuf.services.ProtoReflectionService.newInstance().bindService();
+    }
+
     public static String version() {
         String v = ArraydServer.class.getPackage().getImplementationVersion();
         return v == null ? "dev" : v;

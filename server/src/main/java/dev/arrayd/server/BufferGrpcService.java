@@ -161,10 +161,10 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         if (c.getBuffer() != 0 && c.getBuffer() != buffer) {
                             throw ArraydException.invalid("chunks[" + i + "].buffer: differs from the first chunk's");
                         }
-                        long[] waits = i == 0 ? ProtoCodec.longs(first.getWaitEventsList()) : null;
-                        long event = i == chunks.size() - 1 ? first.getEvent() : 0;
-                        specs.add(new CommandSpec(event, waits, 0,
-                                new CommandSpec.UploadOp(buffer, c.getOffsetBytes(), ProtoCodec.segment(c.getData()))));
+                        long[] waits = i == 0 ? Wire.events(first.getWaitEventsList(), "wait_events") : null;
+                        long event = i == chunks.size() - 1 ? Wire.newEvent(first.getEvent(), "event") : 0;
+                        specs.add(new CommandSpec(event, waits, 0, new CommandSpec.UploadOp(buffer,
+                                Wire.size(c.getOffsetBytes(), "chunks[" + i + "].offset_bytes"), ProtoCodec.segment(c.getData()))));
                         bytes += c.getData().size();
                     }
                     long total = bytes;
@@ -213,23 +213,24 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         AtomicReference<Runnable> onCancel = new AtomicReference<>(() -> { });
         out.setOnCancelHandler(() -> onCancel.get().run());
         List<Event> windows;
-        long offset = req.getOffsetBytes();
+        long offset;
         int chunk;
         InFlightCall quota;
         try {
             SessionLease l = sessions.lease(req.getSession());
             Session s = l.session;
             Buffer b = scheduler.buffer(s, req.getBuffer());
-            long size = req.getSizeBytes() == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : req.getSizeBytes();
-            if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
+            offset = Wire.size(req.getOffsetBytes(), "offset_bytes");
+            long asked0 = Wire.size(req.getSizeBytes(), "size_bytes");
+            long size = asked0 == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : asked0;
+            if (offset > b.sizeBytes() - size) {
                 throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "read: bytes [" + offset + ", +"
                         + size + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
             }
-            // uint32 on the wire: a value past 2^31 is negative in Java (found by ApiFuzzProperties)
-            long asked = Integer.toUnsignedLong(req.getChunkBytes());
+            long asked = Wire.u32(req.getChunkBytes());
             chunk = asked == 0 ? DEFAULT_CHUNK : (int) Math.min(asked, maxChunk);
             List<CommandSpec> specs = new ArrayList<>();
-            long[] waits = ProtoCodec.longs(req.getWaitEventsList());
+            long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             long deadline = Calls.deadlineNanos();
             for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
                 long len = Math.min(MAX_WINDOW, size - o);

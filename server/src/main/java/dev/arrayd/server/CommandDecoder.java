@@ -63,7 +63,8 @@ final class CommandDecoder {
 
     /** Decodes one command (errors name its fields, not its place: {@link #batch} adds that). */
     static CommandSpec command(Command c, Call call, long maxInlineBytes) {
-        if (c.getEvent() == 0 && call != Call.SUBMIT) {
+        long event = Wire.newEvent(c.getEvent(), "event");
+        if (event == 0 && call != Call.SUBMIT) {
             throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
         }
         checkWaitCount(c.getWaitEventsCount(), "wait_events");
@@ -71,8 +72,9 @@ final class CommandDecoder {
             case LAUNCH -> launch(c.getLaunch());
             case COPY -> {
                 var k = c.getCopy();
-                yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), k.getSrcOffsetBytes(), k.getDstOffsetBytes(),
-                        k.getSizeBytes(), k.getDevice(), ProtoCodec.mergeMode(k.getMerge()), k.getSrcStream());
+                yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), Wire.size(k.getSrcOffsetBytes(), "copy.src_offset_bytes"),
+                        Wire.size(k.getDstOffsetBytes(), "copy.dst_offset_bytes"), Wire.size(k.getSizeBytes(), "copy.size_bytes"),
+                        k.getDevice(), ProtoCodec.mergeMode(k.getMerge()), k.getSrcStream());
             }
             case FILL -> {
                 var f = c.getFill();
@@ -80,7 +82,8 @@ final class CommandDecoder {
                     throw ArraydException.invalid("fill.value: unset (expected: a scalar of the buffer's dtype)");
                 }
                 yield new CommandSpec.FillOp(f.getBuffer(), ProtoCodec.scalar(f.getValue(), "fill.value"),
-                        f.getOffsetElements(), f.getCountElements());
+                        Wire.size(f.getOffsetElements(), "fill.offset_elements"),
+                        Wire.size(f.getCountElements(), "fill.count_elements"));
             }
             case UPLOAD -> {
                 var u = c.getUpload();
@@ -88,7 +91,8 @@ final class CommandDecoder {
                     throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
                             + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
                 }
-                yield new CommandSpec.UploadOp(u.getBuffer(), u.getOffsetBytes(), ProtoCodec.segment(u.getData()));
+                yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
+                        ProtoCodec.segment(u.getData()));
             }
             case DOWNLOAD -> {
                 if (call == Call.SUBMIT) {
@@ -97,12 +101,14 @@ final class CommandDecoder {
                 }
                 var d = c.getDownload();
                 // the size is checked against the limit once resolved (0 means "to the end")
-                yield new CommandSpec.DownloadOp(d.getBuffer(), d.getOffsetBytes(), d.getSizeBytes(), maxInlineBytes);
+                yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
+                        Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes);
             }
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
         };
-        return new CommandSpec(c.getEvent(), ProtoCodec.longs(c.getWaitEventsList()), c.getStream(), op,
-                CommandSpec.deadlineFromUnixNanos(c.getDeadlineUnixNanos()), Priority.fromWire(c.getPriorityValue()));
+        return new CommandSpec(event, Wire.events(c.getWaitEventsList(), "wait_events"), c.getStream(), op,
+                CommandSpec.deadlineFromUnixNanos(Wire.deadline(c.getDeadlineUnixNanos(), "deadline_unix_nanos")),
+                Priority.fromWire(c.getPriorityValue()));
     }
 
     private static CommandSpec.LaunchOp launch(dev.arrayd.proto.v1.Launch l) {
@@ -123,8 +129,8 @@ final class CommandDecoder {
                         + "]: unset (expected: a buffer handle, a scalar or merge_buffer)");
             });
         }
-        return new CommandSpec.LaunchOp(l.getKernel(), ProtoCodec.longs(l.getGlobalDimsList()),
-                ProtoCodec.longs(l.getLocalDimsList()), args, l.getDevice());
+        return new CommandSpec.LaunchOp(l.getKernel(), Wire.dims(l.getGlobalDimsList(), "launch.global_dims"),
+                Wire.dims(l.getLocalDimsList(), "launch.local_dims"), args, l.getDevice());
     }
 
     /**
@@ -133,7 +139,8 @@ final class CommandDecoder {
      */
     static GraphReplay replay(ReplayGraphRequest r, boolean allowAssigned, long callDeadlineNanos) {
         checkWaitCount(r.getWaitEventsCount(), "wait_events");
-        if (r.getFirstEvent() == 0 && !allowAssigned) {
+        long first = Wire.newEvent(r.getFirstEvent(), "first_event");
+        if (first == 0 && !allowAssigned) {
             throw ArraydException.invalid("first_event: 0 (expected: a client-chosen id >= 1 on the session stream)");
         }
         Map<Long, Long> rebind = new HashMap<>();
@@ -150,11 +157,15 @@ final class CommandDecoder {
             if (!v.hasValue()) {
                 throw ArraydException.invalid("scalars[" + i + "].value: unset (expected: a scalar)");
             }
-            scalars.add(new GraphReplay.ScalarValue(v.getCommand(), v.getArg(),
+            int command = Wire.index(v.getCommand(), "scalars[" + i + "].command", MAX_BATCH_COMMANDS,
+                    "the index of a command of the graph");
+            int arg = Wire.index(v.getArg(), "scalars[" + i + "].arg", Integer.MAX_VALUE, "the index of a launch argument");
+            scalars.add(new GraphReplay.ScalarValue(command, arg,
                     ProtoCodec.scalar(v.getValue(), "scalars[" + i + "].value")));
         }
-        long deadline = Math.min(CommandSpec.deadlineFromUnixNanos(r.getDeadlineUnixNanos()), callDeadlineNanos);
-        return new GraphReplay(r.getFirstEvent(), ProtoCodec.longs(r.getWaitEventsList()), rebind, scalars, deadline);
+        long deadline = Math.min(CommandSpec.deadlineFromUnixNanos(Wire.deadline(r.getDeadlineUnixNanos(),
+                "deadline_unix_nanos")), callDeadlineNanos);
+        return new GraphReplay(first, Wire.events(r.getWaitEventsList(), "wait_events"), rebind, scalars, deadline);
     }
 
     /** At most {@link #MAX_WAIT_EVENTS} events named in {@code field}. */

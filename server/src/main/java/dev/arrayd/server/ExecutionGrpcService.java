@@ -119,10 +119,11 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                 throw ArraydException.invalid("events: " + req.getEventsCount() + " (expected: at most "
                         + CommandDecoder.MAX_WAIT_EVENTS + ")");
             }
-            events = new Event[req.getEventsCount()];
+            long[] ids = Wire.events(req.getEventsList(), "events");
+            events = new Event[ids.length];
             for (int i = 0; i < events.length; i++) {
                 try {
-                    events[i] = scheduler.event(s, req.getEvents(i));
+                    events[i] = scheduler.event(s, ids[i]);
                 } catch (ArraydException e) {
                     throw new ArraydException(e.code(), "events[" + i + "]: " + e.getMessage(), e);
                 }
@@ -160,8 +161,9 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                         + CommandDecoder.MAX_WAIT_EVENTS + ")");
             }
             QueryEventsResponse.Builder b = QueryEventsResponse.newBuilder();
-            for (int i = 0; i < req.getEventsCount(); i++) {
-                long id = req.getEvents(i);
+            long[] ids = Wire.events(req.getEventsList(), "events");
+            for (int i = 0; i < ids.length; i++) {
+                long id = ids[i];
                 try {
                     b.addCompletions(ProtoCodec.completion(id, scheduler.event(s, id)));
                 } catch (ArraydException e) {

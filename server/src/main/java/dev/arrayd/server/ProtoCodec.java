@@ -10,6 +10,7 @@ import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
 import dev.arrayd.devices.api.KernelSource;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.DeviceInfo;
 import dev.arrayd.proto.v1.EventCompletion;
@@ -109,7 +110,7 @@ final class ProtoCodec {
             case I32 -> KernelArg.Scalar.i32(s.getI32());
             case I64 -> KernelArg.Scalar.i64(s.getI64());
             case U8 -> {
-                if (s.getU8() > 255) {
+                if (Integer.compareUnsigned(s.getU8(), 255) > 0) {
                     throw ArraydException.invalid(field + ".u8: " + Integer.toUnsignedString(s.getU8()) + " (expected: 0..255)");
                 }
                 yield KernelArg.Scalar.u8(s.getU8());
@@ -150,8 +151,8 @@ final class ProtoCodec {
             var ir = IrCodec.module(m.getIr(), field + ".ir");
             KernelSource derived = KernelSource.ir(ir);
             if (!entries.isEmpty() && !entries.equals(derived.entryPoints())) {
-                throw ArraydException.invalid(field + ".entry_points: " + entries + " (expected: none, or exactly the IR kernels' "
-                        + "signatures " + derived.entryPoints() + ")");
+                throw ArraydException.invalid(field + ".entry_points: " + Quote.list(entries) + " (expected: none, or exactly the"
+                        + " IR kernels' signatures " + Quote.list(derived.entryPoints()) + ")");
             }
             return new ModuleSpec(derived, m.getBackend());
         }

@@ -33,7 +33,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     public void openSession(OpenSessionRequest req, StreamObserver<OpenSessionResponse> out) {
         Calls.unary(out, () -> {
             long lease = req.getLeaseMillis() == 0 ? leaseMillis
-                    : Math.clamp(req.getLeaseMillis(), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
+                    : Math.clamp(Wire.saturated(req.getLeaseMillis()), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
             Session s = sessions.open(req.getClientName(), lease).session;
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLeaseMillis(lease).build();
         });

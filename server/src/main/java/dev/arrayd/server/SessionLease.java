@@ -19,6 +19,8 @@ final class SessionLease {
     volatile long renewedNanos;
     /** Commands submitted (Submit or the session stream) and not finished. */
     final AtomicLong inFlight = new AtomicLong();
+    /** Calls naming the session in progress ({@link CallLeaseHold}): while there are any, the lease holds. */
+    final AtomicInteger activeCalls = new AtomicInteger();
     /** Session streams attached and not ended. */
     final AtomicInteger liveStreams = new AtomicInteger();
     /** Buffers this session created (not those it opened through a capability) → their bytes. */
@@ -48,13 +50,15 @@ final class SessionLease {
     }
 
     /**
-     * Whether the lease ran out. A session whose commands are still running on a device and whose
-     * stream is still connected is not expired: its pings may be waiting behind the stream's flow
-     * control while the device, not the client, is the bottleneck. A vanished client's stream is
-     * cancelled by the transport, so it gets no such grace.
+     * Whether the lease ran out. A session with a call in progress is not expired (the call renews the lease
+     * when it ends). Nor is a session whose commands are still running on a device and whose stream is
+     * still connected: its pings may be waiting behind the stream's flow control while the device, not the
+     * client, is the bottleneck. A vanished client's calls and stream are cancelled by the transport, so it
+     * gets no such grace.
      */
     boolean expired(long nowNanos) {
-        return nowNanos - renewedNanos > leaseNanos && (inFlight.get() == 0 || liveStreams.get() == 0);
+        return nowNanos - renewedNanos > leaseNanos && activeCalls.get() == 0
+                && (inFlight.get() == 0 || liveStreams.get() == 0);
     }
 
     /** Called once a command of this session finished. */

@@ -2,6 +2,7 @@ package dev.arrayd.server;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import dev.arrayd.server.auth.AuthInterceptor;
@@ -95,6 +96,26 @@ final class SessionRegistry {
         return l;
     }
 
+    /**
+     * Holds the lease of the current tenant's open session with this token while a call naming it runs (see
+     * {@link CallLeaseHold}); null when there is no such session (the call's handler answers that).
+     */
+    SessionLease hold(String token) {
+        SessionLease l = byToken.get(token);
+        if (l == null || l.closed || !l.tenantName().equals(AuthInterceptor.current().name())) {
+            return null;
+        }
+        l.activeCalls.incrementAndGet();
+        l.renewedNanos = clock.nanoTime();
+        return l;
+    }
+
+    /** The end of a call that held {@code l}: the lease is renewed from now. */
+    void release(SessionLease l) {
+        l.renewedNanos = clock.nanoTime();
+        l.activeCalls.decrementAndGet();
+    }
+
     /** The lease of the session with this token, whoever's it is, not renewed; null if none (tests). */
     SessionLease find(String token) {
         return byToken.get(token);
@@ -107,7 +128,7 @@ final class SessionRegistry {
     /** The same message as the scheduler's for an unknown token. */
     static ArraydException notFound(String token) {
         String shown = token == null || token.isEmpty() ? "(empty)"
-                : "\"" + (token.length() > 8 ? token.substring(0, 8) + "…" : token) + "\"";
+                : Quote.string(token.length() > 8 ? token.substring(0, 8) : token) + (token.length() > 8 ? "…" : "");
         return ArraydException.notFound("session: " + shown + " (not found or closed)");
     }
 

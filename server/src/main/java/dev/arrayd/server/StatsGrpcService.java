@@ -56,7 +56,8 @@ final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
                 }
                 b.addDevices(ds);
             }
-            int top = req.getTopClients() == 0 ? 10 : req.getTopClients();
+            // uint32: 0 for the default, and any larger count means "all of them"
+            long top = req.getTopClients() == 0 ? 10 : Wire.u32(req.getTopClients());
             List<ClientMeters> clients = metrics.clients().stream()
                     .filter(c -> c.commands() > 0 || c.sessionsOpen() > 0)
                     .sorted(Comparator.comparingLong(ClientMeters::commands).reversed()

@@ -8,15 +8,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.arrayd.proto.v1.CloseSessionRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
+import dev.arrayd.proto.v1.EventState;
 import dev.arrayd.proto.v1.KeepAliveRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.SubmitRequest;
+import dev.arrayd.proto.v1.WaitEventsRequest;
+import dev.arrayd.proto.v1.WaitEventsResponse;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** Leases are enforced: a session not renewed for its lease is reclaimed with all it held (fake clock). */
+/**
+ * Leases are enforced: a session not renewed for its lease is reclaimed with all it held, and a call in progress
+ * keeps its session (fake clock).
+ */
 class SessionLeaseTest {
 
     TenantFixture f;
@@ -77,5 +89,48 @@ class SessionLeaseTest {
         f.assertPoolsEmpty();
         assertEquals(0, f.sessions().size());
         assertEquals(0, f.sessions().reapExpired());
+    }
+
+    @Test
+    void aCallInProgressKeepsItsSessionAliveAndRenewsItWhenItEnds(@TempDir Path dir) throws Exception {
+        String s = bob.openSession(1_000);
+        GateKernel gate = new GateKernel(dir);
+        long kernel = gate.compile(KernelServiceGrpc.newBlockingStub(bob.channel), s);
+        long b = bob.buffers.createBuffer(f32(s, 4)).getBuffer();
+        long event = bob.exec.submit(SubmitRequest.newBuilder().setSession(s).addCommands(GateKernel.launch(0, kernel, b))
+                .build()).getEvents(0);
+        CompletableFuture<WaitEventsResponse> waited = new CompletableFuture<>();
+        bob.execAsync.waitEvents(WaitEventsRequest.newBuilder().setSession(s).addEvents(event).build(),
+                new StreamObserver<>() {
+                    private WaitEventsResponse answer;
+
+                    @Override
+                    public void onNext(WaitEventsResponse r) {
+                        answer = r;
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        waited.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        waited.complete(answer); // the call has ended: its status came after its answer
+                    }
+                });
+        try {
+            gate.awaitStarted();
+            f.clock.advance(5_000, TimeUnit.MILLISECONDS);
+            assertEquals(0, f.sessions().reapExpired(), "a WaitEvents naming the session is in progress");
+        } finally {
+            gate.open();
+        }
+        assertEquals(EventState.SUCCEEDED, waited.get(30, TimeUnit.SECONDS).getCompletions(0).getState());
+        f.clock.advance(900, TimeUnit.MILLISECONDS);
+        assertEquals(0, f.sessions().reapExpired(), "the end of the call renewed the lease");
+        f.clock.advance(200, TimeUnit.MILLISECONDS);
+        assertEquals(1, f.sessions().reapExpired(), "a lease past its end without a call");
+        f.assertPoolsEmpty();
     }
 }

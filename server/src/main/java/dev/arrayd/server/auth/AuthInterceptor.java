@@ -77,6 +77,12 @@ public final class AuthInterceptor implements ServerInterceptor {
         if (OPEN_SERVICES.contains(call.getMethodDescriptor().getServiceName())) {
             return next.startCall(call, headers);
         }
+        if (enabled() && tokens != null && authorizationHeaders(headers) > 1) {
+            // which one counts would be a guess, and a proxy that adds its own could make it the wrong one
+            call.close(Status.UNAUTHENTICATED.withDescription("authorization: " + authorizationHeaders(headers)
+                    + " headers (expected: exactly one, Bearer <token>)"), new Metadata());
+            return new ServerCall.Listener<>() {};
+        }
         Tenant t = enabled() ? authenticate(call, headers) : defaultTenant;
         if (t == null) {
             call.close(Status.UNAUTHENTICATED.withDescription(tokens != null
@@ -194,6 +200,17 @@ public final class AuthInterceptor implements ServerInterceptor {
                 delegate.onCancel();
             }
         }
+    }
+
+    private static int authorizationHeaders(Metadata headers) {
+        Iterable<String> all = headers.getAll(AUTHORIZATION);
+        int n = 0;
+        if (all != null) {
+            for (String ignored : all) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private Tenant authenticate(ServerCall<?, ?> call, Metadata headers) {

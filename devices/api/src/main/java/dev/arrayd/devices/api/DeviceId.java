@@ -11,7 +11,7 @@ public record DeviceId(String backend, int ordinal) implements Comparable<Device
     public DeviceId {
         Objects.requireNonNull(backend, "backend");
         if (backend.isEmpty() || !backend.chars().allMatch(c -> c >= 'a' && c <= 'z')) {
-            throw new IllegalArgumentException("backend: \"" + backend + "\" (expected: lower-case letters)");
+            throw new IllegalArgumentException("backend: " + Quote.string(backend) + " (expected: lower-case letters)");
         }
         if (ordinal < 0) {
             throw new IllegalArgumentException("ordinal: " + ordinal + " (expected: >= 0)");
@@ -22,12 +22,12 @@ public record DeviceId(String backend, int ordinal) implements Comparable<Device
     public static DeviceId parse(String text) {
         int colon = text.indexOf(':');
         if (colon <= 0 || colon == text.length() - 1) {
-            throw new IllegalArgumentException("device id: \"" + text + "\" (expected: <backend>:<ordinal>, e.g. cpu:0)");
+            throw new IllegalArgumentException("device id: " + Quote.string(text) + " (expected: <backend>:<ordinal>, e.g. cpu:0)");
         }
         try {
             return new DeviceId(text.substring(0, colon), Integer.parseInt(text.substring(colon + 1)));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("device id: \"" + text + "\" (expected: <backend>:<ordinal>, e.g. cpu:0)");
+            throw new IllegalArgumentException("device id: " + Quote.string(text) + " (expected: <backend>:<ordinal>, e.g. cpu:0)");
         }
     }
 

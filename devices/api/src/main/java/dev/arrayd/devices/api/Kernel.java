@@ -1,5 +1,7 @@
 package dev.arrayd.devices.api;
 
+import dev.arrayd.devices.api.ir.CheckedKernel;
+
 /**
  * A compiled entry point, launchable on every device of the backend that compiled it.
  * Backends implement it; everybody else only passes it back in {@link DeviceCommand.Launch}.
@@ -13,5 +15,14 @@ public interface Kernel {
 
     default String name() {
         return signature().name();
+    }
+
+    /**
+     * For a kernel compiled from the IR: the checked kernel, whose {@link CheckedKernel#checkLaunch} says what a
+     * launch must satisfy (grid, scalar bounds, buffer extents), so that a scheduler can refuse a launch before it
+     * runs. Null for a kernel compiled from native source.
+     */
+    default CheckedKernel ir() {
+        return null;
     }
 }

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CompileException;
@@ -177,8 +178,8 @@ final class CpuKernelCompiler implements KernelCompiler {
             }
             List<KernelSignature> entries = checked.stream().map(k -> k.kernel().signature()).toList();
             if (!source.entryPoints().isEmpty() && !source.entryPoints().equals(entries)) {
-                throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
-                        + "signatures " + entries + ")");
+                throw ArraydException.invalid("entryPoints: " + Quote.list(source.entryPoints()) + " (expected: none, or the IR kernels' "
+                        + "signatures " + Quote.list(entries) + ")");
             }
             EntryPoints.check(entries, "entryPoints");
             return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries, phased), null, IR_FLAGS,

@@ -2,6 +2,7 @@ package dev.arrayd.devices.cpu;
 
 import dev.arrayd.devices.api.ArraydException;
 
+import dev.arrayd.devices.api.Quote;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -57,7 +58,7 @@ final class NativeSourceCheck {
         String[] physical = source.split("\r?\n", -1);
         for (int i = 0; i < physical.length; i++) {
             if (TRIGRAPH.matcher(physical[i]).find()) {
-                throw refuse(i + 1, "a trigraph (\"" + physical[i].strip() + "\")", "no trigraphs");
+                throw refuse(i + 1, "a trigraph (" + Quote.string(physical[i].strip()) + ")", "no trigraphs");
             }
             if (physical[i].indexOf('\0') >= 0) {
                 throw refuse(i + 1, "a NUL character", "text");
@@ -82,10 +83,10 @@ final class NativeSourceCheck {
         Matcher m = IDENTIFIER.matcher(rest);
         String name = m.lookingAt() ? m.group() : "";
         if (name.isEmpty() && !rest.isEmpty()) {
-            throw refuse(l.line(), "the directive \"#" + rest + "\"", "a known preprocessor directive");
+            throw refuse(l.line(), "the directive " + Quote.string("#" + rest), "a known preprocessor directive");
         }
         if (!DIRECTIVES.contains(name)) {
-            throw refuse(l.line(), "#" + name, "only #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif,"
+            throw refuse(l.line(), Quote.string("#" + name), "only #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif,"
                     + " #error, #warning and #include <standard header> in native kernels");
         }
         if (!name.equals("include")) {
@@ -101,10 +102,10 @@ final class NativeSourceCheck {
         }
         String target = operand.length() >= 2 ? operand.substring(1, operand.length() - 1).strip() : operand;
         if (target.startsWith("/") || target.contains("..") || target.contains("/")) {
-            throw refuse(l.line(), "#include " + operand + " pulls in a file outside the kernel",
+            throw refuse(l.line(), Quote.string("#include " + operand) + " pulls in a file outside the kernel",
                     "only #include <h> for h in " + HEADERS);
         }
-        throw refuse(l.line(), "#include " + operand, "only #include <h> for h in " + HEADERS
+        throw refuse(l.line(), Quote.string("#include " + operand), "only #include <h> for h in " + HEADERS
                 + "; no quoted or macro-computed includes");
     }
 
@@ -121,7 +122,7 @@ final class NativeSourceCheck {
                 continue;
             }
             if (FORBIDDEN_IDENTIFIERS.contains(m.group())) {
-                throw refuse(l.line(), m.group(), "no inline assembly, _Pragma or __has_include in native kernels:"
+                throw refuse(l.line(), Quote.string(m.group()), "no inline assembly, _Pragma or __has_include in native kernels:"
                         + " they can read files or change compiler flags");
             }
         }

@@ -6,6 +6,7 @@ import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.Quote;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -70,7 +71,7 @@ class CSourceAssemblerTest {
             ArraydException e = assertThrows(ArraydException.class,
                     () -> CSourceAssembler.trampoline(new KernelSignature(bad, List.of())));
             assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
-            assertTrue(e.getMessage().contains("\"" + bad + "\""), e::getMessage);
+            assertTrue(e.getMessage().contains(Quote.string(bad)), e::getMessage);
         }
         CSourceAssembler.checkIdentifier("_ok_9", "name");
     }

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cuda;
 
+import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Dialect;
@@ -90,8 +91,8 @@ sealed interface CompilePlan {
         List<CheckedKernel> checked = IrValidator.check(source.ir(), "ir");
         List<KernelSignature> entries = checked.stream().map(k -> k.kernel().signature()).toList();
         if (!source.entryPoints().isEmpty() && !source.entryPoints().equals(entries)) {
-            throw ArraydException.invalid("entryPoints: " + source.entryPoints() + " (expected: none, or the IR kernels' "
-                    + "signatures " + entries + ")");
+            throw ArraydException.invalid("entryPoints: " + Quote.list(source.entryPoints()) + " (expected: none, or the IR kernels' "
+                    + "signatures " + Quote.list(entries) + ")");
         }
         EntryPoints.check(entries, "entryPoints");
         if (nvrtcProblem.isPresent()) {

@@ -26,8 +26,8 @@ final class CudaKernel implements Kernel {
         this.ir = ir;
     }
 
-    /** The checked IR of an IR kernel; null for native source. */
-    CheckedKernel ir() {
+    @Override
+    public CheckedKernel ir() {
         return ir;
     }
 

@@ -5,6 +5,8 @@ import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
 
+import dev.arrayd.devices.api.Quote;
+import dev.arrayd.devices.api.support.LaunchGrid;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -133,13 +135,31 @@ public final class CheckedKernel {
      * @throws ArraydException INVALID_ARGUMENT naming the argument
      */
     public long[] checkLaunch(long[] global, long[] local, List<KernelArg> args, long[] extents) {
+        long[] values = new long[args.size()];
+        boolean[] given = new boolean[args.size()];
+        for (int i = 0; i < kernel.params().size() && i < args.size(); i++) {
+            if (kernel.params().get(i) instanceof IrParam.Scalar && args.get(i) instanceof KernelArg.Scalar a) {
+                values[i] = a.bits();
+                given[i] = true;
+            }
+        }
+        return checkLaunch(global, local, values, given, extents, LaunchGrid.Names.SPI, "args");
+    }
+
+    /**
+     * {@link #checkLaunch(long[], long[], List, long[])} with the scalar arguments' values by parameter position
+     * ({@code given[i]} when parameter {@code i}'s value is known), and the fields named as the caller's
+     * request names them ({@code launch.global_dims}, {@code launch.args}).
+     */
+    public long[] checkLaunch(long[] global, long[] local, long[] values, boolean[] given, long[] extents,
+            LaunchGrid.Names names, String argsField) {
         if (global.length != kernel.gridDims()) {
-            throw ArraydException.invalid("globalDims: " + Arrays.toString(global) + " (expected: " + kernel.gridDims()
+            throw ArraydException.invalid(names.global() + ": " + Quote.longs(global) + " (expected: " + kernel.gridDims()
                     + " dims, as kernel " + kernel.name() + " declares)");
         }
         for (int d = 0; d < global.length; d++) {
             if (global[d] > IrValidator.MAX_GLOBAL_SIZE) {
-                throw ArraydException.invalid("globalDims[" + d + "]: " + global[d] + " (expected: at most "
+                throw ArraydException.invalid(names.global() + "[" + d + "]: " + global[d] + " (expected: at most "
                         + IrValidator.MAX_GLOBAL_SIZE + " for an IR kernel)");
             }
         }
@@ -147,29 +167,27 @@ public final class CheckedKernel {
         if (!kernel.localSize().isEmpty()) {
             long[] declared = kernel.localSize().stream().mapToLong(Long::longValue).toArray();
             if (local != null && local.length > 0 && !Arrays.equals(local, declared)) {
-                throw ArraydException.invalid("localDims: " + Arrays.toString(local) + " (expected: none or "
-                        + Arrays.toString(declared) + ", the local size kernel " + kernel.name() + " declares)");
+                throw ArraydException.invalid(names.local() + ": " + Quote.longs(local) + " (expected: none or "
+                        + Quote.longs(declared) + ", the local size kernel " + kernel.name() + " declares)");
             }
             for (int d = 0; d < declared.length; d++) {
                 if (global[d] % declared[d] != 0) {
-                    throw ArraydException.invalid("globalDims[" + d + "]: " + global[d] + " (expected: a multiple of "
+                    throw ArraydException.invalid(names.global() + "[" + d + "]: " + global[d] + " (expected: a multiple of "
                             + declared[d] + ", the local size kernel " + kernel.name() + " declares)");
                 }
             }
             effective = declared;
         }
-        long[] values = new long[args.size()];
-        for (int i = 0; i < kernel.params().size() && i < args.size(); i++) {
-            if (kernel.params().get(i) instanceof IrParam.Scalar s && args.get(i) instanceof KernelArg.Scalar a) {
-                long v = a.bits();
-                values[i] = v;
+        for (int i = 0; i < kernel.params().size() && i < values.length; i++) {
+            if (kernel.params().get(i) instanceof IrParam.Scalar s && given[i]) {
+                long v = values[i];
                 if (s.min() != null && v < s.min()) {
-                    throw ArraydException.invalid("args[" + i + "]: " + v + " for " + s.name() + " (expected: >= " + s.min()
-                            + ", the declared min)");
+                    throw ArraydException.invalid(argsField + "[" + i + "]: " + v + " for " + s.name() + " (expected: >= "
+                            + s.min() + ", the declared min)");
                 }
                 if (s.max() != null && v > s.max()) {
-                    throw ArraydException.invalid("args[" + i + "]: " + v + " for " + s.name() + " (expected: <= " + s.max()
-                            + ", the declared max)");
+                    throw ArraydException.invalid(argsField + "[" + i + "]: " + v + " for " + s.name() + " (expected: <= "
+                            + s.max() + ", the declared max)");
                 }
             }
         }
@@ -179,12 +197,12 @@ public final class CheckedKernel {
                 try {
                     need = evalExtent(b.minExtent(), values);
                 } catch (ArithmeticException e) {
-                    throw ArraydException.invalid("args[" + i + "]: the min_extent of " + b.name()
+                    throw ArraydException.invalid(argsField + "[" + i + "]: the min_extent of " + b.name()
                             + " overflows for these arguments (expected: a value below 2^63)");
                 }
                 if (extents[i] < need) {
-                    throw ArraydException.invalid("args[" + i + "]: buffer of " + extents[i] + " elements for " + b.name()
-                            + " (expected: at least " + need + ", its declared min_extent)");
+                    throw ArraydException.invalid(argsField + "[" + i + "]: buffer of " + extents[i] + " elements for "
+                            + b.name() + " (expected: at least " + need + ", its declared min_extent)");
                 }
             }
         }

@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 
+import dev.arrayd.devices.api.Quote;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -56,7 +57,7 @@ public final class IrValidator {
             IrKernel k = module.kernels().get(i);
             String where = at + "kernels[" + i + "]";
             if (!names.add(k.name())) {
-                throw ArraydException.invalid(where + ".name: \"" + k.name() + "\" (expected: a name no other kernel of the module has)");
+                throw ArraydException.invalid(where + ".name: " + Quote.string(k.name()) + " (expected: a name no other kernel of the module has)");
             }
             out.add(new KernelChecker(k, where).check());
         }
@@ -65,8 +66,8 @@ public final class IrValidator {
 
     static void checkName(String name, String where) {
         if (name == null || !IDENTIFIER.matcher(name).matches() || name.startsWith("arrayd") || name.startsWith("__")) {
-            throw ArraydException.invalid(where + ": \"" + name
-                    + "\" (expected: a C identifier of at most 64 characters, not starting with \"arrayd\" or \"__\")");
+            throw ArraydException.invalid(where + ": " + Quote.string(name)
+                    + " (expected: a C identifier of at most 64 characters, not starting with \"arrayd\" or \"__\")");
         }
     }
 
@@ -189,7 +190,7 @@ public final class IrValidator {
 
         private void declare(String name, String at) {
             if (!declared.add(name)) {
-                throw ArraydException.invalid(at + ": \"" + name + "\" is already declared in kernel " + kernel.name()
+                throw ArraydException.invalid(at + ": " + Quote.string(name) + " is already declared in kernel " + kernel.name()
                         + " (expected: a fresh name; IR names are never shadowed)");
             }
         }
@@ -356,10 +357,10 @@ public final class IrValidator {
         private VarInfo mutableVar(String name, String at, Scope scope) {
             VarInfo v = scope.lookup(name);
             if (v == null) {
-                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a variable declared before, in scope)");
+                throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a variable declared before, in scope)");
             }
             if (!v.mutable) {
-                throw ArraydException.invalid(at + ": \"" + name + "\" is immutable (expected: a variable declared with let mutable)");
+                throw ArraydException.invalid(at + ": " + Quote.string(name) + " is immutable (expected: a variable declared with let mutable)");
             }
             return v;
         }
@@ -371,7 +372,7 @@ public final class IrValidator {
             }
             Integer i = paramIndex.get(name);
             if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
-                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a buffer parameter or a local array declared before)");
+                throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a buffer parameter or a local array declared before)");
             }
             if (b.access() == Access.READ) {
                 throw ArraydException.invalid(at + ": buffer " + name + " is declared READ (expected: WRITE or READ_WRITE to store to it)");
@@ -386,7 +387,7 @@ public final class IrValidator {
             }
             Integer i = paramIndex.get(name);
             if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
-                throw ArraydException.invalid(at + ": \"" + name + "\" (expected: a buffer parameter or a local array declared before)");
+                throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a buffer parameter or a local array declared before)");
             }
             return IrType.ofElement(b.dtype());
         }
@@ -602,12 +603,12 @@ public final class IrValidator {
                 case Expr.Param p -> {
                     Integer i = paramIndex.get(p.name());
                     if (i == null) {
-                        throw ArraydException.invalid(at + ".param: \"" + p.name() + "\" (expected: a parameter of kernel "
+                        throw ArraydException.invalid(at + ".param: " + Quote.string(p.name()) + " (expected: a parameter of kernel "
                                 + kernel.name() + ")");
                     }
                     if (!(kernel.params().get(i) instanceof IrParam.Scalar sp)) {
-                        throw ArraydException.invalid(at + ".param: \"" + p.name()
-                                + "\" is a buffer (expected: a scalar parameter; read a buffer with load)");
+                        throw ArraydException.invalid(at + ".param: " + Quote.string(p.name())
+                                + " is a buffer (expected: a scalar parameter; read a buffer with load)");
                     }
                     IrType t = IrType.ofScalar(sp.dtype());
                     if (!t.isInteger()) {
@@ -621,7 +622,7 @@ public final class IrValidator {
                 case Expr.Var v -> {
                     VarInfo info = s.lookup(v.name());
                     if (info == null) {
-                        throw ArraydException.invalid(at + ".var: \"" + v.name() + "\" (expected: a variable declared before, in scope)");
+                        throw ArraydException.invalid(at + ".var: " + Quote.string(v.name()) + " (expected: a variable declared before, in scope)");
                     }
                     return new Val(info.type, info.range, info.uniform);
                 }

@@ -3,6 +3,7 @@ package dev.arrayd.devices.api.support;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.KernelParam;
 import dev.arrayd.devices.api.KernelSignature;
+import dev.arrayd.devices.api.Quote;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -37,10 +38,10 @@ public final class EntryPoints {
     /** INVALID_ARGUMENT {@code what: "name" (expected: a C identifier)} unless {@link #isIdentifier}. */
     public static void checkIdentifier(String name, String what) {
         if (name != null && name.length() > MAX_NAME) {
-            throw ArraydException.invalid(what + ": " + quote(name) + " (expected: at most " + MAX_NAME + " characters)");
+            throw ArraydException.invalid(what + ": " + Quote.string(name) + " (expected: at most " + MAX_NAME + " characters)");
         }
         if (!isIdentifier(name)) {
-            throw ArraydException.invalid(what + ": " + quote(name) + " (expected: a C identifier)");
+            throw ArraydException.invalid(what + ": " + Quote.string(name) + " (expected: a C identifier)");
         }
     }
 
@@ -59,27 +60,16 @@ public final class EntryPoints {
             String at = where + "[" + i + "]";
             checkIdentifier(sig.name(), at + ".name");
             if (!names.add(sig.name())) {
-                throw ArraydException.invalid(at + ".name: " + quote(sig.name()) + " (declared twice)");
+                throw ArraydException.invalid(at + ".name: " + Quote.string(sig.name()) + " (declared twice)");
             }
             Set<String> params = new HashSet<>();
             for (int p = 0; p < sig.params().size(); p++) {
                 KernelParam kp = sig.params().get(p);
                 checkIdentifier(kp.name(), at + ".params[" + p + "].name");
                 if (!params.add(kp.name())) {
-                    throw ArraydException.invalid(at + ".params[" + p + "].name: " + quote(kp.name()) + " (declared twice)");
+                    throw ArraydException.invalid(at + ".params[" + p + "].name: " + Quote.string(kp.name()) + " (declared twice)");
                 }
             }
         }
-    }
-
-    /** A name for a message: quoted, and cut to its first {@value #MAX_NAME} characters with its length when longer. */
-    private static String quote(String name) {
-        if (name == null) {
-            return "null";
-        }
-        if (name.length() <= MAX_NAME) {
-            return "\"" + name + "\"";
-        }
-        return "\"" + name.substring(0, MAX_NAME) + "…\" (" + name.length() + " characters)";
     }
 }
