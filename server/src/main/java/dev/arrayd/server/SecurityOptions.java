@@ -20,7 +20,7 @@ public record SecurityOptions(Path authTokens, Path tlsCert, Path tlsKey, Path t
 
     public static final int DEFAULT_SESSION_MAX_INFLIGHT = 8192;
 
-    public static final SecurityOptions NONE = new SecurityOptions(null, null, null, null, Quotas.NONE,
+    public static final SecurityOptions NONE = new SecurityOptions(null, null, null, null, Quotas.DEFAULTS,
             DEFAULT_SESSION_MAX_INFLIGHT);
 
     public SecurityOptions {

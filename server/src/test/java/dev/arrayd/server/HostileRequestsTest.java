@@ -363,6 +363,33 @@ class HostileRequestsTest {
                 GetStatsRequest.newBuilder().setTopClients(-1).build())).getCode());
     }
 
+    // ------------------------------------------------------------------ streams
+
+    static long streamThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().contains("-stream-")).count();
+    }
+
+    @Test
+    void streamsAreBoundedByTheDefaultQuotaAndAnIdleStreamHoldsNoThread() {
+        var exec = ExecutionServiceGrpc.newBlockingStub(channel);
+        String own = SessionServiceGrpc.newBlockingStub(channel).openSession(OpenSessionRequest.newBuilder()
+                .setClientName("streams").setLeaseMillis(600_000).build()).getSession();
+        long before = streamThreads();
+        List<Long> streams = new ArrayList<>();
+        try {
+            for (int i = 0; i < dev.arrayd.server.auth.Quotas.DEFAULT_STREAMS; i++) {
+                streams.add(exec.createStream(CreateStreamRequest.newBuilder().setSession(own).build()).getStream());
+            }
+            assertRefused(Status.Code.RESOURCE_EXHAUSTED, "streams",
+                    status(() -> exec.createStream(CreateStreamRequest.newBuilder().setSession(own).build())));
+            assertTrue(streamThreads() <= before, "threads of " + streams.size() + " idle streams: "
+                    + (streamThreads() - before));
+        } finally {
+            SessionServiceGrpc.newBlockingStub(channel).closeSession(dev.arrayd.proto.v1.CloseSessionRequest.newBuilder()
+                    .setSession(own).build());
+        }
+    }
+
     // ------------------------------------------------------------------ launches refused before they run
 
     @Test

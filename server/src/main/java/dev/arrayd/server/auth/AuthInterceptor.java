@@ -68,7 +68,7 @@ public final class AuthInterceptor implements ServerInterceptor {
     /** The tenant of the current call (the {@code default} tenant outside a call, e.g. in unit tests). */
     public static Tenant current() {
         Tenant t = TENANT.get();
-        return t == null ? Tenant.defaultTenant(Quotas.NONE) : t;
+        return t == null ? Tenant.defaultTenant(Quotas.DEFAULTS) : t;
     }
 
     @Override

@@ -5,8 +5,9 @@ import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * What one tenant may hold at once. {@link #UNLIMITED} ({@code Long.MAX_VALUE}) everywhere by
- * default; a tenant's line in the token file, or the {@code tenant-quotas} setting, lowers them.
+ * What one tenant may hold at once. By default ({@link #DEFAULTS}) {@value #DEFAULT_STREAMS} streams and
+ * {@link #UNLIMITED} ({@code Long.MAX_VALUE}) everything else; a tenant's line in the token file, or the
+ * {@code tenant-quotas} setting, lowers or lifts them.
  *
  * @param memoryBytes            device memory of the buffers its sessions created (all devices together)
  * @param inFlightCommands       commands submitted and not finished, over all its sessions
@@ -20,6 +21,12 @@ public record Quotas(long memoryBytes, long inFlightCommands, long streams, long
     public static final long UNLIMITED = Long.MAX_VALUE;
 
     public static final Quotas NONE = new Quotas(UNLIMITED, UNLIMITED, UNLIMITED, UNLIMITED, UNLIMITED);
+
+    /** Streams a tenant may hold when nothing says otherwise: each busy stream is a thread of the daemon. */
+    public static final long DEFAULT_STREAMS = 64;
+
+    /** What a tenant may hold when nothing lowers or lifts it: {@value #DEFAULT_STREAMS} streams, the rest unlimited. */
+    public static final Quotas DEFAULTS = new Quotas(UNLIMITED, UNLIMITED, DEFAULT_STREAMS, UNLIMITED, UNLIMITED);
 
     /** The keys of {@link #parse}, as documented in docs/security.md. */
     public static final String KEYS = "memory=BYTES inflight=N streams=N compile-seconds=N message=BYTES";

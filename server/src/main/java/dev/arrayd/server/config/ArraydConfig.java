@@ -59,10 +59,11 @@ public final class ArraydConfig {
                     + "tenant (or a `cert:<CN>` line of `auth-tokens` maps it).");
 
     public static final ConfigKey<dev.arrayd.server.auth.Quotas> TENANT_QUOTAS = new ConfigKey<>("tenant-quotas",
-            "quotas", "", text -> dev.arrayd.server.auth.Quotas.NONE.parse(text),
+            "quotas", "", text -> dev.arrayd.server.auth.Quotas.DEFAULTS.parse(text),
             "key=value settings: " + dev.arrayd.server.auth.Quotas.KEYS,
             "Quotas of the `default` tenant and defaults for every tenant of `auth-tokens`, e.g. `memory=4GiB "
-                    + "inflight=20000 streams=32 compile-seconds=60 message=32MiB`; empty = unlimited.");
+                    + "inflight=20000 streams=32 compile-seconds=60 message=32MiB`; empty = 64 streams, the rest unlimited "
+                    + "(`streams=unlimited` lifts that too).");
 
     public static final ConfigKey<Integer> SESSION_MAX_INFLIGHT = new ConfigKey<>("session-max-inflight", "int", "8192",
             Parsers.intIn(1, 1 << 24), "an integer in 1..16777216",

@@ -89,7 +89,7 @@ final class CpuStream extends HostStreamWorker {
     }
 
     @Override
-    protected void setUp() {
+    protected void threadStarted() {
         workerTid = ComputeThreadPriority.currentTid().orElse(0);
         ComputeThreadPriority.lowerCurrentThread(device.computeNice());
     }

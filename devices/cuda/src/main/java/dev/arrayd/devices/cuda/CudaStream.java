@@ -53,7 +53,8 @@ final class CudaStream extends StreamWorker {
     }
 
     CudaStream(CudaDevice device, String name) {
-        super(device.id(), name, "cuda" + device.id().ordinal(), DEFAULT_SPIN_NANOS);
+        // the enqueuer's context is current on this worker: it lives as long as the stream (no idle retire)
+        super(device.id(), name, "cuda" + device.id().ordinal(), DEFAULT_SPIN_NANOS, 0);
         this.device = device;
         this.enqueuer = new CudaEnqueuer(device, toString(), this::completeInFlight);
         start();

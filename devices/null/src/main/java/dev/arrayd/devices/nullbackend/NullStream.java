@@ -56,12 +56,12 @@ final class NullStream extends HostStreamWorker {
     }
 
     @Override
-    protected void setUp() {
+    protected void threadStarted() {
         device.workerStarted();
     }
 
     @Override
-    protected void tearDown() {
+    protected void threadEnded() {
         device.workerEnded();
     }
 

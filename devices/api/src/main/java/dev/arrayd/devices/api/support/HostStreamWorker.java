@@ -24,7 +24,13 @@ public abstract class HostStreamWorker extends StreamWorker {
      */
     protected HostStreamWorker(DeviceId device, String name, String threadPrefix, long spinNanos, Object owner,
             String markerKind) {
-        super(device, name, threadPrefix, spinNanos);
+        this(device, name, threadPrefix, spinNanos, DEFAULT_IDLE_RETIRE_NANOS, owner, markerKind);
+    }
+
+    /** @param idleRetireNanos see {@link StreamWorker#StreamWorker(DeviceId, String, String, long, long)} */
+    protected HostStreamWorker(DeviceId device, String name, String threadPrefix, long spinNanos, long idleRetireNanos,
+            Object owner, String markerKind) {
+        super(device, name, threadPrefix, spinNanos, idleRetireNanos);
         this.owner = owner;
         this.markerKind = markerKind;
     }

@@ -23,6 +23,11 @@ public final class SpinPark {
      * may end spuriously: the caller looks for work again either way).
      */
     public void idle(BooleanSupplier ready) {
+        idle(ready, 0);
+    }
+
+    /** {@link #idle(BooleanSupplier)}, parking at most {@code maxParkNanos} (0: until woken). */
+    public void idle(BooleanSupplier ready, long maxParkNanos) {
         long spinUntil = System.nanoTime() + spinNanos;
         while (!ready.getAsBoolean() && System.nanoTime() < spinUntil) {
             Thread.onSpinWait();
@@ -32,7 +37,11 @@ public final class SpinPark {
         }
         parked = true;
         if (!ready.getAsBoolean()) {
-            LockSupport.park(this);
+            if (maxParkNanos > 0) {
+                LockSupport.parkNanos(this, maxParkNanos);
+            } else {
+                LockSupport.park(this);
+            }
         }
         parked = false;
     }

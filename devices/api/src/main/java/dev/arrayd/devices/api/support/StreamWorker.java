@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What every backend's stream shares: an in-order {@link NativeStream} served by one dedicated platform
- * thread, the worker, fed through a lock-free {@link CommandQueue}.
+ * What every backend's stream shares: an in-order {@link NativeStream} served by a platform thread, the
+ * worker, fed through a lock-free {@link CommandQueue}.
  *
  * <pre>
  *  submit / offer ─▶ MPSC queue ─▶ worker: work() until it finds nothing, then spin, then park
@@ -23,8 +23,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A backend implements {@link #work()}: take what is queued and run it (the CPU executes one command;
  * OpenCL and CUDA enqueue up to a bound and complete the oldest), calling {@link #complete} exactly once
- * per accepted entry, in order. Optional hooks: {@link #setUp()} and {@link #tearDown()} on the worker,
- * {@link #outstanding()} for work held elsewhere, {@link #mayJoin()} and {@link #onClosed()} for close.
+ * per accepted entry, in order. Optional hooks: {@link #setUp()} and {@link #tearDown()} once per stream,
+ * {@link #threadStarted()} and {@link #threadEnded()} once per worker thread, {@link #outstanding()} for work
+ * held elsewhere, {@link #mayJoin()} and {@link #onClosed()} for close.
+ *
+ * <p><b>Threads.</b> An idle stream costs no thread: the worker starts with the first entry offered, and
+ * one that found nothing to do for {@code idleRetireNanos} ends (retires); the next entry starts another.
+ * So a daemon with a thousand open streams has threads only for those that ran something in the last few
+ * seconds. The hand-over is Dekker-style, like {@link SpinPark}'s: a retiring worker first withdraws
+ * ({@code current = null}) and then looks at the queue once more; an offer first queues and then reads
+ * {@code current}; one of them sees the other, so no entry is left without a worker. A backend whose
+ * {@link #setUp()} binds state to its thread (CUDA's context) passes {@code idleRetireNanos = 0}: its
+ * worker starts with the stream and lives as long as it.
  *
  * <p><b>Latency.</b> Waking a parked thread costs tens of µs on a small VM, which would dominate an
  * empty-kernel round trip. So the worker spins for {@code spinNanos} after running out of work before it
@@ -41,6 +51,8 @@ public abstract class StreamWorker implements NativeStream {
 
     /** About one wake-up's cost on a machine with spare cores; barely any spin on two cores or fewer. */
     public static final long DEFAULT_SPIN_NANOS = Runtime.getRuntime().availableProcessors() > 2 ? 30_000 : 2_000;
+    /** How long a worker finds nothing to do before it ends (a thread start, ~100 µs, is far cheaper). */
+    public static final long DEFAULT_IDLE_RETIRE_NANOS = 5_000_000_000L;
 
     private static final Logger log = LoggerFactory.getLogger(StreamWorker.class);
 
@@ -49,27 +61,62 @@ public abstract class StreamWorker implements NativeStream {
     private final CommandQueue queue = new CommandQueue();
     /** Accepted entries not yet completed. */
     private final AtomicLong pending = new AtomicLong();
-    private final Thread worker;
+    private final String threadName;
+    private final long idleRetireNanos;
     private final SpinPark idle;
     /** Whether the worker has work or may end: what its idle wait waits for (made once). */
     private final java.util.function.BooleanSupplier ready = () -> !queueEmpty() || finished();
     private volatile boolean closing;
+    /** Guards starting and retiring workers. */
+    private final Object lifecycle = new Object();
+    /** The live worker, or null while none runs (written under {@code lifecycle}, read anywhere). */
+    private volatile Thread current;
+    /** Whether the stream was torn down: no worker starts after that. */
+    @GuardedBy("lifecycle")
+    private boolean tornDown;
+    /** Whether {@link #setUp()} ran; read and written by workers only, one after the other (handed over by the lock). */
+    private boolean setUpDone;
 
     /**
-     * Makes the worker thread, {@code arrayd-<threadPrefix>-stream-<name>}; the subclass starts it with
-     * {@link #start()} at the end of its constructor.
+     * A stream whose worker thread, {@code arrayd-<threadPrefix>-stream-<name>}, starts with its first entry
+     * and retires after {@link #DEFAULT_IDLE_RETIRE_NANOS} without work. The subclass calls {@link #start()} at
+     * the end of its constructor.
      */
     protected StreamWorker(DeviceId device, String name, String threadPrefix, long spinNanos) {
+        this(device, name, threadPrefix, spinNanos, DEFAULT_IDLE_RETIRE_NANOS);
+    }
+
+    /**
+     * @param idleRetireNanos how long a worker finds nothing to do before it ends; 0: the worker starts with
+     *                        the stream ({@link #start()}) and never retires
+     */
+    protected StreamWorker(DeviceId device, String name, String threadPrefix, long spinNanos, long idleRetireNanos) {
         this.device = device;
         this.name = name;
         this.idle = new SpinPark(spinNanos);
-        this.worker = new Thread(this::serve, "arrayd-" + threadPrefix + "-stream-" + name);
-        worker.setDaemon(true);
+        this.threadName = "arrayd-" + threadPrefix + "-stream-" + name;
+        this.idleRetireNanos = idleRetireNanos;
     }
 
-    /** Starts the worker (once, when the subclass is fully constructed). */
+    /** Called once the subclass is fully constructed: starts the worker of a stream that never retires it. */
     protected final void start() {
-        worker.start();
+        if (idleRetireNanos == 0) {
+            ensureWorker();
+        }
+    }
+
+    /** Starts a worker unless one runs or the stream was torn down; returns the live worker (or null). */
+    private Thread ensureWorker() {
+        synchronized (lifecycle) {
+            Thread t = current;
+            if (t == null && !tornDown) {
+                t = new Thread(this::serve, threadName);
+                t.setDaemon(true);
+                current = t;
+                t.start();
+            }
+            return t;
+        }
     }
 
     @Override
@@ -98,11 +145,16 @@ public abstract class StreamWorker implements NativeStream {
         pending.incrementAndGet();
         if (closing) {
             pending.decrementAndGet();
-            LockSupport.unpark(worker); // it may be waiting for this very count to drop
+            unpark(); // it may be waiting for this very count to drop
             return false;
         }
         queue.offer(command, callback);
-        idle.wake(worker);
+        Thread t = current; // after the entry is queued: a retiring worker looks at the queue after it withdraws
+        if (t != null) {
+            idle.wake(t);
+        } else {
+            ensureWorker();
+        }
         return true;
     }
 
@@ -122,33 +174,53 @@ public abstract class StreamWorker implements NativeStream {
         return closing;
     }
 
+    /**
+     * Closes the stream: entries offered from now on are refused, those accepted complete, and the worker
+     * tears the stream down and ends (one is started for that if none runs); waits for it unless
+     * {@link #mayJoin()} says no.
+     */
     @Override
     public void close() {
         closing = true;
-        LockSupport.unpark(worker);
-        if (mayJoin()) {
-            Joins.uninterruptibly(worker);
+        Thread t = ensureWorker(); // a closing worker does not retire: this one ends the stream
+        if (t != null) {
+            LockSupport.unpark(t);
+            if (mayJoin()) {
+                Joins.uninterruptibly(t);
+            }
         }
         onClosed();
     }
 
     /** Whether {@link #close()} may wait for the worker: not on the worker itself (a callback closing its stream). */
     protected boolean mayJoin() {
-        return Thread.currentThread() != worker;
+        return Thread.currentThread() != current;
     }
 
     /** After close (the worker has ended if close waited for it): e.g. the device forgets the stream. */
     protected void onClosed() {
     }
 
+    /** The live worker thread, or null while none runs (tests). */
+    final Thread currentWorker() {
+        return current;
+    }
+
     /** Whether the calling thread is this stream's worker. */
     protected final boolean onWorker() {
-        return Thread.currentThread() == worker;
+        return Thread.currentThread() == current;
     }
 
     /** Wakes the worker (e.g. when {@link #outstanding()} dropped while it waits to end). */
     protected final void wake() {
-        LockSupport.unpark(worker);
+        unpark();
+    }
+
+    private void unpark() {
+        Thread t = current;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
     }
 
     // ---------------------------------------------------------------- the worker
@@ -169,12 +241,23 @@ public abstract class StreamWorker implements NativeStream {
      */
     protected abstract boolean work();
 
-    /** On the worker, before the first {@link #work()}. */
+    /** Once per stream, on its first worker, before the first {@link #work()}. */
     protected void setUp() {
     }
 
-    /** On the worker, after the last {@link #work()} (also when it threw). */
+    /**
+     * Once per stream, on its last worker, after the last {@link #work()} (also when it threw); also for a
+     * stream that never ran anything (a worker is started to close it).
+     */
     protected void tearDown() {
+    }
+
+    /** On each worker thread as it starts, before anything else (e.g. its scheduling priority). */
+    protected void threadStarted() {
+    }
+
+    /** On each worker thread as it ends (it retired, or the stream is over). */
+    protected void threadEnded() {
     }
 
     /** Entries accepted and counted done but still being completed elsewhere: the worker ends only at zero. */
@@ -217,19 +300,63 @@ public abstract class StreamWorker implements NativeStream {
     }
 
     private void serve() {
+        Thread me = Thread.currentThread();
+        threadStarted();
+        boolean over = true; // the stream ends with this worker unless it retires
         try {
-            setUp();
+            if (!setUpDone) {
+                setUpDone = true;
+                setUp();
+            }
+            long idleSince = 0; // 0: it did something since it last found nothing
             for (;;) {
                 if (work()) {
+                    idleSince = 0;
                     continue;
                 }
                 if (finished()) {
                     return;
                 }
-                idle.idle(ready);
+                long now = System.nanoTime();
+                if (idleSince == 0) {
+                    idleSince = now;
+                } else if (idleRetireNanos > 0 && now - idleSince >= idleRetireNanos && retire(me)) {
+                    over = false;
+                    return;
+                }
+                idle.idle(ready, idleRetireNanos > 0 ? idleRetireNanos : 0);
             }
         } finally {
-            tearDown();
+            if (over) {
+                synchronized (lifecycle) {
+                    tornDown = true;
+                }
+                tearDown();
+            }
+            threadEnded();
+        }
+    }
+
+    /**
+     * The worker withdraws, then looks at the queue once more: true when it may end; false when an entry came
+     * in meanwhile and it took its place back (or the stream is closing: a closing worker ends the stream).
+     */
+    private boolean retire(Thread me) {
+        synchronized (lifecycle) {
+            if (closing || !queueEmpty() || pending.get() != 0 || outstanding() != 0) {
+                return false; // work is queued, or still held by the device
+            }
+            current = null;
+        }
+        if (queueEmpty() && !closing) {
+            return true; // an offer from now on sees no worker and starts one
+        }
+        synchronized (lifecycle) {
+            if (current == null) {
+                current = me; // nobody started another: this one serves on
+                return false;
+            }
+            return true; // an offer started another meanwhile; it takes over
         }
     }
 
