@@ -227,6 +227,14 @@ public interface Session extends AutoCloseable {
      */
     CompletableFuture<List<EventResult>> waitEvents(Event... events);
 
+    /**
+     * Cancels the commands of {@code events}, once every command enqueued before this call has been sent: a
+     * queued one, or one waiting for its dependencies, never runs; a running one finishes on its device and its
+     * result is dropped. Each of their events fails with {@code CANCELLED}, and so does whatever waits on them.
+     * Completes with how many of them were still pending (done ones are left as they are).
+     */
+    CompletableFuture<Integer> cancel(Event... events);
+
     // ---- lifecycle ----
 
     /**

@@ -6,6 +6,8 @@ import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.AwaitStreamResponse;
+import dev.arrayd.proto.v1.CancelRequest;
+import dev.arrayd.proto.v1.CancelResponse;
 import dev.arrayd.proto.v1.CloseSessionRequest;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CompileRequest;
@@ -732,6 +734,16 @@ final class SessionImpl implements Session {
         }
         return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
                 .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+    }
+
+    @Override
+    public CompletableFuture<Integer> cancel(Event... events) {
+        checkOpen();
+        CancelRequest.Builder req = CancelRequest.newBuilder().setSession(id);
+        for (Event e : events) {
+            req.addEvents(e.id());
+        }
+        return orderedUnary(req.build(), stubs.execution()::cancel, CancelResponse::getCancelled);
     }
 
     private static EventResult failedResult(long event, Throwable t) {

@@ -3,6 +3,8 @@ package dev.arrayd.server;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.AwaitStreamResponse;
+import dev.arrayd.proto.v1.CancelRequest;
+import dev.arrayd.proto.v1.CancelResponse;
 import dev.arrayd.proto.v1.CreateStreamRequest;
 import dev.arrayd.proto.v1.DestroyStreamRequest;
 import dev.arrayd.proto.v1.DestroyStreamResponse;
@@ -171,6 +173,16 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                 }
             }
             return b.build();
+        });
+    }
+
+    @Override
+    public void cancel(CancelRequest req, StreamObserver<CancelResponse> out) {
+        Calls.unary(out, () -> {
+            Session s = sessions.session(req.getSession());
+            CommandDecoder.checkWaitCount(req.getEventsCount(), "events");
+            int n = scheduler.cancel(s, Wire.events(req.getEventsList(), "events"));
+            return CancelResponse.newBuilder().setCancelled(n).build();
         });
     }
 
