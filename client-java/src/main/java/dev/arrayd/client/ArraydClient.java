@@ -57,6 +57,8 @@ public final class ArraydClient implements AutoCloseable {
 
     private final ManagedChannel channel;
     private final Stubs stubs;
+    /** The largest message this client accepts, stated to the daemon when a session opens. */
+    private final int maxMessageBytes;
     private final Duration closeTimeout;
     private final ScheduledThreadPoolExecutor timer;
     private final Set<SessionImpl> sessions = ConcurrentHashMap.newKeySet();
@@ -71,6 +73,7 @@ public final class ArraydClient implements AutoCloseable {
         Channel ch = b.bearerToken == null ? channel
                 : ClientInterceptors.intercept(channel, new BearerTokenInterceptor(b.bearerToken));
         this.stubs = Stubs.of(ch, b.maxMessageBytes);
+        this.maxMessageBytes = b.maxMessageBytes;
         this.closeTimeout = b.closeTimeout;
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "arrayd-client-keepalive");
@@ -137,7 +140,8 @@ public final class ArraydClient implements AutoCloseable {
         }
         CompletableFuture<Session> opened = new CompletableFuture<>();
         OpenSessionRequest req = OpenSessionRequest.newBuilder()
-                .setClientName(clientName).setLeaseMillis(lease.toMillis()).build();
+                .setClientName(clientName).setLeaseMillis(lease.toMillis()).setMaxReceiveMessageBytes(maxMessageBytes)
+                .build();
         CompletableFuture<SessionImpl> created = new CompletableFuture<>();
         stubs.sessions().openSession(req, new FutureObserver<>(created, r -> new SessionImpl(stubs, timer,
                 closeTimeout, sessions::remove, r.getSession(), clientName,

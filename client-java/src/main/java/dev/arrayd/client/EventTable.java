@@ -1,5 +1,6 @@
 package dev.arrayd.client;
 
+import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.EventCompletion;
 import io.grpc.Status;
 import java.util.List;
@@ -22,6 +23,8 @@ final class EventTable {
         final CompletableFuture<EventResult> future = new CompletableFuture<>();
         /** The batch that carried the command; set by the draining thread before the batch is sent. */
         volatile InflightBatch batch;
+        /** The pieces of a download's data received so far (the stream's observer thread only). */
+        ByteString pieces;
 
         Pending(long id) {
             this.id = id;
@@ -72,7 +75,21 @@ final class EventTable {
     /** Applies a completion from the daemon; pending and unknown states are ignored. */
     void apply(EventCompletion c) {
         switch (c.getState()) {
-            case SUCCEEDED -> complete(c.getEvent(), Protos.result(c));
+            case SUCCEEDED -> {
+                Pending p = pending.get(c.getEvent());
+                if (c.getMoreData() || (p != null && p.pieces != null)) {
+                    // a download's data in pieces: collect them, complete with the last
+                    if (p == null) {
+                        return;
+                    }
+                    p.pieces = p.pieces == null ? c.getData() : p.pieces.concat(c.getData());
+                    if (c.getMoreData()) {
+                        return;
+                    }
+                    c = c.toBuilder().setData(p.pieces).setDataOffset(0).build();
+                }
+                complete(c.getEvent(), Protos.result(c));
+            }
             case FAILED -> fail(c.getEvent(), Protos.status(c.getCode(), c.getMessage()));
             default -> { }
         }

@@ -228,7 +228,9 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         + size + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
             }
             long asked = Wire.u32(req.getChunkBytes());
-            chunk = asked == 0 ? DEFAULT_CHUNK : (int) Math.min(asked, maxChunk);
+            // what the client accepts bounds the chunk too (with room for the chunk's fields and framing)
+            long fits = Math.min(maxChunk, l.receiveBytes - 1024);
+            chunk = (int) Math.min(asked == 0 ? DEFAULT_CHUNK : asked, fits);
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             long deadline = Calls.deadlineNanos();

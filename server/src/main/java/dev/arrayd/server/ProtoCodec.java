@@ -1,7 +1,6 @@
 package dev.arrayd.server;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
@@ -185,25 +184,21 @@ final class ProtoCodec {
         return MemorySegment.ofBuffer(bytes.asReadOnlyByteBuffer());
     }
 
+    /** The completion of {@code e}: its state, code, message and device time, without a download's data. */
     static EventCompletion completion(Event e) {
         EventCompletion.Builder b = EventCompletion.newBuilder().setEvent(e.id());
         switch (e.state()) {
             case PENDING -> b.setState(EventState.PENDING);
-            case SUCCEEDED -> {
-                b.setState(EventState.SUCCEEDED).setDeviceNanos(e.deviceNanos());
-                if (e.result() instanceof byte[] data) {
-                    b.setData(UnsafeByteOperations.unsafeWrap(data));
-                }
-            }
+            case SUCCEEDED -> b.setState(EventState.SUCCEEDED).setDeviceNanos(e.deviceNanos());
             case FAILED -> {
                 ArraydException f = e.failure();
-                b.setState(EventState.FAILED).setCode(StatusMapper.codeValue(f)).setMessage(f.getMessage());
+                b.setState(EventState.FAILED).setCode(StatusMapper.codeValue(f)).setMessage(StatusText.bound(f.getMessage()));
             }
         }
         return b.build();
     }
 
-    /** The completion of a forgotten or unknown event id, as a query answers it. */
+    /** The completion of a forgotten or unknown event id, as a unary query answers it (states only, no data). */
     static EventCompletion completion(long id, Event e) {
         return e == Event.SUCCEEDED ? EventCompletion.newBuilder().setEvent(id).setState(EventState.SUCCEEDED).build()
                 : completion(e);

@@ -34,7 +34,8 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
         Calls.unary(out, () -> {
             long lease = req.getLeaseMillis() == 0 ? leaseMillis
                     : Math.clamp(Wire.saturated(req.getLeaseMillis()), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
-            Session s = sessions.open(req.getClientName(), lease).session;
+            long receive = SessionLease.receiveBytes(req.getMaxReceiveMessageBytes(), "max_receive_message_bytes");
+            Session s = sessions.open(req.getClientName(), lease, receive).session;
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLeaseMillis(lease).build();
         });
     }

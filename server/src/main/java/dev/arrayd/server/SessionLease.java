@@ -15,6 +15,8 @@ final class SessionLease {
     final Session session;
     final TenantUsage usage;
     final long leaseNanos;
+    /** The largest message its client accepts ({@code max_receive_message_bytes}). */
+    final long receiveBytes;
     /** Last renewal: any call naming the session, any message on its stream, KeepAlive, ping. */
     volatile long renewedNanos;
     /** Commands submitted (Submit or the session stream) and not finished. */
@@ -28,10 +30,11 @@ final class SessionLease {
     final AtomicLong streams = new AtomicLong();
     volatile boolean closed;
 
-    SessionLease(Session session, TenantUsage usage, long leaseNanos, long nowNanos) {
+    SessionLease(Session session, TenantUsage usage, long leaseNanos, long receiveBytes, long nowNanos) {
         this.session = session;
         this.usage = usage;
         this.leaseNanos = leaseNanos;
+        this.receiveBytes = receiveBytes;
         this.renewedNanos = nowNanos;
         // a LOCAL buffer is consumed by the batch that uses it: its bytes go back to the tenant then
         session.onBufferConsumed(this::bufferGone);
@@ -43,6 +46,23 @@ final class SessionLease {
         if (bytes != null) {
             usage.memoryBytes.addAndGet(-bytes);
         }
+    }
+
+    /** gRPC's default inbound message limit, what a client that says nothing accepts. */
+    static final long DEFAULT_RECEIVE_BYTES = 4 << 20;
+    /** The smallest receive limit a client may state. */
+    static final long MIN_RECEIVE_BYTES = 64 << 10;
+
+    /** A stated receive limit (uint64): 0 = {@link #DEFAULT_RECEIVE_BYTES}; INVALID_ARGUMENT below the minimum. */
+    static long receiveBytes(long raw, String field) {
+        if (raw == 0) {
+            return DEFAULT_RECEIVE_BYTES;
+        }
+        if (raw > 0 && raw < MIN_RECEIVE_BYTES) {
+            throw dev.arrayd.devices.api.ArraydException.invalid(field + ": " + raw + " (expected: 0 for 4 MiB, or at least "
+                    + MIN_RECEIVE_BYTES + ")");
+        }
+        return Wire.saturated(raw);
     }
 
     String tenantName() {

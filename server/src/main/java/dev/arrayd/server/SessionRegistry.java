@@ -63,7 +63,7 @@ final class SessionRegistry {
         return tenants.get(tenant);
     }
 
-    SessionLease open(String clientName, long leaseMillis) {
+    SessionLease open(String clientName, long leaseMillis, long receiveBytes) {
         TenantUsage u = usage();
         Session s = scheduler.openSession(clientName, leaseMillis);
         s.setTenant(u.tenant().name(), u.tenant().weight()); // the scheduler's fair share charges the tenant
@@ -79,7 +79,8 @@ final class SessionRegistry {
                 u.memoryBytes.addAndGet(-bytes);
             }
         });
-        SessionLease lease = new SessionLease(s, u, TimeUnit.MILLISECONDS.toNanos(leaseMillis), clock.nanoTime());
+        SessionLease lease = new SessionLease(s, u, TimeUnit.MILLISECONDS.toNanos(leaseMillis), receiveBytes,
+                clock.nanoTime());
         byToken.put(s.token(), lease);
         // however the session ends (CloseSession, lease, shutdown), its tenant gets its quota back
         s.onClose(() -> closed(lease));

@@ -2,6 +2,7 @@ package dev.arrayd.server;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.arrayd.proto.v1.Attached;
 import dev.arrayd.proto.v1.BatchRejected;
 import dev.arrayd.proto.v1.CommandBatch;
@@ -48,8 +49,14 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
 
     /** Most completions in one response message. */
     private static final int MAX_PER_MESSAGE = 1024;
-    /** A response message is sent once its downloaded data passes this (clients accept 64 MiB by default). */
-    private static final int MAX_DATA_PER_MESSAGE = 8 << 20;
+    /** Largest response message, whatever the client accepts (a larger one only delays the first completion). */
+    private static final int MAX_MESSAGE_BYTES = 8 << 20;
+    /** Room left in every message for its envelope and gRPC's framing. */
+    private static final int MESSAGE_MARGIN = 1024;
+    /** Bytes of a completion beside its data: field tags and lengths, event, state, code, device time, offsets. */
+    private static final int COMPLETION_OVERHEAD = 64;
+    /** The smallest piece a download's data is cut into at the end of a message (else it starts the next). */
+    private static final int MIN_PIECE = 16 << 10;
 
     /** Downloaded bytes waiting to be sent beyond which the stream stops reading. */
     private static final long MAX_QUEUED_DATA_BYTES = 64L << 20;
@@ -69,6 +76,11 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     /** Whether a message has been requested and not delivered yet (at most one at a time). */
     private final java.util.concurrent.atomic.AtomicBoolean requested = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile SessionLease lease;
+    /** Largest response message this stream's client accepts (set when it attaches). */
+    private volatile long messageBytes = SessionLease.DEFAULT_RECEIVE_BYTES;
+    /** The download whose data is being sent in pieces, and how much of it went (draining thread only). */
+    private Event splitting;
+    private long splitOffset;
     private final ConcurrentLinkedQueue<ExecuteResponse> control = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Event> completed = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
@@ -157,7 +169,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             l.renewedNanos = sessions.clock().nanoTime(); // every message renews the lease
         }
         switch (req.getMsgCase()) {
-            case ATTACH -> attach(req.getAttach().getSession());
+            case ATTACH -> attach(req.getAttach());
             case BATCH -> batch(req.getBatch());
             case REPLAY -> replay(req.getReplay());
             case PING -> send(ExecuteResponse.newBuilder().setPong(req.getPing()).build());
@@ -167,18 +179,23 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         maybeRequest();
     }
 
-    private void attach(String token) {
+    private void attach(dev.arrayd.proto.v1.Attach a) {
+        String token = a.getSession();
         if (session != null) {
             fail(Status.FAILED_PRECONDITION.withDescription("attach: this stream is already attached to a session"));
             return;
         }
         SessionLease l;
+        long limit;
         try {
             l = sessions.lease(token); // another tenant's token is NOT_FOUND, like an unknown one
+            limit = a.getMaxReceiveMessageBytes() == 0 ? l.receiveBytes
+                    : SessionLease.receiveBytes(a.getMaxReceiveMessageBytes(), "attach.max_receive_message_bytes");
         } catch (ArraydException e) {
             fail(StatusMapper.toStatus(e));
             return;
         }
+        messageBytes = Math.min(limit, MAX_MESSAGE_BYTES);
         Session s = l.session;
         l.liveStreams.incrementAndGet();
         lease = l;
@@ -292,25 +309,15 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             if (closed || cancelled) {
                 control.clear();
                 completed.clear();
+                splitting = null;
             } else {
                 ExecuteResponse c;
                 while (out.isReady() && (c = control.poll()) != null) {
                     out.onNext(c);
                 }
-                Event e;
                 // while the client does not read, completions wait here (bounded by maxInFlight)
-                while (out.isReady() && (e = completed.poll()) != null) {
-                    Completions.Builder batch = Completions.newBuilder();
-                    int n = 0;
-                    long data = 0;
-                    do {
-                        EventCompletion done = ProtoCodec.completion(e);
-                        batch.addCompletions(done);
-                        data += done.getData().size();
-                    } while (++n < MAX_PER_MESSAGE && data < MAX_DATA_PER_MESSAGE && (e = completed.poll()) != null);
-                    out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
-                    unanswered.addAndGet(-n);
-                    queuedData.addAndGet(-data);
+                while (out.isReady() && (splitting != null || !completed.isEmpty())) {
+                    sendCompletions();
                 }
                 Status err = terminal;
                 if (err != null) {
@@ -318,7 +325,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                     serverEnded = true;
                     out.onError(err.asRuntimeException());
                     ended();
-                } else if (halfClosed && inFlight.get() == 0 && completed.isEmpty() && control.isEmpty()) {
+                } else if (halfClosed && inFlight.get() == 0 && completed.isEmpty() && splitting == null
+                        && control.isEmpty()) {
                     closed = true;
                     serverEnded = true;
                     out.onCompleted();
@@ -328,6 +336,67 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             missed = wip.addAndGet(-missed);
         } while (missed != 0);
         maybeRequest();
+    }
+
+    /**
+     * Sends one message of completions (draining thread only): as many as fit the client's receive limit. A
+     * download whose data does not fit what is left of the message is cut: a piece ends this message (or the
+     * whole message when it is the first), marked {@code more_data}, and the rest starts the next ones.
+     */
+    private void sendCompletions() {
+        long budget = messageBytes - MESSAGE_MARGIN;
+        Completions.Builder batch = Completions.newBuilder();
+        long size = 0;
+        long data = 0;
+        int n = 0;
+        int finished = 0;
+        while (n < MAX_PER_MESSAGE) {
+            Event e = splitting != null ? splitting : completed.peek();
+            if (e == null) {
+                break;
+            }
+            EventCompletion head = ProtoCodec.completion(e);
+            long headBytes = head.getSerializedSize() + COMPLETION_OVERHEAD;
+            byte[] bytes = e.result() instanceof byte[] d && e.state() == dev.arrayd.scheduler.EventState.SUCCEEDED ? d : null;
+            long offset = splitting != null ? splitOffset : 0;
+            long left = bytes == null ? 0 : bytes.length - offset;
+            long room = budget - size - headBytes;
+            if (left <= Math.max(room, 0)) {
+                if (n > 0 && room < 0) {
+                    break; // the next message takes it
+                }
+                batch.addCompletions(bytes == null || bytes.length == 0 ? head : head.toBuilder()
+                        .setData(UnsafeByteOperations.unsafeWrap(bytes, (int) offset, (int) left)).setDataOffset(offset)
+                        .build());
+                size += headBytes + left;
+                data += left;
+                n++;
+                finished++;
+                if (splitting != null) {
+                    splitting = null;
+                } else {
+                    completed.poll();
+                }
+                continue;
+            }
+            if (n > 0 && room < MIN_PIECE) {
+                break; // the piece starts the next message
+            }
+            long piece = Math.max(room, 1);
+            batch.addCompletions(head.toBuilder().setData(UnsafeByteOperations.unsafeWrap(bytes, (int) offset, (int) piece))
+                    .setDataOffset(offset).setMoreData(true).build());
+            data += piece;
+            n++;
+            if (splitting == null) {
+                completed.poll();
+                splitting = e;
+            }
+            splitOffset = offset + piece;
+            break; // the message is full
+        }
+        out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
+        unanswered.addAndGet(-finished);
+        queuedData.addAndGet(-data);
     }
 
     @Override
