@@ -64,6 +64,7 @@ final class Backends implements AutoCloseable {
                 if (options.cpuMemoryBytes() > 0) {
                     cpu = cpu.withDeviceMemoryBytes(options.cpuMemoryBytes());
                 }
+                cpu = cpu.withCacheMaxBytes(options.compileCacheMaxBytes());
                 if (options.cacheDir() != null) {
                     cpu = cpu.withCacheDir(options.cacheDir());
                 }

@@ -22,6 +22,8 @@ import java.nio.file.Path;
  * @param shutdownGraceMillis how long accepted work may drain on shutdown before it is failed (default 25 s)
  * @param cacheDir          the CPU backend's compiled-kernel cache (null = its default,
  *                          {@code $XDG_CACHE_HOME/arrayd/kernels} or {@code ~/.cache/arrayd/kernels})
+ * @param compileCacheMaxBytes most bytes the CPU backend's kernel cache keeps on disk (default 1 GiB; least
+ *                          recently used kernels go first)
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
  * @param jitNice           nice value added to the JVM's JIT compiler threads (default 10; 0 = unchanged)
@@ -30,7 +32,8 @@ import java.nio.file.Path;
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
-        int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, int cpuThreads, int cpuNice, int jitNice) {
+        int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
+        int jitNice) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -46,7 +49,8 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     public static ServerOptions defaults() {
         return new ServerOptions(DEFAULT_BIND, DEFAULT_PORT, DEFAULT_DEVICES, false, false, DEFAULT_LEASE_MILLIS,
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
-                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
+                DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
+                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
                 DEFAULT_JIT_NICE);
     }
 
@@ -56,50 +60,54 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCacheDir(Path dir) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, cpuThreads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice);
+    }
+
+    public ServerOptions withCompileCacheMaxBytes(long bytes) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuThreads(int threads) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, threads, cpuNice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice);
     }
 
     public ServerOptions withCpuNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, nice, jitNice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice);
     }
 
     public ServerOptions withJitNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, cpuThreads, cpuNice, nice);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice);
     }
 }

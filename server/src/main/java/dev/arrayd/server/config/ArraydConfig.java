@@ -100,6 +100,11 @@ public final class ArraydConfig {
             "Where the CPU backend keeps compiled kernels across restarts (a content-hash cache); empty = "
                     + "`$XDG_CACHE_HOME/arrayd/kernels`, else `~/.cache/arrayd/kernels`.");
 
+    public static final ConfigKey<Long> COMPILE_CACHE_MAX_BYTES = new ConfigKey<>("compile-cache-max-bytes", "bytes",
+            "1GiB", Parsers.bytes(1 << 20, Long.MAX_VALUE), "a byte count of at least 1MiB",
+            "Most bytes the CPU backend's kernel cache (`cache-dir`) keeps on disk: past it, the kernels used least "
+                    + "recently are deleted (a later compile of one builds it again).");
+
     public static final ConfigKey<Long> MAX_MESSAGE_BYTES = new ConfigKey<>("max-message-bytes", "bytes", "64MiB",
             Parsers.bytes(1 << 20, Integer.MAX_VALUE), "a byte count in 1MiB..2GiB-1",
             "Largest gRPC message the daemon accepts.");
@@ -142,7 +147,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

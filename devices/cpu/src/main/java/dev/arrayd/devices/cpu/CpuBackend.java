@@ -47,7 +47,7 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
         super(NAME, true); // memory and transfers work without gcc: only compiling needs it
         this.options = options;
         this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason,
-                new KernelCache(options.cacheDir()), options.forceGuards());
+                new KernelCache(options.cacheDir(), options.cacheMaxBytes()), options.forceGuards());
     }
 
     @Override

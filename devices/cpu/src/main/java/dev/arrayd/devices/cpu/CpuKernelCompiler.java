@@ -126,7 +126,7 @@ final class CpuKernelCompiler implements KernelCompiler {
     private volatile String compilerId; // first line of `gcc --version`, probed on the first compile
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason) {
-        this(gcc, timeout, unavailableReason, new KernelCache(CpuOptions.defaultCacheDir()), false);
+        this(gcc, timeout, unavailableReason, new KernelCache(CpuOptions.defaultCacheDir(), CpuOptions.DEFAULT_CACHE_MAX_BYTES), false);
     }
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
@@ -223,6 +223,17 @@ final class CpuKernelCompiler implements KernelCompiler {
      */
     @Override
     public List<KernelModule> compileAll(List<KernelSource> sources) {
+        java.util.concurrent.locks.Lock use = cache.useLock();
+        use.lock(); // no trim deletes a library between its lookup and its load
+        try {
+            return compileAllCached(sources);
+        } finally {
+            use.unlock();
+            cache.trim();
+        }
+    }
+
+    private List<KernelModule> compileAllCached(List<KernelSource> sources) {
         List<Unit> units = new ArrayList<>(sources.size());
         for (KernelSource s : sources) {
             units.add(translationUnit(s));
@@ -262,6 +273,9 @@ final class CpuKernelCompiler implements KernelCompiler {
         try {
             for (int i = 0; i < n; i++) {
                 KernelCache.Artifact a = await(futures.get(i));
+                if (hit[i]) {
+                    cache.used(a);
+                }
                 Unit u = units.get(i);
                 modules.add(load(a, u.entryPoints(), u.ir(), hit[i]));
             }

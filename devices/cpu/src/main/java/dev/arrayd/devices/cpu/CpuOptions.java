@@ -31,9 +31,11 @@ import java.util.Objects;
  *                          {@value #DEFAULT_COMPUTE_NICE}; 0 keeps it). They still get every idle cycle, but
  *                          the transport, the dispatcher and the programs beside the daemon win a contended
  *                          core from them (see {@link ComputeThreadPriority})
+ * @param cacheMaxBytes     most bytes the cache keeps in {@code cacheDir}: past it, the libraries used least
+ *                          recently are deleted (default {@link #DEFAULT_CACHE_MAX_BYTES}; see {@link KernelCache})
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
-                         boolean forceGuards, int deviceThreads, int computeNice) {
+                         boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
@@ -41,6 +43,8 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     public static final int MAX_DEVICE_THREADS = 1024;
     /** Nice value added to kernel threads by default. */
     public static final int DEFAULT_COMPUTE_NICE = 10;
+    /** Default bound of the kernel cache on disk. */
+    public static final long DEFAULT_CACHE_MAX_BYTES = 1L << 30;
 
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
@@ -59,6 +63,9 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
             throw new IllegalArgumentException("deviceThreads: " + deviceThreads + " (expected: 0.." + MAX_DEVICE_THREADS
                     + ", 0 to split the cores among the devices)");
         }
+        if (cacheMaxBytes < 0) {
+            throw new IllegalArgumentException("cacheMaxBytes: " + cacheMaxBytes + " (expected: >= 0)");
+        }
         if (computeNice < 0 || computeNice > ComputeThreadPriority.MAX_NICE) {
             throw new IllegalArgumentException("computeNice: " + computeNice + " (expected: 0.." + ComputeThreadPriority.MAX_NICE
                     + ", 0 to keep kernel threads at the daemon's priority)");
@@ -66,7 +73,7 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public static CpuOptions defaults() {
-        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE);
+        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE, DEFAULT_CACHE_MAX_BYTES);
     }
 
     /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
@@ -78,32 +85,37 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
     }
 
     public CpuOptions withCacheDir(Path dir) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
     }
 
     public CpuOptions withForceGuards(boolean force) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice, cacheMaxBytes);
     }
 
     /** @param threads worker threads of each device; 0 splits the cores among the devices */
     public CpuOptions withDeviceThreads(int threads) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice, cacheMaxBytes);
     }
 
     /** @param nice nice value added to the threads that run kernels (0..19; 0 keeps their priority) */
     public CpuOptions withComputeNice(int nice) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice, cacheMaxBytes);
+    }
+
+    public CpuOptions withCacheMaxBytes(long bytes) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
+                bytes);
     }
 }

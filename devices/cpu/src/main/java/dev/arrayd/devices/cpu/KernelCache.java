@@ -11,11 +11,18 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Compiled kernel libraries by content hash, in memory and on disk.
@@ -39,19 +46,134 @@ import java.util.concurrent.ConcurrentHashMap;
  * <h2>Single flight</h2>
  * {@link #claim} puts a future into the in-memory map only if none is there: the caller that succeeds
  * builds and {@link #complete}s (or {@link #fail}s, which forgets the key so that a later request tries
- * again); every other caller waits on the same future. Entries of the in-memory map are never evicted:
- * they are small, and their libraries stay on disk.
+ * again); every other caller waits on the same future.
+ *
+ * <h2>Bounds</h2>
+ * The directory holds at most {@code maxBytes}: after a compile that stored something, when it holds more,
+ * the libraries used least recently (by modification time, which every use renews) are deleted with the metas
+ * that name them, down to 90% of the bound; a later compile of one of them builds it again. Deleting a
+ * library that a module has loaded is harmless (the mapping stays), but one about to be loaded is not: every
+ * compile holds the cache's read lock from its lookups to its loads, and a trim runs only when it gets the
+ * write lock at once (else the next compile trims). The in-memory map keeps at most
+ * {@value #MAX_MEMORY_ENTRIES} finished entries; past that, finished ones are dropped (their libraries stay on
+ * disk).
  */
 final class KernelCache {
 
     /** A library in the cache (or in a private directory when the cache directory cannot be written). */
     record Artifact(Path library, String symbolPrefix, String diagnostics) {}
 
-    private final Path dir;
-    private final ConcurrentHashMap<String, CompletableFuture<Artifact>> memory = new ConcurrentHashMap<>();
+    /** Most finished entries of the in-memory map. */
+    static final int MAX_MEMORY_ENTRIES = 4096;
 
-    KernelCache(Path dir) {
+    private final Path dir;
+    private final long maxBytes;
+    private final ConcurrentHashMap<String, CompletableFuture<Artifact>> memory = new ConcurrentHashMap<>();
+    private final ReentrantReadWriteLock files = new ReentrantReadWriteLock();
+    /** Whether something was stored since the last trim of the directory. */
+    private volatile boolean stored;
+
+    KernelCache(Path dir, long maxBytes) {
         this.dir = dir;
+        this.maxBytes = maxBytes;
+    }
+
+    /** Held by a compile from its lookups to its loads: no trim deletes a library in between. */
+    Lock useLock() {
+        return files.readLock();
+    }
+
+    /** Marks {@code a}'s library used now (the trim deletes the least recently used first). */
+    void used(Artifact a) {
+        if (a.library().startsWith(dir)) {
+            try {
+                Files.setLastModifiedTime(a.library(), FileTime.fromMillis(System.currentTimeMillis()));
+            } catch (IOException | RuntimeException e) {
+                // a library that cannot be touched is only evicted earlier
+            }
+        }
+    }
+
+    /**
+     * Deletes least recently used libraries (and the metas naming them) while the directory holds more than
+     * {@code maxBytes}, down to 90% of it, and drops finished in-memory entries past {@link #MAX_MEMORY_ENTRIES}.
+     * Does nothing when a compile holds the cache (the next call trims). Returns how many libraries went.
+     */
+    int trim() {
+        if (memory.size() > MAX_MEMORY_ENTRIES) {
+            for (var e : memory.entrySet()) {
+                if (memory.size() <= MAX_MEMORY_ENTRIES) {
+                    break;
+                }
+                if (e.getValue().isDone()) {
+                    memory.remove(e.getKey(), e.getValue());
+                }
+            }
+        }
+        if (!stored || !files.writeLock().tryLock()) {
+            return 0;
+        }
+        try {
+            stored = false;
+            return trimDisk();
+        } catch (IOException | RuntimeException e) {
+            return 0; // a directory that cannot be listed is not ours to clean
+        } finally {
+            files.writeLock().unlock();
+        }
+    }
+
+    private int trimDisk() throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        record Lib(Path path, long bytes, long used) {}
+        List<Lib> libs = new ArrayList<>();
+        List<Path> metas = new ArrayList<>();
+        long total = 0;
+        try (var listing = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) listing::iterator) {
+                if (!Files.isRegularFile(f)) {
+                    continue;
+                }
+                long size = Files.size(f);
+                total += size;
+                String name = f.getFileName().toString();
+                if (name.startsWith("lib-") && name.endsWith(".so")) {
+                    libs.add(new Lib(f, size, Files.getLastModifiedTime(f).toMillis()));
+                } else if (name.endsWith(".meta")) {
+                    metas.add(f);
+                }
+            }
+        }
+        if (total <= maxBytes) {
+            return 0;
+        }
+        libs.sort(Comparator.comparingLong(Lib::used));
+        Set<String> gone = new HashSet<>();
+        long target = maxBytes / 10 * 9;
+        for (Lib l : libs) {
+            if (total <= target) {
+                break;
+            }
+            Files.deleteIfExists(l.path());
+            total -= l.bytes();
+            gone.add(l.path().getFileName().toString());
+        }
+        for (Path m : metas) {
+            Properties p = new Properties();
+            try (Reader r = Files.newBufferedReader(m, StandardCharsets.UTF_8)) {
+                p.load(r);
+            } catch (IOException | IllegalArgumentException e) {
+                continue;
+            }
+            if (gone.contains(p.getProperty("library", ""))) {
+                Files.deleteIfExists(m);
+            }
+        }
+        memory.values().removeIf(f -> f.isDone() && !f.isCompletedExceptionally() && f.join().library().startsWith(dir)
+                && gone.contains(f.join().library().getFileName().toString()));
+        return gone.size();
     }
 
     Path directory() {
@@ -134,6 +256,7 @@ final class KernelCache {
      * (the caller keeps the library where it is).
      */
     Path store(Path built, List<String> keys, List<String> prefixes, List<String> diagnostics) {
+        stored = true;
         try {
             Files.createDirectories(dir);
             String hash = sha256Of(built);

@@ -84,6 +84,49 @@ class KernelCacheTest {
         }
     }
 
+    private static long directoryBytes(Path dir) throws Exception {
+        try (Stream<Path> s = Files.list(dir)) {
+            long total = 0;
+            for (Path p : s.toList()) {
+                total += Files.size(p);
+            }
+            return total;
+        }
+    }
+
+    @Test
+    void theDirectoryIsBoundedAndTheLeastRecentlyUsedKernelGoesFirst() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        KernelSource a = KernelSource.ir(new IrModule(List.of(IrSamples.saxpy())));
+        KernelSource b = KernelSource.ir(new IrModule(List.of(IrSamples.matmul())));
+        KernelSource c = KernelSource.ir(new IrModule(List.of(IrSamples.groupSum())));
+        long one;
+        try (CpuBackend probe = backend(dir); KernelModule m = probe.compiler().compile(a)) {
+            one = directoryBytes(dir); // one library and its meta
+        }
+        // room for about two entries: the third compile pushes the least recently used one out
+        long bound = one * 5 / 2;
+        try (CpuBackend bounded = new CpuBackend(CpuOptions.defaults().withCacheDir(dir).withCacheMaxBytes(bound))) {
+            try (KernelModule m = bounded.compiler().compile(b)) {
+                assertFalse(m.cacheHit());
+            }
+            try (KernelModule m = bounded.compiler().compile(a)) {
+                assertTrue(m.cacheHit(), "a, used now: b is the least recently used");
+            }
+            try (KernelModule m = bounded.compiler().compile(c)) {
+                assertFalse(m.cacheHit());
+            }
+            assertTrue(directoryBytes(dir) <= bound, "directory of " + directoryBytes(dir) + " bytes, bound " + bound);
+            try (KernelModule m = bounded.compiler().compile(a)) {
+                assertTrue(m.cacheHit(), "a stayed");
+            }
+            try (KernelModule m = bounded.compiler().compile(b)) {
+                assertFalse(m.cacheHit(), "b was evicted (from disk and memory) and is built again");
+                assertEquals("matmul", m.kernels().getFirst().name());
+            }
+        }
+    }
+
     @Test
     void differentFlagsAreDifferentEntries() {
         List<String> files = List.of("int x;");
