@@ -86,6 +86,20 @@ final class DaemonProcess implements AutoCloseable {
         metricsPortFound.completeExceptionally(new IllegalStateException("daemon output ended"));
     }
 
+    /** Lines the daemon has written so far. */
+    long outputLines() {
+        synchronized (output) {
+            return output.size();
+        }
+    }
+
+    /** Its last {@code n} lines. */
+    String lastLines(int n) {
+        synchronized (output) {
+            return String.join("\n", output.subList(Math.max(0, output.size() - n), output.size()));
+        }
+    }
+
     String output() {
         synchronized (output) {
             return String.join("\n", output);

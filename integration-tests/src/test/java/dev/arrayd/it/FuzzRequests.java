@@ -30,6 +30,27 @@ import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.Upload;
 import dev.arrayd.proto.v1.WaitEventsRequest;
 import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.BufferServiceGrpc;
+import dev.arrayd.proto.v1.CancelRequest;
+import dev.arrayd.proto.v1.CloseSessionRequest;
+import dev.arrayd.proto.v1.DestroyGraphRequest;
+import dev.arrayd.proto.v1.DestroyKernelRequest;
+import dev.arrayd.proto.v1.DeviceServiceGrpc;
+import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
+import dev.arrayd.proto.v1.ExecutionServiceGrpc;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.GetStatsRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.ListDevicesRequest;
+import dev.arrayd.proto.v1.OpenSessionRequest;
+import dev.arrayd.proto.v1.RecordGraphRequest;
+import dev.arrayd.proto.v1.ReplayGraphRequest;
+import dev.arrayd.proto.v1.ScalarValue;
+import dev.arrayd.proto.v1.SessionServiceGrpc;
+import dev.arrayd.proto.v1.SharingServiceGrpc;
+import dev.arrayd.proto.v1.StatsServiceGrpc;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServiceDescriptor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,10 +61,12 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.Tuple;
 
 /**
- * Generators of hostile requests for the daemon: random bytes read as messages, valid messages with
- * bytes flipped, handles that are wrong or belong to another tenant, sizes and offsets at the edges of
- * 64-bit arithmetic, waits on the command itself, on later commands of its batch (a cycle) and on
- * another session's events, and another tenant's session token.
+ * Generators of hostile requests for the daemon, over every RPC: random bytes read as messages, valid messages
+ * with bytes flipped, bytes that do not parse sent raw to every method, handles that are wrong or belong to
+ * another tenant, sizes and offsets at the edges of 64-bit arithmetic, uint32 and uint64 values at 2^31, 2^32,
+ * 2^63 and 2^64 - 1, names and labels of 100 kB, IR with nodes unset at every depth and nested past the limits
+ * ({@link FuzzIr}), waits on the command itself, on later commands of its batch (a cycle) and on another
+ * session's events, and another tenant's session token.
  *
  * <p>Generated messages name sessions and objects symbolically ({@link #OWN_SESSION}, {@link #ownBuffer}
  * …); {@link Names#resolve} puts in the real tokens and handles of the run when a request is sent, so
@@ -85,6 +108,14 @@ final class FuzzRequests {
     sealed interface Request {}
 
     record Unary(Message message) implements Request {}
+
+    /** Bytes sent as the one request message of {@code method}, as they are (they need not parse). */
+    record Raw(MethodDescriptor<?, ?> method, byte[] body) implements Request {
+        @Override
+        public String toString() {
+            return "Raw[" + method.getFullMethodName() + ", " + body.length + " bytes]";
+        }
+    }
 
     /** The messages of one session stream, which the client half-closes after the last. */
     record Stream(List<ExecuteRequest> messages) implements Request {}
@@ -151,6 +182,32 @@ final class FuzzRequests {
                 Tuple.of(2, Arbitraries.longs()),
                 Tuple.of(2, Arbitraries.of(-1L, Long.MAX_VALUE, Long.MIN_VALUE, 1L << 31, (1L << 31) - 1, 1L << 32,
                         1L << 40, 1L << 62, Long.MAX_VALUE / 4 + 1)));
+    }
+
+    /** Sessions other than the fuzzing tenant's own (for CloseSession, which must leave the own one open). */
+    static Arbitrary<String> foreignSessions() {
+        return Arbitraries.frequencyOf(
+                Tuple.of(3, Arbitraries.just(OTHER_SESSION)),
+                Tuple.of(1, Arbitraries.strings().ofMaxLength(40)),
+                Tuple.of(1, Arbitraries.strings().withChars("0123456789abcdef").ofLength(32)),
+                Tuple.of(1, Arbitraries.just("")));
+    }
+
+    private static final String HUGE_TEXT = "t".repeat(100_000);
+
+    /** Free text (names, labels, devices): short, with odd characters, or 100 kB. */
+    static Arbitrary<String> texts() {
+        return Arbitraries.frequencyOf(
+                Tuple.of(10, Arbitraries.strings().ofMaxLength(12)),
+                Tuple.of(3, Arbitraries.of("", "cpu:0", "cpu:9", "opencl:0", "x", "line\nbreak", "cpu:-1", "cpu:99999999999")),
+                Tuple.of(1, Arbitraries.just(HUGE_TEXT)));
+    }
+
+    /** uint32 wire values: small, and 2^31, 2^32 - 1 (as Java reads them). */
+    static Arbitrary<Integer> u32s() {
+        return Arbitraries.frequencyOf(
+                Tuple.of(4, Arbitraries.integers().between(0, 300)),
+                Tuple.of(1, Arbitraries.of(Integer.MIN_VALUE, -1, Integer.MAX_VALUE, 256, 65535, 65536)));
     }
 
     static Arbitrary<Long> events() {
@@ -264,7 +321,71 @@ final class FuzzRequests {
                         .as((s, h, ro, t) -> ShareBufferRequest.newBuilder().setSession(s).setBuffer(h).setReadOnly(ro)
                                 .setTenant(t).build()),
                 Combinators.combine(sessions(), Arbitraries.strings().ofMaxLength(40)).as((s, c) ->
-                        OpenSharedBufferRequest.newBuilder().setSession(s).setCapability(c).build()));
+                        OpenSharedBufferRequest.newBuilder().setSession(s).setCapability(c).build()),
+                Combinators.combine(sessions(), texts()).as((s, label) -> CreateBufferRequest.newBuilder().setSession(s)
+                        .setDtype(dev.arrayd.proto.v1.DType.F32).addDims(16).setLabel(label).build()),
+                Combinators.combine(sessions(), texts()).as((s, d) ->
+                        CreateStreamRequest.newBuilder().setSession(s).setDevice(d).build()),
+                texts().map(d -> GetDeviceRequest.newBuilder().setDevice(d).build()),
+                Arbitraries.just(ListDevicesRequest.getDefaultInstance()),
+                u32s().map(n -> GetStatsRequest.newBuilder().setTopClients(n).build()),
+                Combinators.combine(texts(), sizes(), sizes()).as((name, lease, receive) -> OpenSessionRequest.newBuilder()
+                        .setClientName(name).setLeaseMillis(lease).setMaxReceiveMessageBytes(receive).build()),
+                foreignSessions().map(s -> CloseSessionRequest.newBuilder().setSession(s).build()),
+                Combinators.combine(sessions(), events().list().ofMaxSize(6)).as((s, e) ->
+                        CancelRequest.newBuilder().setSession(s).addAllEvents(e).build()),
+                Combinators.combine(sessions(), batches()).as((s, cs) ->
+                        RecordGraphRequest.newBuilder().setSession(s).addAllCommands(cs).build()),
+                Combinators.combine(sessions(), handles(), events(), events().list().ofMaxSize(2), replayScalars(),
+                        Arbitraries.of(0L, -1L, Long.MIN_VALUE, 1L)).as((s, g, first, waits, scalars, deadline) ->
+                        ReplayGraphRequest.newBuilder().setSession(s).setGraph(g).setFirstEvent(first)
+                                .addAllWaitEvents(waits).addAllScalars(scalars).setDeadlineUnixNanos(deadline).build()),
+                Combinators.combine(sessions(), handles()).as((s, g) ->
+                        DestroyGraphRequest.newBuilder().setSession(s).setGraph(g).build()),
+                Combinators.combine(sessions(), Arbitraries.longs()).as((s, k) ->
+                        DestroyKernelRequest.newBuilder().setSession(s).setKernel(k).build()));
+    }
+
+    static Arbitrary<List<ScalarValue>> replayScalars() {
+        return Combinators.combine(u32s(), u32s(), scalars()).as((c, a, v) ->
+                ScalarValue.newBuilder().setCommand(c).setArg(a).setValue(v).build()).list().ofMaxSize(2);
+    }
+
+    /** Every method the daemon serves, but those whose answer never ends by design (Health.Watch, Source). */
+    static final List<MethodDescriptor<?, ?>> METHODS = methods();
+
+    private static List<MethodDescriptor<?, ?>> methods() {
+        List<MethodDescriptor<?, ?>> out = new ArrayList<>();
+        for (ServiceDescriptor sd : List.of(DeviceServiceGrpc.getServiceDescriptor(), SessionServiceGrpc.getServiceDescriptor(),
+                BufferServiceGrpc.getServiceDescriptor(), KernelServiceGrpc.getServiceDescriptor(),
+                ExecutionServiceGrpc.getServiceDescriptor(), SharingServiceGrpc.getServiceDescriptor(),
+                DiagnosticsServiceGrpc.getServiceDescriptor(), StatsServiceGrpc.getServiceDescriptor(),
+                io.grpc.health.v1.HealthGrpc.getServiceDescriptor(),
+                io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
+                io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor())) {
+            for (MethodDescriptor<?, ?> m : sd.getMethods()) {
+                if (!m.getFullMethodName().endsWith("/Watch") && !m.getFullMethodName().endsWith("/Source")) {
+                    out.add(m);
+                }
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** Bytes that do not parse (0xff runs, random, a valid message cut short) to any method. */
+    static Arbitrary<Request> raws() {
+        Arbitrary<byte[]> bodies = Arbitraries.oneOf(
+                Arbitraries.integers().between(1, 64).map(n -> {
+                    byte[] b = new byte[n];
+                    java.util.Arrays.fill(b, (byte) 0xff);
+                    return b;
+                }),
+                Arbitraries.bytes().array(byte[].class).ofMinSize(1).ofMaxSize(96),
+                Combinators.combine(validMessages(), Arbitraries.integers().between(1, 8)).as((m, cut) -> {
+                    byte[] raw = m.toByteArray();
+                    return java.util.Arrays.copyOf(raw, Math.max(0, raw.length - cut));
+                }));
+        return Combinators.combine(Arbitraries.of(METHODS), bodies).as(Raw::new);
     }
 
     /** A valid message with one to three bytes of its encoding changed, read back as its own type. */
@@ -353,6 +474,8 @@ final class FuzzRequests {
                 Tuple.of(4, unary.apply(mutated())),
                 Tuple.of(2, unary.apply(random())),
                 Tuple.of(2, streams()),
-                Tuple.of(2, writes()));
+                Tuple.of(2, writes()),
+                Tuple.of(3, raws()),
+                Tuple.of(2, unary.apply(FuzzIr.compiles().map(m -> m))));
     }
 }
