@@ -65,7 +65,7 @@ import net.jqwik.api.Tuple;
  * with bytes flipped, bytes that do not parse sent raw to every method, handles that are wrong or belong to
  * another tenant, sizes and offsets at the edges of 64-bit arithmetic, uint32 and uint64 values at 2^31, 2^32,
  * 2^63 and 2^64 - 1, names and labels of 100 kB, IR with nodes unset at every depth and nested past the limits
- * ({@link FuzzIr}), waits on the command itself, on later commands of its batch (a cycle) and on another
+ * ({@link dev.arrayd.server.FuzzIr}), waits on the command itself, on later commands of its batch (a cycle) and on another
  * session's events, and another tenant's session token.
  *
  * <p>Generated messages name sessions and objects symbolically ({@link #OWN_SESSION}, {@link #ownBuffer}
@@ -476,6 +476,6 @@ final class FuzzRequests {
                 Tuple.of(2, streams()),
                 Tuple.of(2, writes()),
                 Tuple.of(3, raws()),
-                Tuple.of(2, unary.apply(FuzzIr.compiles().map(m -> m))));
+                Tuple.of(2, unary.apply(dev.arrayd.server.FuzzIr.compiles(OWN_SESSION).map(m -> m))));
     }
 }

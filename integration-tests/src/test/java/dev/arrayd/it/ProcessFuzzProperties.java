@@ -85,7 +85,7 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 
 /**
  * API fuzzing against the daemon as a real process, over TCP, with jqwik generating the requests
- * ({@link FuzzRequests}, {@link FuzzIr}) over every RPC: random and mutated messages, bytes that do not parse,
+ * ({@link FuzzRequests}, {@link dev.arrayd.server.FuzzIr}) over every RPC: random and mutated messages, bytes that do not parse,
  * wrong and foreign handles, huge sizes, unsigned values at 2^31 and 2^63 and beyond, names and labels of
  * 100 kB, IR left incomplete at every depth and nested past the limits, cyclic and self waits, another
  * tenant's session token, session streams and WriteBuffer streams, all from tenant {@code bob} while

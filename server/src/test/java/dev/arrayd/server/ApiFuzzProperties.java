@@ -11,7 +11,15 @@ import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.Copy;
 import dev.arrayd.proto.v1.CreateBufferRequest;
+import dev.arrayd.proto.v1.CloseSessionRequest;
+import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
+import dev.arrayd.proto.v1.DeviceServiceGrpc;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.GetStatsRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.OpenSessionRequest;
+import dev.arrayd.proto.v1.StatsServiceGrpc;
 import dev.arrayd.proto.v1.DType;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
@@ -47,11 +55,14 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 
 /**
  * API fuzzing (in-process, fast): 100 000 generated hostile requests — random and mutated messages,
- * wrong and foreign handles, another tenant's session token, huge sizes, cyclic and self waits —
- * from tenant {@code bob} against a daemon where {@code alice} owns a session with buffers. Every
+ * bytes that do not parse sent raw to every method, hostile IR ({@link FuzzIr}: unset nodes at every depth,
+ * unknown enum numbers, nesting past the limits), unsigned values at 2^31 and 2^63 and beyond, names and
+ * labels of 100 kB, wrong and foreign handles, another tenant's session token, huge sizes, cyclic and self
+ * waits — from tenant {@code bob} against a daemon where {@code alice} owns a session with buffers. Every
  * request must be answered with a status that is not INTERNAL / UNKNOWN (a daemon bug) nor
- * DEADLINE_EXCEEDED (a hang); the daemon must stay SERVING, alice's data untouched, and the pools
- * empty once every session closes.
+ * DEADLINE_EXCEEDED (a hang), with a description of at most {@link StatusText#MAX_ENCODED_BYTES} bytes; the
+ * daemon's log may grow by at most 2 lines a request; the daemon must stay SERVING, alice's data untouched,
+ * and the pools empty once every session closes.
  */
 class ApiFuzzProperties {
 
@@ -122,13 +133,15 @@ class ApiFuzzProperties {
 
     static Arbitrary<Long> events() {
         return Arbitraries.oneOf(Arbitraries.longs().between(0, 64), Arbitraries.longs(),
-                Arbitraries.of(1L << 62, (1L << 62) - 1, Long.MAX_VALUE));
+                Arbitraries.of(1L << 62, (1L << 62) - 1, Long.MAX_VALUE, Long.MIN_VALUE, -1L, 1L << 31, 1L << 32));
     }
 
     static Arbitrary<Scalar> scalars() {
         return Arbitraries.oneOf(Arbitraries.floats().map(v -> Scalar.newBuilder().setF32(v).build()),
                 Arbitraries.integers().map(v -> Scalar.newBuilder().setI32(v).build()),
                 Arbitraries.integers().map(v -> Scalar.newBuilder().setU8(v).build()),
+                // uint32 past 2^31 (negative in Java) and past 255
+                Arbitraries.of(Integer.MIN_VALUE, Integer.MIN_VALUE + 7, -1, 256).map(v -> Scalar.newBuilder().setU8(v).build()),
                 Arbitraries.just(Scalar.getDefaultInstance()));
     }
 
@@ -200,29 +213,135 @@ class ApiFuzzProperties {
 
     // ------------------------------------------------------------------ the property
 
-    @Provide
-    Arbitrary<List<Message>> batches() {
-        return requests().list().ofSize(100);
+    /** Bytes sent raw as the request of method {@code method} (an index into the daemon's methods). */
+    record Raw(int method, byte[] body) {
+        @Override
+        public String toString() {
+            return "Raw[" + methods().get(method % methods().size()).getFullMethodName() + ", " + body.length + " bytes]";
+        }
     }
 
-    @Property(tries = 1000, shrinking = ShrinkingMode.OFF)
+    /** Every method the daemon serves, but those whose answer never ends by design. */
+    static List<io.grpc.MethodDescriptor<?, ?>> methods() {
+        List<io.grpc.MethodDescriptor<?, ?>> out = new java.util.ArrayList<>();
+        for (var service : f.server.services()) {
+            for (var m : service.getMethods()) {
+                String name = m.getMethodDescriptor().getFullMethodName();
+                if (!name.endsWith("/Watch") && !name.endsWith("/Source")) {
+                    out.add(m.getMethodDescriptor());
+                }
+            }
+        }
+        return out;
+    }
+
+    static Arbitrary<Object> raws() {
+        return Combinators.combine(Arbitraries.integers().between(0, 1000), Arbitraries.oneOf(
+                Arbitraries.integers().between(1, 32).map(n -> {
+                    byte[] b = new byte[n];
+                    java.util.Arrays.fill(b, (byte) 0xff);
+                    return b;
+                }),
+                Arbitraries.bytes().array(byte[].class).ofMinSize(1).ofMaxSize(64))).as(Raw::new);
+    }
+
+    static final String HUGE = "h".repeat(100_000);
+
+    /** Requests that carry text: short, odd, or 100 kB. */
+    static Arbitrary<Message> texts() {
+        Arbitrary<String> text = Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, Arbitraries.strings().ofMaxLength(10)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(HUGE)));
+        return Arbitraries.oneOf(
+                text.map(t -> CreateBufferRequest.newBuilder().setDtype(DType.F32).addDims(4).setLabel(t).build()),
+                text.map(t -> CreateStreamRequest.newBuilder().setDevice(t).build()),
+                text.map(t -> GetDeviceRequest.newBuilder().setDevice(t).build()),
+                text.map(t -> OpenSessionRequest.newBuilder().setClientName(t).build()),
+                Arbitraries.of(Integer.MIN_VALUE, -1, 0, 3).map(n -> GetStatsRequest.newBuilder().setTopClients(n).build()));
+    }
+
+    @Provide
+    Arbitrary<List<Object>> batches() {
+        return Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(10, requests().map(m -> (Object) m)),
+                net.jqwik.api.Tuple.of(2, raws()),
+                net.jqwik.api.Tuple.of(1, FuzzIr.compiles("").map(m -> (Object) m)),
+                net.jqwik.api.Tuple.of(1, texts().map(m -> (Object) m))).list().ofSize(100);
+    }
+
+    @Property(tries = 1000, shrinking = ShrinkingMode.OFF, edgeCases = net.jqwik.api.EdgeCasesMode.NONE)
     void everyHostileRequestIsAnsweredWithAStatus(@ForAll("sessions") String who,
-            @ForAll("batches") List<Message> batch) {
+            @ForAll("batches") List<Object> batch) {
         String session = switch (who) {
             case "bob" -> bobSession;
             case "alice" -> aliceSession; // a token bob should never be able to use
             default -> who;
         };
-        for (Message m : batch) {
-            Status s = send(session, m);
-            requests.incrementAndGet();
-            assertTrue(s.getCode() != Status.Code.INTERNAL && s.getCode() != Status.Code.UNKNOWN
-                    && s.getCode() != Status.Code.DEADLINE_EXCEEDED, () -> s + " for " + m);
-            if (session == aliceSession) {
-                assertTrue(s.getCode() == Status.Code.NOT_FOUND || s.getCode() == Status.Code.INVALID_ARGUMENT
-                        || s.getCode() == Status.Code.RESOURCE_EXHAUSTED, () -> "alice's session used by bob: " + s
-                        + " for " + m);
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        root.addAppender(lines);
+        try {
+            for (Object m : batch) {
+                Status s = m instanceof Raw raw ? raw(raw) : send(session, (Message) m);
+                requests.incrementAndGet();
+                assertTrue(s.getCode() != Status.Code.INTERNAL && s.getCode() != Status.Code.UNKNOWN
+                        && s.getCode() != Status.Code.DEADLINE_EXCEEDED, () -> s + " for " + m);
+                assertTrue(s.getDescription() == null
+                        || StatusText.encodedBytes(s.getDescription(), s.getDescription().length()) <= StatusText.MAX_ENCODED_BYTES,
+                        () -> "a description of " + s.getDescription().length() + " characters for " + m);
+                if (session == aliceSession && !(m instanceof Raw) && !(m instanceof GetDeviceRequest)
+                        && !(m instanceof GetStatsRequest) && !(m instanceof OpenSessionRequest)) {
+                    assertTrue(s.getCode() == Status.Code.NOT_FOUND || s.getCode() == Status.Code.INVALID_ARGUMENT
+                            || s.getCode() == Status.Code.RESOURCE_EXHAUSTED, () -> "alice's session used by bob: " + s
+                            + " for " + m);
+                }
             }
+        } finally {
+            root.detachAppender(lines);
+        }
+        assertTrue(lines.list.size() <= 2 * batch.size(), () -> "the log grew by " + lines.list.size()
+                + " lines for " + batch.size() + " requests: " + lines.list.subList(0, Math.min(5, lines.list.size())));
+    }
+
+    static final io.grpc.MethodDescriptor.Marshaller<byte[]> BYTES = new io.grpc.MethodDescriptor.Marshaller<>() {
+        @Override
+        public java.io.InputStream stream(byte[] value) {
+            return new java.io.ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(java.io.InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    };
+
+    /** Sends the raw bytes as the one request of their method, on bob's channel; the status the call ends with. */
+    static Status raw(Raw r) {
+        var method = methods().get(r.method() % methods().size());
+        var md = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
+                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
+                .build();
+        var call = bob.channel.newCall(md, io.grpc.CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
+        java.util.concurrent.CompletableFuture<Status> end = new java.util.concurrent.CompletableFuture<>();
+        call.start(new io.grpc.ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, io.grpc.Metadata trailers) {
+                end.complete(status);
+            }
+        }, new io.grpc.Metadata());
+        call.request(Integer.MAX_VALUE);
+        call.sendMessage(r.body());
+        call.halfClose();
+        try {
+            return end.get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
         }
     }
 
@@ -300,6 +419,16 @@ class ApiFuzzProperties {
                 case ShareBufferRequest r -> bob.sharing.shareBuffer(r.toBuilder().setSession(session)
                         .setBuffer(resolve(r.getBuffer())).build());
                 case OpenSharedBufferRequest r -> bob.sharing.openSharedBuffer(r.toBuilder().setSession(session).build());
+                case CompileRequest r -> KernelServiceGrpc.newBlockingStub(bob.channel).withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .compile(r.toBuilder().setSession(session).build());
+                case GetDeviceRequest r -> DeviceServiceGrpc.newBlockingStub(bob.channel)
+                        .withDeadlineAfter(deadline, TimeUnit.SECONDS).getDevice(r);
+                case GetStatsRequest r -> StatsServiceGrpc.newBlockingStub(bob.channel)
+                        .withDeadlineAfter(deadline, TimeUnit.SECONDS).getStats(r);
+                case OpenSessionRequest r -> {
+                    String s = bob.sessions.withDeadlineAfter(deadline, TimeUnit.SECONDS).openSession(r).getSession();
+                    bob.sessions.closeSession(CloseSessionRequest.newBuilder().setSession(s).build());
+                }
                 default -> throw new AssertionError(m.getClass());
             }
             return Status.OK;

@@ -1,4 +1,4 @@
-package dev.arrayd.it;
+package dev.arrayd.server;
 
 import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.Dialect;
@@ -31,7 +31,7 @@ import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 
 /**
- * Hostile IR for {@code KernelService.Compile}: trees with a oneof left unset at any depth, operands missing,
+ * Hostile IR for {@code KernelService.Compile} (used by the in-process and the process fuzz tests): trees with a oneof left unset at any depth, operands missing,
  * enum values left at 0 or set to numbers the protos do not define, casts to storage-only types, unsigned
  * fields at 2^31, 2^32 - 1, 2^63 and 2^64 - 1, names of 100 kB, and nesting around and far past the daemon's
  * limits (expression chains of 255 to 600 levels). Most of it is ill-formed and refused at once; what is well
@@ -39,7 +39,7 @@ import net.jqwik.api.Arbitrary;
  *
  * <p>Trees are built from a seeded {@link Random}, so that jqwik reports a failing request by its seed.
  */
-final class FuzzIr {
+public final class FuzzIr {
 
     private FuzzIr() {}
 
@@ -47,12 +47,14 @@ final class FuzzIr {
     private static final String[] NAMES = {"i", "x", "y", "n", "k", "acc", "tmp", "", "1bad", "__x", "arrayd_x"};
     private static final int[] DEEP = {64, 200, 255, 256, 257, 300, 600};
 
-    /** Compile requests of one IR module each (sometimes with a dialect or entry points that contradict it). */
-    static Arbitrary<CompileRequest> compiles() {
-        return Arbitraries.longs().map(seed -> compile(new Random(seed)));
+    /**
+     * Compile requests of one IR module each (sometimes with another dialect, or no IR), naming {@code session}.
+     */
+    public static Arbitrary<CompileRequest> compiles(String session) {
+        return Arbitraries.longs().map(seed -> compile(new Random(seed), session));
     }
 
-    static CompileRequest compile(Random r) {
+    static CompileRequest compile(Random r, String session) {
         KernelModuleSource.Builder m = KernelModuleSource.newBuilder()
                 .setDialectValue(r.nextInt(12) == 0 ? r.nextInt(8) : Dialect.IR_VALUE);
         IrModule.Builder ir = IrModule.newBuilder();
@@ -63,7 +65,7 @@ final class FuzzIr {
         if (r.nextInt(10) != 0) {
             m.setIr(ir);
         }
-        return CompileRequest.newBuilder().setSession(FuzzRequests.OWN_SESSION).addModules(m).build();
+        return CompileRequest.newBuilder().setSession(session).addModules(m).build();
     }
 
     static IrKernel kernel(Random r) {
