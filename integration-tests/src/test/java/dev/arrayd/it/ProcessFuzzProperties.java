@@ -51,10 +51,7 @@ import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.RecordGraphRequest;
 import dev.arrayd.proto.v1.ReplayGraphRequest;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
-import io.grpc.CallOptions;
-import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -335,40 +332,11 @@ class ProcessFuzzProperties {
         };
     }
 
-    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public java.io.InputStream stream(byte[] value) {
-            return new java.io.ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(java.io.InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
-
     /** Sends {@code body} as the one request of {@code method}, as bytes; the status the call ends with. */
     static Status raw(MethodDescriptor<?, ?> method, byte[] body) {
-        MethodDescriptor<byte[], byte[]> md = MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
-                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
-                .build();
-        ClientCall<byte[], byte[]> call = bobChannel.newCall(md, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
-        CompletableFuture<Status> end = new CompletableFuture<>();
-        call.start(new ClientCall.Listener<>() {
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                end.complete(status);
-            }
-        }, new Metadata());
-        call.request(Integer.MAX_VALUE);
-        call.sendMessage(body);
-        call.halfClose();
-        return await(end);
+        return dev.arrayd.server.RawCalls.call(bobChannel, method, body);
     }
+
 
     static Status unary(Message m) {
         var buffers = BufferServiceGrpc.newBlockingStub(bobChannel).withDeadlineAfter(20, TimeUnit.SECONDS);

@@ -305,45 +305,11 @@ class ApiFuzzProperties {
                 + " lines for " + batch.size() + " requests: " + lines.list.subList(0, Math.min(5, lines.list.size())));
     }
 
-    static final io.grpc.MethodDescriptor.Marshaller<byte[]> BYTES = new io.grpc.MethodDescriptor.Marshaller<>() {
-        @Override
-        public java.io.InputStream stream(byte[] value) {
-            return new java.io.ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(java.io.InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
-
     /** Sends the raw bytes as the one request of their method, on bob's channel; the status the call ends with. */
     static Status raw(Raw r) {
-        var method = methods().get(r.method() % methods().size());
-        var md = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
-                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
-                .build();
-        var call = bob.channel.newCall(md, io.grpc.CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
-        java.util.concurrent.CompletableFuture<Status> end = new java.util.concurrent.CompletableFuture<>();
-        call.start(new io.grpc.ClientCall.Listener<>() {
-            @Override
-            public void onClose(Status status, io.grpc.Metadata trailers) {
-                end.complete(status);
-            }
-        }, new io.grpc.Metadata());
-        call.request(Integer.MAX_VALUE);
-        call.sendMessage(r.body());
-        call.halfClose();
-        try {
-            return end.get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
+        return RawCalls.call(bob.channel, methods().get(r.method() % methods().size()), r.body());
     }
+
 
     /** Bob's slot -1-i, alice's -10-i, kernel -100; stream -1-i = bob's slot (none exist: NOT_FOUND). */
     static long resolve(long h) {

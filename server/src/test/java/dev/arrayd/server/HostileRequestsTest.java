@@ -46,25 +46,19 @@ import dev.arrayd.proto.v1.SessionServiceGrpc;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import io.grpc.CallOptions;
-import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
@@ -100,39 +94,9 @@ class HostileRequestsTest {
         server.close();
     }
 
-    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
-
     /** Sends {@code body} as the one request of {@code method}, raw; the status the call ends with. */
-    static Status raw(MethodDescriptor<?, ?> method, byte[] body) throws Exception {
-        MethodDescriptor<byte[], byte[]> md = MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
-                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
-                .build();
-        ClientCall<byte[], byte[]> call = channel.newCall(md, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
-        CompletableFuture<Status> closed = new CompletableFuture<>();
-        call.start(new ClientCall.Listener<>() {
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                closed.complete(status);
-            }
-        }, new Metadata());
-        call.request(Integer.MAX_VALUE);
-        call.sendMessage(body);
-        call.halfClose();
-        return closed.get(30, TimeUnit.SECONDS);
+    static Status raw(MethodDescriptor<?, ?> method, byte[] body) {
+        return RawCalls.call(channel, method, body);
     }
 
     static Status status(Supplier<?> call) {
@@ -158,7 +122,7 @@ class HostileRequestsTest {
     // ------------------------------------------------------------------ requests that do not parse
 
     @Test
-    void bytesThatDoNotParseAreInvalidArgumentOnEveryMethodWithBoundedLogging() throws Exception {
+    void bytesThatDoNotParseAreInvalidArgumentOnEveryMethodWithBoundedLogging() {
         Logger logger = (Logger) LoggerFactory.getLogger(RequestParser.class);
         ListAppender<ILoggingEvent> lines = new ListAppender<>();
         lines.start();
