@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Lowers the scheduling priority of the JVM's optimizing JIT compiler threads ({@code --jit-nice}).
  *
- * <p>A daemon that has just started, or has just met a new code path, compiles in bursts: on the
- * development VM its C2 thread took most of a core, on and off, for the first 20 s of traffic. At
+ * <p>A daemon that has just started, or has just met a new code path, compiles in bursts: on a 2-core
+ * VM its C2 thread takes most of a core, on and off, for the first 20 s of traffic. At
  * normal priority those bursts win a core from everything the daemon runs at a lowered one (the CPU
  * devices' kernel threads, {@code --cpu-nice}) and compete with its transport threads, so tenants'
  * kernels and round trips pay for the daemon's warm-up. At the kernels' nice value (the default) the
