@@ -45,7 +45,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "taskbench", sortOptions = false,
         description = {"Task Bench graphs (stencil_1d, nearest_0/1/3/5/9, spread_3, fft) through the session stream, "
-                + "sweeping the compute-bound kernel's iterations; METG(50%) against the kernel's peak run directly "
+                + "sweeping the compute-bound kernel's iterations; METG(50%%) against the kernel's peak run directly "
                 + "in-process through the CPU backend.",
                 "Writes runs.csv (every run), metg.csv, taskbench.txt (Task Bench's lines) and taskbench.png "
                         + "(efficiency vs granularity) into the results folder; the last line of stdout is: "

@@ -69,6 +69,9 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("arrayd serve: " + e.getMessage());
             return 2;
+        } catch (java.io.IOException e) {
+            System.err.println("arrayd serve: " + listenFailure(options, e));
+            return 2;
         }
         // SIGTERM / SIGINT: graceful shutdown (NOT_SERVING, refuse new work, drain, release), exit 0.
         CountDownLatch stopped = new CountDownLatch(1);
@@ -91,6 +94,20 @@ final class ServeCommand implements Callable<Integer> {
         System.out.flush();
         stopped.await();
         return 0;
+    }
+
+    /**
+     * One line for a gRPC port that cannot be listened on (in use, or not allowed), naming it, the system's reason
+     * (the innermost cause: "Address already in use") and what to do.
+     */
+    static String listenFailure(ServerOptions options, Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String why = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return "cannot listen on " + new Target(options.bind(), options.port()) + ": " + why
+                + " (expected: a free port; choose another with --port, or 0 for any free port)";
     }
 
     /** Authentication, TLS, quotas and per-session bounds of a resolved configuration. */

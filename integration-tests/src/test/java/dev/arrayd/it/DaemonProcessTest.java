@@ -182,6 +182,23 @@ class DaemonProcessTest {
     }
 
     @Test
+    void aPortInUseIsOneLineAndExitCode2() throws Exception {
+        try (DaemonProcess d = new DaemonProcess()) {
+            List<String> cmd = new java.util.ArrayList<>(DaemonProcess.javaCommand("dev.arrayd.cli.Main"));
+            cmd.addAll(List.of("serve", "--port", Integer.toString(d.port), "--metrics-port", "-1"));
+            Process second = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            assertTrue(second.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the second daemon exits");
+            String out = new String(second.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertEquals(2, second.exitValue(), out);
+            List<String> errorLines = out.lines().filter(l -> l.startsWith("arrayd serve:") || l.contains("Exception")
+                    || l.startsWith("\tat ")).toList();
+            assertEquals(1, errorLines.size(), out);
+            assertTrue(errorLines.getFirst().contains("cannot listen on 127.0.0.1:" + d.port) && errorLines.getFirst()
+                    .contains("choose another with --port"), out);
+        }
+    }
+
+    @Test
     void nonLoopbackBindWithoutAuthIsRefused() throws Exception {
         CliRun r = cli("serve", "--bind", "0.0.0.0", "--port", "0");
         assertEquals(2, r.exit(), r.output());
