@@ -1,5 +1,6 @@
 package dev.arrayd.benchmarks;
 
+import dev.arrayd.cli.Target;
 import dev.arrayd.server.ArraydServer;
 import dev.arrayd.server.JitThreadPriority;
 import dev.arrayd.server.ServerOptions;
@@ -127,11 +128,11 @@ public final class BenchMain {
         }
         Scenario scenario = (Scenario) sub.getCommand();
         BenchOptions o = scenario.options();
-        HostPort target;
+        Target target;
         try {
             o.iterations(1);
             o.warmup(0);
-            target = o.target() == null ? null : HostPort.parse(o.target());
+            target = o.target() == null ? null : Target.parseRemote(o.target());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(sub, e.getMessage());
         }
@@ -153,7 +154,7 @@ public final class BenchMain {
     }
 
     /** Prepares the results folder and the daemon, runs the scenario, and stops the daemon again. */
-    private static Report runScenario(Scenario scenario, HostPort target, Progress progress, String[] args)
+    private static Report runScenario(Scenario scenario, Target target, Progress progress, String[] args)
             throws Exception {
         BenchOptions o = scenario.options();
         Path outDir = o.out() != null ? o.out()
@@ -169,7 +170,7 @@ public final class BenchMain {
         return report;
     }
 
-    private static Report runIn(Scenario scenario, HostPort target, Progress progress, Path outDir) throws Exception {
+    private static Report runIn(Scenario scenario, Target target, Progress progress, Path outDir) throws Exception {
         BenchOptions o = scenario.options();
         if (target != null) {
             return scenario.run(new BenchContext(target.host(), target.port(), false, outDir, progress));

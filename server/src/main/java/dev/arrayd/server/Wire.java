@@ -26,11 +26,7 @@ final class Wire {
 
     /** A uint64 event id that names an event (a wait, a query): INVALID_ARGUMENT from 2^63 on. */
     static long event(long raw, String field) {
-        if (raw < 0) {
-            throw ArraydException.invalid(field + ": " + Quote.unsigned(raw)
-                    + " (expected: an event id, 1 <= id < 2^62, or one the daemon assigned below 2^63)");
-        }
-        return raw;
+        return nonNegative(raw, field, "an event id, 1 <= id < 2^62, or one the daemon assigned below 2^63");
     }
 
     /** {@link #event} of each, as {@code field[i]}. */
@@ -44,9 +40,13 @@ final class Wire {
 
     /** A uint64 event id a command will signal: 0 (assign one) or {@code 1 <= id < 2^62}. */
     static long newEvent(long raw, String field) {
+        return nonNegative(raw, field, "1 <= id < 2^62, or 0 to have one assigned");
+    }
+
+    /** {@code raw} unless it is 2^63 or more (negative in Java): INVALID_ARGUMENT showing it unsigned. */
+    private static long nonNegative(long raw, String field, String expected) {
         if (raw < 0) {
-            throw ArraydException.invalid(field + ": " + Quote.unsigned(raw)
-                    + " (expected: 1 <= id < 2^62, or 0 to have one assigned)");
+            throw ArraydException.invalid(field + ": " + Quote.unsigned(raw) + " (expected: " + expected + ")");
         }
         return raw;
     }

@@ -16,7 +16,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
@@ -67,20 +66,25 @@ class StreamWorkerRetireTest {
 
     static final DeviceCommand COMMAND = new DeviceCommand.Fill(new MemRef(1, 0, 4), 0, 4);
 
-    /** Submits and waits for one command. */
-    static void run(InstantStream s) throws InterruptedException {
-        CountDownLatch done = new CountDownLatch(1);
-        s.submit(COMMAND, new CommandCallback() {
+    /** A callback that counts {@code latch} down on completion and fails the test on failure. */
+    static CommandCallback countingDown(CountDownLatch latch) {
+        return new CommandCallback() {
             @Override
             public void completed(long deviceNanos) {
-                done.countDown();
+                latch.countDown();
             }
 
             @Override
             public void failed(ArraydException cause) {
                 throw new AssertionError(cause);
             }
-        });
+        };
+    }
+
+    /** Submits and waits for one command. */
+    static void run(InstantStream s) throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        s.submit(COMMAND, countingDown(done));
         assertTrue(done.await(30, TimeUnit.SECONDS), "command did not complete");
     }
 
@@ -146,17 +150,7 @@ class StreamWorkerRetireTest {
         try {
             for (int i = 0; i < 10_000; i++) {
                 CountDownLatch done = new CountDownLatch(1);
-                s.submit(COMMAND, new CommandCallback() {
-                    @Override
-                    public void completed(long deviceNanos) {
-                        done.countDown();
-                    }
-
-                    @Override
-                    public void failed(ArraydException cause) {
-                        throw new AssertionError(cause);
-                    }
-                });
+                s.submit(COMMAND, countingDown(done));
                 assertTrue(done.await(10, TimeUnit.SECONDS), "command " + i + " was left without a worker");
             }
         } finally {
@@ -171,7 +165,6 @@ class StreamWorkerRetireTest {
         InstantStream s = new InstantStream(TimeUnit.MICROSECONDS.toNanos(50));
         int producers = 4;
         int perProducer = 5_000;
-        AtomicLong completed = new AtomicLong();
         CountDownLatch all = new CountDownLatch(producers * perProducer);
         List<Thread> threads = new ArrayList<>();
         try {
@@ -179,18 +172,7 @@ class StreamWorkerRetireTest {
                 Thread t = new Thread(() -> {
                     ThreadLocalRandom r = ThreadLocalRandom.current();
                     for (int i = 0; i < perProducer; i++) {
-                        s.submit(COMMAND, new CommandCallback() {
-                            @Override
-                            public void completed(long deviceNanos) {
-                                completed.incrementAndGet();
-                                all.countDown();
-                            }
-
-                            @Override
-                            public void failed(ArraydException cause) {
-                                throw new AssertionError(cause);
-                            }
-                        });
+                        s.submit(COMMAND, countingDown(all));
                         if (r.nextInt(8) == 0) {
                             LockSupport.parkNanos(r.nextLong(20_000, 300_000)); // around the retire time
                         }
@@ -202,11 +184,11 @@ class StreamWorkerRetireTest {
             for (Thread t : threads) {
                 t.join();
             }
-            assertTrue(all.await(60, TimeUnit.SECONDS), "completed " + completed.get() + " of " + producers * perProducer);
+            assertTrue(all.await(60, TimeUnit.SECONDS), "left " + all.getCount() + " of " + producers * perProducer);
         } finally {
             s.close();
         }
-        assertEquals(producers * perProducer, completed.get());
+        assertEquals(0, all.getCount());
         assertTrue(s.started.get() > 2, "workers started: " + s.started.get() + " (the test needs retirements to race with)");
         assertEquals(s.started.get(), s.ended.get(), "every worker ended");
         assertEquals(1, s.tearDowns.get());
