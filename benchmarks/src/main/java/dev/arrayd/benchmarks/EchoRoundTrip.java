@@ -2,7 +2,8 @@ package dev.arrayd.benchmarks;
 
 import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
-import dev.arrayd.proto.v1.EchoMessage;
+import dev.arrayd.proto.v1.EchoRequest;
+import dev.arrayd.proto.v1.EchoResponse;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +18,7 @@ final class EchoRoundTrip implements RoundTrip, AutoCloseable {
     static final int PAYLOAD_BYTES = 16;
 
     private final ByteString payload = ByteString.copyFrom(new byte[PAYLOAD_BYTES]);
-    private final StreamObserver<EchoMessage> requests;
+    private final StreamObserver<EchoRequest> requests;
     private final Responses responses = new Responses();
     private long seq;
 
@@ -26,8 +27,8 @@ final class EchoRoundTrip implements RoundTrip, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<EchoMessage> fire() {
-        CompletableFuture<EchoMessage> f = new CompletableFuture<>();
+    public CompletableFuture<EchoResponse> fire() {
+        CompletableFuture<EchoResponse> f = new CompletableFuture<>();
         Throwable failed = responses.failure;
         if (failed != null) {
             f.completeExceptionally(failed);
@@ -35,7 +36,7 @@ final class EchoRoundTrip implements RoundTrip, AutoCloseable {
         }
         long s = ++seq;
         responses.expect(s, f);
-        requests.onNext(EchoMessage.newBuilder().setSeq(s).setPayload(payload).build());
+        requests.onNext(EchoRequest.newBuilder().setSeq(s).setPayload(payload).build());
         return f;
     }
 
@@ -45,19 +46,19 @@ final class EchoRoundTrip implements RoundTrip, AutoCloseable {
     }
 
     /** Completes the one pending future on the transport thread. */
-    private static final class Responses implements StreamObserver<EchoMessage> {
-        private volatile CompletableFuture<EchoMessage> pending;
+    private static final class Responses implements StreamObserver<EchoResponse> {
+        private volatile CompletableFuture<EchoResponse> pending;
         private volatile long expected;
         private volatile Throwable failure;
 
-        void expect(long seq, CompletableFuture<EchoMessage> f) {
+        void expect(long seq, CompletableFuture<EchoResponse> f) {
             expected = seq;
             pending = f;
         }
 
         @Override
-        public void onNext(EchoMessage m) {
-            CompletableFuture<EchoMessage> f = pending;
+        public void onNext(EchoResponse m) {
+            CompletableFuture<EchoResponse> f = pending;
             if (f == null) {
                 return;
             }
@@ -72,7 +73,7 @@ final class EchoRoundTrip implements RoundTrip, AutoCloseable {
         @Override
         public void onError(Throwable t) {
             failure = t;
-            CompletableFuture<EchoMessage> f = pending;
+            CompletableFuture<EchoResponse> f = pending;
             if (f != null) {
                 f.completeExceptionally(t);
             }

@@ -1,6 +1,6 @@
 package dev.arrayd.benchmarks;
 
-import dev.arrayd.proto.v1.DaemonStats;
+import dev.arrayd.proto.v1.GetStatsResponse;
 import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.server.JitThreadPriority;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
@@ -77,9 +77,11 @@ final class JitWarmUp {
     /** The same of a daemon, from {@code GetStats}; -1 where it cannot be asked (auth, an older daemon). */
     static long daemonJitMillis(ManagedChannel channel) {
         try {
-            DaemonStats s = StatsServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+            GetStatsResponse s = StatsServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getStats(GetStatsRequest.newBuilder().setTopClients(1).build());
-            return s.getJitCpuMillis() > 0 ? s.getJitCpuMillis() : s.getJitCompileMillis();
+            var t = s.hasJitCpuTime() && (s.getJitCpuTime().getSeconds() > 0 || s.getJitCpuTime().getNanos() > 0)
+                    ? s.getJitCpuTime() : s.getJitCompileTime();
+            return t.getSeconds() * 1000 + t.getNanos() / 1_000_000;
         } catch (StatusRuntimeException e) {
             return -1;
         }

@@ -2,7 +2,8 @@ package dev.arrayd.benchmarks;
 
 import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
-import dev.arrayd.proto.v1.EchoMessage;
+import dev.arrayd.proto.v1.EchoRequest;
+import dev.arrayd.proto.v1.EchoResponse;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
@@ -16,16 +17,16 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class PipelinedEcho implements RoundTrip, AutoCloseable {
 
     private final ByteString payload = ByteString.copyFrom(new byte[EchoRoundTrip.PAYLOAD_BYTES]);
-    private final ConcurrentLinkedQueue<CompletableFuture<EchoMessage>> pending = new ConcurrentLinkedQueue<>();
-    private final StreamObserver<EchoMessage> requests;
+    private final ConcurrentLinkedQueue<CompletableFuture<EchoResponse>> pending = new ConcurrentLinkedQueue<>();
+    private final StreamObserver<EchoRequest> requests;
     private volatile Throwable failure;
     private long seq;
 
     PipelinedEcho(Channel channel) {
         this.requests = DiagnosticsServiceGrpc.newStub(channel).echo(new StreamObserver<>() {
             @Override
-            public void onNext(EchoMessage m) {
-                CompletableFuture<EchoMessage> f = pending.poll();
+            public void onNext(EchoResponse m) {
+                CompletableFuture<EchoResponse> f = pending.poll();
                 if (f != null) {
                     f.complete(m);
                 }
@@ -34,7 +35,7 @@ final class PipelinedEcho implements RoundTrip, AutoCloseable {
             @Override
             public void onError(Throwable t) {
                 failure = t;
-                CompletableFuture<EchoMessage> f;
+                CompletableFuture<EchoResponse> f;
                 while ((f = pending.poll()) != null) {
                     f.completeExceptionally(t);
                 }
@@ -48,15 +49,15 @@ final class PipelinedEcho implements RoundTrip, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<EchoMessage> fire() {
-        CompletableFuture<EchoMessage> f = new CompletableFuture<>();
+    public CompletableFuture<EchoResponse> fire() {
+        CompletableFuture<EchoResponse> f = new CompletableFuture<>();
         Throwable t = failure;
         if (t != null) {
             f.completeExceptionally(t);
             return f;
         }
         pending.add(f);
-        requests.onNext(EchoMessage.newBuilder().setSeq(++seq).setPayload(payload).build());
+        requests.onNext(EchoRequest.newBuilder().setSeq(++seq).setPayload(payload).build());
         return f;
     }
 

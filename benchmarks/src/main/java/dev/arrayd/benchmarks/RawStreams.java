@@ -1,10 +1,11 @@
 package dev.arrayd.benchmarks;
 
 import com.google.protobuf.UnsafeByteOperations;
-import dev.arrayd.proto.v1.DataChunk;
 import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
-import dev.arrayd.proto.v1.SinkSummary;
+import dev.arrayd.proto.v1.SinkRequest;
+import dev.arrayd.proto.v1.SinkResponse;
 import dev.arrayd.proto.v1.SourceRequest;
+import dev.arrayd.proto.v1.SourceResponse;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
@@ -24,11 +25,11 @@ final class RawStreams {
     }
 
     /** Streams {@code data} in chunks of {@code chunkBytes}; completes when the daemon has counted them all. */
-    CompletableFuture<SinkSummary> sink(byte[] data, int chunkBytes) {
-        CompletableFuture<SinkSummary> done = new CompletableFuture<>();
-        StreamObserver<DataChunk> out = stub.sink(new StreamObserver<>() {
+    CompletableFuture<SinkResponse> sink(byte[] data, int chunkBytes) {
+        CompletableFuture<SinkResponse> done = new CompletableFuture<>();
+        StreamObserver<SinkRequest> out = stub.sink(new StreamObserver<>() {
             @Override
-            public void onNext(SinkSummary s) {
+            public void onNext(SinkResponse s) {
                 if (s.getBytes() != data.length) {
                     done.completeExceptionally(new IllegalStateException("sink counted " + s.getBytes()
                             + " bytes (expected: " + data.length + ")"));
@@ -49,7 +50,7 @@ final class RawStreams {
         });
         for (int pos = 0; pos < data.length; pos += chunkBytes) {
             int len = Math.min(chunkBytes, data.length - pos);
-            out.onNext(DataChunk.newBuilder().setData(UnsafeByteOperations.unsafeWrap(data, pos, len)).build());
+            out.onNext(SinkRequest.newBuilder().setData(UnsafeByteOperations.unsafeWrap(data, pos, len)).build());
         }
         out.onCompleted();
         return done;
@@ -66,7 +67,7 @@ final class RawStreams {
                     private int at;
 
                     @Override
-                    public void onNext(DataChunk c) {
+                    public void onNext(SourceResponse c) {
                         c.getData().copyTo(into, at);
                         at += c.getData().size();
                     }

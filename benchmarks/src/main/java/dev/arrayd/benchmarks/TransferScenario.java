@@ -208,7 +208,7 @@ final class TransferScenario implements Scenario {
 
                 - **upload:** `Session.write(buffer, byte[])` (client-java copies the array, then sends Upload \
                 commands of %d MiB on the session stream, each ordered after the one before) until its event completes;
-                - **sink (anchor):** a raw generated stub streams the same array in %d MiB `DataChunk`s to \
+                - **sink (anchor):** a raw generated stub streams the same array in %d MiB `SinkRequest`s to \
                 `DiagnosticsService.Sink`, which drops them, until its summary arrives;
                 - **download:** `Session.read(buffer)` (Download commands of %d MiB, reassembled into one array);
                 - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (with flow control) that the \

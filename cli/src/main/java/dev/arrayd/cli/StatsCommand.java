@@ -1,7 +1,7 @@
 package dev.arrayd.cli;
 
 import dev.arrayd.proto.v1.ClientStats;
-import dev.arrayd.proto.v1.DaemonStats;
+import dev.arrayd.proto.v1.GetStatsResponse;
 import dev.arrayd.proto.v1.DeviceStats;
 import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
@@ -47,10 +47,10 @@ final class StatsCommand implements Callable<Integer> {
         try {
             var stub = StatsServiceGrpc.newBlockingStub(channel);
             GetStatsRequest req = GetStatsRequest.newBuilder().setTopClients(Math.max(1, top)).build();
-            DaemonStats previous = null;
+            GetStatsResponse previous = null;
             long previousAt = 0;
             while (true) {
-                DaemonStats s = stub.withDeadlineAfter(10, TimeUnit.SECONDS).getStats(req);
+                GetStatsResponse s = stub.withDeadlineAfter(10, TimeUnit.SECONDS).getStats(req);
                 long now = System.nanoTime();
                 double rate = previous == null ? Double.NaN
                         : (total(s) - total(previous)) / ((now - previousAt) / 1e9);
@@ -73,17 +73,22 @@ final class StatsCommand implements Callable<Integer> {
         }
     }
 
-    private static long total(DaemonStats s) {
+    private static double seconds(com.google.protobuf.Duration d) {
+        return d.getSeconds() + d.getNanos() / 1e9;
+    }
+
+    private static long total(GetStatsResponse s) {
         return s.getCommandsSucceeded() + s.getCommandsFailed();
     }
 
-    void render(PrintStream out, DaemonStats s, double rate) {
-        long up = s.getUptimeMillis() / 1000;
+    void render(PrintStream out, GetStatsResponse s, double rate) {
+        long up = s.getUptime().getSeconds();
         out.printf(Locale.ROOT, "arrayd %s at %s   up %dh%02dm%02ds   sessions %d   commands %d ok, %d failed%s   jit %.1f s%s%n",
                 s.getVersion(), client.target, up / 3600, up / 60 % 60, up % 60, s.getSessions(),
                 s.getCommandsSucceeded(), s.getCommandsFailed(),
                 Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "   %.0f commands/s", rate),
-                (s.getJitCpuMillis() > 0 ? s.getJitCpuMillis() : s.getJitCompileMillis()) / 1000.0,
+                seconds(s.getJitCpuTime().getSeconds() > 0 || s.getJitCpuTime().getNanos() > 0 ? s.getJitCpuTime()
+                        : s.getJitCompileTime()),
                 s.getShuttingDown() ? "   SHUTTING DOWN" : "");
         out.println();
         out.printf("%-10s %12s %12s %12s %12s %6s %8s %10s%n", "DEVICE", "USED", "RESERVED", "BUDGET", "CAPACITY",

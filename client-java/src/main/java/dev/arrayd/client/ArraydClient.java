@@ -117,7 +117,7 @@ public final class ArraydClient implements AutoCloseable {
     public CompletableFuture<DeviceInfo> device(String id) {
         CompletableFuture<DeviceInfo> f = new CompletableFuture<>();
         stubs.devices().getDevice(GetDeviceRequest.newBuilder().setDevice(id).build(),
-                new FutureObserver<>(f, Protos::device));
+                new FutureObserver<>(f, r -> Protos.device(r.getDevice())));
         return f;
     }
 
@@ -140,12 +140,12 @@ public final class ArraydClient implements AutoCloseable {
         }
         CompletableFuture<Session> opened = new CompletableFuture<>();
         OpenSessionRequest req = OpenSessionRequest.newBuilder()
-                .setClientName(clientName).setLeaseMillis(lease.toMillis()).setMaxReceiveMessageBytes(maxMessageBytes)
+                .setClientName(clientName).setLease(Protos.duration(lease)).setMaxReceiveMessageBytes(maxMessageBytes)
                 .build();
         CompletableFuture<SessionImpl> created = new CompletableFuture<>();
         stubs.sessions().openSession(req, new FutureObserver<>(created, r -> new SessionImpl(stubs, timer,
                 closeTimeout, sessions::remove, r.getSession(), clientName,
-                Duration.ofMillis(r.getLeaseMillis() > 0 ? r.getLeaseMillis() : 30_000))));
+                r.hasLease() ? Protos.duration(r.getLease()) : Duration.ofSeconds(30))));
         created.whenComplete((session, error) -> {
             if (error != null) {
                 opened.completeExceptionally(error);

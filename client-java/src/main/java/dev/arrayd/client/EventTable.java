@@ -75,7 +75,7 @@ final class EventTable {
     /** Applies a completion from the daemon; pending and unknown states are ignored. */
     void apply(EventCompletion c) {
         switch (c.getState()) {
-            case SUCCEEDED -> {
+            case EVENT_STATE_SUCCEEDED -> {
                 Pending p = pending.get(c.getEvent());
                 if (c.getMoreData() || (p != null && p.pieces != null)) {
                     // a download's data in pieces: collect them, complete with the last
@@ -90,7 +90,7 @@ final class EventTable {
                 }
                 complete(c.getEvent(), Protos.result(c));
             }
-            case FAILED -> fail(c.getEvent(), Protos.status(c.getCode(), c.getMessage()));
+            case EVENT_STATE_FAILED -> fail(c.getEvent(), Protos.status(c.getCode(), c.getMessage()));
             default -> { }
         }
     }

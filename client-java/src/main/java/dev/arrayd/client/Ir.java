@@ -97,26 +97,26 @@ public final class Ir {
 
     /** The work-item's global id in {@code dim} (i64). */
     public static IrExpr globalId(int dim) {
-        return builtin(IrBuiltin.Kind.GLOBAL_ID, dim);
+        return builtin(IrBuiltin.Kind.KIND_GLOBAL_ID, dim);
     }
 
     public static IrExpr globalSize(int dim) {
-        return builtin(IrBuiltin.Kind.GLOBAL_SIZE, dim);
+        return builtin(IrBuiltin.Kind.KIND_GLOBAL_SIZE, dim);
     }
 
     public static IrExpr localId(int dim) {
-        return builtin(IrBuiltin.Kind.LOCAL_ID, dim);
+        return builtin(IrBuiltin.Kind.KIND_LOCAL_ID, dim);
     }
 
     public static IrExpr localSize(int dim) {
-        return builtin(IrBuiltin.Kind.LOCAL_SIZE, dim);
+        return builtin(IrBuiltin.Kind.KIND_LOCAL_SIZE, dim);
     }
 
     public static IrExpr groupId(int dim) {
-        return builtin(IrBuiltin.Kind.GROUP_ID, dim);
+        return builtin(IrBuiltin.Kind.KIND_GROUP_ID, dim);
     }
 
     public static IrExpr numGroups(int dim) {
-        return builtin(IrBuiltin.Kind.NUM_GROUPS, dim);
+        return builtin(IrBuiltin.Kind.KIND_NUM_GROUPS, dim);
     }
 }

@@ -104,9 +104,9 @@ public final class IrBlock {
 
     /** Accumulation operators. */
     public enum Accumulate {
-        ADD(IrAccumulate.Op.ADD),
-        MAX(IrAccumulate.Op.MAX),
-        MIN(IrAccumulate.Op.MIN);
+        ADD(IrAccumulate.Op.OP_ADD),
+        MAX(IrAccumulate.Op.OP_MAX),
+        MIN(IrAccumulate.Op.OP_MIN);
 
         private final IrAccumulate.Op proto;
 

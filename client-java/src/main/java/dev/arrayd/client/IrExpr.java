@@ -35,39 +35,39 @@ public final class IrExpr {
                 .setUnary(IrUnary.newBuilder().setOp(op).setOperand(proto)).build());
     }
 
-    public IrExpr add(IrExpr o) { return binary(IrBinary.Op.ADD, o); }
-    public IrExpr sub(IrExpr o) { return binary(IrBinary.Op.SUB, o); }
-    public IrExpr mul(IrExpr o) { return binary(IrBinary.Op.MUL, o); }
-    public IrExpr div(IrExpr o) { return binary(IrBinary.Op.DIV, o); }
-    public IrExpr rem(IrExpr o) { return binary(IrBinary.Op.REM, o); }
-    public IrExpr min(IrExpr o) { return binary(IrBinary.Op.MIN, o); }
-    public IrExpr max(IrExpr o) { return binary(IrBinary.Op.MAX, o); }
-    public IrExpr pow(IrExpr o) { return binary(IrBinary.Op.POW, o); }
-    public IrExpr and(IrExpr o) { return binary(IrBinary.Op.AND, o); }
-    public IrExpr or(IrExpr o) { return binary(IrBinary.Op.OR, o); }
-    public IrExpr xor(IrExpr o) { return binary(IrBinary.Op.XOR, o); }
-    public IrExpr shl(IrExpr o) { return binary(IrBinary.Op.SHL, o); }
-    public IrExpr shr(IrExpr o) { return binary(IrBinary.Op.SHR, o); }
-    public IrExpr eq(IrExpr o) { return binary(IrBinary.Op.EQ, o); }
-    public IrExpr ne(IrExpr o) { return binary(IrBinary.Op.NE, o); }
-    public IrExpr lt(IrExpr o) { return binary(IrBinary.Op.LT, o); }
-    public IrExpr le(IrExpr o) { return binary(IrBinary.Op.LE, o); }
-    public IrExpr gt(IrExpr o) { return binary(IrBinary.Op.GT, o); }
-    public IrExpr ge(IrExpr o) { return binary(IrBinary.Op.GE, o); }
+    public IrExpr add(IrExpr o) { return binary(IrBinary.Op.OP_ADD, o); }
+    public IrExpr sub(IrExpr o) { return binary(IrBinary.Op.OP_SUB, o); }
+    public IrExpr mul(IrExpr o) { return binary(IrBinary.Op.OP_MUL, o); }
+    public IrExpr div(IrExpr o) { return binary(IrBinary.Op.OP_DIV, o); }
+    public IrExpr rem(IrExpr o) { return binary(IrBinary.Op.OP_REM, o); }
+    public IrExpr min(IrExpr o) { return binary(IrBinary.Op.OP_MIN, o); }
+    public IrExpr max(IrExpr o) { return binary(IrBinary.Op.OP_MAX, o); }
+    public IrExpr pow(IrExpr o) { return binary(IrBinary.Op.OP_POW, o); }
+    public IrExpr and(IrExpr o) { return binary(IrBinary.Op.OP_AND, o); }
+    public IrExpr or(IrExpr o) { return binary(IrBinary.Op.OP_OR, o); }
+    public IrExpr xor(IrExpr o) { return binary(IrBinary.Op.OP_XOR, o); }
+    public IrExpr shl(IrExpr o) { return binary(IrBinary.Op.OP_SHL, o); }
+    public IrExpr shr(IrExpr o) { return binary(IrBinary.Op.OP_SHR, o); }
+    public IrExpr eq(IrExpr o) { return binary(IrBinary.Op.OP_EQ, o); }
+    public IrExpr ne(IrExpr o) { return binary(IrBinary.Op.OP_NE, o); }
+    public IrExpr lt(IrExpr o) { return binary(IrBinary.Op.OP_LT, o); }
+    public IrExpr le(IrExpr o) { return binary(IrBinary.Op.OP_LE, o); }
+    public IrExpr gt(IrExpr o) { return binary(IrBinary.Op.OP_GT, o); }
+    public IrExpr ge(IrExpr o) { return binary(IrBinary.Op.OP_GE, o); }
     /** Short-circuit and: {@code o} is evaluated only when this is true (and may index what this bounds). */
-    public IrExpr andThen(IrExpr o) { return binary(IrBinary.Op.LOGICAL_AND, o); }
+    public IrExpr andThen(IrExpr o) { return binary(IrBinary.Op.OP_LOGICAL_AND, o); }
     /** Short-circuit or. */
-    public IrExpr orElse(IrExpr o) { return binary(IrBinary.Op.LOGICAL_OR, o); }
+    public IrExpr orElse(IrExpr o) { return binary(IrBinary.Op.OP_LOGICAL_OR, o); }
 
-    public IrExpr neg() { return unary(IrUnary.Op.NEG); }
-    public IrExpr not() { return unary(IrUnary.Op.NOT); }
-    public IrExpr abs() { return unary(IrUnary.Op.ABS); }
-    public IrExpr sqrt() { return unary(IrUnary.Op.SQRT); }
-    public IrExpr exp() { return unary(IrUnary.Op.EXP); }
-    public IrExpr log() { return unary(IrUnary.Op.LOG); }
-    public IrExpr tanh() { return unary(IrUnary.Op.TANH); }
-    public IrExpr floor() { return unary(IrUnary.Op.FLOOR); }
-    public IrExpr ceil() { return unary(IrUnary.Op.CEIL); }
+    public IrExpr neg() { return unary(IrUnary.Op.OP_NEG); }
+    public IrExpr not() { return unary(IrUnary.Op.OP_NOT); }
+    public IrExpr abs() { return unary(IrUnary.Op.OP_ABS); }
+    public IrExpr sqrt() { return unary(IrUnary.Op.OP_SQRT); }
+    public IrExpr exp() { return unary(IrUnary.Op.OP_EXP); }
+    public IrExpr log() { return unary(IrUnary.Op.OP_LOG); }
+    public IrExpr tanh() { return unary(IrUnary.Op.OP_TANH); }
+    public IrExpr floor() { return unary(IrUnary.Op.OP_FLOOR); }
+    public IrExpr ceil() { return unary(IrUnary.Op.OP_CEIL); }
 
     /** Converts to {@code dtype} (f32, f64, i32, i64 or u8). */
     public IrExpr to(DType dtype) {

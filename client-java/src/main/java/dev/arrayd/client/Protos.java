@@ -16,84 +16,84 @@ final class Protos {
     private Protos() {
     }
 
-    static dev.arrayd.proto.v1.DType dtype(DType d) {
+    static dev.arrayd.proto.v1.DataType dtype(DType d) {
         return switch (d) {
-            case F32 -> dev.arrayd.proto.v1.DType.F32;
-            case F64 -> dev.arrayd.proto.v1.DType.F64;
-            case I32 -> dev.arrayd.proto.v1.DType.I32;
-            case I64 -> dev.arrayd.proto.v1.DType.I64;
-            case U8 -> dev.arrayd.proto.v1.DType.U8;
-            case F16 -> dev.arrayd.proto.v1.DType.F16;
-            case BF16 -> dev.arrayd.proto.v1.DType.BF16;
+            case F32 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_F32;
+            case F64 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_F64;
+            case I32 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_I32;
+            case I64 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_I64;
+            case U8 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_U8;
+            case F16 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_F16;
+            case BF16 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_BF16;
         };
     }
 
     /** The client's dtype, or null for unspecified and values this client does not know. */
-    static DType dtype(dev.arrayd.proto.v1.DType d) {
+    static DType dtype(dev.arrayd.proto.v1.DataType d) {
         return switch (d) {
-            case F32 -> DType.F32;
-            case F64 -> DType.F64;
-            case I32 -> DType.I32;
-            case I64 -> DType.I64;
-            case U8 -> DType.U8;
-            case F16 -> DType.F16;
-            case BF16 -> DType.BF16;
+            case DATA_TYPE_F32 -> DType.F32;
+            case DATA_TYPE_F64 -> DType.F64;
+            case DATA_TYPE_I32 -> DType.I32;
+            case DATA_TYPE_I64 -> DType.I64;
+            case DATA_TYPE_U8 -> DType.U8;
+            case DATA_TYPE_F16 -> DType.F16;
+            case DATA_TYPE_BF16 -> DType.BF16;
             default -> null;
         };
     }
 
     static dev.arrayd.proto.v1.MergeMode mergeMode(MergeMode m) {
         return switch (m) {
-            case COPY -> dev.arrayd.proto.v1.MergeMode.MERGE_COPY;
-            case STREAMING -> dev.arrayd.proto.v1.MergeMode.MERGE_STREAMING;
+            case COPY -> dev.arrayd.proto.v1.MergeMode.MERGE_MODE_COPY;
+            case STREAMING -> dev.arrayd.proto.v1.MergeMode.MERGE_MODE_STREAMING;
         };
     }
 
     static dev.arrayd.proto.v1.MemoryMode memoryMode(MemoryMode m) {
-        return dev.arrayd.proto.v1.MemoryMode.valueOf(m.name());
+        return dev.arrayd.proto.v1.MemoryMode.valueOf("MEMORY_MODE_" + m.name());
     }
 
     static dev.arrayd.proto.v1.Access access(Access a) {
         return switch (a) {
-            case READ -> dev.arrayd.proto.v1.Access.READ;
-            case WRITE -> dev.arrayd.proto.v1.Access.WRITE;
-            case READ_WRITE -> dev.arrayd.proto.v1.Access.READ_WRITE;
+            case READ -> dev.arrayd.proto.v1.Access.ACCESS_READ;
+            case WRITE -> dev.arrayd.proto.v1.Access.ACCESS_WRITE;
+            case READ_WRITE -> dev.arrayd.proto.v1.Access.ACCESS_READ_WRITE;
         };
     }
 
     static dev.arrayd.proto.v1.Dialect dialect(Dialect d) {
         return switch (d) {
-            case C -> dev.arrayd.proto.v1.Dialect.C;
-            case OPENCL_C -> dev.arrayd.proto.v1.Dialect.OPENCL_C;
-            case CUDA_C -> dev.arrayd.proto.v1.Dialect.CUDA_C;
-            case PTX -> dev.arrayd.proto.v1.Dialect.PTX;
-            case IR -> dev.arrayd.proto.v1.Dialect.IR;
+            case C -> dev.arrayd.proto.v1.Dialect.DIALECT_C;
+            case OPENCL_C -> dev.arrayd.proto.v1.Dialect.DIALECT_OPENCL_C;
+            case CUDA_C -> dev.arrayd.proto.v1.Dialect.DIALECT_CUDA_C;
+            case PTX -> dev.arrayd.proto.v1.Dialect.DIALECT_PTX;
+            case IR -> dev.arrayd.proto.v1.Dialect.DIALECT_IR;
         };
     }
 
     static Dialect dialect(dev.arrayd.proto.v1.Dialect d) {
         return switch (d) {
-            case C -> Dialect.C;
-            case OPENCL_C -> Dialect.OPENCL_C;
-            case CUDA_C -> Dialect.CUDA_C;
-            case PTX -> Dialect.PTX;
-            case IR -> Dialect.IR;
+            case DIALECT_C -> Dialect.C;
+            case DIALECT_OPENCL_C -> Dialect.OPENCL_C;
+            case DIALECT_CUDA_C -> Dialect.CUDA_C;
+            case DIALECT_PTX -> Dialect.PTX;
+            case DIALECT_IR -> Dialect.IR;
             default -> null;
         };
     }
 
     static EventState state(dev.arrayd.proto.v1.EventState s) {
         return switch (s) {
-            case PENDING -> EventState.PENDING;
-            case SUCCEEDED -> EventState.SUCCEEDED;
-            case FAILED -> EventState.FAILED;
+            case EVENT_STATE_PENDING -> EventState.PENDING;
+            case EVENT_STATE_SUCCEEDED -> EventState.SUCCEEDED;
+            case EVENT_STATE_FAILED -> EventState.FAILED;
             default -> EventState.UNKNOWN;
         };
     }
 
     static DeviceInfo device(dev.arrayd.proto.v1.DeviceInfo d) {
         List<DType> dtypes = new ArrayList<>();
-        for (dev.arrayd.proto.v1.DType t : d.getDtypesList()) {
+        for (dev.arrayd.proto.v1.DataType t : d.getDtypesList()) {
             DType c = dtype(t);
             if (c != null) {
                 dtypes.add(c);
@@ -122,8 +122,22 @@ final class Protos {
                 info.getSizeBytes(), info.getDevice());
     }
 
+    static com.google.protobuf.Duration duration(java.time.Duration d) {
+        return com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
+    }
+
+    static java.time.Duration duration(com.google.protobuf.Duration d) {
+        return java.time.Duration.ofSeconds(d.getSeconds(), d.getNanos());
+    }
+
+    /** A duration in nanoseconds, saturating (device times are far below the bound). */
+    static long nanos(com.google.protobuf.Duration d) {
+        return d.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L ? Long.MAX_VALUE
+                : d.getSeconds() * 1_000_000_000L + d.getNanos();
+    }
+
     static EventResult result(EventCompletion c) {
-        return new EventResult(c.getEvent(), state(c.getState()), c.getCode(), c.getMessage(), c.getDeviceNanos(),
+        return new EventResult(c.getEvent(), state(c.getState()), c.getCode(), c.getMessage(), nanos(c.getDeviceTime()),
                 c.getData().isEmpty() ? null : c.getData().asReadOnlyByteBuffer());
     }
 

@@ -163,14 +163,14 @@ final class SessionImpl implements Session {
                 .setDevice(options.device())
                 .setLabel(options.label())
                 .setMemoryMode(Protos.memoryMode(options.mode()))
-                .setSharing(options.perStream() ? dev.arrayd.proto.v1.Sharing.PER_STREAM : dev.arrayd.proto.v1.Sharing.SHARED);
+                .setSharing(options.perStream() ? dev.arrayd.proto.v1.Sharing.SHARING_PER_STREAM : dev.arrayd.proto.v1.Sharing.SHARING_SHARED);
         for (int i = 0; i < dims.length; i++) {
             if (dims[i] <= 0) {
                 throw new IllegalArgumentException("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
             }
             req.addDims(dims[i]);
         }
-        return unary(req.build(), stubs.buffers()::createBuffer, info -> Protos.buffer(info, dtype));
+        return unary(req.build(), stubs.buffers()::createBuffer, r -> Protos.buffer(r.getBuffer(), dtype));
     }
 
     @Override
@@ -489,10 +489,10 @@ final class SessionImpl implements Session {
         return orderedUnary(dev.arrayd.proto.v1.DescribeBufferRequest.newBuilder().setSession(id).setBuffer(buffer.id())
                 .build(), stubs.buffers()::describeBuffer, info -> {
                     Map<String, String> out = new java.util.LinkedHashMap<>();
-                    for (var r : info.getReplicasList()) {
+                    for (var r : info.getBuffer().getReplicasList()) {
                         out.put(r.getDevice(), switch (r.getState()) {
-                            case REPLICA_MODIFIED -> "M";
-                            case REPLICA_SHARED -> "S";
+                            case REPLICA_STATE_MODIFIED -> "M";
+                            case REPLICA_STATE_SHARED -> "S";
                             default -> "I";
                         });
                     }
@@ -710,7 +710,7 @@ final class SessionImpl implements Session {
                 return EventResult.succeeded(0);
             }
             EventCompletion last = r.getLast();
-            if (last.getState() == dev.arrayd.proto.v1.EventState.FAILED) {
+            if (last.getState() == dev.arrayd.proto.v1.EventState.EVENT_STATE_FAILED) {
                 throw new ArraydCommandException(last.getEvent(), Protos.status(last.getCode(), last.getMessage()));
             }
             return Protos.result(last);

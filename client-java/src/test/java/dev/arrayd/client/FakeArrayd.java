@@ -19,7 +19,9 @@ import dev.arrayd.proto.v1.CompiledKernel;
 import dev.arrayd.proto.v1.CompiledModule;
 import dev.arrayd.proto.v1.Completions;
 import dev.arrayd.proto.v1.CreateBufferRequest;
+import dev.arrayd.proto.v1.CreateBufferResponse;
 import dev.arrayd.proto.v1.CreateStreamRequest;
+import dev.arrayd.proto.v1.CreateStreamResponse;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferResponse;
 import dev.arrayd.proto.v1.DeviceInfo;
@@ -37,14 +39,13 @@ import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.ListDevicesResponse;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.OpenSessionResponse;
-import dev.arrayd.proto.v1.ReadBufferChunk;
 import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.Scalar;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
-import dev.arrayd.proto.v1.StreamInfo;
 import dev.arrayd.proto.v1.WaitEventsRequest;
 import dev.arrayd.proto.v1.WaitEventsResponse;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import io.grpc.BindableService;
 import io.grpc.Metadata;
@@ -75,7 +76,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class FakeArrayd {
 
-    record Buffer(long id, dev.arrayd.proto.v1.DType dtype, List<Long> dims, byte[] bytes) {
+    record Buffer(long id, dev.arrayd.proto.v1.DataType dtype, List<Long> dims, byte[] bytes) {
     }
 
     final Map<Long, Buffer> buffers = new ConcurrentHashMap<>();
@@ -142,8 +143,8 @@ final class FakeArrayd {
                     .setMemoryUsedBytes(4096).setComputeUnits(2).setMaxWorkGroupSize(1024)
                     .addAllMaxWorkItemSizes(List.of(1024L, 1024L, 64L)).setLocalMemoryBytes(32768)
                     .setBaseAlignmentBytes(64).setSuggestedStreams(2).setUnifiedMemory(true).setMaxGridDims(3)
-                    .addDtypes(dev.arrayd.proto.v1.DType.F32).addDtypes(dev.arrayd.proto.v1.DType.I32)
-                    .addDialects(Dialect.C);
+                    .addDtypes(dev.arrayd.proto.v1.DataType.DATA_TYPE_F32).addDtypes(dev.arrayd.proto.v1.DataType.DATA_TYPE_I32)
+                    .addDialects(Dialect.DIALECT_C);
             out.onNext(ListDevicesResponse.newBuilder()
                     .addDevices(cpu.clone().setId("cpu:0"))
                     .addDevices(cpu.clone().setId("cpu:1").addDialectsValue(99)) // unknown dialect: skipped
@@ -160,9 +161,10 @@ final class FakeArrayd {
         @Override
         public void openSession(OpenSessionRequest request, StreamObserver<OpenSessionResponse> out) {
             String id = "s-" + handles.incrementAndGet();
-            sessions.put(id, request.getLeaseMillis());
+            long leaseMillis = request.getLease().getSeconds() * 1000 + request.getLease().getNanos() / 1_000_000;
+            sessions.put(id, leaseMillis);
             out.onNext(OpenSessionResponse.newBuilder().setSession(id)
-                    .setLeaseMillis(request.getLeaseMillis() == 0 ? 30_000 : request.getLeaseMillis()).build());
+                    .setLease(Protos.duration(java.time.Duration.ofMillis(leaseMillis == 0 ? 30_000 : leaseMillis))).build());
             out.onCompleted();
         }
 
@@ -176,29 +178,29 @@ final class FakeArrayd {
 
     final class Buffers extends BufferServiceGrpc.BufferServiceImplBase {
         @Override
-        public void createBuffer(CreateBufferRequest request, StreamObserver<BufferInfo> out) {
+        public void createBuffer(CreateBufferRequest request, StreamObserver<CreateBufferResponse> out) {
             long elements = 1;
             for (long d : request.getDimsList()) {
                 elements *= d;
             }
             int width = switch (request.getDtype()) {
-                case F64, I64 -> 8;
-                case U8 -> 1;
-                case F16, BF16 -> 2;
+                case DATA_TYPE_F64, DATA_TYPE_I64 -> 8;
+                case DATA_TYPE_U8 -> 1;
+                case DATA_TYPE_F16, DATA_TYPE_BF16 -> 2;
                 default -> 4;
             };
             long id = handles.incrementAndGet();
             Buffer b = new Buffer(id, request.getDtype(), request.getDimsList(), new byte[(int) (elements * width)]);
             buffers.put(id, b);
-            out.onNext(BufferInfo.newBuilder().setBuffer(id).setDtype(request.getDtype())
+            out.onNext(CreateBufferResponse.newBuilder().setBuffer(BufferInfo.newBuilder().setBuffer(id).setDtype(request.getDtype())
                     .addAllDims(request.getDimsList()).setSizeBytes(b.bytes.length)
                     .setDevice(request.getDevice().isEmpty() ? "cpu:0" : request.getDevice())
-                    .setLabel(request.getLabel()).build());
+                    .setLabel(request.getLabel())).build());
             out.onCompleted();
         }
 
         @Override
-        public StreamObserver<WriteBufferChunk> writeBuffer(StreamObserver<WriteBufferResponse> out) {
+        public StreamObserver<WriteBufferRequest> writeBuffer(StreamObserver<WriteBufferResponse> out) {
             return new StreamObserver<>() {
                 Buffer target;
                 long event;
@@ -206,7 +208,7 @@ final class FakeArrayd {
                 boolean failed;
 
                 @Override
-                public void onNext(WriteBufferChunk chunk) {
+                public void onNext(WriteBufferRequest chunk) {
                     writeChunks.incrementAndGet();
                     if (failed) {
                         return;
@@ -236,7 +238,7 @@ final class FakeArrayd {
                         return;
                     }
                     completed.put(event, EventCompletion.newBuilder().setEvent(event)
-                            .setState(EventState.SUCCEEDED).build());
+                            .setState(EventState.EVENT_STATE_SUCCEEDED).build());
                     out.onNext(WriteBufferResponse.newBuilder().setEvent(event).setBytesWritten(written).build());
                     out.onCompleted();
                 }
@@ -244,7 +246,7 @@ final class FakeArrayd {
         }
 
         @Override
-        public void readBuffer(ReadBufferRequest request, StreamObserver<ReadBufferChunk> out) {
+        public void readBuffer(ReadBufferRequest request, StreamObserver<ReadBufferResponse> out) {
             arrivals.add("read:" + request.getBuffer());
             Buffer b = buffers.get(request.getBuffer());
             if (b == null) {
@@ -256,7 +258,7 @@ final class FakeArrayd {
             for (long at = request.getOffsetBytes(); at < end; at += chunk) {
                 int n = (int) Math.min(chunk, end - at);
                 readChunks.incrementAndGet();
-                out.onNext(ReadBufferChunk.newBuilder().setOffsetBytes(at)
+                out.onNext(ReadBufferResponse.newBuilder().setOffsetBytes(at)
                         .setData(ByteString.copyFrom(b.bytes, (int) at, n)).build());
             }
             out.onCompleted();
@@ -394,8 +396,8 @@ final class FakeArrayd {
         }
 
         @Override
-        public void createStream(CreateStreamRequest request, StreamObserver<StreamInfo> out) {
-            out.onNext(StreamInfo.newBuilder().setStream(handles.incrementAndGet())
+        public void createStream(CreateStreamRequest request, StreamObserver<CreateStreamResponse> out) {
+            out.onNext(CreateStreamResponse.newBuilder().setStream(handles.incrementAndGet())
                     .setDevice(request.getDevice().isEmpty() ? "cpu:0" : request.getDevice()).build());
             out.onCompleted();
         }
@@ -428,7 +430,7 @@ final class FakeArrayd {
     /** Runs one command; null = it never completes. */
     private EventCompletion run(Command c) {
         EventCompletion.Builder done = EventCompletion.newBuilder().setEvent(c.getEvent())
-                .setState(EventState.SUCCEEDED).setDeviceNanos(1000);
+                .setState(EventState.EVENT_STATE_SUCCEEDED).setDeviceTime(com.google.protobuf.Duration.newBuilder().setNanos(1000));
         switch (c.getKindCase()) {
             case UPLOAD -> c.getUpload().getData().copyTo(buffers.get(c.getUpload().getBuffer()).bytes,
                     (int) c.getUpload().getOffsetBytes());
@@ -449,8 +451,8 @@ final class FakeArrayd {
                 Buffer b = buffers.get(c.getFill().getBuffer());
                 Scalar v = c.getFill().getValue();
                 ByteBuffer bb = ByteBuffer.wrap(b.bytes).order(ByteOrder.LITTLE_ENDIAN);
-                int width = b.dtype == dev.arrayd.proto.v1.DType.F64 || b.dtype == dev.arrayd.proto.v1.DType.I64 ? 8
-                        : b.dtype == dev.arrayd.proto.v1.DType.U8 ? 1 : 4;
+                int width = b.dtype == dev.arrayd.proto.v1.DataType.DATA_TYPE_F64 || b.dtype == dev.arrayd.proto.v1.DataType.DATA_TYPE_I64 ? 8
+                        : b.dtype == dev.arrayd.proto.v1.DataType.DATA_TYPE_U8 ? 1 : 4;
                 long count = c.getFill().getCountElements() == 0
                         ? b.bytes.length / width - c.getFill().getOffsetElements() : c.getFill().getCountElements();
                 for (long i = c.getFill().getOffsetElements(); i < c.getFill().getOffsetElements() + count; i++) {
@@ -471,7 +473,7 @@ final class FakeArrayd {
                     return null;
                 }
                 if (!"vadd".equals(name)) {
-                    return done.setState(EventState.FAILED).setCode(Status.Code.UNIMPLEMENTED.value())
+                    return done.setState(EventState.EVENT_STATE_FAILED).setCode(Status.Code.UNIMPLEMENTED.value())
                             .setMessage("kernel: " + name + " (expected: vadd or hang)").build();
                 }
                 List<Arg> args = c.getLaunch().getArgsList();
@@ -484,7 +486,7 @@ final class FakeArrayd {
                 }
             }
             default -> {
-                return done.setState(EventState.FAILED).setCode(Status.Code.UNIMPLEMENTED.value())
+                return done.setState(EventState.EVENT_STATE_FAILED).setCode(Status.Code.UNIMPLEMENTED.value())
                         .setMessage("command kind: " + c.getKindCase()).build();
             }
         }

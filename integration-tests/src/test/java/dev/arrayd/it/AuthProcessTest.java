@@ -8,7 +8,7 @@ import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
@@ -100,7 +100,7 @@ class AuthProcessTest {
                 String as = SessionServiceGrpc.newBlockingStub(a).openSession(OpenSessionRequest.getDefaultInstance()).getSession();
                 String bs = SessionServiceGrpc.newBlockingStub(b).openSession(OpenSessionRequest.getDefaultInstance()).getSession();
                 var abuf = BufferServiceGrpc.newBlockingStub(a);
-                long h = abuf.createBuffer(CreateBufferRequest.newBuilder().setSession(as).setDtype(DType.U8).addDims(64).build())
+                long h = abuf.createBuffer(CreateBufferRequest.newBuilder().setSession(as).setDtype(DataType.DATA_TYPE_U8).addDims(64).build()).getBuffer()
                         .getBuffer();
                 var ev = ExecutionServiceGrpc.newBlockingStub(a).submit(SubmitRequest.newBuilder().setSession(as)
                         .addCommands(Command.newBuilder().setUpload(Upload.newBuilder().setBuffer(h)
@@ -119,7 +119,7 @@ class AuthProcessTest {
                             .setSession(token).setBuffer(h).build())), "destroy");
                 }
                 // alice's buffer untouched and still hers
-                abuf.describeBuffer(DescribeBufferRequest.newBuilder().setSession(as).setBuffer(h).build());
+                abuf.describeBuffer(DescribeBufferRequest.newBuilder().setSession(as).setBuffer(h).build()).getBuffer();
             } finally {
                 a.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 b.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

@@ -2,11 +2,16 @@ package dev.arrayd.it;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
+import com.google.protobuf.Timestamp;
 import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
+import dev.arrayd.proto.v1.BufferServiceGrpc;
+import dev.arrayd.proto.v1.CancelRequest;
+import dev.arrayd.proto.v1.CloseSessionRequest;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CommandBatch;
 import dev.arrayd.proto.v1.Copy;
@@ -14,46 +19,44 @@ import dev.arrayd.proto.v1.CreateBufferRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
+import dev.arrayd.proto.v1.DestroyGraphRequest;
+import dev.arrayd.proto.v1.DestroyKernelRequest;
 import dev.arrayd.proto.v1.DestroyStreamRequest;
+import dev.arrayd.proto.v1.DeviceServiceGrpc;
+import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
 import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.ExecuteRequest;
+import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.Fill;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.proto.v1.KeepAliveRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.Launch;
+import dev.arrayd.proto.v1.ListDevicesRequest;
+import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.OpenSharedBufferRequest;
 import dev.arrayd.proto.v1.Ping;
 import dev.arrayd.proto.v1.QueryEventsRequest;
 import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.RecordGraphRequest;
+import dev.arrayd.proto.v1.ReplayGraphRequest;
 import dev.arrayd.proto.v1.Scalar;
+import dev.arrayd.proto.v1.ScalarValue;
+import dev.arrayd.proto.v1.SessionServiceGrpc;
 import dev.arrayd.proto.v1.ShareBufferRequest;
+import dev.arrayd.proto.v1.SharingServiceGrpc;
+import dev.arrayd.proto.v1.StatsServiceGrpc;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.Upload;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
-import dev.arrayd.proto.v1.BufferServiceGrpc;
-import dev.arrayd.proto.v1.CancelRequest;
-import dev.arrayd.proto.v1.CloseSessionRequest;
-import dev.arrayd.proto.v1.DestroyGraphRequest;
-import dev.arrayd.proto.v1.DestroyKernelRequest;
-import dev.arrayd.proto.v1.DeviceServiceGrpc;
-import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
-import dev.arrayd.proto.v1.ExecutionServiceGrpc;
-import dev.arrayd.proto.v1.GetDeviceRequest;
-import dev.arrayd.proto.v1.GetStatsRequest;
-import dev.arrayd.proto.v1.KernelServiceGrpc;
-import dev.arrayd.proto.v1.ListDevicesRequest;
-import dev.arrayd.proto.v1.OpenSessionRequest;
-import dev.arrayd.proto.v1.RecordGraphRequest;
-import dev.arrayd.proto.v1.ReplayGraphRequest;
-import dev.arrayd.proto.v1.ScalarValue;
-import dev.arrayd.proto.v1.SessionServiceGrpc;
-import dev.arrayd.proto.v1.SharingServiceGrpc;
-import dev.arrayd.proto.v1.StatsServiceGrpc;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -121,7 +124,7 @@ final class FuzzRequests {
     record Stream(List<ExecuteRequest> messages) implements Request {}
 
     /** The chunks of one WriteBuffer call, half-closed after the last (none: half-closed at once). */
-    record Write(List<WriteBufferChunk> chunks) implements Request {}
+    record Write(List<WriteBufferRequest> chunks) implements Request {}
 
     /** The real tokens and handles of a run, by symbol. */
     record Names(Map<String, String> sessions, Map<Long, Long> handles) {
@@ -176,6 +179,26 @@ final class FuzzRequests {
     }
 
     /** Sizes, offsets and counts: small, random, and at the edges of signed and unsigned 64 bits. */
+    /** Deadlines: mostly none; else in range (past or future) or out of Timestamp's range. */
+    static Arbitrary<Optional<Timestamp>> deadlines() {
+        return Arbitraries.frequencyOf(
+                Tuple.of(6, Arbitraries.just(Optional.<Timestamp>empty())),
+                Tuple.of(4, Combinators.combine(Arbitraries.of(0L, 1L, -1L, 4_000_000_000L, 253_402_300_799L,
+                        253_402_300_800L, -62_135_596_801L, Long.MAX_VALUE, Long.MIN_VALUE), nanos())
+                        .as((s, n) -> Optional.of(Timestamp.newBuilder().setSeconds(s).setNanos(n).build()))));
+    }
+
+    /** Durations: small, huge, negative and malformed ones. */
+    static Arbitrary<Duration> durations() {
+        return Combinators.combine(sizes(), nanos()).as((s, n) -> Duration.newBuilder().setSeconds(s).setNanos(n).build());
+    }
+
+    static Arbitrary<Integer> nanos() {
+        return Arbitraries.frequencyOf(
+                Tuple.of(6, Arbitraries.integers().between(0, 999_999_999)),
+                Tuple.of(2, Arbitraries.of(-1, 1_000_000_000, Integer.MIN_VALUE, Integer.MAX_VALUE)));
+    }
+
     static Arbitrary<Long> sizes() {
         return Arbitraries.frequencyOf(
                 Tuple.of(6, Arbitraries.longs().between(0, 512)),
@@ -262,9 +285,10 @@ final class FuzzRequests {
 
     static Arbitrary<Command> commands() {
         return Combinators.combine(operations(), events(), events().list().ofMaxSize(4), Arbitraries.of(0L, 0L, 0L, 1L, -1L),
-                Arbitraries.of(0L, 0L, 0L, 1L, Long.MAX_VALUE, -5L), Arbitraries.integers().between(0, 5))
+                deadlines(), Arbitraries.integers().between(0, 5))
                 .as((c, event, waits, stream, deadline, priority) -> c.setEvent(event).addAllWaitEvents(waits)
-                        .setStream(stream).setDeadlineUnixNanos(deadline).setPriorityValue(priority).build());
+                        .setStream(stream).setPriorityValue(priority).mergeFrom(deadline.map(d -> Command.newBuilder().setDeadline(d).build())
+                                .orElse(Command.getDefaultInstance())).build());
     }
 
     /**
@@ -323,23 +347,25 @@ final class FuzzRequests {
                 Combinators.combine(sessions(), Arbitraries.strings().ofMaxLength(40)).as((s, c) ->
                         OpenSharedBufferRequest.newBuilder().setSession(s).setCapability(c).build()),
                 Combinators.combine(sessions(), texts()).as((s, label) -> CreateBufferRequest.newBuilder().setSession(s)
-                        .setDtype(dev.arrayd.proto.v1.DType.F32).addDims(16).setLabel(label).build()),
+                        .setDtype(dev.arrayd.proto.v1.DataType.DATA_TYPE_F32).addDims(16).setLabel(label).build()),
                 Combinators.combine(sessions(), texts()).as((s, d) ->
                         CreateStreamRequest.newBuilder().setSession(s).setDevice(d).build()),
                 texts().map(d -> GetDeviceRequest.newBuilder().setDevice(d).build()),
                 Arbitraries.just(ListDevicesRequest.getDefaultInstance()),
                 u32s().map(n -> GetStatsRequest.newBuilder().setTopClients(n).build()),
-                Combinators.combine(texts(), sizes(), sizes()).as((name, lease, receive) -> OpenSessionRequest.newBuilder()
-                        .setClientName(name).setLeaseMillis(lease).setMaxReceiveMessageBytes(receive).build()),
+                Combinators.combine(texts(), durations(), sizes()).as((name, lease, receive) -> OpenSessionRequest.newBuilder()
+                        .setClientName(name).setLease(lease).setMaxReceiveMessageBytes(receive).build()),
                 foreignSessions().map(s -> CloseSessionRequest.newBuilder().setSession(s).build()),
                 Combinators.combine(sessions(), events().list().ofMaxSize(6)).as((s, e) ->
                         CancelRequest.newBuilder().setSession(s).addAllEvents(e).build()),
                 Combinators.combine(sessions(), batches()).as((s, cs) ->
                         RecordGraphRequest.newBuilder().setSession(s).addAllCommands(cs).build()),
                 Combinators.combine(sessions(), handles(), events(), events().list().ofMaxSize(2), replayScalars(),
-                        Arbitraries.of(0L, -1L, Long.MIN_VALUE, 1L)).as((s, g, first, waits, scalars, deadline) ->
+                        deadlines()).as((s, g, first, waits, scalars, deadline) ->
                         ReplayGraphRequest.newBuilder().setSession(s).setGraph(g).setFirstEvent(first)
-                                .addAllWaitEvents(waits).addAllScalars(scalars).setDeadlineUnixNanos(deadline).build()),
+                                .addAllWaitEvents(waits).addAllScalars(scalars)
+                                .mergeFrom(deadline.map(d -> ReplayGraphRequest.newBuilder().setDeadline(d).build())
+                                        .orElse(ReplayGraphRequest.getDefaultInstance())).build()),
                 Combinators.combine(sessions(), handles()).as((s, g) ->
                         DestroyGraphRequest.newBuilder().setSession(s).setGraph(g).build()),
                 Combinators.combine(sessions(), Arbitraries.longs()).as((s, k) ->
@@ -449,17 +475,17 @@ final class FuzzRequests {
 
     /** A WriteBuffer call: chunks at random offsets, sometimes naming other sessions or buffers midway. */
     static Arbitrary<Request> writes() {
-        Arbitrary<WriteBufferChunk> chunk = Combinators.combine(sessions(), handles(), sizes(), data(),
-                events().list().ofMaxSize(2), events()).as((s, b, off, d, w, e) -> WriteBufferChunk.newBuilder()
+        Arbitrary<WriteBufferRequest> chunk = Combinators.combine(sessions(), handles(), sizes(), data(),
+                events().list().ofMaxSize(2), events()).as((s, b, off, d, w, e) -> WriteBufferRequest.newBuilder()
                 .setSession(s).setBuffer(b).setOffsetBytes(off).setData(d).addAllWaitEvents(w).setEvent(e).build());
-        Arbitrary<WriteBufferChunk> same = Combinators.combine(sizes(), data()).as((off, d) ->
-                WriteBufferChunk.newBuilder().setOffsetBytes(off).setData(d).build());
+        Arbitrary<WriteBufferRequest> same = Combinators.combine(sizes(), data()).as((off, d) ->
+                WriteBufferRequest.newBuilder().setOffsetBytes(off).setData(d).build());
         return Combinators.combine(chunk, Arbitraries.frequencyOf(Tuple.of(4, same), Tuple.of(1, chunk))
                 .list().ofMaxSize(3), Arbitraries.integers().between(0, 19)).as((first, more, none) -> {
                     if (none == 0) {
                         return new Write(List.of());
                     }
-                    List<WriteBufferChunk> all = new ArrayList<>();
+                    List<WriteBufferRequest> all = new ArrayList<>();
                     all.add(first);
                     all.addAll(more);
                     return new Write(all);

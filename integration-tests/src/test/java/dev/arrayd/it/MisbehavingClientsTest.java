@@ -2,18 +2,19 @@ package dev.arrayd.it;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.util.Durations;
 import dev.arrayd.proto.v1.Attach;
+import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CommandBatch;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
-import dev.arrayd.proto.v1.BufferServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -68,9 +69,9 @@ class MisbehavingClientsTest {
             // 3. a client that never reads its stream but keeps writing downloads while the transport lets it
             ManagedChannel ch = NettyChannelBuilder.forTarget(d.target()).usePlaintext().build();
             String token = SessionServiceGrpc.newBlockingStub(ch).openSession(OpenSessionRequest.newBuilder()
-                    .setClientName("no-reader").setLeaseMillis(60_000).build()).getSession();
+                    .setClientName("no-reader").setLease(Durations.fromMillis(60_000)).build()).getSession();
             long buf = BufferServiceGrpc.newBlockingStub(ch).createBuffer(CreateBufferRequest.newBuilder().setSession(token)
-                    .setDtype(DType.U8).addDims(1 << 16).build()).getBuffer();
+                    .setDtype(DataType.DATA_TYPE_U8).addDims(1 << 16).build()).getBuffer().getBuffer();
             ClientCallStreamObserver<ExecuteRequest>[] req = new ClientCallStreamObserver[1];
             ExecutionServiceGrpc.newStub(ch).execute(new ClientResponseObserver<ExecuteRequest, ExecuteResponse>() {
                 @Override

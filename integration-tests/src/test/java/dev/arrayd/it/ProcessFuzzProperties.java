@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
+import com.google.protobuf.util.Durations;
 import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.Ir;
 import dev.arrayd.client.IrExpr;
@@ -13,44 +14,44 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.Session;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
+import dev.arrayd.proto.v1.CancelRequest;
+import dev.arrayd.proto.v1.CloseSessionRequest;
 import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CreateBufferRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
+import dev.arrayd.proto.v1.DestroyGraphRequest;
+import dev.arrayd.proto.v1.DestroyKernelRequest;
 import dev.arrayd.proto.v1.DestroyStreamRequest;
+import dev.arrayd.proto.v1.DeviceServiceGrpc;
+import dev.arrayd.proto.v1.DeviceStats;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.proto.v1.KeepAliveRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.OpenSharedBufferRequest;
 import dev.arrayd.proto.v1.QueryEventsRequest;
 import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.RecordGraphRequest;
+import dev.arrayd.proto.v1.ReplayGraphRequest;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
 import dev.arrayd.proto.v1.ShareBufferRequest;
 import dev.arrayd.proto.v1.SharingServiceGrpc;
+import dev.arrayd.proto.v1.StatsServiceGrpc;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.Upload;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
-import dev.arrayd.proto.v1.CancelRequest;
-import dev.arrayd.proto.v1.CloseSessionRequest;
-import dev.arrayd.proto.v1.CompileRequest;
-import dev.arrayd.proto.v1.DestroyGraphRequest;
-import dev.arrayd.proto.v1.DestroyKernelRequest;
-import dev.arrayd.proto.v1.DeviceServiceGrpc;
-import dev.arrayd.proto.v1.DeviceStats;
-import dev.arrayd.proto.v1.GetDeviceRequest;
-import dev.arrayd.proto.v1.GetStatsRequest;
-import dev.arrayd.proto.v1.KernelServiceGrpc;
-import dev.arrayd.proto.v1.ListDevicesRequest;
-import dev.arrayd.proto.v1.RecordGraphRequest;
-import dev.arrayd.proto.v1.ReplayGraphRequest;
-import dev.arrayd.proto.v1.StatsServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -147,7 +148,7 @@ class ProcessFuzzProperties {
         bobChannel = AuthProcessTest.channel(daemon.target(), BOB);
         memoryAtStart = memoryUsed();
         aliceSession = SessionServiceGrpc.newBlockingStub(aliceChannel).openSession(OpenSessionRequest.newBuilder()
-                .setClientName("alice").setLeaseMillis(600_000).build()).getSession();
+                .setClientName("alice").setLease(Durations.fromMillis(600_000)).build()).getSession();
         // bob's session comes from the Java client, which compiles his IR kernel; the fuzz uses its token
         bobClient = ArraydClient.builder().target(daemon.target()).bearerToken(BOB).build();
         bob = bobClient.openSession("bob-fuzz", Duration.ofMinutes(10)).get(60, TimeUnit.SECONDS);
@@ -160,8 +161,8 @@ class ProcessFuzzProperties {
         SubmitRequest.Builder aliceWrites = SubmitRequest.newBuilder().setSession(aliceSession);
         Map<Long, Long> handles = new HashMap<>();
         for (int i = 0; i < FuzzRequests.SLOTS; i++) {
-            aliceBuffers[i] = aliceBuf.createBuffer(f32(aliceSession)).getBuffer();
-            bobBuffers[i] = bobBuf.createBuffer(f32(bobSession)).getBuffer();
+            aliceBuffers[i] = aliceBuf.createBuffer(f32(aliceSession)).getBuffer().getBuffer();
+            bobBuffers[i] = bobBuf.createBuffer(f32(bobSession)).getBuffer().getBuffer();
             aliceWrites.addCommands(Command.newBuilder().setEvent(i + 1).setUpload(Upload.newBuilder()
                     .setBuffer(aliceBuffers[i]).setData(ByteString.copyFrom(aliceData))));
             handles.put(FuzzRequests.ownBuffer(i), bobBuffers[i]);
@@ -255,7 +256,7 @@ class ProcessFuzzProperties {
     }
 
     static CreateBufferRequest f32(String session) {
-        return CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32).addDims(64).build();
+        return CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32).addDims(64).build();
     }
 
     static void assertServing() {
@@ -326,7 +327,7 @@ class ProcessFuzzProperties {
         return switch (r) {
             case FuzzRequests.Unary(Message m) -> List.of(unary(names.resolve(m)));
             case FuzzRequests.Stream(List<ExecuteRequest> msgs) -> stream(msgs.stream().map(names::resolve).toList());
-            case FuzzRequests.Write(List<WriteBufferChunk> chunks) -> List.of(write(chunks.stream().map(names::resolve)
+            case FuzzRequests.Write(List<WriteBufferRequest> chunks) -> List.of(write(chunks.stream().map(names::resolve)
                     .toList()));
             case FuzzRequests.Raw raw -> List.of(raw(raw.method(), raw.body()));
         };
@@ -354,7 +355,7 @@ class ProcessFuzzProperties {
                     }
                 }
                 case CreateBufferRequest r -> {
-                    long h = buffers.createBuffer(r).getBuffer();
+                    long h = buffers.createBuffer(r).getBuffer().getBuffer();
                     buffers.destroyBuffer(DestroyBufferRequest.newBuilder().setSession(r.getSession()).setBuffer(h).build());
                 }
                 case DestroyBufferRequest r -> {
@@ -363,7 +364,7 @@ class ProcessFuzzProperties {
                             : r.getBuffer();
                     buffers.destroyBuffer(r.toBuilder().setBuffer(h).build());
                 }
-                case DescribeBufferRequest r -> buffers.describeBuffer(r);
+                case DescribeBufferRequest r -> buffers.describeBuffer(r).getBuffer();
                 case ReadBufferRequest r -> buffers.readBuffer(r).forEachRemaining(c -> { });
                 case WaitEventsRequest r -> exec.waitEvents(r);
                 case QueryEventsRequest r -> exec.queryEvents(r);
@@ -380,7 +381,7 @@ class ProcessFuzzProperties {
                         .compile(r);
                 case DestroyKernelRequest r -> KernelServiceGrpc.newBlockingStub(bobChannel)
                         .withDeadlineAfter(20, TimeUnit.SECONDS).destroyKernel(r);
-                case GetDeviceRequest r -> devices.getDevice(r);
+                case GetDeviceRequest r -> devices.getDevice(r).getDevice();
                 case ListDevicesRequest r -> devices.listDevices(r);
                 case GetStatsRequest r -> StatsServiceGrpc.newBlockingStub(bobChannel).withDeadlineAfter(20, TimeUnit.SECONDS)
                         .getStats(r);
@@ -450,9 +451,9 @@ class ProcessFuzzProperties {
     }
 
     /** A WriteBuffer call: sends the chunks, half-closes, waits for the answer. */
-    static Status write(List<WriteBufferChunk> chunks) {
+    static Status write(List<WriteBufferRequest> chunks) {
         CompletableFuture<Status> end = new CompletableFuture<>();
-        StreamObserver<WriteBufferChunk> out = BufferServiceGrpc.newStub(bobChannel).withDeadlineAfter(20, TimeUnit.SECONDS)
+        StreamObserver<WriteBufferRequest> out = BufferServiceGrpc.newStub(bobChannel).withDeadlineAfter(20, TimeUnit.SECONDS)
                 .writeBuffer(new StreamObserver<>() {
                     @Override
                     public void onNext(WriteBufferResponse r) { }

@@ -5,12 +5,14 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.CreateBufferRequest;
+import dev.arrayd.proto.v1.CreateBufferResponse;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
+import dev.arrayd.proto.v1.DescribeBufferResponse;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferResponse;
-import dev.arrayd.proto.v1.ReadBufferChunk;
 import dev.arrayd.proto.v1.ReadBufferRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.ReadBufferResponse;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import dev.arrayd.scheduler.Buffer;
 import dev.arrayd.scheduler.CommandSpec;
@@ -45,7 +47,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     }
 
     @Override
-    public void createBuffer(CreateBufferRequest req, StreamObserver<BufferInfo> out) {
+    public void createBuffer(CreateBufferRequest req, StreamObserver<CreateBufferResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             var mode = ProtoCodec.memoryMode(req.getMemoryMode(), req.getSharing());
@@ -67,15 +69,15 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             if (l.closed && l.ownedBuffers.remove(b.handle()) != null) {
                 l.usage.memoryBytes.addAndGet(-bytes); // the session closed meanwhile and freed it
             }
-            return ProtoCodec.bufferInfo(b, scheduler.replicaStates(b));
+            return CreateBufferResponse.newBuilder().setBuffer(ProtoCodec.bufferInfo(b, scheduler.replicaStates(b))).build();
         });
     }
 
     @Override
-    public void describeBuffer(DescribeBufferRequest req, StreamObserver<BufferInfo> out) {
+    public void describeBuffer(DescribeBufferRequest req, StreamObserver<DescribeBufferResponse> out) {
         Calls.unary(out, () -> {
             Buffer b = scheduler.buffer(sessions.session(req.getSession()), req.getBuffer());
-            return ProtoCodec.bufferInfo(b, scheduler.replicaStates(b));
+            return DescribeBufferResponse.newBuilder().setBuffer(ProtoCodec.bufferInfo(b, scheduler.replicaStates(b))).build();
         });
     }
 
@@ -98,16 +100,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
      * From its first chunk until its answer the call holds one place of the tenant's in-flight quota.
      */
     @Override
-    public StreamObserver<WriteBufferChunk> writeBuffer(StreamObserver<WriteBufferResponse> out) {
+    public StreamObserver<WriteBufferRequest> writeBuffer(StreamObserver<WriteBufferResponse> out) {
         return new StreamObserver<>() {
-            private final List<WriteBufferChunk> chunks = new ArrayList<>();
+            private final List<WriteBufferRequest> chunks = new ArrayList<>();
             private boolean failed;
             private long held;
             private long limit = -1;
             private InFlightCall quota;
 
             @Override
-            public void onNext(WriteBufferChunk c) {
+            public void onNext(WriteBufferRequest c) {
                 if (failed) {
                     return;
                 }
@@ -151,13 +153,13 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                     if (chunks.isEmpty()) {
                         throw ArraydException.invalid("chunks: none (expected: at least one naming session and buffer)");
                     }
-                    WriteBufferChunk first = chunks.getFirst();
+                    WriteBufferRequest first = chunks.getFirst();
                     Session s = sessions.session(first.getSession());
                     long buffer = first.getBuffer();
                     List<CommandSpec> specs = new ArrayList<>(chunks.size());
                     long bytes = 0;
                     for (int i = 0; i < chunks.size(); i++) {
-                        WriteBufferChunk c = chunks.get(i);
+                        WriteBufferRequest c = chunks.get(i);
                         if (c.getBuffer() != 0 && c.getBuffer() != buffer) {
                             throw ArraydException.invalid("chunks[" + i + "].buffer: differs from the first chunk's");
                         }
@@ -208,8 +210,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
      * deadline bounds them as in Submit, and a cancelled call cancels them.
      */
     @Override
-    public void readBuffer(ReadBufferRequest req, StreamObserver<ReadBufferChunk> responses) {
-        ServerCallStreamObserver<ReadBufferChunk> out = (ServerCallStreamObserver<ReadBufferChunk>) responses;
+    public void readBuffer(ReadBufferRequest req, StreamObserver<ReadBufferResponse> responses) {
+        ServerCallStreamObserver<ReadBufferResponse> out = (ServerCallStreamObserver<ReadBufferResponse>) responses;
         AtomicReference<Runnable> onCancel = new AtomicReference<>(() -> { });
         out.setOnCancelHandler(() -> onCancel.get().run());
         List<Event> windows;
@@ -273,7 +275,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                     if (out.isCancelled()) {
                         return;
                     }
-                    out.onNext(ReadBufferChunk.newBuilder().setOffsetBytes(at + o)
+                    out.onNext(ReadBufferResponse.newBuilder().setOffsetBytes(at + o)
                             .setData(UnsafeByteOperations.unsafeWrap(data, o, len)).build());
                     if (data.length == 0) {
                         break;

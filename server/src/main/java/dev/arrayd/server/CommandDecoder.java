@@ -107,7 +107,7 @@ final class CommandDecoder {
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
         };
         return new CommandSpec(event, Wire.events(c.getWaitEventsList(), "wait_events"), c.getStream(), op,
-                CommandSpec.deadlineFromUnixNanos(Wire.deadline(c.getDeadlineUnixNanos(), "deadline_unix_nanos")),
+                CommandSpec.deadlineFromUnixNanos(ProtoTime.unixNanos(c.hasDeadline(), c.getDeadline(), "deadline")),
                 Priority.fromWire(c.getPriorityValue()));
     }
 
@@ -163,8 +163,8 @@ final class CommandDecoder {
             scalars.add(new GraphReplay.ScalarValue(command, arg,
                     ProtoCodec.scalar(v.getValue(), "scalars[" + i + "].value")));
         }
-        long deadline = Math.min(CommandSpec.deadlineFromUnixNanos(Wire.deadline(r.getDeadlineUnixNanos(),
-                "deadline_unix_nanos")), callDeadlineNanos);
+        long deadline = Math.min(CommandSpec.deadlineFromUnixNanos(ProtoTime.unixNanos(r.hasDeadline(),
+                r.getDeadline(), "deadline")), callDeadlineNanos);
         return new GraphReplay(first, Wire.events(r.getWaitEventsList(), "wait_events"), rebind, scalars, deadline);
     }
 

@@ -6,6 +6,7 @@ import dev.arrayd.proto.v1.BackendInfo;
 import dev.arrayd.proto.v1.DeviceInfo;
 import dev.arrayd.proto.v1.DeviceServiceGrpc;
 import dev.arrayd.proto.v1.GetDeviceRequest;
+import dev.arrayd.proto.v1.GetDeviceResponse;
 import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.ListDevicesResponse;
 import dev.arrayd.scheduler.DeviceRuntime;
@@ -40,12 +41,12 @@ final class DeviceGrpcService extends DeviceServiceGrpc.DeviceServiceImplBase {
     }
 
     @Override
-    public void getDevice(GetDeviceRequest req, StreamObserver<DeviceInfo> out) {
+    public void getDevice(GetDeviceRequest req, StreamObserver<GetDeviceResponse> out) {
         Calls.unary(out, () -> {
             if (req.getDevice().isEmpty()) {
                 throw dev.arrayd.devices.api.ArraydException.invalid("device: empty (expected: an id like cpu:0)");
             }
-            return ProtoCodec.deviceInfo(scheduler.device(req.getDevice()));
+            return GetDeviceResponse.newBuilder().setDevice(ProtoCodec.deviceInfo(scheduler.device(req.getDevice()))).build();
         });
     }
 }

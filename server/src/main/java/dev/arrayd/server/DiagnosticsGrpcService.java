@@ -1,11 +1,13 @@
 package dev.arrayd.server;
 
 import com.google.protobuf.ByteString;
-import dev.arrayd.proto.v1.DataChunk;
 import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
-import dev.arrayd.proto.v1.EchoMessage;
-import dev.arrayd.proto.v1.SinkSummary;
+import dev.arrayd.proto.v1.EchoRequest;
+import dev.arrayd.proto.v1.EchoResponse;
+import dev.arrayd.proto.v1.SinkRequest;
+import dev.arrayd.proto.v1.SinkResponse;
 import dev.arrayd.proto.v1.SourceRequest;
+import dev.arrayd.proto.v1.SourceResponse;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -25,11 +27,11 @@ final class DiagnosticsGrpcService extends DiagnosticsServiceGrpc.DiagnosticsSer
     static final long MAX_TOTAL_BYTES = 1L << 40;
 
     @Override
-    public StreamObserver<EchoMessage> echo(StreamObserver<EchoMessage> out) {
+    public StreamObserver<EchoRequest> echo(StreamObserver<EchoResponse> out) {
         return new StreamObserver<>() {
             @Override
-            public void onNext(EchoMessage m) {
-                out.onNext(m);
+            public void onNext(EchoRequest m) {
+                out.onNext(EchoResponse.newBuilder().setSeq(m.getSeq()).setPayload(m.getPayload()).build());
             }
 
             @Override
@@ -45,13 +47,13 @@ final class DiagnosticsGrpcService extends DiagnosticsServiceGrpc.DiagnosticsSer
     }
 
     @Override
-    public StreamObserver<DataChunk> sink(StreamObserver<SinkSummary> out) {
+    public StreamObserver<SinkRequest> sink(StreamObserver<SinkResponse> out) {
         return new StreamObserver<>() {
             private long chunks;
             private long bytes;
 
             @Override
-            public void onNext(DataChunk c) {
+            public void onNext(SinkRequest c) {
                 chunks++;
                 bytes += c.getData().size();
             }
@@ -63,14 +65,14 @@ final class DiagnosticsGrpcService extends DiagnosticsServiceGrpc.DiagnosticsSer
 
             @Override
             public void onCompleted() {
-                out.onNext(SinkSummary.newBuilder().setChunks(chunks).setBytes(bytes).build());
+                out.onNext(SinkResponse.newBuilder().setChunks(chunks).setBytes(bytes).build());
                 out.onCompleted();
             }
         };
     }
 
     @Override
-    public void source(SourceRequest req, StreamObserver<DataChunk> responses) {
+    public void source(SourceRequest req, StreamObserver<SourceResponse> responses) {
         if (req.getChunkBytes() < 1 || req.getChunkBytes() > MAX_CHUNK_BYTES) {
             responses.onError(Status.INVALID_ARGUMENT.withDescription("chunk_bytes: "
                     + Integer.toUnsignedString(req.getChunkBytes()) + " (expected: 1 to " + MAX_CHUNK_BYTES + ")")
@@ -83,9 +85,9 @@ final class DiagnosticsGrpcService extends DiagnosticsServiceGrpc.DiagnosticsSer
                     .asRuntimeException());
             return;
         }
-        ServerCallStreamObserver<DataChunk> out = (ServerCallStreamObserver<DataChunk>) responses;
+        ServerCallStreamObserver<SourceResponse> out = (ServerCallStreamObserver<SourceResponse>) responses;
         // One chunk of zeros, sent again and again: the anchor measures the transport, not a copy.
-        DataChunk full = DataChunk.newBuilder().setData(ByteString.copyFrom(new byte[req.getChunkBytes()])).build();
+        SourceResponse full = SourceResponse.newBuilder().setData(ByteString.copyFrom(new byte[req.getChunkBytes()])).build();
         long total = req.getTotalBytes();
         // Sends while the transport can take more and resumes in the ready handler: without this the
         // whole total would queue in memory. The handler runs on the transport thread, one at a time.
@@ -102,8 +104,8 @@ final class DiagnosticsGrpcService extends DiagnosticsServiceGrpc.DiagnosticsSer
                         out.onCompleted();
                         return;
                     }
-                    DataChunk c = left >= full.getData().size() ? full
-                            : DataChunk.newBuilder().setData(full.getData().substring(0, (int) left)).build();
+                    SourceResponse c = left >= full.getData().size() ? full
+                            : SourceResponse.newBuilder().setData(full.getData().substring(0, (int) left)).build();
                     out.onNext(c);
                     sent += c.getData().size();
                 }

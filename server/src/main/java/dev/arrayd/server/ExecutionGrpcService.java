@@ -14,7 +14,7 @@ import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.QueryEventsRequest;
 import dev.arrayd.proto.v1.QueryEventsResponse;
-import dev.arrayd.proto.v1.StreamInfo;
+import dev.arrayd.proto.v1.CreateStreamResponse;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.SubmitResponse;
 import dev.arrayd.proto.v1.WaitEventsRequest;
@@ -75,26 +75,28 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
 
     /** Records a graph: its commands are validated now and kept for {@link #replayGraph}. */
     @Override
-    public void recordGraph(dev.arrayd.proto.v1.RecordGraphRequest req, StreamObserver<dev.arrayd.proto.v1.GraphInfo> out) {
+    public void recordGraph(dev.arrayd.proto.v1.RecordGraphRequest req, StreamObserver<dev.arrayd.proto.v1.RecordGraphResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.GRAPH,
                     scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE);
             var g = scheduler.recordGraph(l.session, specs);
-            return dev.arrayd.proto.v1.GraphInfo.newBuilder().setGraph(g.handle()).setCommands(g.size()).build();
+            return dev.arrayd.proto.v1.RecordGraphResponse.newBuilder().setGraph(g.handle()).setCommands(g.size()).build();
         });
     }
 
     /** Replays a recorded graph; like {@link #submit}, its commands count against the in-flight limits. */
     @Override
-    public void replayGraph(dev.arrayd.proto.v1.ReplayGraphRequest req, StreamObserver<SubmitResponse> out) {
+    public void replayGraph(dev.arrayd.proto.v1.ReplayGraphRequest req,
+            StreamObserver<dev.arrayd.proto.v1.ReplayGraphResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             var replay = CommandDecoder.replay(req, true, Calls.deadlineNanos());
             int n = scheduler.graph(l.session, req.getGraph()).size();
             admission.checkSession(l);
-            return answer(admission.admit(l, n,
-                    () -> scheduler.replayGraph(l.session, req.getGraph(), replay, e -> l.commandDone())));
+            var events = admission.admit(l, n,
+                    () -> scheduler.replayGraph(l.session, req.getGraph(), replay, e -> l.commandDone()));
+            return dev.arrayd.proto.v1.ReplayGraphResponse.newBuilder().addAllEvents(answer(events).getEventsList()).build();
         });
     }
 
@@ -187,7 +189,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     }
 
     @Override
-    public void createStream(CreateStreamRequest req, StreamObserver<StreamInfo> out) {
+    public void createStream(CreateStreamRequest req, StreamObserver<CreateStreamResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
             l.usage.reserveStream();
@@ -199,7 +201,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
                 throw e;
             }
             l.streams.incrementAndGet();
-            return StreamInfo.newBuilder().setStream(st.handle()).setDevice(st.device().id().toString()).build();
+            return CreateStreamResponse.newBuilder().setStream(st.handle()).setDevice(st.device().id().toString()).build();
         });
     }
 

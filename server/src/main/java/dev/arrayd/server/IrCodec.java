@@ -107,10 +107,10 @@ final class IrCodec {
             case ACCUMULATE -> {
                 var a = s.getAccumulate();
                 Stmt.Accumulate.Op op = switch (a.getOp()) {
-                    case ADD -> Stmt.Accumulate.Op.ADD;
-                    case MAX -> Stmt.Accumulate.Op.MAX;
-                    case MIN -> Stmt.Accumulate.Op.MIN;
-                    case OP_UNSPECIFIED, UNRECOGNIZED -> throw badEnum(at + ".accumulate.op", a.getOpValue(), "ADD, MAX or MIN");
+                    case OP_ADD -> Stmt.Accumulate.Op.ADD;
+                    case OP_MAX -> Stmt.Accumulate.Op.MAX;
+                    case OP_MIN -> Stmt.Accumulate.Op.MIN;
+                    case OP_UNSPECIFIED, UNRECOGNIZED -> throw badEnum(at + ".accumulate.op", a.getOpValue(), "OP_ADD, OP_MAX or OP_MIN");
                 };
                 yield new Stmt.Accumulate(a.getTarget(), a.hasIndex() ? expr(a.getIndex(), at + ".accumulate.index", d) : null,
                         op, operand(a.hasValue(), a.getValue(), at + ".accumulate.value", d));
@@ -161,14 +161,14 @@ final class IrCodec {
             case BUILTIN -> {
                 var b = e.getBuiltin();
                 Expr.Builtin.Kind kind = switch (b.getKind()) {
-                    case GLOBAL_ID -> Expr.Builtin.Kind.GLOBAL_ID;
-                    case GLOBAL_SIZE -> Expr.Builtin.Kind.GLOBAL_SIZE;
-                    case LOCAL_ID -> Expr.Builtin.Kind.LOCAL_ID;
-                    case LOCAL_SIZE -> Expr.Builtin.Kind.LOCAL_SIZE;
-                    case GROUP_ID -> Expr.Builtin.Kind.GROUP_ID;
-                    case NUM_GROUPS -> Expr.Builtin.Kind.NUM_GROUPS;
+                    case KIND_GLOBAL_ID -> Expr.Builtin.Kind.GLOBAL_ID;
+                    case KIND_GLOBAL_SIZE -> Expr.Builtin.Kind.GLOBAL_SIZE;
+                    case KIND_LOCAL_ID -> Expr.Builtin.Kind.LOCAL_ID;
+                    case KIND_LOCAL_SIZE -> Expr.Builtin.Kind.LOCAL_SIZE;
+                    case KIND_GROUP_ID -> Expr.Builtin.Kind.GROUP_ID;
+                    case KIND_NUM_GROUPS -> Expr.Builtin.Kind.NUM_GROUPS;
                     case KIND_UNSPECIFIED, UNRECOGNIZED -> throw badEnum(at + ".builtin.kind", b.getKindValue(),
-                            "GLOBAL_ID, GLOBAL_SIZE, LOCAL_ID, LOCAL_SIZE, GROUP_ID or NUM_GROUPS");
+                            "KIND_GLOBAL_ID, KIND_GLOBAL_SIZE, KIND_LOCAL_ID, KIND_LOCAL_SIZE, KIND_GROUP_ID or KIND_NUM_GROUPS");
                 };
                 if (Integer.compareUnsigned(b.getDim(), 2) > 0) {
                     throw ArraydException.invalid(at + ".builtin.dim: " + Quote.unsigned(b.getDim())
@@ -184,18 +184,18 @@ final class IrCodec {
                 var u = e.getUnary();
                 if (u.getOp() == dev.arrayd.proto.v1.IrUnary.Op.OP_UNSPECIFIED
                         || u.getOp() == dev.arrayd.proto.v1.IrUnary.Op.UNRECOGNIZED) {
-                    throw badEnum(at + ".unary.op", u.getOpValue(), "one of " + List.of(Expr.Unary.Op.values()));
+                    throw badEnum(at + ".unary.op", u.getOpValue(), "one of " + opNames(Expr.Unary.Op.values()));
                 }
-                yield new Expr.Unary(Expr.Unary.Op.valueOf(u.getOp().name()),
+                yield new Expr.Unary(Expr.Unary.Op.valueOf(ProtoCodec.unprefixed(u.getOp(), "OP_")),
                         operand(u.hasOperand(), u.getOperand(), at + ".unary.operand", d));
             }
             case BINARY -> {
                 var b = e.getBinary();
                 if (b.getOp() == dev.arrayd.proto.v1.IrBinary.Op.OP_UNSPECIFIED
                         || b.getOp() == dev.arrayd.proto.v1.IrBinary.Op.UNRECOGNIZED) {
-                    throw badEnum(at + ".binary.op", b.getOpValue(), "one of " + List.of(Expr.Binary.Op.values()));
+                    throw badEnum(at + ".binary.op", b.getOpValue(), "one of " + opNames(Expr.Binary.Op.values()));
                 }
-                yield new Expr.Binary(Expr.Binary.Op.valueOf(b.getOp().name()),
+                yield new Expr.Binary(Expr.Binary.Op.valueOf(ProtoCodec.unprefixed(b.getOp(), "OP_")),
                         operand(b.hasLeft(), b.getLeft(), at + ".binary.left", d),
                         operand(b.hasRight(), b.getRight(), at + ".binary.right", d));
             }
@@ -239,22 +239,27 @@ final class IrCodec {
     /** The target type of a cast: {@code to_bool}, or one of the value dtypes. */
     private static IrType castType(dev.arrayd.proto.v1.IrCast c, String at) {
         if (c.getToBool()) {
-            if (c.getDtype() != dev.arrayd.proto.v1.DType.DTYPE_UNSPECIFIED) {
+            if (c.getDtype() != dev.arrayd.proto.v1.DataType.DATA_TYPE_UNSPECIFIED) {
                 throw ArraydException.invalid(at + ".dtype: " + dtypeName(c.getDtypeValue())
-                        + " (expected: DTYPE_UNSPECIFIED when to_bool is set)");
+                        + " (expected: DATA_TYPE_UNSPECIFIED when to_bool is set)");
             }
             return IrType.BOOL;
         }
-        String expected = " (expected: U8, I32, I64, F32 or F64, or to_bool; f16 and bf16 are storage types only)";
+        String expected = " (expected: DATA_TYPE_U8, I32, I64, F32 or F64, or to_bool; f16 and bf16 are storage types only)";
         return switch (c.getDtype()) {
-            case U8, I32, I64, F32, F64 -> IrType.ofScalar(DType.valueOf(c.getDtype().name()));
-            case F16, BF16, DTYPE_UNSPECIFIED, UNRECOGNIZED ->
+            case DATA_TYPE_U8, DATA_TYPE_I32, DATA_TYPE_I64, DATA_TYPE_F32, DATA_TYPE_F64 -> IrType.ofScalar(ProtoCodec.dtype(c.getDtype(), at + ".dtype"));
+            case DATA_TYPE_F16, DATA_TYPE_BF16, DATA_TYPE_UNSPECIFIED, UNRECOGNIZED ->
                     throw ArraydException.invalid(at + ".dtype: " + dtypeName(c.getDtypeValue()) + expected);
         };
     }
 
+    /** The wire names of domain operators: OP_ADD for ADD. */
+    private static List<String> opNames(Enum<?>[] ops) {
+        return java.util.Arrays.stream(ops).map(o -> "OP_" + o.name()).toList();
+    }
+
     private static String dtypeName(int number) {
-        var d = dev.arrayd.proto.v1.DType.forNumber(number);
+        var d = dev.arrayd.proto.v1.DataType.forNumber(number);
         return d == null ? Integer.toString(number) : d.name();
     }
 

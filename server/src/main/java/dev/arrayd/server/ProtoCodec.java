@@ -35,70 +35,77 @@ final class ProtoCodec {
 
     private ProtoCodec() {}
 
-    static DType dtype(dev.arrayd.proto.v1.DType d, String field) {
+    static DType dtype(dev.arrayd.proto.v1.DataType d, String field) {
         return switch (d) {
-            case F32 -> DType.F32;
-            case F64 -> DType.F64;
-            case I32 -> DType.I32;
-            case I64 -> DType.I64;
-            case U8 -> DType.U8;
-            case F16 -> DType.F16;
-            case BF16 -> DType.BF16;
-            case DTYPE_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
-                    + " (expected: one of f32, f64, i32, i64, u8, f16, bf16)");
+            case DATA_TYPE_F32 -> DType.F32;
+            case DATA_TYPE_F64 -> DType.F64;
+            case DATA_TYPE_I32 -> DType.I32;
+            case DATA_TYPE_I64 -> DType.I64;
+            case DATA_TYPE_U8 -> DType.U8;
+            case DATA_TYPE_F16 -> DType.F16;
+            case DATA_TYPE_BF16 -> DType.BF16;
+            case DATA_TYPE_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
+                    + " (expected: one of DATA_TYPE_F32, F64, I32, I64, U8, F16, BF16)");
         };
     }
 
-    static dev.arrayd.proto.v1.DType dtype(DType d) {
-        return dev.arrayd.proto.v1.DType.valueOf(d.name());
+    /** A wire enum value's name without its type's prefix ({@code OP_ADD} is {@code ADD}). */
+    static String unprefixed(Enum<?> wire, String prefix) {
+        String n = wire.name();
+        return n.startsWith(prefix) ? n.substring(prefix.length()) : n;
+    }
+
+    static dev.arrayd.proto.v1.DataType dtype(DType d) {
+        return dev.arrayd.proto.v1.DataType.valueOf("DATA_TYPE_" + d.name());
     }
 
     static Dialect dialect(dev.arrayd.proto.v1.Dialect d, String field) {
         return switch (d) {
-            case C -> Dialect.C;
-            case OPENCL_C -> Dialect.OPENCL_C;
-            case CUDA_C -> Dialect.CUDA_C;
-            case PTX -> Dialect.PTX;
-            case IR -> Dialect.IR;
+            case DIALECT_C -> Dialect.C;
+            case DIALECT_OPENCL_C -> Dialect.OPENCL_C;
+            case DIALECT_CUDA_C -> Dialect.CUDA_C;
+            case DIALECT_PTX -> Dialect.PTX;
+            case DIALECT_IR -> Dialect.IR;
             case DIALECT_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + d
-                    + " (expected: C, OPENCL_C, CUDA_C, PTX or IR)");
+                    + " (expected: DIALECT_C, DIALECT_OPENCL_C, DIALECT_CUDA_C, DIALECT_PTX or DIALECT_IR)");
         };
     }
 
     /** SHARED (also for SHARING_UNSPECIFIED) or PER_STREAM. */
     static dev.arrayd.scheduler.Sharing sharing(Sharing sharing) {
         return switch (sharing) {
-            case SHARING_UNSPECIFIED, SHARED -> dev.arrayd.scheduler.Sharing.SHARED;
-            case PER_STREAM -> dev.arrayd.scheduler.Sharing.PER_STREAM;
-            case UNRECOGNIZED -> throw ArraydException.invalid("sharing: unrecognized value (expected: SHARED or PER_STREAM)");
+            case SHARING_UNSPECIFIED, SHARING_SHARED -> dev.arrayd.scheduler.Sharing.SHARED;
+            case SHARING_PER_STREAM -> dev.arrayd.scheduler.Sharing.PER_STREAM;
+            case UNRECOGNIZED -> throw ArraydException.invalid("sharing: unrecognized value (expected: SHARING_SHARED or SHARING_PER_STREAM)");
         };
     }
 
     static dev.arrayd.proto.v1.Dialect dialect(Dialect d) {
-        return dev.arrayd.proto.v1.Dialect.valueOf(d.name());
+        return dev.arrayd.proto.v1.Dialect.valueOf("DIALECT_" + d.name());
     }
 
     /** The scheduler's memory mode for a request (its sharing is {@link #sharing}). */
     static dev.arrayd.scheduler.MemoryMode memoryMode(MemoryMode mode, Sharing sharing) {
         sharing(sharing);
         return switch (mode) {
-            case MEMORY_MODE_UNSPECIFIED, DEVICE -> dev.arrayd.scheduler.MemoryMode.DEVICE;
-            case HOSTED_CONSTANT -> dev.arrayd.scheduler.MemoryMode.HOSTED_CONSTANT;
-            case HOSTED_CHANGED_ON_DEVICES -> dev.arrayd.scheduler.MemoryMode.HOSTED_CHANGED_ON_DEVICES;
-            case HOSTED_VOLATILE -> dev.arrayd.scheduler.MemoryMode.HOSTED_VOLATILE;
-            case LOCAL -> dev.arrayd.scheduler.MemoryMode.LOCAL;
-            case UNRECOGNIZED -> throw ArraydException.invalid("memory_mode: unrecognized value (expected: DEVICE, "
-                    + "HOSTED_CONSTANT, HOSTED_CHANGED_ON_DEVICES, HOSTED_VOLATILE or LOCAL)");
+            case MEMORY_MODE_UNSPECIFIED, MEMORY_MODE_DEVICE -> dev.arrayd.scheduler.MemoryMode.DEVICE;
+            case MEMORY_MODE_HOSTED_CONSTANT -> dev.arrayd.scheduler.MemoryMode.HOSTED_CONSTANT;
+            case MEMORY_MODE_HOSTED_CHANGED_ON_DEVICES -> dev.arrayd.scheduler.MemoryMode.HOSTED_CHANGED_ON_DEVICES;
+            case MEMORY_MODE_HOSTED_VOLATILE -> dev.arrayd.scheduler.MemoryMode.HOSTED_VOLATILE;
+            case MEMORY_MODE_LOCAL -> dev.arrayd.scheduler.MemoryMode.LOCAL;
+            case UNRECOGNIZED -> throw ArraydException.invalid("memory_mode: unrecognized value (expected: MEMORY_MODE_DEVICE, "
+                    + "MEMORY_MODE_HOSTED_CONSTANT, MEMORY_MODE_HOSTED_CHANGED_ON_DEVICES, MEMORY_MODE_HOSTED_VOLATILE or "
+                    + "MEMORY_MODE_LOCAL)");
         };
     }
 
     static dev.arrayd.scheduler.MergeMode mergeMode(dev.arrayd.proto.v1.MergeMode m) {
         return switch (m) {
-            case MERGE_NONE -> dev.arrayd.scheduler.MergeMode.NONE;
-            case MERGE_COPY -> dev.arrayd.scheduler.MergeMode.COPY;
-            case MERGE_STREAMING -> dev.arrayd.scheduler.MergeMode.STREAMING;
-            case UNRECOGNIZED -> throw ArraydException.invalid("copy.merge: unrecognized value (expected: MERGE_NONE, "
-                    + "MERGE_COPY or MERGE_STREAMING)");
+            case MERGE_MODE_UNSPECIFIED -> dev.arrayd.scheduler.MergeMode.NONE;
+            case MERGE_MODE_COPY -> dev.arrayd.scheduler.MergeMode.COPY;
+            case MERGE_MODE_STREAMING -> dev.arrayd.scheduler.MergeMode.STREAMING;
+            case UNRECOGNIZED -> throw ArraydException.invalid("copy.merge: unrecognized value (expected: MERGE_MODE_UNSPECIFIED, "
+                    + "MERGE_MODE_COPY or MERGE_MODE_STREAMING)");
         };
     }
 
@@ -163,11 +170,11 @@ final class ProtoCodec {
 
     static Access access(dev.arrayd.proto.v1.Access a, String field) {
         return switch (a) {
-            case READ -> Access.READ;
-            case WRITE -> Access.WRITE;
-            case READ_WRITE -> Access.READ_WRITE;
+            case ACCESS_READ -> Access.READ;
+            case ACCESS_WRITE -> Access.WRITE;
+            case ACCESS_READ_WRITE -> Access.READ_WRITE;
             case ACCESS_UNSPECIFIED, UNRECOGNIZED -> throw ArraydException.invalid(field + ": " + a
-                    + " (expected: READ, WRITE or READ_WRITE)");
+                    + " (expected: ACCESS_READ, ACCESS_WRITE or ACCESS_READ_WRITE)");
         };
     }
 
@@ -188,11 +195,11 @@ final class ProtoCodec {
     static EventCompletion completion(Event e) {
         EventCompletion.Builder b = EventCompletion.newBuilder().setEvent(e.id());
         switch (e.state()) {
-            case PENDING -> b.setState(EventState.PENDING);
-            case SUCCEEDED -> b.setState(EventState.SUCCEEDED).setDeviceNanos(e.deviceNanos());
+            case PENDING -> b.setState(EventState.EVENT_STATE_PENDING);
+            case SUCCEEDED -> b.setState(EventState.EVENT_STATE_SUCCEEDED).setDeviceTime(ProtoTime.ofNanos(e.deviceNanos()));
             case FAILED -> {
                 ArraydException f = e.failure();
-                b.setState(EventState.FAILED).setCode(StatusMapper.codeValue(f)).setMessage(StatusText.bound(f.getMessage()));
+                b.setState(EventState.EVENT_STATE_FAILED).setCode(StatusMapper.codeValue(f)).setMessage(StatusText.bound(f.getMessage()));
             }
         }
         return b.build();
@@ -200,7 +207,7 @@ final class ProtoCodec {
 
     /** The completion of a forgotten or unknown event id, as a unary query answers it (states only, no data). */
     static EventCompletion completion(long id, Event e) {
-        return e == Event.SUCCEEDED ? EventCompletion.newBuilder().setEvent(id).setState(EventState.SUCCEEDED).build()
+        return e == Event.SUCCEEDED ? EventCompletion.newBuilder().setEvent(id).setState(EventState.EVENT_STATE_SUCCEEDED).build()
                 : completion(e);
     }
 
@@ -232,17 +239,17 @@ final class ProtoCodec {
                 .setDtype(dtype(b.dtype()))
                 .setSizeBytes(b.sizeBytes())
                 .setDevice(b.device().id().toString())
-                .setMemoryMode(MemoryMode.valueOf(b.memoryMode().name()))
-                .setSharing(b.sharing() == dev.arrayd.scheduler.Sharing.PER_STREAM ? Sharing.PER_STREAM : Sharing.SHARED)
+                .setMemoryMode(MemoryMode.valueOf("MEMORY_MODE_" + b.memoryMode().name()))
+                .setSharing(b.sharing() == dev.arrayd.scheduler.Sharing.PER_STREAM ? Sharing.SHARING_PER_STREAM : Sharing.SHARING_SHARED)
                 .setLabel(b.label());
         for (long d : b.dims()) {
             out.addDims(d);
         }
         replicas.forEach((where, state) -> out.addReplicas(dev.arrayd.proto.v1.Replica.newBuilder().setDevice(where)
                 .setState(switch (state) {
-                    case MODIFIED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_MODIFIED;
-                    case SHARED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_SHARED;
-                    case INVALID -> dev.arrayd.proto.v1.ReplicaState.REPLICA_INVALID;
+                    case MODIFIED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_STATE_MODIFIED;
+                    case SHARED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_STATE_SHARED;
+                    case INVALID -> dev.arrayd.proto.v1.ReplicaState.REPLICA_STATE_INVALID;
                 })));
         return out.build();
     }

@@ -32,11 +32,11 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     @Override
     public void openSession(OpenSessionRequest req, StreamObserver<OpenSessionResponse> out) {
         Calls.unary(out, () -> {
-            long lease = req.getLeaseMillis() == 0 ? leaseMillis
-                    : Math.clamp(Wire.saturated(req.getLeaseMillis()), MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
+            long asked = ProtoTime.millis(req.getLease(), "lease");
+            long lease = asked == 0 ? leaseMillis : Math.clamp(asked, MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
             long receive = SessionLease.receiveBytes(req.getMaxReceiveMessageBytes(), "max_receive_message_bytes");
             Session s = sessions.open(req.getClientName(), lease, receive).session;
-            return OpenSessionResponse.newBuilder().setSession(s.token()).setLeaseMillis(lease).build();
+            return OpenSessionResponse.newBuilder().setSession(s.token()).setLease(ProtoTime.ofMillis(lease)).build();
         });
     }
 
@@ -52,7 +52,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
     public void keepAlive(KeepAliveRequest req, StreamObserver<KeepAliveResponse> out) {
         Calls.unary(out, () -> {
             // the lookup renews the lease
-            return KeepAliveResponse.newBuilder().setLeaseMillis(sessions.session(req.getSession()).leaseMillis()).build();
+            return KeepAliveResponse.newBuilder().setLease(ProtoTime.ofMillis(sessions.session(req.getSession()).leaseMillis())).build();
         });
     }
 }

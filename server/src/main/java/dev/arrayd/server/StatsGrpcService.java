@@ -1,7 +1,7 @@
 package dev.arrayd.server;
 
 import dev.arrayd.proto.v1.ClientStats;
-import dev.arrayd.proto.v1.DaemonStats;
+import dev.arrayd.proto.v1.GetStatsResponse;
 import dev.arrayd.proto.v1.DeviceStats;
 import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
@@ -34,17 +34,17 @@ final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
     }
 
     @Override
-    public void getStats(GetStatsRequest req, StreamObserver<DaemonStats> out) {
+    public void getStats(GetStatsRequest req, StreamObserver<GetStatsResponse> out) {
         Calls.unary(out, () -> {
-            DaemonStats.Builder b = DaemonStats.newBuilder().setVersion(version)
-                    .setUptimeMillis((System.nanoTime() - startedNanos) / 1_000_000)
+            GetStatsResponse.Builder b = GetStatsResponse.newBuilder().setVersion(version)
+                    .setUptime(ProtoTime.ofNanos(System.nanoTime() - startedNanos))
                     .setShuttingDown(scheduler.isShuttingDown())
                     .setSessions(scheduler.sessions().size())
                     .setCommandsSucceeded(metrics.commands(CommandOutcome.SUCCEEDED))
                     .setCommandsFailed(metrics.commands(CommandOutcome.FAILED)
                             + metrics.commands(CommandOutcome.DEPENDENCY_FAILED) + metrics.commands(CommandOutcome.ABORTED))
-                    .setJitCompileMillis(jitCompileMillis())
-                    .setJitCpuMillis(JitThreadPriority.compilerCpuMillis());
+                    .setJitCompileTime(ProtoTime.ofMillis(jitCompileMillis()))
+                    .setJitCpuTime(ProtoTime.ofMillis(JitThreadPriority.compilerCpuMillis()));
             for (DeviceRuntime d : scheduler.devices()) {
                 SlabPoolStats p = d.pool().stats();
                 DeviceStats.Builder ds = DeviceStats.newBuilder().setId(d.id().toString())

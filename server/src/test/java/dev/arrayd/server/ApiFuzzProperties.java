@@ -20,7 +20,7 @@ import dev.arrayd.proto.v1.GetStatsRequest;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.DestroyStreamRequest;
@@ -86,8 +86,8 @@ class ApiFuzzProperties {
         aliceBuffers = new long[4];
         bobBuffers = new long[4];
         for (int i = 0; i < 4; i++) {
-            aliceBuffers[i] = alice.buffers.createBuffer(Protos.f32(aliceSession, 64)).getBuffer();
-            bobBuffers[i] = bob.buffers.createBuffer(Protos.f32(bobSession, 64)).getBuffer();
+            aliceBuffers[i] = alice.buffers.createBuffer(Protos.f32(aliceSession, 64)).getBuffer().getBuffer();
+            bobBuffers[i] = bob.buffers.createBuffer(Protos.f32(bobSession, 64)).getBuffer().getBuffer();
         }
         var kernels = dev.arrayd.proto.v1.KernelServiceGrpc.newBlockingStub(bob.channel);
         bobKernel = kernels.compile(Protos.compile(bobSession, Protos.VADD, Protos.VADD_SIG)).getModules(0).getKernels(0)
@@ -102,7 +102,7 @@ class ApiFuzzProperties {
         // alice's buffers all survived bob's attempts
         var alice = f.client(TenantFixture.ALICE);
         for (long h : aliceBuffers) {
-            alice.buffers.describeBuffer(DescribeBufferRequest.newBuilder().setSession(aliceSession).setBuffer(h).build());
+            alice.buffers.describeBuffer(DescribeBufferRequest.newBuilder().setSession(aliceSession).setBuffer(h).build()).getBuffer();
         }
         f.close();
     }
@@ -252,7 +252,7 @@ class ApiFuzzProperties {
         Arbitrary<String> text = Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, Arbitraries.strings().ofMaxLength(10)),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(HUGE)));
         return Arbitraries.oneOf(
-                text.map(t -> CreateBufferRequest.newBuilder().setDtype(DType.F32).addDims(4).setLabel(t).build()),
+                text.map(t -> CreateBufferRequest.newBuilder().setDtype(DataType.DATA_TYPE_F32).addDims(4).setLabel(t).build()),
                 text.map(t -> CreateStreamRequest.newBuilder().setDevice(t).build()),
                 text.map(t -> GetDeviceRequest.newBuilder().setDevice(t).build()),
                 text.map(t -> OpenSessionRequest.newBuilder().setClientName(t).build()),
@@ -357,7 +357,7 @@ class ApiFuzzProperties {
                     }
                 }
                 case CreateBufferRequest r -> {
-                    long h = buffers.createBuffer(r.toBuilder().setSession(session).build()).getBuffer();
+                    long h = buffers.createBuffer(r.toBuilder().setSession(session).build()).getBuffer().getBuffer();
                     buffers.destroyBuffer(DestroyBufferRequest.newBuilder().setSession(session).setBuffer(h).build());
                 }
                 case DestroyBufferRequest r -> {
@@ -368,7 +368,7 @@ class ApiFuzzProperties {
                     buffers.destroyBuffer(r.toBuilder().setSession(session).setBuffer(h).build());
                 }
                 case DescribeBufferRequest r ->
-                        buffers.describeBuffer(r.toBuilder().setSession(session).setBuffer(resolve(r.getBuffer())).build());
+                        buffers.describeBuffer(r.toBuilder().setSession(session).setBuffer(resolve(r.getBuffer())).build()).getBuffer();
                 case ReadBufferRequest r -> buffers.readBuffer(r.toBuilder().setSession(session)
                         .setBuffer(resolve(r.getBuffer())).build()).forEachRemaining(x -> { });
                 case WaitEventsRequest r -> exec.waitEvents(r.toBuilder().setSession(session).build());
@@ -388,7 +388,7 @@ class ApiFuzzProperties {
                 case CompileRequest r -> KernelServiceGrpc.newBlockingStub(bob.channel).withDeadlineAfter(60, TimeUnit.SECONDS)
                         .compile(r.toBuilder().setSession(session).build());
                 case GetDeviceRequest r -> DeviceServiceGrpc.newBlockingStub(bob.channel)
-                        .withDeadlineAfter(deadline, TimeUnit.SECONDS).getDevice(r);
+                        .withDeadlineAfter(deadline, TimeUnit.SECONDS).getDevice(r).getDevice();
                 case GetStatsRequest r -> StatsServiceGrpc.newBlockingStub(bob.channel)
                         .withDeadlineAfter(deadline, TimeUnit.SECONDS).getStats(r);
                 case OpenSessionRequest r -> {

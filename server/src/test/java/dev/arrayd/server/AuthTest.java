@@ -66,8 +66,8 @@ class AuthTest {
     @Test
     void anotherTenantsSessionTokenIsNotFoundExactlyLikeAnUnknownOne() {
         String s = alice.openSession(0);
-        Status stolen = status(() -> bob.buffers.createBuffer(f32(s, 4)));
-        Status unknown = status(() -> bob.buffers.createBuffer(f32("f" + s.substring(1), 4)));
+        Status stolen = status(() -> bob.buffers.createBuffer(f32(s, 4)).getBuffer());
+        Status unknown = status(() -> bob.buffers.createBuffer(f32("f" + s.substring(1), 4)).getBuffer());
         assertEquals(Status.Code.NOT_FOUND, stolen.getCode());
         assertEquals(unknown.getDescription().replace("\"f", "\"" + s.charAt(0)), stolen.getDescription());
         assertEquals("alice", f.server.scheduler().sessions().iterator().next().tenant());
@@ -93,15 +93,15 @@ class AuthTest {
     @Test
     void quotasAreEnforcedAndNamed() {
         String s = alice.openSession(0);
-        alice.buffers.createBuffer(f32(s, 200_000)); // 800 000 of 1 MiB
-        Status mem = status(() -> alice.buffers.createBuffer(f32(s, 100_000)));
+        alice.buffers.createBuffer(f32(s, 200_000)).getBuffer(); // 800 000 of 1 MiB
+        Status mem = status(() -> alice.buffers.createBuffer(f32(s, 100_000)).getBuffer());
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, mem.getCode());
         assertEquals("tenant alice: device memory quota 1048576 bytes exceeded (in use 800000, requested 400000)",
                 mem.getDescription());
         alice.exec.createStream(CreateStreamRequest.newBuilder().setSession(s).build());
         Status streams = status(() -> alice.exec.createStream(CreateStreamRequest.newBuilder().setSession(s).build()));
         assertEquals("tenant alice: streams quota 1 streams exceeded (in use 1, requested 1)", streams.getDescription());
-        BufferInfo b = alice.buffers.createBuffer(f32(s, 1000));
+        BufferInfo b = alice.buffers.createBuffer(f32(s, 1000)).getBuffer();
         SubmitRequest.Builder many = SubmitRequest.newBuilder().setSession(s);
         for (int i = 0; i < 101; i++) {
             many.addCommands(Command.newBuilder().setUpload(Upload.newBuilder().setBuffer(b.getBuffer())
@@ -118,6 +118,6 @@ class AuthTest {
                 message.getDescription());
         // bob has no quotas: the same requests pass
         String t = bob.openSession(0);
-        bob.buffers.createBuffer(f32(t, 1_000_000));
+        bob.buffers.createBuffer(f32(t, 1_000_000)).getBuffer();
     }
 }

@@ -12,13 +12,13 @@ import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.ListDevicesRequest;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.Upload;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -49,9 +49,9 @@ class BadInputTest {
         f = new ServerFixture(true);
         session = f.openSession();
         vadd = f.kernels.compile(Protos.compile(session, Protos.VADD, Protos.VADD_SIG)).getModules(0).getKernels(0).getKernel();
-        a = f.buffers.createBuffer(f32(session, 16));
-        b = f.buffers.createBuffer(f32(session, 16));
-        c = f.buffers.createBuffer(f32(session, 16));
+        a = f.buffers.createBuffer(f32(session, 16)).getBuffer();
+        b = f.buffers.createBuffer(f32(session, 16)).getBuffer();
+        c = f.buffers.createBuffer(f32(session, 16)).getBuffer();
     }
 
     @AfterEach
@@ -60,7 +60,7 @@ class BadInputTest {
         var events = f.exec.submit(SubmitRequest.newBuilder().setSession(session)
                 .addCommands(launch(0, vadd, 16, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(16))).build());
         var done = f.exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(events.getEvents(0)).build());
-        assertEquals(dev.arrayd.proto.v1.EventState.SUCCEEDED, done.getCompletions(0).getState(), done.toString());
+        assertEquals(dev.arrayd.proto.v1.EventState.EVENT_STATE_SUCCEEDED, done.getCompletions(0).getState(), done.toString());
         assertTrue(f.devices.listDevices(ListDevicesRequest.getDefaultInstance()).getDevicesCount() > 0);
         f.close();
     }
@@ -86,29 +86,29 @@ class BadInputTest {
                 () -> submit(launch(0, 0x1234, 16, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(16))));
         assertStatus(Status.Code.NOT_FOUND, "launch.args[1]: buffer 0x99 (not found in this session)",
                 () -> submit(launch(0, vadd, 16, buf(a.getBuffer()), buf(0x99), buf(c.getBuffer()), i32(16))));
-        BufferInfo gone = f.buffers.createBuffer(f32(session, 4));
+        BufferInfo gone = f.buffers.createBuffer(f32(session, 4)).getBuffer();
         f.buffers.destroyBuffer(DestroyBufferRequest.newBuilder().setSession(session).setBuffer(gone.getBuffer()).build());
         assertStatus(Status.Code.NOT_FOUND, "(not found in this session)",
                 () -> submit(launch(0, vadd, 4, buf(gone.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4))));
         assertStatus(Status.Code.NOT_FOUND, "(not found in this session)",
                 () -> f.buffers.destroyBuffer(DestroyBufferRequest.newBuilder().setSession(session).setBuffer(gone.getBuffer()).build()));
         assertStatus(Status.Code.NOT_FOUND, "session: \"nope\" (not found or closed)",
-                () -> f.buffers.createBuffer(f32("nope", 4)));
+                () -> f.buffers.createBuffer(f32("nope", 4)).getBuffer());
     }
 
     @Test
     void badDimsAreInvalidArgument() {
-        assertStatus(Status.Code.INVALID_ARGUMENT, "dims[0]: -3 (expected: > 0)", () -> f.buffers.createBuffer(f32(session, -3)));
-        assertStatus(Status.Code.INVALID_ARGUMENT, "dims[1]: 0 (expected: > 0)", () -> f.buffers.createBuffer(f32(session, 2, 0)));
-        assertStatus(Status.Code.INVALID_ARGUMENT, "at most 2^62 bytes", () -> f.buffers.createBuffer(f32(session, 1L << 40, 1L << 40)));
-        assertStatus(Status.Code.INVALID_ARGUMENT, "dims: [] (expected: 1 to 8 extents)", () -> f.buffers.createBuffer(f32(session)));
-        assertStatus(Status.Code.INVALID_ARGUMENT, "dtype: DTYPE_UNSPECIFIED",
-                () -> f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).addDims(4).build()));
+        assertStatus(Status.Code.INVALID_ARGUMENT, "dims[0]: -3 (expected: > 0)", () -> f.buffers.createBuffer(f32(session, -3)).getBuffer());
+        assertStatus(Status.Code.INVALID_ARGUMENT, "dims[1]: 0 (expected: > 0)", () -> f.buffers.createBuffer(f32(session, 2, 0)).getBuffer());
+        assertStatus(Status.Code.INVALID_ARGUMENT, "at most 2^62 bytes", () -> f.buffers.createBuffer(f32(session, 1L << 40, 1L << 40)).getBuffer());
+        assertStatus(Status.Code.INVALID_ARGUMENT, "dims: [] (expected: 1 to 8 extents)", () -> f.buffers.createBuffer(f32(session)).getBuffer());
+        assertStatus(Status.Code.INVALID_ARGUMENT, "dtype: DATA_TYPE_UNSPECIFIED",
+                () -> f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).addDims(4).build()).getBuffer());
         assertStatus(Status.Code.INVALID_ARGUMENT, "sharing: PER_STREAM with memory mode HOSTED_CONSTANT (expected: DEVICE",
-                () -> f.buffers.createBuffer(f32(session, 4).toBuilder().setSharing(dev.arrayd.proto.v1.Sharing.PER_STREAM)
-                        .setMemoryMode(dev.arrayd.proto.v1.MemoryMode.HOSTED_CONSTANT).build()));
+                () -> f.buffers.createBuffer(f32(session, 4).toBuilder().setSharing(dev.arrayd.proto.v1.Sharing.SHARING_PER_STREAM)
+                        .setMemoryMode(dev.arrayd.proto.v1.MemoryMode.MEMORY_MODE_HOSTED_CONSTANT).build()).getBuffer());
         assertStatus(Status.Code.RESOURCE_EXHAUSTED, "device cpu:0: cannot allocate",
-                () -> f.buffers.createBuffer(f32(session, 1L << 30)));
+                () -> f.buffers.createBuffer(f32(session, 1L << 30)).getBuffer());
         assertStatus(Status.Code.INVALID_ARGUMENT, "launch.global_dims[0]: 0 (expected: > 0)",
                 () -> submit(launch(0, vadd, 0, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(16))));
     }
@@ -126,8 +126,8 @@ class BadInputTest {
                         .setValue(dev.arrayd.proto.v1.Scalar.newBuilder().setI32(3))).build()));
         // the streaming write path
         CompletableFuture<WriteBufferResponse> done = new CompletableFuture<>();
-        StreamObserver<WriteBufferChunk> w = f.buffersAsync.writeBuffer(observer(done));
-        w.onNext(WriteBufferChunk.newBuilder().setSession(session).setBuffer(a.getBuffer()).setOffsetBytes(60)
+        StreamObserver<WriteBufferRequest> w = f.buffersAsync.writeBuffer(observer(done));
+        w.onNext(WriteBufferRequest.newBuilder().setSession(session).setBuffer(a.getBuffer()).setOffsetBytes(60)
                 .setData(ByteString.copyFrom(new byte[8])).build());
         w.onCompleted();
         ExecutionException e = assertThrows(ExecutionException.class, () -> done.get(10, TimeUnit.SECONDS));
@@ -144,7 +144,7 @@ class BadInputTest {
                 () -> submit(launch(0, vadd, 16, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), f32(1))));
         assertStatus(Status.Code.INVALID_ARGUMENT, "launch.args[0]: i32 scalar (expected: buffer of f32 for parameter a)",
                 () -> submit(launch(0, vadd, 16, i32(1), buf(b.getBuffer()), buf(c.getBuffer()), i32(16))));
-        BufferInfo ints = f.buffers.createBuffer(f32(session, 16).toBuilder().setDtype(DType.I32).build());
+        BufferInfo ints = f.buffers.createBuffer(f32(session, 16).toBuilder().setDtype(DataType.DATA_TYPE_I32).build()).getBuffer();
         assertStatus(Status.Code.INVALID_ARGUMENT, "(expected: buffer of f32 for parameter b)",
                 () -> submit(launch(0, vadd, 16, buf(a.getBuffer()), buf(ints.getBuffer()), buf(c.getBuffer()), i32(16))));
     }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.Timestamps;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.CloseSessionRequest;
@@ -15,8 +17,8 @@ import dev.arrayd.proto.v1.EventState;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
-import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.KeepAliveRequest;
+import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
@@ -78,10 +80,10 @@ class CancellationTest {
         buffers = BufferServiceGrpc.newBlockingStub(channel);
         exec = ExecutionServiceGrpc.newBlockingStub(channel);
         gate = new GateKernel(dir);
-        session = sessions.openSession(OpenSessionRequest.newBuilder().setClientName("cancel").setLeaseMillis(1_000)
+        session = sessions.openSession(OpenSessionRequest.newBuilder().setClientName("cancel").setLease(Durations.fromMillis(1_000))
                 .build()).getSession();
-        x = buffers.createBuffer(Protos.f32(session, 1)).getBuffer();
-        y = buffers.createBuffer(Protos.f32(session, 4)).getBuffer();
+        x = buffers.createBuffer(Protos.f32(session, 1)).getBuffer().getBuffer();
+        y = buffers.createBuffer(Protos.f32(session, 4)).getBuffer().getBuffer();
         kernel = gate.compile(KernelServiceGrpc.newBlockingStub(channel), session);
     }
 
@@ -104,7 +106,7 @@ class CancellationTest {
     }
 
     static void assertCancelled(EventCompletion c, String why) {
-        assertEquals(EventState.FAILED, c.getState(), () -> "event " + c.getEvent() + ": " + c);
+        assertEquals(EventState.EVENT_STATE_FAILED, c.getState(), () -> "event " + c.getEvent() + ": " + c);
         assertEquals(Status.Code.CANCELLED.value(), c.getCode(), () -> "event " + c.getEvent() + ": " + c);
         assertTrue(c.getMessage().contains(why), () -> "event " + c.getEvent() + ": \"" + c.getMessage()
                 + "\" (expected it to say: " + why + ")");
@@ -228,7 +230,7 @@ class CancellationTest {
         gate.open();
         assertEquals(Status.Code.OK, st.end.get(30, TimeUnit.SECONDS).getCode());
         for (long e = 1; e <= 3; e++) {
-            assertEquals(EventState.SUCCEEDED, st.completions.get(e).getState(), st.completions.get(e)::toString);
+            assertEquals(EventState.EVENT_STATE_SUCCEEDED, st.completions.get(e).getState(), st.completions.get(e)::toString);
         }
         assertEquals(List.of(8f, 8f, 8f, 8f), floats(readY()));
     }
@@ -238,7 +240,7 @@ class CancellationTest {
         Deadline callDeadline = Deadline.after(500, TimeUnit.MILLISECONDS);
         long ownLater = System.currentTimeMillis() * 1_000_000L + TimeUnit.MINUTES.toNanos(10);
         List<Command> work = List.of(GateKernel.launch(1, kernel, x),
-                GateKernel.fill(2, y, 7).toBuilder().setDeadlineUnixNanos(ownLater).build(), // the call's is earlier
+                GateKernel.fill(2, y, 7).toBuilder().setDeadline(Timestamps.fromNanos(ownLater)).build(), // the call's is earlier
                 GateKernel.fill(3, y, 8));
         var events = exec.withDeadline(callDeadline).submit(SubmitRequest.newBuilder().setSession(session)
                 .addAllCommands(work).build()).getEventsList();
@@ -253,7 +255,7 @@ class CancellationTest {
         gate.open();
         var done = exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addAllEvents(events).build())
                 .getCompletionsList();
-        assertEquals(EventState.SUCCEEDED, done.get(0).getState(), "the gate had started before the deadline");
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, done.get(0).getState(), "the gate had started before the deadline");
         for (EventCompletion c : done.subList(1, 3)) {
             assertEquals(Status.Code.DEADLINE_EXCEEDED.value(), c.getCode(), c::toString);
             assertTrue(c.getMessage().contains("deadline passed") && c.getMessage().contains("before the command could run"),
@@ -268,13 +270,13 @@ class CancellationTest {
         long ownEarlier = System.currentTimeMillis() * 1_000_000L - TimeUnit.SECONDS.toNanos(1);
         exec.withDeadlineAfter(60, TimeUnit.SECONDS).submit(SubmitRequest.newBuilder().setSession(session)
                 .addCommands(GateKernel.fill(2, y, 5))
-                .addCommands(GateKernel.fill(3, x, 9).toBuilder().setDeadlineUnixNanos(ownEarlier)) // its own is earlier
+                .addCommands(GateKernel.fill(3, x, 9).toBuilder().setDeadline(Timestamps.fromNanos(ownEarlier))) // its own is earlier
                 .build());
         gate.open();
         var done = exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(1).addEvents(2)
                 .addEvents(3).build()).getCompletionsList();
-        assertEquals(EventState.SUCCEEDED, done.get(0).getState(), done::toString);
-        assertEquals(EventState.SUCCEEDED, done.get(1).getState(), done::toString);
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, done.get(0).getState(), done::toString);
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, done.get(1).getState(), done::toString);
         assertEquals(Status.Code.DEADLINE_EXCEEDED.value(), done.get(2).getCode(), done::toString);
         assertEquals(List.of(5f, 5f, 5f, 5f), floats(readY()));
     }
@@ -290,7 +292,7 @@ class CancellationTest {
         gate.open();
         var done = exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(3).build())
                 .getCompletions(0);
-        assertEquals(EventState.SUCCEEDED, done.getState(), done::toString);
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, done.getState(), done::toString);
         assertEquals(List.of(8f, 8f, 8f, 8f), floats(readY()));
     }
 

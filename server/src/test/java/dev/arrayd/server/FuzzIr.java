@@ -56,7 +56,7 @@ public final class FuzzIr {
 
     static CompileRequest compile(Random r, String session) {
         KernelModuleSource.Builder m = KernelModuleSource.newBuilder()
-                .setDialectValue(r.nextInt(12) == 0 ? r.nextInt(8) : Dialect.IR_VALUE);
+                .setDialectValue(r.nextInt(12) == 0 ? r.nextInt(8) : Dialect.DIALECT_IR_VALUE);
         IrModule.Builder ir = IrModule.newBuilder();
         int kernels = r.nextInt(8) == 0 ? 0 : 1 + r.nextInt(2);
         for (int k = 0; k < kernels; k++) {
@@ -129,7 +129,7 @@ public final class FuzzIr {
         int levels = DEEP[r.nextInt(DEEP.length)];
         IrExpr e = leaf(r);
         for (int i = 1; i < levels; i++) {
-            e = IrExpr.newBuilder().setBinary(IrBinary.newBuilder().setOp(IrBinary.Op.ADD).setLeft(e)
+            e = IrExpr.newBuilder().setBinary(IrBinary.newBuilder().setOp(IrBinary.Op.OP_ADD).setLeft(e)
                     .setRight(leaf(r))).build();
         }
         return IrStmt.newBuilder().setLet(IrLet.newBuilder().setName("deep").setValue(e)).build();

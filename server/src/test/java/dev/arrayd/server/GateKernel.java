@@ -2,7 +2,7 @@ package dev.arrayd.server;
 
 import dev.arrayd.proto.v1.Access;
 import dev.arrayd.proto.v1.Command;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.Fill;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.KernelSignature;
@@ -23,7 +23,7 @@ import java.util.concurrent.locks.LockSupport;
 final class GateKernel {
 
     static final KernelSignature SIG = KernelSignature.newBuilder().setName("gate")
-            .addParams(Protos.buffer("x", DType.F32, Access.READ_WRITE)).build();
+            .addParams(Protos.buffer("x", DataType.DATA_TYPE_F32, Access.ACCESS_READ_WRITE)).build();
 
     final Path started;
     final Path open;

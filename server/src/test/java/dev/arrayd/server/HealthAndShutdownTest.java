@@ -35,9 +35,9 @@ class HealthAndShutdownTest {
             }
             """;
     static final KernelSignature SLEEPY_SIG = KernelSignature.newBuilder().setName("sleepy")
-            .addParams(Protos.buffer("x", dev.arrayd.proto.v1.DType.F32, dev.arrayd.proto.v1.Access.WRITE))
+            .addParams(Protos.buffer("x", dev.arrayd.proto.v1.DataType.DATA_TYPE_F32, dev.arrayd.proto.v1.Access.ACCESS_WRITE))
             .addParams(KernelParam.newBuilder().setName("millis").setScalar(ScalarParam.newBuilder()
-                    .setDtype(dev.arrayd.proto.v1.DType.I32)))
+                    .setDtype(dev.arrayd.proto.v1.DataType.DATA_TYPE_I32)))
             .build();
 
     static ServingStatus check(HealthGrpc.HealthBlockingStub h, String service) {
@@ -66,7 +66,7 @@ class HealthAndShutdownTest {
         var h = HealthGrpc.newBlockingStub(f.channel);
         String s = f.openSession();
         long kernel = f.kernels.compile(Protos.compile(s, SLEEPY, SLEEPY_SIG)).getModules(0).getKernels(0).getKernel();
-        long x = f.buffers.createBuffer(Protos.f32(s, 4)).getBuffer();
+        long x = f.buffers.createBuffer(Protos.f32(s, 4)).getBuffer().getBuffer();
         long event = f.exec.submit(SubmitRequest.newBuilder().setSession(s)
                 .addCommands(Protos.launch(0, kernel, 1, Protos.buf(x), Protos.i32(4000))).build()).getEvents(0);
         CompletableFuture<EventCompletion> done = CompletableFuture.supplyAsync(() -> f.exec.waitEvents(
@@ -87,7 +87,7 @@ class HealthAndShutdownTest {
         assertEquals(Status.Code.UNAVAILABLE, lateCommand.getStatus().getCode());
 
         EventCompletion c = done.get(30, TimeUnit.SECONDS);
-        assertEquals(EventState.FAILED, c.getState());
+        assertEquals(EventState.EVENT_STATE_FAILED, c.getState());
         assertEquals(Status.Code.UNAVAILABLE.value(), c.getCode(), c.toString());
         assertTrue(c.getMessage().contains("grace period"), c.getMessage());
         assertFalse(f.server.scheduler().devices().isEmpty());

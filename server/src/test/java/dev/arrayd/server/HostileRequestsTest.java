@@ -4,9 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Logger;
-import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import com.google.protobuf.util.Durations;
+import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.proto.v1.Access;
 import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
@@ -14,7 +15,7 @@ import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CreateBufferRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.DeviceServiceGrpc;
 import dev.arrayd.proto.v1.Dialect;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
@@ -39,8 +40,8 @@ import dev.arrayd.proto.v1.KernelModuleSource;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
 import dev.arrayd.proto.v1.Launch;
 import dev.arrayd.proto.v1.OpenSessionRequest;
-import dev.arrayd.proto.v1.ReadBufferChunk;
 import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.Scalar;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
 import dev.arrayd.proto.v1.StatsServiceGrpc;
@@ -85,7 +86,7 @@ class HostileRequestsTest {
         server = ArraydServer.start(ServerOptions.defaults().withPort(0).withMetricsPort(-1).withCpuMemoryBytes(64L << 20));
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         session = SessionServiceGrpc.newBlockingStub(channel).openSession(OpenSessionRequest.newBuilder()
-                .setClientName("hostile").setLeaseMillis(600_000).build()).getSession();
+                .setClientName("hostile").setLease(Durations.fromMillis(600_000)).build()).getSession();
     }
 
     @AfterAll
@@ -162,11 +163,11 @@ class HostileRequestsTest {
     }
 
     static IrExpr add(IrExpr a, IrExpr b) {
-        return IrExpr.newBuilder().setBinary(IrBinary.newBuilder().setOp(IrBinary.Op.ADD).setLeft(a).setRight(b)).build();
+        return IrExpr.newBuilder().setBinary(IrBinary.newBuilder().setOp(IrBinary.Op.OP_ADD).setLeft(a).setRight(b)).build();
     }
 
     static IrExpr gid() {
-        return IrExpr.newBuilder().setBuiltin(IrBuiltin.newBuilder().setKind(IrBuiltin.Kind.GLOBAL_ID)).build();
+        return IrExpr.newBuilder().setBuiltin(IrBuiltin.newBuilder().setKind(IrBuiltin.Kind.KIND_GLOBAL_ID)).build();
     }
 
     static IrStmt store(IrExpr value) {
@@ -176,11 +177,11 @@ class HostileRequestsTest {
     /** A kernel {@code y[gid] = ...} with these statements as its body. */
     static CompileRequest kernel(List<IrStmt> body) {
         IrKernel k = IrKernel.newBuilder().setName("k").setGridDims(1)
-                .addParams(IrParam.newBuilder().setName("y").setBuffer(IrBufferParam.newBuilder().setDtype(DType.F32)
-                        .setAccess(Access.WRITE)))
+                .addParams(IrParam.newBuilder().setName("y").setBuffer(IrBufferParam.newBuilder().setDtype(DataType.DATA_TYPE_F32)
+                        .setAccess(Access.ACCESS_WRITE)))
                 .addAllBody(body).build();
         return CompileRequest.newBuilder().setSession(session).addModules(KernelModuleSource.newBuilder()
-                .setDialect(Dialect.IR).setIr(IrModule.newBuilder().addKernels(k))).build();
+                .setDialect(Dialect.DIALECT_IR).setIr(IrModule.newBuilder().addKernels(k))).build();
     }
 
     /** {@code ((1 + 1) + 1) + ...}, {@code depth} levels of expressions. */
@@ -196,14 +197,14 @@ class HostileRequestsTest {
     static float run(long kernel) {
         var buffers = BufferServiceGrpc.newBlockingStub(channel);
         var exec = ExecutionServiceGrpc.newBlockingStub(channel);
-        long y = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32).addDims(4)
-                .build()).getBuffer();
+        long y = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32).addDims(4)
+                .build()).getBuffer().getBuffer();
         long ev = exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(Command.newBuilder()
                 .setLaunch(Launch.newBuilder().setKernel(kernel).addGlobalDims(4).addArgs(Arg.newBuilder().setBuffer(y))))
                 .build()).getEvents(0);
         exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(ev).build());
         var chunks = buffers.readBuffer(ReadBufferRequest.newBuilder().setSession(session).setBuffer(y).build());
-        ReadBufferChunk c = chunks.next();
+        ReadBufferResponse c = chunks.next();
         chunks.forEachRemaining(x -> { });
         return ByteBuffer.wrap(c.getData().toByteArray()).order(ByteOrder.LITTLE_ENDIAN).getFloat(0);
     }
@@ -250,16 +251,16 @@ class HostileRequestsTest {
                         .setOpValue(99).setLeft(f32(1)).setRight(f32(1))).build()))))));
         assertRefused(Status.Code.INVALID_ARGUMENT, at + "[0].store.value.binary.right: unset",
                 status(() -> kernels.compile(kernel(List.of(store(IrExpr.newBuilder().setBinary(IrBinary.newBuilder()
-                        .setOp(IrBinary.Op.ADD).setLeft(f32(1))).build()))))));
-        assertRefused(Status.Code.INVALID_ARGUMENT, at + "[0].store.value.cast.dtype: F16 (expected: U8, I32, I64, F32 or F64",
+                        .setOp(IrBinary.Op.OP_ADD).setLeft(f32(1))).build()))))));
+        assertRefused(Status.Code.INVALID_ARGUMENT, at + "[0].store.value.cast.dtype: DATA_TYPE_F16 (expected: DATA_TYPE_U8, I32, I64, F32 or F64",
                 status(() -> kernels.compile(kernel(List.of(store(IrExpr.newBuilder().setCast(IrCast.newBuilder()
-                        .setDtype(DType.F16).setOperand(f32(1))).build()))))));
+                        .setDtype(DataType.DATA_TYPE_F16).setOperand(f32(1))).build()))))));
         assertRefused(Status.Code.INVALID_ARGUMENT, at + "[0].let.value: unset",
                 status(() -> kernels.compile(kernel(List.of(IrStmt.newBuilder().setLet(IrLet.newBuilder().setName("v"))
                         .build())))));
         assertRefused(Status.Code.INVALID_ARGUMENT, "kernels[0].params[0]: unset (expected: buffer or scalar)",
                 status(() -> kernels.compile(CompileRequest.newBuilder().setSession(session).addModules(
-                        KernelModuleSource.newBuilder().setDialect(Dialect.IR).setIr(IrModule.newBuilder().addKernels(
+                        KernelModuleSource.newBuilder().setDialect(Dialect.DIALECT_IR).setIr(IrModule.newBuilder().addKernels(
                                 IrKernel.newBuilder().setName("k").setGridDims(1).addParams(IrParam.newBuilder()
                                         .setName("p"))))).build())));
     }
@@ -271,19 +272,19 @@ class HostileRequestsTest {
         String huge = "d".repeat(100_000);
         assertRefused(Status.Code.INVALID_ARGUMENT, "(100000 characters)",
                 status(() -> DeviceServiceGrpc.newBlockingStub(channel).getDevice(GetDeviceRequest.newBuilder()
-                        .setDevice(huge).build())));
+                        .setDevice(huge).build()).getDevice()));
         assertRefused(Status.Code.INVALID_ARGUMENT, "(100000 characters)",
                 status(() -> ExecutionServiceGrpc.newBlockingStub(channel).createStream(CreateStreamRequest.newBuilder()
                         .setSession(session).setDevice(huge).build())));
-        CreateBufferRequest.Builder dims = CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32);
+        CreateBufferRequest.Builder dims = CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32);
         for (int i = 0; i < 100_000; i++) {
             dims.addDims(1);
         }
         assertRefused(Status.Code.INVALID_ARGUMENT, "(100000 values)",
-                status(() -> BufferServiceGrpc.newBlockingStub(channel).createBuffer(dims.build())));
+                status(() -> BufferServiceGrpc.newBlockingStub(channel).createBuffer(dims.build()).getBuffer()));
         assertRefused(Status.Code.INVALID_ARGUMENT, "label: \"" + "l".repeat(64) + "…\" (20000 characters) (expected: at most 256",
                 status(() -> BufferServiceGrpc.newBlockingStub(channel).createBuffer(CreateBufferRequest.newBuilder()
-                        .setSession(session).setDtype(DType.F32).addDims(4).setLabel("l".repeat(20_000)).build())));
+                        .setSession(session).setDtype(DataType.DATA_TYPE_F32).addDims(4).setLabel("l".repeat(20_000)).build()).getBuffer()));
         assertRefused(Status.Code.INVALID_ARGUMENT, "client_name: ",
                 status(() -> SessionServiceGrpc.newBlockingStub(channel).openSession(OpenSessionRequest.newBuilder()
                         .setClientName("c".repeat(100_000)).build())));
@@ -291,7 +292,7 @@ class HostileRequestsTest {
         String name = "k".repeat(1 << 20);
         assertRefused(Status.Code.INVALID_ARGUMENT, "(1048576 characters)",
                 status(() -> KernelServiceGrpc.newBlockingStub(channel).compile(CompileRequest.newBuilder()
-                        .setSession(session).addModules(KernelModuleSource.newBuilder().setDialect(Dialect.IR)
+                        .setSession(session).addModules(KernelModuleSource.newBuilder().setDialect(Dialect.DIALECT_IR)
                                 .setIr(IrModule.newBuilder().addKernels(IrKernel.newBuilder().setName(name).setGridDims(1)
                                         .addBody(store(f32(1)))))).build())));
     }
@@ -302,8 +303,8 @@ class HostileRequestsTest {
     void unsignedValuesAreCheckedAndShownAsUnsigned() {
         var buffers = BufferServiceGrpc.newBlockingStub(channel);
         var exec = ExecutionServiceGrpc.newBlockingStub(channel);
-        long b = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.U8).addDims(16)
-                .build()).getBuffer();
+        long b = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_U8).addDims(16)
+                .build()).getBuffer().getBuffer();
         for (int u8 : new int[] {256, Integer.MIN_VALUE + 7, -1}) {
             assertRefused(Status.Code.INVALID_ARGUMENT, "fill.value.u8: " + Integer.toUnsignedString(u8) + " (expected: 0..255)",
                     status(() -> exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(Command.newBuilder()
@@ -318,10 +319,17 @@ class HostileRequestsTest {
                 status(() -> exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(Command.newBuilder()
                         .setEvent(Long.MIN_VALUE).setFill(Fill.newBuilder().setBuffer(b)
                                 .setValue(Scalar.newBuilder().setU8(1)))).build())));
-        assertRefused(Status.Code.INVALID_ARGUMENT, "deadline_unix_nanos: -9223372036854775808",
+        assertRefused(Status.Code.INVALID_ARGUMENT, "deadline: {seconds: 0, nanos: -1}",
                 status(() -> exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(Command.newBuilder()
-                        .setDeadlineUnixNanos(Long.MIN_VALUE).setFill(Fill.newBuilder().setBuffer(b)
-                                .setValue(Scalar.newBuilder().setU8(1)))).build())));
+                        .setDeadline(com.google.protobuf.Timestamp.newBuilder().setNanos(-1)).setFill(Fill.newBuilder()
+                                .setBuffer(b).setValue(Scalar.newBuilder().setU8(1)))).build())));
+        assertRefused(Status.Code.INVALID_ARGUMENT, "deadline: {seconds: 253402300800, nanos: 0}",
+                status(() -> exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(Command.newBuilder()
+                        .setDeadline(com.google.protobuf.Timestamp.newBuilder().setSeconds(253_402_300_800L))
+                        .setFill(Fill.newBuilder().setBuffer(b).setValue(Scalar.newBuilder().setU8(1)))).build())));
+        assertRefused(Status.Code.INVALID_ARGUMENT, "lease: {seconds: -1, nanos: 0}",
+                status(() -> SessionServiceGrpc.newBlockingStub(channel).openSession(OpenSessionRequest.newBuilder()
+                        .setLease(com.google.protobuf.Duration.newBuilder().setSeconds(-1)).build())));
         // a valid uint32 is not refused: "as many as there are"
         assertEquals(Status.Code.OK, status(() -> StatsServiceGrpc.newBlockingStub(channel).getStats(
                 GetStatsRequest.newBuilder().setTopClients(-1).build())).getCode());
@@ -337,7 +345,7 @@ class HostileRequestsTest {
     void streamsAreBoundedByTheDefaultQuotaAndAnIdleStreamHoldsNoThread() {
         var exec = ExecutionServiceGrpc.newBlockingStub(channel);
         String own = SessionServiceGrpc.newBlockingStub(channel).openSession(OpenSessionRequest.newBuilder()
-                .setClientName("streams").setLeaseMillis(600_000).build()).getSession();
+                .setClientName("streams").setLease(Durations.fromMillis(600_000)).build()).getSession();
         long before = streamThreads();
         List<Long> streams = new ArrayList<>();
         try {
@@ -362,16 +370,16 @@ class HostileRequestsTest {
         var buffers = BufferServiceGrpc.newBlockingStub(channel);
         var exec = ExecutionServiceGrpc.newBlockingStub(channel);
         IrKernel k = IrKernel.newBuilder().setName("bounded").setGridDims(1)
-                .addParams(IrParam.newBuilder().setName("y").setBuffer(IrBufferParam.newBuilder().setDtype(DType.F32)
-                        .setAccess(Access.WRITE)))
-                .addParams(IrParam.newBuilder().setName("n").setScalar(IrScalarParam.newBuilder().setDtype(DType.I64)
+                .addParams(IrParam.newBuilder().setName("y").setBuffer(IrBufferParam.newBuilder().setDtype(DataType.DATA_TYPE_F32)
+                        .setAccess(Access.ACCESS_WRITE)))
+                .addParams(IrParam.newBuilder().setName("n").setScalar(IrScalarParam.newBuilder().setDtype(DataType.DATA_TYPE_I64)
                         .setMin(0).setMax(10)))
                 .addBody(store(f32(5))).build();
         long kernel = kernels.compile(CompileRequest.newBuilder().setSession(session).addModules(KernelModuleSource
-                .newBuilder().setDialect(Dialect.IR).setIr(IrModule.newBuilder().addKernels(k))).build())
+                .newBuilder().setDialect(Dialect.DIALECT_IR).setIr(IrModule.newBuilder().addKernels(k))).build())
                 .getModules(0).getKernels(0).getKernel();
-        long y = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32).addDims(4)
-                .build()).getBuffer();
+        long y = buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32).addDims(4)
+                .build()).getBuffer().getBuffer();
         Command launch = Command.newBuilder().setLaunch(Launch.newBuilder().setKernel(kernel).addGlobalDims(4)
                 .addArgs(Arg.newBuilder().setBuffer(y)).addArgs(Arg.newBuilder().setScalar(Scalar.newBuilder().setI64(11))))
                 .build();

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
-import dev.arrayd.proto.v1.ReadBufferChunk;
+import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -50,7 +50,7 @@ class InFlightQuotaTest {
         carol = f.client(CAROL);
         buffersAsync = BufferServiceGrpc.newStub(carol.channel);
         session = carol.openSession(60_000);
-        buffer = carol.buffers.createBuffer(Protos.f32(session, 16)).getBuffer();
+        buffer = carol.buffers.createBuffer(Protos.f32(session, 16)).getBuffer().getBuffer();
     }
 
     @AfterEach
@@ -100,9 +100,9 @@ class InFlightQuotaTest {
         }
     }
 
-    StreamObserver<WriteBufferChunk> startWrite(Answer<WriteBufferResponse> answer) {
-        StreamObserver<WriteBufferChunk> w = buffersAsync.writeBuffer(answer);
-        w.onNext(WriteBufferChunk.newBuilder().setSession(session).setBuffer(buffer)
+    StreamObserver<WriteBufferRequest> startWrite(Answer<WriteBufferResponse> answer) {
+        StreamObserver<WriteBufferRequest> w = buffersAsync.writeBuffer(answer);
+        w.onNext(WriteBufferRequest.newBuilder().setSession(session).setBuffer(buffer)
                 .setData(ByteString.copyFrom(new byte[16])).build());
         return w;
     }
@@ -121,8 +121,8 @@ class InFlightQuotaTest {
     void writesInProgressHoldPlacesUntilTheyAnswerOrAreCancelled() throws Exception {
         Answer<WriteBufferResponse> a1 = new Answer<>();
         Answer<WriteBufferResponse> a2 = new Answer<>();
-        StreamObserver<WriteBufferChunk> w1 = startWrite(a1);
-        StreamObserver<WriteBufferChunk> w2 = startWrite(a2);
+        StreamObserver<WriteBufferRequest> w1 = startWrite(a1);
+        StreamObserver<WriteBufferRequest> w2 = startWrite(a2);
         awaitValue(inFlight(), 2);
 
         Status refused = submitOneFill(1);
@@ -140,7 +140,7 @@ class InFlightQuotaTest {
         assertEquals(Status.OK, a1.status());
         assertEquals(16, a1.value.get().getBytesWritten());
         awaitValue(inFlight(), 1);
-        ((ClientCallStreamObserver<WriteBufferChunk>) w2).cancel("the client gives up", null); // cancelled: free too
+        ((ClientCallStreamObserver<WriteBufferRequest>) w2).cancel("the client gives up", null); // cancelled: free too
         awaitValue(inFlight(), 0);
         assertEquals(Status.Code.CANCELLED, a2.status().getCode());
         assertEquals(Status.OK, submitOneFill(1));
@@ -150,13 +150,13 @@ class InFlightQuotaTest {
     void aReadInProgressHoldsAPlaceUntilItsDataIsSent() throws Exception {
         GateKernel gate = new GateKernel(dir);
         long kernel = gate.compile(KernelServiceGrpc.newBlockingStub(carol.channel), session);
-        long x = carol.buffers.createBuffer(Protos.f32(session, 1)).getBuffer();
+        long x = carol.buffers.createBuffer(Protos.f32(session, 1)).getBuffer().getBuffer();
         try {
             carol.exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(GateKernel.launch(1, kernel, x))
                     .build());
             gate.awaitStarted();
             // the read waits for the gate: in progress, with the gate, two places
-            Answer<ReadBufferChunk> read = new Answer<>();
+            Answer<ReadBufferResponse> read = new Answer<>();
             buffersAsync.readBuffer(ReadBufferRequest.newBuilder().setSession(session).setBuffer(buffer).addWaitEvents(1)
                     .build(), read);
             awaitValue(inFlight(), 2);
@@ -177,13 +177,13 @@ class InFlightQuotaTest {
     void aCancelledReadCancelsItsDownloadAndGivesItsPlaceBack() throws Exception {
         GateKernel gate = new GateKernel(dir);
         long kernel = gate.compile(KernelServiceGrpc.newBlockingStub(carol.channel), session);
-        long x = carol.buffers.createBuffer(Protos.f32(session, 1)).getBuffer();
+        long x = carol.buffers.createBuffer(Protos.f32(session, 1)).getBuffer().getBuffer();
         try {
             carol.exec.submit(SubmitRequest.newBuilder().setSession(session).addCommands(GateKernel.launch(1, kernel, x))
                     .build());
             gate.awaitStarted();
             io.grpc.Context.CancellableContext call = io.grpc.Context.current().withCancellation();
-            Answer<ReadBufferChunk> read = new Answer<>();
+            Answer<ReadBufferResponse> read = new Answer<>();
             call.run(() -> buffersAsync.readBuffer(ReadBufferRequest.newBuilder().setSession(session)
                     .setBuffer(buffer).addWaitEvents(1).build(), read));
             awaitValue(inFlight(), 2);

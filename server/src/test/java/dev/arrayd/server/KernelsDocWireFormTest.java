@@ -9,7 +9,7 @@ import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.Launch;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.Scalar;
@@ -46,10 +46,10 @@ class KernelsDocWireFormTest {
                 ys.putFloat(1);
                 want[i] = 3f * i + 1;
             }
-            long x = f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32)
-                    .addDims(n).build()).getBuffer();
-            long y = f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32)
-                    .addDims(n).build()).getBuffer();
+            long x = f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32)
+                    .addDims(n).build()).getBuffer().getBuffer();
+            long y = f.buffers.createBuffer(CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32)
+                    .addDims(n).build()).getBuffer().getBuffer();
             var events = f.exec.submit(SubmitRequest.newBuilder().setSession(session)
                     .addCommands(Command.newBuilder().setUpload(Upload.newBuilder().setBuffer(x)
                             .setData(ByteString.copyFrom(xs.array()))))

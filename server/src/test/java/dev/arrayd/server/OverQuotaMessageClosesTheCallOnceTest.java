@@ -40,7 +40,7 @@ class OverQuotaMessageClosesTheCallOnceTest {
         f = new TenantFixture();
         alice = f.client(TenantFixture.ALICE);
         session = alice.openSession(60_000);
-        buffer = alice.buffers.createBuffer(Protos.f32(session, 1000)).getBuffer();
+        buffer = alice.buffers.createBuffer(Protos.f32(session, 1000)).getBuffer().getBuffer();
     }
 
     @AfterEach

@@ -6,7 +6,7 @@ import dev.arrayd.proto.v1.BufferParam;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.Dialect;
 import dev.arrayd.proto.v1.KernelModuleSource;
 import dev.arrayd.proto.v1.KernelParam;
@@ -26,20 +26,20 @@ final class Protos {
             """;
 
     static final KernelSignature VADD_SIG = KernelSignature.newBuilder().setName("vadd")
-            .addParams(buffer("a", DType.F32, Access.READ))
-            .addParams(buffer("b", DType.F32, Access.READ))
-            .addParams(buffer("c", DType.F32, Access.WRITE))
-            .addParams(KernelParam.newBuilder().setName("n").setScalar(ScalarParam.newBuilder().setDtype(DType.I32)))
+            .addParams(buffer("a", DataType.DATA_TYPE_F32, Access.ACCESS_READ))
+            .addParams(buffer("b", DataType.DATA_TYPE_F32, Access.ACCESS_READ))
+            .addParams(buffer("c", DataType.DATA_TYPE_F32, Access.ACCESS_WRITE))
+            .addParams(KernelParam.newBuilder().setName("n").setScalar(ScalarParam.newBuilder().setDtype(DataType.DATA_TYPE_I32)))
             .build();
 
     private Protos() {}
 
-    static KernelParam buffer(String name, DType dtype, Access access) {
+    static KernelParam buffer(String name, DataType dtype, Access access) {
         return KernelParam.newBuilder().setName(name).setBuffer(BufferParam.newBuilder().setDtype(dtype).setAccess(access)).build();
     }
 
     static CompileRequest compile(String session, String source, KernelSignature... sigs) {
-        KernelModuleSource.Builder m = KernelModuleSource.newBuilder().setDialect(Dialect.C).setSource(source);
+        KernelModuleSource.Builder m = KernelModuleSource.newBuilder().setDialect(Dialect.DIALECT_C).setSource(source);
         for (KernelSignature s : sigs) {
             m.addEntryPoints(s);
         }
@@ -47,7 +47,7 @@ final class Protos {
     }
 
     static CreateBufferRequest f32(String session, long... dims) {
-        CreateBufferRequest.Builder b = CreateBufferRequest.newBuilder().setSession(session).setDtype(DType.F32);
+        CreateBufferRequest.Builder b = CreateBufferRequest.newBuilder().setSession(session).setDtype(DataType.DATA_TYPE_F32);
         for (long d : dims) {
             b.addDims(d);
         }

@@ -11,7 +11,7 @@ import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CommandBatch;
 import dev.arrayd.proto.v1.CreateBufferRequest;
-import dev.arrayd.proto.v1.DType;
+import dev.arrayd.proto.v1.DataType;
 import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.EventState;
@@ -19,7 +19,7 @@ import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.OpenSessionRequest;
-import dev.arrayd.proto.v1.ReadBufferChunk;
+import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
 import dev.arrayd.proto.v1.SubmitRequest;
@@ -86,7 +86,7 @@ class ReceiveLimitTest {
             String session = SessionServiceGrpc.newBlockingStub(ch).openSession(OpenSessionRequest.newBuilder()
                     .setClientName("small").setMaxReceiveMessageBytes(limit).build()).getSession();
             long buf = BufferServiceGrpc.newBlockingStub(ch).createBuffer(CreateBufferRequest.newBuilder().setSession(session)
-                    .setDtype(DType.U8).addDims(n).build()).getBuffer();
+                    .setDtype(DataType.DATA_TYPE_U8).addDims(n).build()).getBuffer().getBuffer();
             byte[] data = pattern(n);
             var exec = ExecutionServiceGrpc.newBlockingStub(ch);
             for (int off = 0; off < n; off += 1 << 20) {
@@ -127,13 +127,13 @@ class ReceiveLimitTest {
             ByteArrayOutputStream whole = new ByteArrayOutputStream();
             for (EventCompletion p : pieces) {
                 assertEquals(1, p.getEvent());
-                assertEquals(EventState.SUCCEEDED, p.getState());
+                assertEquals(EventState.EVENT_STATE_SUCCEEDED, p.getState());
                 assertEquals(whole.size(), p.getDataOffset(), "pieces in order, without gaps");
                 p.getData().writeTo(whole);
             }
             assertArrayEquals(data, whole.toByteArray());
             // ReadBuffer's chunks fit too
-            Iterator<ReadBufferChunk> chunks = BufferServiceGrpc.newBlockingStub(ch).readBuffer(ReadBufferRequest.newBuilder()
+            Iterator<ReadBufferResponse> chunks = BufferServiceGrpc.newBlockingStub(ch).readBuffer(ReadBufferRequest.newBuilder()
                     .setSession(session).setBuffer(buf).build());
             ByteArrayOutputStream read = new ByteArrayOutputStream();
             chunks.forEachRemaining(c -> {

@@ -48,7 +48,7 @@ class SessionLeaseTest {
     @Test
     void aSessionNotRenewedForItsLeaseIsReclaimedWithEverythingItHeld() {
         String s = bob.openSession(2_000);
-        long b = bob.buffers.createBuffer(f32(s, 1 << 16)).getBuffer();
+        long b = bob.buffers.createBuffer(f32(s, 1 << 16)).getBuffer().getBuffer();
         bob.exec.createStream(CreateStreamRequest.newBuilder().setSession(s).build());
         assertTrue(f.usedBytes() > 0);
         f.clock.advance(1_999, TimeUnit.MILLISECONDS);
@@ -59,7 +59,7 @@ class SessionLeaseTest {
         assertEquals(0, f.sessions().usageOf("bob").memoryBytes.get(), "memory counted back to the tenant");
         assertEquals(0, f.sessions().usageOf("bob").streams.get(), "streams counted back to the tenant");
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> bob.buffers.describeBuffer(
-                DescribeBufferRequest.newBuilder().setSession(s).setBuffer(b).build()));
+                DescribeBufferRequest.newBuilder().setSession(s).setBuffer(b).build()).getBuffer());
         assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
         assertEquals(1.0, f.server.metrics().registry().get("arrayd.sessions.reclaimed").counter().count());
     }
@@ -72,7 +72,7 @@ class SessionLeaseTest {
             if (i % 2 == 0) {
                 bob.sessions.keepAlive(KeepAliveRequest.newBuilder().setSession(s).build());
             } else {
-                bob.buffers.createBuffer(f32(s, 16));
+                bob.buffers.createBuffer(f32(s, 16)).getBuffer();
             }
             assertEquals(0, f.sessions().reapExpired());
         }
@@ -84,7 +84,7 @@ class SessionLeaseTest {
     @Test
     void explicitCloseFreesAtOnce() {
         String s = bob.openSession(60_000);
-        bob.buffers.createBuffer(f32(s, 1 << 16));
+        bob.buffers.createBuffer(f32(s, 1 << 16)).getBuffer();
         bob.sessions.closeSession(CloseSessionRequest.newBuilder().setSession(s).build());
         f.assertPoolsEmpty();
         assertEquals(0, f.sessions().size());
@@ -96,7 +96,7 @@ class SessionLeaseTest {
         String s = bob.openSession(1_000);
         GateKernel gate = new GateKernel(dir);
         long kernel = gate.compile(KernelServiceGrpc.newBlockingStub(bob.channel), s);
-        long b = bob.buffers.createBuffer(f32(s, 4)).getBuffer();
+        long b = bob.buffers.createBuffer(f32(s, 4)).getBuffer().getBuffer();
         long event = bob.exec.submit(SubmitRequest.newBuilder().setSession(s).addCommands(GateKernel.launch(0, kernel, b))
                 .build()).getEvents(0);
         CompletableFuture<WaitEventsResponse> waited = new CompletableFuture<>();
@@ -126,7 +126,7 @@ class SessionLeaseTest {
         } finally {
             gate.open();
         }
-        assertEquals(EventState.SUCCEEDED, waited.get(30, TimeUnit.SECONDS).getCompletions(0).getState());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, waited.get(30, TimeUnit.SECONDS).getCompletions(0).getState());
         f.clock.advance(900, TimeUnit.MILLISECONDS);
         assertEquals(0, f.sessions().reapExpired(), "the end of the call renewed the lease");
         f.clock.advance(200, TimeUnit.MILLISECONDS);

@@ -115,9 +115,9 @@ class SessionStreamTest {
     @Test
     void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
         attach();
-        BufferInfo a = f.buffers.createBuffer(f32(session, 4));
-        BufferInfo b = f.buffers.createBuffer(f32(session, 4));
-        BufferInfo c = f.buffers.createBuffer(f32(session, 4));
+        BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        BufferInfo b = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        BufferInfo c = f.buffers.createBuffer(f32(session, 4)).getBuffer();
         send(1,
                 Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
                 Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
@@ -125,15 +125,15 @@ class SessionStreamTest {
                 Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build());
         List<EventCompletion> done = completions(4);
         EventCompletion down = done.stream().filter(e -> e.getEvent() == 4).findFirst().orElseThrow();
-        assertEquals(EventState.SUCCEEDED, down.getState(), down.toString());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, down.getState(), down.toString());
         assertEquals(floats(11, 22, 33, 44), down.getData());
-        assertTrue(done.stream().allMatch(e -> e.getState() == EventState.SUCCEEDED), done.toString());
+        assertTrue(done.stream().allMatch(e -> e.getState() == EventState.EVENT_STATE_SUCCEEDED), done.toString());
     }
 
     @Test
     void aBadCommandRejectsItsWholeBatchAndTheStreamGoesOn() throws Exception {
         attach();
-        BufferInfo a = f.buffers.createBuffer(f32(session, 4));
+        BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
         send(7,
                 Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
                 launch(2, vadd, 4, buf(a.getBuffer()), buf(a.getBuffer())));
@@ -143,7 +143,7 @@ class SessionStreamTest {
         assertTrue(r.getRejected().getMessage().startsWith("commands[1]: launch.args: 2 given"), r.getRejected().getMessage());
         // nothing of the rejected batch was registered: its ids are free, and the stream still works
         send(8, Command.newBuilder().setEvent(1).setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
-        assertEquals(EventState.SUCCEEDED, completions(1).getFirst().getState());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, completions(1).getFirst().getState());
         send(9, Command.newBuilder().setEvent(1).setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
         assertEquals(Status.Code.ALREADY_EXISTS.value(), next().getRejected().getCode());
         send(10, Command.newBuilder().setDownload(Download.newBuilder().setBuffer(a.getBuffer())).build());
@@ -160,7 +160,7 @@ class SessionStreamTest {
     @Test
     void halfCloseFinishesInFlightCompletionsFirst() throws Exception {
         attach();
-        BufferInfo big = f.buffers.createBuffer(f32(session, 1 << 22));
+        BufferInfo big = f.buffers.createBuffer(f32(session, 1 << 22)).getBuffer();
         List<Command> cmds = new ArrayList<>();
         for (int i = 1; i <= 50; i++) {
             cmds.add(Command.newBuilder().setEvent(i).setFill(dev.arrayd.proto.v1.Fill.newBuilder().setBuffer(big.getBuffer())

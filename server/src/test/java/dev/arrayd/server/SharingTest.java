@@ -59,7 +59,7 @@ class SharingTest {
     void readOnlyCapabilityLetsAnotherTenantReadButNotWrite() {
         String a = alice.openSession(0);
         String b = bob.openSession(0);
-        BufferInfo buf = alice.buffers.createBuffer(f32(a, 4));
+        BufferInfo buf = alice.buffers.createBuffer(f32(a, 4)).getBuffer();
         var ev = alice.exec.submit(SubmitRequest.newBuilder().setSession(a).addCommands(upload(buf.getBuffer(), 2.5f)).build());
         alice.exec.waitEvents(WaitEventsRequest.newBuilder().setSession(a).addAllEvents(ev.getEventsList()).build());
         String cap = alice.sharing.shareBuffer(ShareBufferRequest.newBuilder().setSession(a).setBuffer(buf.getBuffer())
@@ -79,7 +79,7 @@ class SharingTest {
         float first = chunks.next().getData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN).getFloat();
         assertEquals(2.5f, first);
         // writes of every kind: PERMISSION_DENIED
-        BufferInfo mine = bob.buffers.createBuffer(f32(b, 4));
+        BufferInfo mine = bob.buffers.createBuffer(f32(b, 4)).getBuffer();
         for (Command c : new Command[] {upload(h, 1f),
                 Command.newBuilder().setFill(Fill.newBuilder().setBuffer(h).setValue(Scalar.newBuilder().setF32(1))).build(),
                 Command.newBuilder().setCopy(Copy.newBuilder().setSrc(mine.getBuffer()).setDst(h)).build()}) {
@@ -101,7 +101,7 @@ class SharingTest {
     void readWriteCapabilityAllowsWrites() {
         String a = alice.openSession(0);
         String b = bob.openSession(0);
-        BufferInfo buf = alice.buffers.createBuffer(f32(a, 4));
+        BufferInfo buf = alice.buffers.createBuffer(f32(a, 4)).getBuffer();
         String cap = alice.sharing.shareBuffer(ShareBufferRequest.newBuilder().setSession(a).setBuffer(buf.getBuffer())
                 .build()).getCapability();
         long h = bob.sharing.openSharedBuffer(OpenSharedBufferRequest.newBuilder().setSession(b).setCapability(cap)

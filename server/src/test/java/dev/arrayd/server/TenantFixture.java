@@ -2,6 +2,7 @@ package dev.arrayd.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import com.google.protobuf.util.Durations;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.OpenSessionRequest;
@@ -62,7 +63,7 @@ final class TenantFixture implements AutoCloseable {
         }
 
         String openSession(long leaseMillis) {
-            return sessions.openSession(OpenSessionRequest.newBuilder().setClientName("t").setLeaseMillis(leaseMillis)
+            return sessions.openSession(OpenSessionRequest.newBuilder().setClientName("t").setLease(Durations.fromMillis(leaseMillis))
                     .build()).getSession();
         }
     }

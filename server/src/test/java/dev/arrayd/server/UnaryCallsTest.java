@@ -16,13 +16,13 @@ import dev.arrayd.proto.v1.EventState;
 import dev.arrayd.proto.v1.Fill;
 import dev.arrayd.proto.v1.GetDeviceRequest;
 import dev.arrayd.proto.v1.QueryEventsRequest;
-import dev.arrayd.proto.v1.ReadBufferChunk;
+import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.Scalar;
-import dev.arrayd.proto.v1.StreamInfo;
+import dev.arrayd.proto.v1.CreateStreamResponse;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WriteBufferChunk;
+import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -55,14 +55,14 @@ class UnaryCallsTest {
     @Test
     void streamedWriteAndReadRoundTripInChunks() throws Exception {
         int bytes = (3 << 20) + 4096;
-        BufferInfo b = f.buffers.createBuffer(f32(session, bytes / 4));
+        BufferInfo b = f.buffers.createBuffer(f32(session, bytes / 4)).getBuffer();
         byte[] data = new byte[bytes];
         new Random(7).nextBytes(data);
         CompletableFuture<WriteBufferResponse> written = new CompletableFuture<>();
-        StreamObserver<WriteBufferChunk> w = f.buffersAsync.writeBuffer(BadInputTest.observer(written));
+        StreamObserver<WriteBufferRequest> w = f.buffersAsync.writeBuffer(BadInputTest.observer(written));
         int chunk = 1 << 20;
         for (int off = 0; off < bytes; off += chunk) {
-            WriteBufferChunk.Builder c = WriteBufferChunk.newBuilder().setOffsetBytes(off)
+            WriteBufferRequest.Builder c = WriteBufferRequest.newBuilder().setOffsetBytes(off)
                     .setData(ByteString.copyFrom(data, off, Math.min(chunk, bytes - off)));
             if (off == 0) {
                 c.setSession(session).setBuffer(b.getBuffer()).setEvent(41);
@@ -74,12 +74,12 @@ class UnaryCallsTest {
         assertEquals(41, resp.getEvent(), "the last chunk carries the client's event");
         assertEquals(bytes, resp.getBytesWritten());
 
-        Iterator<ReadBufferChunk> chunks = f.buffers.readBuffer(ReadBufferRequest.newBuilder().setSession(session)
+        Iterator<ReadBufferResponse> chunks = f.buffers.readBuffer(ReadBufferRequest.newBuilder().setSession(session)
                 .setBuffer(b.getBuffer()).setChunkBytes(1 << 20).build());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int count = 0;
         while (chunks.hasNext()) {
-            ReadBufferChunk c = chunks.next();
+            ReadBufferResponse c = chunks.next();
             assertEquals(out.size(), c.getOffsetBytes(), "chunks arrive in order");
             c.getData().writeTo(out);
             count++;
@@ -88,17 +88,17 @@ class UnaryCallsTest {
         assertTrue(java.util.Arrays.equals(data, out.toByteArray()), "read back what was written");
 
         // a sub-range read
-        Iterator<ReadBufferChunk> part = f.buffers.readBuffer(ReadBufferRequest.newBuilder().setSession(session)
+        Iterator<ReadBufferResponse> part = f.buffers.readBuffer(ReadBufferRequest.newBuilder().setSession(session)
                 .setBuffer(b.getBuffer()).setOffsetBytes(100).setSizeBytes(8).build());
         assertEquals(ByteString.copyFrom(data, 100, 8), part.next().getData());
         assertEquals(bytes, f.buffers.describeBuffer(DescribeBufferRequest.newBuilder().setSession(session)
-                .setBuffer(b.getBuffer()).build()).getSizeBytes());
+                .setBuffer(b.getBuffer()).build()).getBuffer().getSizeBytes());
     }
 
     @Test
     void queryWaitAndAwaitStreamReportEventStates() {
-        BufferInfo b = f.buffers.createBuffer(f32(session, 1 << 16));
-        StreamInfo st = f.exec.createStream(CreateStreamRequest.newBuilder().setSession(session).setDevice("cpu:0").build());
+        BufferInfo b = f.buffers.createBuffer(f32(session, 1 << 16)).getBuffer();
+        CreateStreamResponse st = f.exec.createStream(CreateStreamRequest.newBuilder().setSession(session).setDevice("cpu:0").build());
         assertEquals("cpu:0", st.getDevice());
         var events = f.exec.submit(SubmitRequest.newBuilder().setSession(session)
                 .addCommands(Command.newBuilder().setStream(st.getStream()).setFill(Fill.newBuilder()
@@ -110,22 +110,22 @@ class UnaryCallsTest {
         assertEquals(5, events.getEvents(1));
         AwaitStreamResponse awaited = f.exec.awaitStream(AwaitStreamRequest.newBuilder().setSession(session)
                 .setStream(st.getStream()).build());
-        assertEquals(EventState.SUCCEEDED, awaited.getLast().getState());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, awaited.getLast().getState());
         assertTrue(awaited.getIdle());
         var q = f.exec.queryEvents(QueryEventsRequest.newBuilder().setSession(session)
                 .addEvents(events.getEvents(0)).addEvents(5).build());
-        assertEquals(EventState.SUCCEEDED, q.getCompletions(0).getState());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, q.getCompletions(0).getState());
         assertEquals(5, q.getCompletions(1).getEvent());
         var w = f.exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session).addEvents(5).build());
-        assertEquals(EventState.SUCCEEDED, w.getCompletions(0).getState());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, w.getCompletions(0).getState());
         // the default stream of a device, by device id
-        assertEquals(EventState.SUCCEEDED, f.exec.awaitStream(AwaitStreamRequest.newBuilder().setSession(session)
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, f.exec.awaitStream(AwaitStreamRequest.newBuilder().setSession(session)
                 .setDevice("cpu:0").build()).getLast().getState());
         f.exec.destroyStream(DestroyStreamRequest.newBuilder().setSession(session).setStream(st.getStream()).build());
         BadInputTest.assertStatus(Status.Code.NOT_FOUND, "(not found in this session)", () -> f.exec.destroyStream(
                 DestroyStreamRequest.newBuilder().setSession(session).setStream(st.getStream()).build()));
         BadInputTest.assertStatus(Status.Code.NOT_FOUND, "device: \"cpu:9\" (not found",
-                () -> f.devices.getDevice(GetDeviceRequest.newBuilder().setDevice("cpu:9").build()));
-        assertEquals("cpu:0", f.devices.getDevice(GetDeviceRequest.newBuilder().setDevice("cpu:0").build()).getId());
+                () -> f.devices.getDevice(GetDeviceRequest.newBuilder().setDevice("cpu:9").build()).getDevice());
+        assertEquals("cpu:0", f.devices.getDevice(GetDeviceRequest.newBuilder().setDevice("cpu:0").build()).getDevice().getId());
     }
 }
