@@ -2,7 +2,6 @@ package dev.arrayd.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import org.slf4j.LoggerFactory;
@@ -27,15 +26,8 @@ final class LogSetup {
         if (!format.equals("json")) {
             return;
         }
-        JsonEncoder encoder = new JsonEncoder();
+        JsonLogEncoder encoder = new JsonLogEncoder();
         encoder.setContext(ctx);
-        // one object per line with level, thread, logger, MDC (request_id) and message; no context noise
-        encoder.setWithContext(false);
-        encoder.setWithSequenceNumber(false);
-        encoder.setWithNanoseconds(false);
-        encoder.setWithArguments(false);
-        encoder.setWithMessage(false);
-        encoder.setWithFormattedMessage(true);
         encoder.start();
         ConsoleAppender<ILoggingEvent> json = new ConsoleAppender<>();
         json.setContext(ctx);

@@ -89,7 +89,8 @@ final class ServeCommand implements Callable<Integer> {
         System.out.println("arrayd listening on " + new Target(options.bind(), server.port()) + " (devices: "
                 + server.scheduler().devices() + "); Ctrl-C to stop");
         if (server.metricsPort() >= 0) {
-            System.out.println("arrayd metrics on http://" + new Target(options.bind(), server.metricsPort()) + "/metrics");
+            System.out.println("arrayd metrics on http://" + new Target(options.metricsAddress(), server.metricsPort())
+                    + "/metrics");
         }
         System.out.flush();
         stopped.await();
@@ -138,6 +139,6 @@ final class ServeCommand implements Callable<Integer> {
                 cfg.get(ArraydConfig.PORT_FILE), cfg.get(ArraydConfig.FAST_PATH_MICROS) * 1000, metrics,
                 cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis(),
                 cfg.get(ArraydConfig.CACHE_DIR), cfg.get(ArraydConfig.COMPILE_CACHE_MAX_BYTES), cfg.get(ArraydConfig.CPU_THREADS), cfg.get(ArraydConfig.CPU_NICE),
-                cfg.get(ArraydConfig.JIT_NICE));
+                cfg.get(ArraydConfig.JIT_NICE), cfg.get(ArraydConfig.METRICS_BIND));
     }
 }

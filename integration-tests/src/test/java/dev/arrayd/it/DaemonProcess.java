@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 final class DaemonProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("arrayd listening on 127\\.0\\.0\\.1:(\\d+)");
-    private static final Pattern METRICS = Pattern.compile("arrayd metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics");
+    private static final Pattern METRICS = Pattern.compile("arrayd metrics on http://[0-9.]+:(\\d+)/metrics");
 
     final Process process;
     final int port;

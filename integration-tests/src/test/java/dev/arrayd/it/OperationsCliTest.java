@@ -46,15 +46,38 @@ class OperationsCliTest {
             }
             assertTrue(metrics.contains("arrayd_client_sessions{client=\"ops-it\"} 1.0"), metrics);
             assertTrue(metrics.contains("arrayd_device_memory_used_bytes{device=\"cpu:1\"}"), metrics);
+            // the version of the jars, not a placeholder
+            String version = System.getProperty("arrayd.version");
+            assertTrue(version != null && metrics.contains("arrayd_build_info{version=\"" + version + "\"}"), metrics);
 
             // JSON log lines, and a call's lines carry its request id
-            assertTrue(d.output().lines().anyMatch(l -> l.startsWith("{") && l.contains("\"level\":\"INFO\"")
-                    && l.contains("arrayd listening")), d.output());
+            assertTrue(d.output().lines().anyMatch(l -> l.matches("\\{\"timestamp\":\"\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d"
+                    + "\\.\\d{3}Z\",\"level\":\"INFO\",\"message\":\"arrayd listening on .*\\}")), d.output());
             assertTrue(d.output().lines().anyMatch(l -> l.startsWith("{") && l.contains("\"request_id\"")
                     && l.contains("OpenSession")), d.output());
         }
         DaemonProcessTest.CliRun down = DaemonProcessTest.cli("health", "--target", "127.0.0.1:1");
         assertEquals(1, down.exit(), down.output());
+    }
+
+    @Test
+    void metricsListenOnTheirOwnAddressWhenMetricsBindIsSet() throws Exception {
+        // 127.0.0.2 is loopback on Linux, but another address than gRPC's 127.0.0.1
+        try (DaemonProcess d = new DaemonProcess("--metrics-bind", "127.0.0.2", "--metrics-port", "0");
+                HttpClient http = HttpClient.newHttpClient()) {
+            var ok = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.2:" + d.metricsPort() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, ok.statusCode());
+            assertTrue(ok.body().contains("arrayd_build_info"), ok.body());
+            assertTrue(d.output().contains("arrayd metrics on http://127.0.0.2:" + d.metricsPort() + "/metrics"), d.output());
+            var refused = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class, () -> http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + d.metricsPort() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+            assertTrue(refused instanceof java.net.ConnectException, refused.toString());
+            // gRPC stays on 127.0.0.1
+            DaemonProcessTest.CliRun health = DaemonProcessTest.cli("health", "--target", d.target());
+            assertEquals(0, health.exit(), health.output());
+        }
     }
 
     @Test

@@ -372,6 +372,11 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         return ctx.draining();
     }
 
+    /** UNAVAILABLE "arrayd is shutting down: …", what every refusal during a shutdown says. */
+    public static ArraydException shuttingDown() {
+        return SchedulerContext.shuttingDown();
+    }
+
     /**
      * Completes when every command submitted so far has finished. Meant after {@link #beginShutdown()},
      * when no command can be added any more.

@@ -163,12 +163,13 @@ public final class ArraydServer implements AutoCloseable {
         MetricsHttpServer http = null;
         if (options.metricsPort() >= 0) {
             try {
-                http = new MetricsHttpServer(new InetSocketAddress(bindAddress, options.metricsPort()), metrics.registry());
+                InetAddress metricsAddress = options.metricsBind().isEmpty() ? bindAddress : resolve(options.metricsBind(), "--metrics-bind");
+                http = new MetricsHttpServer(new InetSocketAddress(metricsAddress, options.metricsPort()), metrics.registry());
             } catch (IOException e) {
                 server.shutdownNow();
                 closeScheduler();
                 throw new IllegalStateException("metrics-port " + options.metricsPort() + ": cannot listen on "
-                        + options.bind() + ":" + options.metricsPort() + " (" + e.getMessage() + "; choose another port "
+                        + options.metricsAddress() + ":" + options.metricsPort() + " (" + e.getMessage() + "; choose another port "
                         + "with --metrics-port, or -1 for no metrics endpoint)", e);
             }
         }
@@ -177,7 +178,7 @@ public final class ArraydServer implements AutoCloseable {
         log.info("arrayd listening on {}:{} with devices {}{}", options.bind(), port(),
                 scheduler.devices(), options.allowNativeSource() ? " (native kernel source allowed)" : "");
         if (metricsHttp != null) {
-            log.info("metrics on http://{}:{}/metrics", options.bind(), metricsHttp.port());
+            log.info("metrics on http://{}:{}/metrics", options.metricsAddress(), metricsHttp.port());
         }
         if (options.portFile() != null) {
             writePortFile();
@@ -295,8 +296,8 @@ public final class ArraydServer implements AutoCloseable {
         if (drained) {
             log.info("drained: every accepted command finished");
         } else {
-            int n = scheduler.abortPending(new ArraydException(ErrorCode.UNAVAILABLE, "arrayd shut down before this "
-                    + "command finished (the shutdown grace period of " + grace + " ms ran out)"));
+            int n = scheduler.abortPending(new ArraydException(ErrorCode.UNAVAILABLE, "arrayd is shutting down: this "
+                    + "command did not finish within the shutdown grace period of " + grace + " ms"));
             log.warn("shutdown grace period of {} ms over: failed {} unfinished commands with UNAVAILABLE", grace, n);
         }
         for (var s : java.util.List.copyOf(scheduler.sessions())) {
@@ -337,10 +338,14 @@ public final class ArraydServer implements AutoCloseable {
     }
 
     private static InetAddress resolve(String bind) {
+        return resolve(bind, "--bind");
+    }
+
+    private static InetAddress resolve(String address, String flag) {
         try {
-            return InetAddress.getByName(bind);
+            return InetAddress.getByName(address);
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("--bind: \"" + bind + "\" (not an address of this machine)");
+            throw new IllegalArgumentException(flag + ": " + dev.arrayd.devices.api.Quote.string(address) + " (not an address of this machine)");
         }
     }
 }

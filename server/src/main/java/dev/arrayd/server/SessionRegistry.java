@@ -87,10 +87,16 @@ final class SessionRegistry {
         return lease;
     }
 
-    /** The current tenant's session with this token, renewed; NOT_FOUND otherwise. */
+    /**
+     * The current tenant's session with this token, renewed; NOT_FOUND otherwise — UNAVAILABLE while the
+     * daemon shuts down, whose end closes every session (a client caught by it learns why).
+     */
     SessionLease lease(String token) {
         SessionLease l = token == null ? null : byToken.get(token);
         if (l == null || l.closed || !l.tenantName().equals(AuthInterceptor.current().name())) {
+            if (scheduler.isShuttingDown()) {
+                throw Scheduler.shuttingDown();
+            }
             throw notFound(token);
         }
         l.renewedNanos = clock.nanoTime();

@@ -87,6 +87,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private final AtomicLong inFlight = new AtomicLong();
     private volatile Session session;
     private volatile Status terminal;      // set once: the stream ends with this error
+    private volatile Status endStatus;     // how the stream ends once drained: null = OK
     private volatile boolean halfClosed;   // the client sent onCompleted; finish after in-flight work
     private volatile boolean cancelled;    // the client went away
     private volatile boolean serverEnded;  // we ended the call (status sent): a late cancel is not the client's
@@ -203,8 +204,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             ended();
         }
         session = s;
-        // a closed session ends its stream, after the completions of what it had submitted
-        s.onClose(this::onCompleted);
+        // a closed session ends its stream, after the completions of what it had submitted: OK, or
+        // UNAVAILABLE when a shutdown closed it
+        s.onClose(this::sessionClosed);
         send(ExecuteResponse.newBuilder().setAttached(Attached.newBuilder().setSession(token)).build());
     }
 
@@ -329,7 +331,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                         && control.isEmpty()) {
                     closed = true;
                     serverEnded = true;
-                    out.onCompleted();
+                    Status end = endStatus;
+                    if (end == null) {
+                        out.onCompleted();
+                    } else {
+                        out.onError(end.asRuntimeException());
+                    }
                     ended();
                 }
             }
@@ -409,5 +416,13 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     public void onCompleted() {
         halfClosed = true;
         drain();
+    }
+
+    /** The session closed: the stream ends after its completions, with UNAVAILABLE if a shutdown closed it. */
+    private void sessionClosed() {
+        if (scheduler.isShuttingDown()) {
+            endStatus = StatusMapper.toStatus(Scheduler.shuttingDown());
+        }
+        onCompleted();
     }
 }

@@ -113,6 +113,33 @@ class SessionStreamTest {
     }
 
     @Test
+    void aShutdownEndsTheStreamAndLaterCallsOnItsSessionWithUnavailableSayingSo() throws Exception {
+        attach();
+        BufferInfo x = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        send(1, Command.newBuilder().setEvent(1).setFill(dev.arrayd.proto.v1.Fill.newBuilder().setBuffer(x.getBuffer())
+                .setValue(dev.arrayd.proto.v1.Scalar.newBuilder().setF32(1))).build());
+        assertEquals(EventState.EVENT_STATE_SUCCEEDED, completions(1).get(0).getState());
+        // what the shutdown does before it stops the gRPC server: refuse new work, close every session
+        var scheduler = f.server.scheduler();
+        scheduler.beginShutdown();
+        scheduler.closeSession(f.server.sessions().find(session).session);
+
+        Status end = ended.get(10, TimeUnit.SECONDS);
+        assertEquals(Status.Code.UNAVAILABLE, end.getCode(), end.toString());
+        assertTrue(end.getDescription().startsWith("arrayd is shutting down"), end.toString());
+        for (Runnable call : List.<Runnable>of(
+                () -> f.sessions.keepAlive(dev.arrayd.proto.v1.KeepAliveRequest.newBuilder().setSession(session).build()),
+                () -> f.sessions.closeSession(dev.arrayd.proto.v1.CloseSessionRequest.newBuilder().setSession(session).build()),
+                () -> f.buffers.describeBuffer(dev.arrayd.proto.v1.DescribeBufferRequest.newBuilder().setSession(session)
+                        .setBuffer(x.getBuffer()).build()))) {
+            Status s = Status.fromThrowable(org.junit.jupiter.api.Assertions.assertThrows(
+                    io.grpc.StatusRuntimeException.class, call::run));
+            assertEquals(Status.Code.UNAVAILABLE, s.getCode(), s.toString());
+            assertTrue(s.getDescription().startsWith("arrayd is shutting down"), s.toString());
+        }
+    }
+
+    @Test
     void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
         attach();
         BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();

@@ -20,8 +20,8 @@ public final class ArraydConfig {
 
     public static final ConfigKey<String> BIND = new ConfigKey<>("bind", "address", "127.0.0.1",
             Parsers.text(false), "an address of this machine, e.g. 127.0.0.1 or 0.0.0.0",
-            "Address the gRPC and metrics ports listen on. A non-loopback address needs authentication "
-                    + "(`auth-tokens` or `tls-client-ca`) or `insecure`.");
+            "Address the gRPC port listens on (and the metrics port, unless `metrics-bind` is set). A "
+                    + "non-loopback address needs authentication (`auth-tokens` or `tls-client-ca`) or `insecure`.");
 
     public static final ConfigKey<Integer> PORT = new ConfigKey<>("port", "int", "7700", Parsers.intIn(0, 65535),
             "an integer in 0..65535", "gRPC port; 0 = any free port (see `port-file`).");
@@ -123,9 +123,15 @@ public final class ArraydConfig {
 
     public static final ConfigKey<Integer> METRICS_PORT = new ConfigKey<>("metrics-port", "int", "7701",
             Parsers.intIn(-1, 65535), "an integer in -1..65535",
-            "HTTP port of `/metrics` (Prometheus text or OpenMetrics), on the `bind` address; 0 = any free port, "
+            "HTTP port of `/metrics` (Prometheus text or OpenMetrics), on the `metrics-bind` address; 0 = any free port, "
                     + "-1 = no metrics endpoint. When `port` is 0 and this key is not set, it is 0 too (tests, "
                     + "benchmarks).");
+
+    public static final ConfigKey<String> METRICS_BIND = new ConfigKey<>("metrics-bind", "address", "",
+            Parsers.text(true), "an address of this machine, e.g. 0.0.0.0, or empty",
+            "Address of `/metrics`; empty = the `bind` address. A sidecar keeps gRPC on 127.0.0.1 for its "
+                    + "application and opens metrics to Prometheus with `metrics-bind 0.0.0.0`. The endpoint "
+                    + "is read-only and needs no authentication (it shows client names and counts, no data).");
 
     public static final ConfigKey<Integer> METRICS_CLIENT_LIMIT = new ConfigKey<>("metrics-client-limit", "int", "20",
             Parsers.intIn(0, 1000), "an integer in 0..1000",
@@ -147,7 +153,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 
