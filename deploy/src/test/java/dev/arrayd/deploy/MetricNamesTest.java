@@ -69,6 +69,9 @@ class MetricNamesTest {
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                 .check(HealthCheckRequest.newBuilder().setService("").build());
+        // one session, so the per-client families have a series
+        dev.arrayd.proto.v1.SessionServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                .openSession(dev.arrayd.proto.v1.OpenSessionRequest.newBuilder().setClientName("metric-names").build());
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         collectGarbageAndWaitForItsNotification();
         String text;
@@ -185,6 +188,69 @@ class MetricNamesTest {
                 "arrayd_sessions", "arrayd_client_commands_total", "arrayd_compiles_total", "jvm_memory_used_bytes")) {
             assertTrue(read.contains(family), "dashboard shows " + family);
         }
+    }
+
+    /** Histogram and timer samples that belong to one documented family. */
+    static final List<String> HISTOGRAM_SUFFIXES = List.of("_bucket", "_count", "_sum", "_max");
+
+    /**
+     * docs/operations.md lists exactly what a daemon exports: every family of its tables is scraped, every
+     * scraped family is in a table or the JVM paragraph, and every label value a table lists in parentheses
+     * (e.g. the commands' kinds and outcomes) is the set the daemon exports.
+     */
+    @Test
+    void theOperationsDocListsExactlyTheExportedFamiliesAndLabelValues() throws Exception {
+        String doc = java.nio.file.Files.readString(DeployFiles.module().resolve("../docs/operations.md"));
+        String metrics = doc.substring(doc.indexOf("\n## Metrics"), doc.indexOf("\n## ", doc.indexOf("\n## Metrics") + 1));
+        Map<String, String> rows = new TreeMap<>(); // family -> labels cell
+        Matcher row = Pattern.compile("(?m)^\\| `([a-z_]+)` \\| [a-z]+ \\|\\s*([^|]*?)\\s*\\|").matcher(metrics);
+        while (row.find()) {
+            rows.put(row.group(1), row.group(2));
+        }
+        assertTrue(rows.size() > 20, "tables found: " + rows.keySet());
+        String jvm = metrics.substring(metrics.indexOf("### JVM and process"));
+        List<Pattern> jvmFamilies = new ArrayList<>();
+        Matcher named = Pattern.compile("`((?:jvm|process|system)_[a-z0-9_*]+)`").matcher(jvm);
+        while (named.find()) {
+            jvmFamilies.add(Pattern.compile(named.group(1).replace("*", "[a-z_]+")));
+        }
+        List<String> problems = new ArrayList<>();
+        Set<String> exported = new TreeSet<>();
+        for (String sample : SAMPLES.keySet()) {
+            String family = sample;
+            for (String suffix : HISTOGRAM_SUFFIXES) {
+                if (sample.endsWith(suffix) && rows.containsKey(sample.substring(0, sample.length() - suffix.length()))) {
+                    family = sample.substring(0, sample.length() - suffix.length());
+                }
+            }
+            exported.add(family);
+            String f = family;
+            boolean jvmDocumented = jvmFamilies.stream().anyMatch(p -> p.matcher(f).matches()
+                    || p.matcher(sample).matches());
+            if (!rows.containsKey(family) && !jvmDocumented) {
+                problems.add(sample + " is exported but docs/operations.md does not list it");
+            }
+        }
+        for (var e : rows.entrySet()) {
+            if (!exported.contains(e.getKey())) {
+                problems.add(e.getKey() + " is listed in docs/operations.md but not exported");
+                continue;
+            }
+            Matcher values = Pattern.compile("`([a-z_]+)` \\(([^)]*)\\)").matcher(e.getValue());
+            while (values.find()) {
+                if (values.group(2).contains("…")) {
+                    continue; // an open list, e.g. grpc_code
+                }
+                Set<String> documented = new TreeSet<>(Arrays.asList(values.group(2).split(",\\s*")));
+                String sample = SAMPLES.containsKey(e.getKey()) ? e.getKey() : e.getKey() + "_count";
+                Set<String> seen = SAMPLES.getOrDefault(sample, Map.of()).getOrDefault(values.group(1), Set.of());
+                if (!documented.equals(seen)) {
+                    problems.add(e.getKey() + " label " + values.group(1) + ": docs/operations.md lists " + documented
+                            + ", the daemon exports " + seen);
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), String.join("\n", problems));
     }
 
     @Test

@@ -104,6 +104,11 @@ final class DeviceQueue {
     private int inflight;
     @GuardedBy("this")
     private int queued;
+    // busy time: while at least one command is handed to the device (running or in its native streams)
+    @GuardedBy("this")
+    private long busyNanos;
+    @GuardedBy("this")
+    private long busySince;
     @GuardedBy("this")
     private double avgCost = INITIAL_COST_NANOS;
     @GuardedBy("this")
@@ -124,6 +129,11 @@ final class DeviceQueue {
 
     int depth() {
         return depth;
+    }
+
+    /** Time during which at least one command was handed to this device and not finished, so far. */
+    synchronized long busyNanos() {
+        return inflight > 0 ? busyNanos + (clock.getAsLong() - busySince) : busyNanos;
     }
 
     LongSupplier clock() {
@@ -261,7 +271,9 @@ final class DeviceQueue {
         Drained more = null;
         synchronized (this) {
             Flow f = c.flow;
-            inflight--;
+            if (--inflight == 0) {
+                busyNanos += clock.getAsLong() - busySince;
+            }
             f.inflight--;
             if (c.laneIndex >= 0) {
                 sharedLoad[c.laneIndex]--;
@@ -396,7 +408,9 @@ final class DeviceQueue {
 
     private void admit(Command c, Flow f) {
         Flow.Share g = f.share;
-        inflight++;
+        if (inflight++ == 0) {
+            busySince = clock.getAsLong();
+        }
         f.inflight++;
         c.flow = f;
         // The device's running average, not the kernel's KernelCost: that one is a decaying maximum (right

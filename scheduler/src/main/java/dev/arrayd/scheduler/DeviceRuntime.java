@@ -123,6 +123,15 @@ public final class DeviceRuntime {
         return evictions;
     }
 
+    /**
+     * Nanoseconds during which this device had work: at least one command handed to it (running, or
+     * waiting in its native streams) and not finished. Grows by at most the time passed, whatever the
+     * number of streams.
+     */
+    public long busyNanos() {
+        return queue.busyNanos();
+    }
+
     /** Expected device time of the launches queued or running here (from their kernels' history). */
     public long backlogNanos() {
         return backlogNanos.get();

@@ -142,5 +142,16 @@ class ConfigTest {
             String dflt = k.defaultText().isEmpty() ? "(none)" : "`" + k.defaultText() + "`";
             assertTrue(text.contains(dflt), "docs/configuration.md does not give the default of " + k.name());
         }
+        // and no row for a key that does not exist
+        java.util.Set<String> keys = new java.util.TreeSet<>();
+        ArraydConfig.ALL.forEach(k -> keys.add(k.name()));
+        var row = java.util.regex.Pattern.compile("(?m)^\\| `([a-z0-9-]+)` \\| `ARRAYD_").matcher(text);
+        int rows = 0;
+        while (row.find()) {
+            rows++;
+            assertTrue(keys.contains(row.group(1)), "docs/configuration.md documents a key that does not exist: "
+                    + row.group(1));
+        }
+        assertEquals(keys.size(), rows, "rows of the keys table");
     }
 }

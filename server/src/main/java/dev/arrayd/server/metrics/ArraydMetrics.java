@@ -142,6 +142,14 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
             io.micrometer.core.instrument.FunctionCounter.builder("arrayd.pool.evictions", d, DeviceRuntime::evictions)
                     .tag("device", id).description("Replicas dropped to make room (written back to the host first when "
                             + "they held the only current copy)").register(registry);
+            io.micrometer.core.instrument.FunctionCounter.builder("arrayd.device.busy", d, x -> x.busyNanos() / 1e9)
+                    .baseUnit("seconds").tag("device", id)
+                    .description("Time the device had work: at least one command handed to it and not finished "
+                            + "(rate() of it is the busy fraction)").register(registry);
+            BusyWindow window = new BusyWindow(d::busyNanos, System::nanoTime);
+            Gauge.builder("arrayd.device.utilization", window, BusyWindow::fraction).baseUnit("ratio").tag("device", id)
+                    .description("Fraction of the last 5 to 10 s (or of the time since the previous scrape, when "
+                            + "longer) the device had work").register(registry);
             Gauge.builder("arrayd.device.backlog", d, x -> x.backlogNanos() / 1e9).baseUnit("seconds").tag("device", id)
                     .description("Expected device time of the launches queued or running here (placement's queued work)")
                     .register(registry);
@@ -218,8 +226,8 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
 
     private Counter compiles(String backend, boolean succeeded) {
         return Counter.builder("arrayd.compiles").tag("backend", backend).tag("outcome", succeeded ? "succeeded" : "failed")
-                .description("Kernel module compilations, one per module and backend (no compile cache yet: every "
-                        + "compile is a build)").register(registry);
+                .description("Kernel module compilations, one per module and backend (whether the backend's compile "
+                        + "cache had it or built it)").register(registry);
     }
 
     private Timer compileTimer(String backend) {
