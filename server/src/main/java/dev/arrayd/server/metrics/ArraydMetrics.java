@@ -42,6 +42,13 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
     static final Duration[] LATENCY_BUCKETS = durations(0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
             0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
 
+    /**
+     * Buckets of {@code grpc_server_handling_seconds}, 100 µs to 10 s: coarser than the latency families',
+     * because it has a series per bucket for every method called (docs/operations.md, "Series budget").
+     */
+    public static final Duration[] GRPC_BUCKETS = durations(0.0001, 0.00025, 0.001, 0.0025, 0.01, 0.025, 0.1, 0.25, 1,
+            10);
+
     /** The direction label of each transfer kind, indexed by {@link #direction(CommandKind)}. */
     static final List<String> DIRECTIONS = List.of("host_to_device", "device_to_host", "device_to_device");
 

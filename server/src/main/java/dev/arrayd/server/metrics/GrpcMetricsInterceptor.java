@@ -56,7 +56,7 @@ public final class GrpcMetricsInterceptor implements ServerInterceptor {
                     "grpc_type", type).description("RPCs started on the server").register(registry);
             handling = Timer.builder("grpc.server.handling").tags("grpc_service", service, "grpc_method", method,
                     "grpc_type", type).description("Time from the start of an RPC to its status")
-                    .serviceLevelObjectives(ArraydMetrics.LATENCY_BUCKETS).register(registry);
+                    .serviceLevelObjectives(ArraydMetrics.GRPC_BUCKETS).register(registry);
         }
 
         void done(Status.Code code, long nanos) {
