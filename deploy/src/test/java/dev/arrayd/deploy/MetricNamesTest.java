@@ -64,7 +64,7 @@ class MetricNamesTest {
     @BeforeAll
     static void scrape() throws Exception {
         server = ArraydServer.start(ServerOptions.defaults().withPort(0).withCpuMemoryBytes(64L << 20)
-                .withShutdownGraceMillis(0));
+                .withShutdownGraceMillis(0).withMetricsKernelLimit(4)); // the opt-in families too
         // one gRPC call, so the grpc_server_* families have series; one collection, so the GC pause has one
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)

@@ -514,7 +514,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
         long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
         CommandKind kind = CommandKind.of(op);
-        session.observer.commandFinished(kind, stream.device(), sk, outcome, wait, deviceNanos,
-                kind.isTransfer() ? items : 0);
+        session.observer.commandFinished(kind, kernel == null ? null : kernel.name(), stream.device(), sk, outcome, wait,
+                deviceNanos, kind.isTransfer() ? items : 0);
     }
 }

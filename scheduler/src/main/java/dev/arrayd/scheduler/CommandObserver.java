@@ -8,15 +8,16 @@ package dev.arrayd.scheduler;
 @FunctionalInterface
 public interface CommandObserver {
 
-    CommandObserver NONE = (kind, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {};
+    CommandObserver NONE = (kind, kernel, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {};
 
     /**
+     * @param kernel      a launch's kernel (its entry point's name); null for other kinds
      * @param stream      the kind of stream it ran on
      * @param waitNanos   from submission to the start of its device work: dependencies and queueing
      *                    (end-to-end time minus device time)
      * @param deviceNanos device execution time; 0 unless it succeeded
      * @param bytes       bytes moved by a transfer (upload, download, copy); 0 for other kinds
      */
-    void commandFinished(CommandKind kind, DeviceRuntime device, StreamKind stream, CommandOutcome outcome,
+    void commandFinished(CommandKind kind, String kernel, DeviceRuntime device, StreamKind stream, CommandOutcome outcome,
             long waitNanos, long deviceNanos, long bytes);
 }

@@ -97,7 +97,7 @@ public final class ArraydServer implements AutoCloseable {
         SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource())
                 .withFastPathNanos(options.fastPathNanos());
         this.metrics = new ArraydMetrics(backends.devices().stream().map(d -> d.id().toString()).toList(),
-                options.metricsClientLimit(), version());
+                options.metricsClientLimit(), options.metricsKernelLimit(), version());
         metrics.registerBackends(backends.compilers().keySet());
         Scheduler sch = null;
         try {

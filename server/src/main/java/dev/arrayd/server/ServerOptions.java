@@ -28,13 +28,14 @@ import java.nio.file.Path;
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
  * @param jitNice           nice value added to the JVM's JIT compiler threads (default 10; 0 = unchanged)
  * @param metricsBind       address of /metrics; empty (the default) = the {@code bind} address
+ * @param metricsKernelLimit kernel names with their own {@code kernel} label; 0 (the default) = no kernel label
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
-        int jitNice, String metricsBind) {
+        int jitNice, String metricsBind, int metricsKernelLimit) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -52,7 +53,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                DEFAULT_JIT_NICE, "");
+                DEFAULT_JIT_NICE, "", 0);
     }
 
     /**
@@ -61,11 +62,15 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withMetricsBind(String b) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, b);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, b, metricsKernelLimit);
+    }
+
+    public ServerOptions withMetricsKernelLimit(int n) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, n);
     }
 
     /** Where /metrics listens: {@code metricsBind}, or the gRPC {@code bind} address when that is empty. */
@@ -74,50 +79,50 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withCacheDir(Path dir) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withCompileCacheMaxBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withCpuThreads(int threads) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withCpuNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice, metricsBind, metricsKernelLimit);
     }
 
     public ServerOptions withJitNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice, metricsBind);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice, metricsBind, metricsKernelLimit);
     }
 }

@@ -133,6 +133,12 @@ public final class ArraydConfig {
                     + "application and opens metrics to Prometheus with `metrics-bind 0.0.0.0`. The endpoint "
                     + "is read-only and needs no authentication (it shows client names and counts, no data).");
 
+    public static final ConfigKey<Integer> METRICS_KERNEL_LIMIT = new ConfigKey<>("metrics-kernel-limit", "int", "0",
+            Parsers.intIn(0, 1000), "an integer in 0..1000",
+            "Opt-in `kernel` label: the first N distinct kernel names get their own series of "
+                    + "`arrayd_kernel_launches_total` and `arrayd_kernel_device_seconds_total` (two each), later "
+                    + "names count as `other`; 0 = no kernel label.");
+
     public static final ConfigKey<Integer> METRICS_CLIENT_LIMIT = new ConfigKey<>("metrics-client-limit", "int", "20",
             Parsers.intIn(0, 1000), "an integer in 0..1000",
             "Distinct client names that get their own `client` label in per-client metrics; later names are "
@@ -153,7 +159,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

@@ -54,6 +54,7 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final ClientLabels clients;
+    private final KernelLabels kernels; // null: no kernel label (metrics-kernel-limit 0)
     private final Counter[][] commands = new Counter[CommandKind.values().length][CommandOutcome.values().length];
     private final Timer[] queueWait;
     private final Timer[] compute;
@@ -62,8 +63,9 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
     private final JvmGcMetrics gc = new JvmGcMetrics();
 
     /** @param deviceIds the scheduler's devices in its order (their {@link DeviceRuntime#index()}) */
-    public ArraydMetrics(List<String> deviceIds, int clientLabelLimit, String version) {
+    public ArraydMetrics(List<String> deviceIds, int clientLabelLimit, int kernelLabelLimit, String version) {
         this.clients = new ClientLabels(registry, clientLabelLimit);
+        this.kernels = kernelLabelLimit > 0 ? new KernelLabels(registry, kernelLabelLimit) : null;
         for (CommandKind k : CommandKind.values()) {
             for (CommandOutcome o : CommandOutcome.values()) {
                 commands[k.ordinal()][o.ordinal()] = Counter.builder("arrayd.commands").tag("kind", k.label())
@@ -194,8 +196,12 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
         ClientMeters client = clients.meters(session.clientName());
         client.sessionsOpened.increment();
         client.sessionsOpen.incrementAndGet();
-        return (kind, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {
+        KernelLabels byKernel = kernels;
+        return (kind, kernel, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {
             commands[kind.ordinal()][outcome.ordinal()].increment();
+            if (byKernel != null && kernel != null) {
+                byKernel.meters(kernel).record(outcome == CommandOutcome.SUCCEEDED, deviceNanos);
+            }
             client.commands.increment();
             if (outcome != CommandOutcome.SUCCEEDED) {
                 client.commandFailures.increment();

@@ -5,8 +5,8 @@ import java.util.Collection;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Bounded cardinality for the {@code client} label. There are no tenants yet, so the session's
- * client name stands in for one: the first {@code limit} distinct names get their own label value,
+ * Bounded cardinality for the {@code client} label: the session's client name (not its tenant, which is
+ * no label). The first {@code limit} distinct names get their own label value,
  * every later name is counted as {@code "other"}. Names are cut to 64 characters; an empty name is
  * {@code "unnamed"}. Looked up once per session, never per command.
  */
