@@ -138,7 +138,8 @@ public final class ArraydServer implements AutoCloseable {
                 .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
                 .intercept(new RequestIdInterceptor())
                 .intercept(new GrpcMetricsInterceptor(metrics.registry()))
-                .intercept(StatusText.interceptor()) // outermost: bounds every status, whoever made it
+                .intercept(StatusText.interceptor()) // bounds every status, whoever made it
+                .intercept(ErrorDetails.interceptor()) // outermost: details of the bounded final status
                 .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends.statuses()).bindService()))
                 .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
                 .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
