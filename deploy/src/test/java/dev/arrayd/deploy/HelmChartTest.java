@@ -1,89 +1,222 @@
 package dev.arrayd.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.server.config.ArraydConfig;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
-import java.util.ArrayList;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * deploy/helm/arrayd rendered by {@link MiniHelm} (helm cannot be installed here) with its defaults and
- * with overrides: every result parses into typed objects and agrees with the server.
+ * deploy/helm rendered by Helm itself ({@link Charts}): the arrayd chart standalone and with its options,
+ * the example application with arrayd as a sidecar through the chart's named templates. Every object
+ * parses into Kubernetes' typed model (unknown fields fail) and agrees with the server's real settings.
  */
 class HelmChartTest {
 
-    private static List<HasMetadata> render(Map<String, Object> overrides) {
-        List<HasMetadata> out = new ArrayList<>();
-        for (MiniHelm.Rendered r : MiniHelm.render(DeployFiles.chart(), "demo", "apps", overrides)) {
-            out.addAll(Kube.parse("templates/" + r.template(), r.text()));
-        }
-        return out;
+    static List<HasMetadata> standalone(Map<String, ?> sets) {
+        return Charts.render("arrayd", sets);
+    }
+
+    static Deployment deployment(List<HasMetadata> resources) {
+        return Kube.one(resources, Deployment.class);
+    }
+
+    static Container arrayd(Deployment d) {
+        return d.getSpec().getTemplate().getSpec().getContainers().stream().filter(c -> c.getName().equals("arrayd"))
+                .findFirst().orElseThrow();
     }
 
     @Test
-    void defaultsAgreeWithTheServer() throws Exception {
-        List<HasMetadata> resources = render(Map.of());
-        SidecarChecks.Result r = SidecarChecks.check("chart defaults", resources);
+    void bothChartsLintCleanUnderStrictRules() {
+        for (String chart : List.of("arrayd", "example-app")) {
+            var lint = Charts.lint(chart);
+            assertFalse(lint.isFailed(), chart + ": " + lint.getMessages());
+            assertTrue(lint.getMessages().stream().noneMatch(m -> m.contains("[WARNING]") || m.contains("[ERROR]")),
+                    chart + ": " + lint.getMessages());
+        }
+    }
+
+    @Test
+    void standaloneDefaultsAgreeWithTheServer() throws Exception {
+        List<HasMetadata> resources = standalone(Map.of());
+        SidecarChecks.Result r = SidecarChecks.check("chart standalone", resources, SidecarChecks.Role.STANDALONE);
         ServerContract.assertHealthServicesServe(r.config().get(ArraydConfig.DEVICES), r.probeServices());
-        // the config file carries the settings, and each one is what values.yaml says
         assertEquals("cpu", r.config().get(ArraydConfig.DEVICES));
         assertEquals(1L << 30, r.config().get(ArraydConfig.CPU_MEMORY));
         assertEquals(java.time.Duration.ofSeconds(25), r.config().get(ArraydConfig.SHUTDOWN_GRACE));
         assertEquals("json", r.config().get(ArraydConfig.LOG_FORMAT));
         assertEquals(false, r.config().get(ArraydConfig.ALLOW_NATIVE_SOURCE));
-        assertEquals(1, Kube.ofKind(resources, ServiceMonitor.class).size());
+        assertEquals(true, r.config().get(ArraydConfig.INSECURE), "no authentication configured");
+        Deployment d = deployment(resources);
+        assertEquals("arrayd:" + DeployFiles.version(), arrayd(d).getImage(),
+                "image tag defaults to the chart's appVersion, the project version");
+        assertEquals("demo-arrayd", d.getMetadata().getName());
+        // no ServiceMonitor: `helm template` knows no Prometheus Operator CRD
+        assertTrue(Kube.ofKind(resources, ServiceMonitor.class).isEmpty());
+        assertTrue(Kube.ofKind(resources, PodMonitor.class).isEmpty());
+        PodDisruptionBudget pdb = Kube.one(resources, PodDisruptionBudget.class);
+        assertEquals(d.getSpec().getSelector().getMatchLabels(), pdb.getSpec().getSelector().getMatchLabels());
+        assertEquals(1, pdb.getSpec().getMaxUnavailable().getIntVal());
         assertEquals(1, Kube.ofKind(resources, NetworkPolicy.class).size());
-        ServiceMonitor sm = Kube.one(resources, ServiceMonitor.class);
-        assertEquals("prometheus", sm.getMetadata().getLabels().get("release"));
-        Deployment d = Kube.one(resources, Deployment.class);
-        assertEquals("arrayd:" + DeployFiles.version(), d.getSpec().getTemplate().getSpec().getInitContainers()
-                .getFirst().getImage(), "image tag defaults to the chart's appVersion, the project version");
+        // helm test: `arrayd health` against the Service's gRPC port (a hook: rendered from the copy that shows hooks)
+        assertTrue(Kube.ofKind(resources, Pod.class).isEmpty(), "the test pod is a hook, not a release object");
+        Pod test = Kube.one(Charts.render(Charts.WITH_HOOKS, Map.of()), Pod.class);
+        assertEquals("test", test.getMetadata().getAnnotations().get(Charts.HOOK_ANNOTATION_RENAMED));
+        Service svc = Kube.one(resources, Service.class);
+        assertEquals(List.of("health", "--target", svc.getMetadata().getName() + ":7700"),
+                test.getSpec().getContainers().getFirst().getArgs());
+        assertTrue(d.getSpec().getTemplate().getMetadata().getAnnotations().containsKey("checksum/arrayd-config"));
     }
 
     @Test
-    void overridesReachTheServerSettings() throws Exception {
-        List<HasMetadata> resources = render(Map.of(
-                "arrayd", Map.of("devices", "cpu:2", "cpuMemory", "512MiB", "shutdownGrace", "40s",
-                        "terminationGracePeriodSeconds", 45, "grpcPort", 9700, "metricsPort", 9701),
-                "resources", Map.of("requests", Map.of("cpu", "2", "memory", "2Gi"), "limits", Map.of("memory", "2Gi")),
-                "probes", Map.of("service", "arrayd.device.cpu:1"),
-                "metrics", Map.of("serviceMonitor", Map.of("enabled", false)),
-                "networkPolicy", Map.of("enabled", false),
-                "image", Map.of("tag", "1.2.3")));
-        SidecarChecks.Result r = SidecarChecks.check("chart overrides", resources);
+    void theConfigChecksumChangesWithTheConfig() {
+        String before = deployment(standalone(Map.of())).getSpec().getTemplate().getMetadata().getAnnotations()
+                .get("checksum/arrayd-config");
+        String after = deployment(standalone(Map.of("arrayd.devices", "cpu:2"))).getSpec().getTemplate().getMetadata()
+                .getAnnotations().get("checksum/arrayd-config");
+        assertNotEquals(before, after, "a config change restarts the pods");
+    }
+
+    @Test
+    void overridesReachTheServerSettingsAndThePod() throws Exception {
+        Map<String, Object> sets = new LinkedHashMap<>();
+        sets.put("arrayd.devices", "cpu:2");
+        sets.put("arrayd.cpuMemory", "512MiB");
+        sets.put("arrayd.shutdownGrace", "40s");
+        sets.put("arrayd.terminationGracePeriodSeconds", "45");
+        sets.put("arrayd.grpcPort", "9700");
+        sets.put("arrayd.metricsPort", "9701");
+        sets.put("arrayd.metricsBind", "0.0.0.0");
+        sets.put("arrayd.metricsKernelLimit", "8");
+        sets.put("arrayd.extraConfig.tenant-quotas", "memory=1GiB streams=8");
+        sets.put("probes.service", "arrayd.device.cpu:1");
+        sets.put("image.tag", "1.2.3");
+        sets.put("imagePullSecrets[0].name", "registry");
+        sets.put("nodeSelector.gpu", "none");
+        sets.put("tolerations[0].key", "dedicated");
+        sets.put("tolerations[0].operator", "Exists");
+        sets.put("replicas", "3");
+        List<HasMetadata> resources = standalone(sets);
+        SidecarChecks.Result r = SidecarChecks.check("chart overrides", resources, SidecarChecks.Role.STANDALONE);
         assertEquals(9700, r.config().get(ArraydConfig.PORT));
         assertEquals(9701, r.config().get(ArraydConfig.METRICS_PORT));
+        assertEquals("0.0.0.0", r.config().get(ArraydConfig.METRICS_BIND));
+        assertEquals(8, r.config().get(ArraydConfig.METRICS_KERNEL_LIMIT));
         assertEquals("cpu:2", r.config().get(ArraydConfig.DEVICES));
         assertEquals(List.of("arrayd.device.cpu:1", "arrayd.device.cpu:1", "arrayd.device.cpu:1"), r.probeServices());
-        // a per-device service name must be one the daemon really registers
         ServerContract.assertHealthServicesServe("cpu:2", r.probeServices());
-        assertTrue(Kube.ofKind(resources, ServiceMonitor.class).isEmpty());
-        assertTrue(Kube.ofKind(resources, NetworkPolicy.class).isEmpty());
-        Deployment d = Kube.one(resources, Deployment.class);
-        assertEquals("arrayd:1.2.3", d.getSpec().getTemplate().getSpec().getInitContainers().getFirst().getImage());
-        assertEquals(new Quantity("2Gi"), d.getSpec().getTemplate().getSpec().getInitContainers().getFirst()
-                .getResources().getLimits().get("memory"));
+        Deployment d = deployment(resources);
+        var pod = d.getSpec().getTemplate().getSpec();
+        assertEquals("arrayd:1.2.3", arrayd(d).getImage());
+        assertEquals(3, d.getSpec().getReplicas());
+        assertEquals("registry", pod.getImagePullSecrets().getFirst().getName());
+        assertEquals(Map.of("gpu", "none"), pod.getNodeSelector());
+        assertEquals("dedicated", pod.getTolerations().getFirst().getKey());
+        assertEquals(new Quantity("2Gi"), arrayd(d).getResources().getLimits().get("memory"));
     }
 
     @Test
-    void chartVersionsAndConfigMap() {
-        Map<String, Object> chart = MiniHelm.readYaml(DeployFiles.chart().resolve("Chart.yaml"));
+    void tokensAndCertificatesComeFromSecretsAndTurnInsecureOff() throws Exception {
+        List<HasMetadata> resources = standalone(Map.of("auth.existingSecret", "arrayd-tokens",
+                "tls.secretName", "arrayd-tls", "tls.clientCaKey", "ca.crt"));
+        SidecarChecks.Result r = SidecarChecks.check("chart auth+tls", resources, SidecarChecks.Role.STANDALONE);
+        assertEquals(Path.of("/etc/arrayd/auth/tokens"), r.config().get(ArraydConfig.AUTH_TOKENS));
+        assertEquals(Path.of("/etc/arrayd/tls/tls.crt"), r.config().get(ArraydConfig.TLS_CERT));
+        assertEquals(Path.of("/etc/arrayd/tls/tls.key"), r.config().get(ArraydConfig.TLS_KEY));
+        assertEquals(Path.of("/etc/arrayd/tls/ca.crt"), r.config().get(ArraydConfig.TLS_CLIENT_CA));
+        assertEquals(false, r.config().get(ArraydConfig.INSECURE));
+        var volumes = deployment(resources).getSpec().getTemplate().getSpec().getVolumes();
+        assertTrue(volumes.stream().anyMatch(v -> v.getSecret() != null
+                && v.getSecret().getSecretName().equals("arrayd-tokens")));
+        assertTrue(volumes.stream().anyMatch(v -> v.getSecret() != null
+                && v.getSecret().getSecretName().equals("arrayd-tls")));
+        Pod test = Kube.one(Charts.render(Charts.WITH_HOOKS, Map.of("tls.secretName", "arrayd-tls")), Pod.class);
+        assertTrue(test.getSpec().getContainers().getFirst().getArgs().containsAll(List.of("--tls-ca",
+                "/etc/arrayd/tls/ca.crt")), "helm test trusts the CA");
+    }
+
+    @Test
+    void monitorsOnlyWithTheirCrdOrWhenAskedToSkipTheCheck() {
+        List<HasMetadata> resources = standalone(Map.of("metrics.serviceMonitor.skipCapabilityCheck", "true",
+                "metrics.serviceMonitor.labels.release", "prometheus", "metrics.podMonitor.enabled", "true",
+                "metrics.podMonitor.skipCapabilityCheck", "true"));
+        SidecarChecks.check("chart monitors", resources, SidecarChecks.Role.STANDALONE);
+        ServiceMonitor sm = Kube.one(resources, ServiceMonitor.class);
+        assertEquals("prometheus", sm.getMetadata().getLabels().get("release"));
+        PodMonitor pm = Kube.one(resources, PodMonitor.class);
+        assertEquals(deployment(resources).getSpec().getSelector().getMatchLabels(), pm.getSpec().getSelector()
+                .getMatchLabels());
+        assertEquals("metrics", pm.getSpec().getPodMetricsEndpoints().getFirst().getPort());
+        // and the notes say why there is none where the CRD is missing
+        String out = Charts.template("arrayd", Map.of());
+        assertFalse(out.contains("kind: ServiceMonitor"));
+    }
+
+    @Test
+    void theValuesSchemaRefusesBadValues() {
+        for (Map<String, String> bad : List.of(Map.of("mode", "daemonset"), Map.of("arrayd.logFormat", "xml"),
+                Map.of("arrayd.grpcPort", "70000"), Map.of("arrayd.devicez", "cpu"))) {
+            var e = assertThrows(RuntimeException.class, () -> Charts.template("arrayd", bad));
+            assertTrue(e.getMessage().contains("schema"), bad + ": " + e.getMessage());
+        }
+    }
+
+    @Test
+    void theExampleApplicationRunsArraydAsASidecarThroughTheNamedTemplates() throws Exception {
+        List<HasMetadata> resources = Charts.render("example-app", Map.of());
+        SidecarChecks.Result r = SidecarChecks.check("example-app chart", resources, SidecarChecks.Role.SIDECAR);
+        ServerContract.assertHealthServicesServe(r.config().get(ArraydConfig.DEVICES), r.probeServices());
+        Deployment d = deployment(resources);
+        assertEquals("demo-example-app", d.getMetadata().getName());
+        assertEquals("arrayd:" + DeployFiles.version(), d.getSpec().getTemplate().getSpec().getInitContainers()
+                .getFirst().getImage());
+        assertTrue(d.getSpec().getTemplate().getMetadata().getAnnotations().containsKey("checksum/arrayd-config"));
+        // sidecar mode: no Deployment, PDB or test of the daemon's own
+        assertEquals(1, Kube.ofKind(resources, Deployment.class).size());
+        assertTrue(Kube.ofKind(resources, PodDisruptionBudget.class).isEmpty());
+        assertTrue(Kube.ofKind(resources, Pod.class).isEmpty());
+        assertEquals(1, Kube.ofKind(resources, ConfigMap.class).size());
+    }
+
+    @Test
+    void chartVersionsAndConfigKeys() {
+        Map<String, Object> chart = new com.fasterxml.jackson.databind.ObjectMapper(
+                new com.fasterxml.jackson.dataformat.yaml.YAMLFactory()).convertValue(readYaml("arrayd/Chart.yaml"),
+                Map.class);
         assertEquals("v2", chart.get("apiVersion"));
         assertEquals(DeployFiles.version(), chart.get("appVersion"), "appVersion follows the project version");
-        ConfigMap cm = Kube.one(render(Map.of()), ConfigMap.class);
-        // every line is `key = value` with a real key (ConfigResolver refuses unknown keys, SidecarChecks ran it)
+        ConfigMap cm = Kube.one(standalone(Map.of("arrayd.metricsBind", "127.0.0.2")), ConfigMap.class);
+        // every line is `key = value` with a real key (ConfigResolver refuses unknown keys; SidecarChecks ran it)
         for (String line : cm.getData().get("arrayd.conf").lines().toList()) {
             assertTrue(line.isBlank() || line.startsWith("#") || ServerContract.keysByName()
                     .containsKey(line.substring(0, line.indexOf('=')).strip()), line);
+        }
+    }
+
+    private static Object readYaml(String file) {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+                    .readValue(DeployFiles.chart().resolve("..").resolve(file).toFile(), Object.class);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 }

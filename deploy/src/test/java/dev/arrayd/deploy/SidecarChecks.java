@@ -38,8 +38,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What every deployment of arrayd as a sidecar must get right, checked on parsed model objects (the
- * plain manifests and the rendered chart alike) against the server's real settings.
+ * What every deployment of arrayd must get right, as a sidecar of an application's pods or in pods of its
+ * own, checked on parsed model objects (the plain manifests and the rendered charts alike) against the
+ * server's real settings.
  */
 final class SidecarChecks {
 
@@ -53,20 +54,34 @@ final class SidecarChecks {
     /** What the checks found, for the live health check. */
     record Result(ResolvedConfig config, List<String> probeServices) {}
 
+    /** How the daemon runs: beside an application (a native sidecar) or in pods of its own behind a Service. */
+    enum Role { SIDECAR, STANDALONE }
+
     private SidecarChecks() {}
 
     static Result check(String where, List<HasMetadata> resources) {
+        return check(where, resources, Role.SIDECAR);
+    }
+
+    static Result check(String where, List<HasMetadata> resources, Role role) {
         Deployment deployment = Kube.one(resources, Deployment.class);
         PodSpec pod = deployment.getSpec().getTemplate().getSpec();
         Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
         assertSubset(deployment.getSpec().getSelector().getMatchLabels(), podLabels, where + ": Deployment selector");
 
-        // a native sidecar: an init container that keeps running
-        List<Container> sidecars = pod.getInitContainers().stream().filter(c -> c.getName().equals("arrayd")).toList();
-        assertEquals(1, sidecars.size(), where + ": one init container named arrayd");
-        Container arrayd = sidecars.getFirst();
-        assertEquals("Always", arrayd.getRestartPolicy(), where + ": arrayd is a native sidecar (restartPolicy: Always)");
-        assertFalse(pod.getContainers().isEmpty(), where + ": the application container");
+        Container arrayd;
+        if (role == Role.SIDECAR) {
+            // a native sidecar: an init container that keeps running
+            List<Container> sidecars = pod.getInitContainers().stream().filter(c -> c.getName().equals("arrayd")).toList();
+            assertEquals(1, sidecars.size(), where + ": one init container named arrayd");
+            arrayd = sidecars.getFirst();
+            assertEquals("Always", arrayd.getRestartPolicy(), where + ": arrayd is a native sidecar (restartPolicy: Always)");
+            assertFalse(pod.getContainers().isEmpty(), where + ": the application container");
+        } else {
+            List<Container> mains = pod.getContainers().stream().filter(c -> c.getName().equals("arrayd")).toList();
+            assertEquals(1, mains.size(), where + ": one container named arrayd");
+            arrayd = mains.getFirst();
+        }
 
         // the settings, resolved by the server's own resolver
         Map<String, String> env = new LinkedHashMap<>();
@@ -90,8 +105,18 @@ final class SidecarChecks {
         }
         // the kubelet's gRPC probes and Prometheus connect to the pod IP, not to loopback
         assertFalse(loopback, where + ": bind " + bind + " is loopback: probes and scrapes come to the pod IP");
-        assertTrue(cfg.get(ArraydConfig.INSECURE), where + ": a non-loopback bind needs insecure=true "
-                + "(arrayd serve exits 2 otherwise)");
+        boolean authenticated = cfg.get(ArraydConfig.AUTH_TOKENS) != null || cfg.get(ArraydConfig.TLS_CLIENT_CA) != null;
+        assertTrue(authenticated || cfg.get(ArraydConfig.INSECURE), where + ": a non-loopback bind without "
+                + "authentication needs insecure=true (arrayd serve exits 2 otherwise)");
+        assertFalse(authenticated && cfg.get(ArraydConfig.INSECURE), where + ": insecure=true although calls are "
+                + "authenticated");
+        for (var key : List.of(ArraydConfig.AUTH_TOKENS, ArraydConfig.TLS_CERT, ArraydConfig.TLS_KEY,
+                ArraydConfig.TLS_CLIENT_CA)) {
+            java.nio.file.Path file = cfg.get(key);
+            if (file != null) {
+                mountedFromSecret(where, key.name(), file.toString(), arrayd, pod);
+            }
+        }
         assertTrue(cfg.get(ArraydConfig.TARGET).isEmpty(), where + ": target would override bind and port");
 
         int grpcPort = cfg.get(ArraydConfig.PORT);
@@ -172,8 +197,12 @@ final class SidecarChecks {
         assertSubset(service.getSpec().getSelector(), podLabels, where + ": Service selector");
         ServicePort metricsServicePort = service.getSpec().getPorts().stream()
                 .filter(p -> targets(p.getTargetPort(), ports, metricsPort)).findFirst().orElseThrow();
-        assertFalse(service.getSpec().getPorts().stream().anyMatch(p -> targets(p.getTargetPort(), ports, grpcPort)),
-                where + ": the Service does not expose arrayd's unauthenticated gRPC port");
+        boolean grpcServed = service.getSpec().getPorts().stream().anyMatch(p -> targets(p.getTargetPort(), ports, grpcPort));
+        if (role == Role.SIDECAR) {
+            assertFalse(grpcServed, where + ": the Service does not expose a sidecar's gRPC port (the app uses loopback)");
+        } else {
+            assertTrue(grpcServed, where + ": the Service exposes the gRPC port to the clients");
+        }
         for (ServiceMonitor sm : Kube.ofKind(resources, ServiceMonitor.class)) {
             assertSubset(sm.getSpec().getSelector().getMatchLabels(), service.getMetadata().getLabels(),
                     where + ": ServiceMonitor selects the metrics Service");
@@ -190,7 +219,12 @@ final class SidecarChecks {
                 assertFalse(rule.getPorts() == null || rule.getPorts().isEmpty(),
                         where + ": a NetworkPolicy rule without ports would open arrayd's gRPC port");
                 for (NetworkPolicyPort p : rule.getPorts()) {
-                    assertFalse(targets(p.getPort(), ports, grpcPort), where + ": NetworkPolicy opens the gRPC port");
+                    if (role == Role.SIDECAR) {
+                        assertFalse(targets(p.getPort(), ports, grpcPort), where + ": NetworkPolicy opens the gRPC port");
+                    } else if (targets(p.getPort(), ports, grpcPort)) {
+                        assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(),
+                                where + ": NetworkPolicy opens the gRPC port to every source");
+                    }
                     metricsAllowed |= targets(p.getPort(), ports, metricsPort);
                 }
             }
@@ -220,6 +254,15 @@ final class SidecarChecks {
             }
         }
         throw new AssertionError(where + ": --config " + path + " is not on a mounted volume");
+    }
+
+    /** A file the daemon reads (tokens, certificates) comes from a Secret mounted read-only on its own path. */
+    private static void mountedFromSecret(String where, String key, String file, Container arrayd, PodSpec pod) {
+        VolumeMount m = arrayd.getVolumeMounts().stream().filter(v -> file.startsWith(v.getMountPath() + "/"))
+                .findFirst().orElseThrow(() -> new AssertionError(where + ": " + key + " " + file + " is on no mount"));
+        Volume v = volume(pod, m.getName(), where);
+        assertNotNull(v.getSecret(), where + ": " + key + " " + file + " comes from a Secret");
+        assertEquals(Boolean.TRUE, m.getReadOnly(), where + ": " + key + "'s mount is read-only");
     }
 
     private static Volume volume(PodSpec pod, String name, String where) {
