@@ -32,10 +32,17 @@ final class DaemonProcess implements AutoCloseable {
     private final CompletableFuture<Integer> metricsPortFound = new CompletableFuture<>();
 
     DaemonProcess(String... extraArgs) throws Exception {
+        this(java.util.Map.of(), extraArgs);
+    }
+
+    /** With these environment variables added to this JVM's. */
+    DaemonProcess(java.util.Map<String, String> env, String... extraArgs) throws Exception {
         List<String> cmd = new ArrayList<>(javaCommand("dev.arrayd.cli.Main"));
         cmd.addAll(List.of("serve", "--port", "0"));
         cmd.addAll(List.of(extraArgs));
-        process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        process = pb.start();
         pump = Thread.ofPlatform().daemon().name("daemon-output").start(this::pump);
         try {
             port = portFound.get(60, TimeUnit.SECONDS);

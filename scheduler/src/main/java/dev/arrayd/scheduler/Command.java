@@ -70,6 +70,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private final boolean fastPath;
     private final long items;
     private final long submittedNanos; // for the observer's wait time only
+    private final Object submission;   // what the session's observer keeps from the submitting call (a trace)
     final Stream stream;
     final Session session;
     final Priority priority;
@@ -186,6 +187,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
         this.fastPath = fastPath;
         this.items = items;
         this.submittedNanos = System.nanoTime();
+        this.submission = session.observer.commandSubmitted();
         stream.device().commandSubmitted(stream.kind());
     }
 
@@ -515,6 +517,6 @@ final class Command implements EventListener, CommandCallback, Runnable {
         long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
         CommandKind kind = CommandKind.of(op);
         session.observer.commandFinished(kind, kernel == null ? null : kernel.name(), stream.device(), sk, outcome, wait,
-                deviceNanos, kind.isTransfer() ? items : 0);
+                deviceNanos, kind.isTransfer() ? items : 0, submission);
     }
 }

@@ -51,6 +51,7 @@ public final class ArraydServer implements AutoCloseable {
     private final ExecutorService compileExecutor;
     private final Server server;
     private final ArraydMetrics metrics;
+    private final dev.arrayd.server.tracing.Tracing tracing;
     private final DaemonHealth health = new DaemonHealth();
     private final MetricsHttpServer metricsHttp;
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -101,7 +102,10 @@ public final class ArraydServer implements AutoCloseable {
         metrics.registerBackends(backends.compilers().keySet());
         Scheduler sch = null;
         try {
-            sch = new Scheduler(config, backends.devices(), backends.compilers(), System::nanoTime, metrics);
+            tracing = options.tracing() ? dev.arrayd.server.tracing.Tracing.fromEnvironment(version())
+                    : dev.arrayd.server.tracing.Tracing.off();
+            sch = new Scheduler(config, backends.devices(), backends.compilers(), System::nanoTime,
+                    dev.arrayd.server.tracing.TracingObserver.wrap(metrics, tracing));
         } catch (RuntimeException e) {
             backends.close();
             metrics.close();
@@ -133,6 +137,7 @@ public final class ArraydServer implements AutoCloseable {
                 .directExecutor()
                 .maxInboundMessageSize(options.maxMessageBytes())
                 // the last added runs first: metrics see the whole call, logs of the call carry its id
+                .intercept(new dev.arrayd.server.tracing.TraceContextInterceptor(tracing)) // the client's trace
                 .intercept(RequestParser.interceptor()) // a request that did not parse never reaches a handler
                 .intercept(new CallLeaseHold(sessions)) // a call in progress keeps the session it names alive
                 .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
@@ -323,6 +328,7 @@ public final class ArraydServer implements AutoCloseable {
 
     private void closeScheduler() {
         compileExecutor.shutdownNow();
+        tracing.close();
         scheduler.close(2_000);
         backends.close();
         metrics.close();

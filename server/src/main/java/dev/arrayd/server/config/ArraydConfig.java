@@ -139,6 +139,14 @@ public final class ArraydConfig {
                     + "`arrayd_kernel_launches_total` and `arrayd_kernel_device_seconds_total` (two each), later "
                     + "names count as `other`; 0 = no kernel label.");
 
+    public static final ConfigKey<Boolean> TRACING = new ConfigKey<>("tracing", "boolean", "false", Parsers.bool(),
+            "true or false",
+            "Export a span per command with OpenTelemetry (its queue wait and device time as child spans, a "
+                    + "child of the trace context the client's call carried). Exporter, endpoint, sampler and "
+                    + "resource come from the standard `OTEL_*` environment variables; arrayd's defaults: OTLP "
+                    + "over HTTP to localhost:4318, service name `arrayd`, 1% of the traces the client did not "
+                    + "sample itself (docs/operations.md, \"Tracing\").");
+
     public static final ConfigKey<Integer> METRICS_CLIENT_LIMIT = new ConfigKey<>("metrics-client-limit", "int", "20",
             Parsers.intIn(0, 1000), "an integer in 0..1000",
             "Distinct client names that get their own `client` label in per-client metrics; later names are "
@@ -159,7 +167,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

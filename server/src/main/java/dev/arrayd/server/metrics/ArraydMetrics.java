@@ -197,7 +197,7 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
         client.sessionsOpened.increment();
         client.sessionsOpen.incrementAndGet();
         KernelLabels byKernel = kernels;
-        return (kind, kernel, device, stream, outcome, waitNanos, deviceNanos, bytes) -> {
+        return (kind, kernel, device, stream, outcome, waitNanos, deviceNanos, bytes, submission) -> {
             commands[kind.ordinal()][outcome.ordinal()].increment();
             if (byKernel != null && kernel != null) {
                 byKernel.meters(kernel).record(outcome == CommandOutcome.SUCCEEDED, deviceNanos);
