@@ -29,6 +29,7 @@ class DocumentedFlagsTest {
     /** Flags of other programs that the docs show in their own command lines. */
     static final Map<String, String> FOREIGN = Map.ofEntries(
             Map.entry("--set", "helm install"),
+            Map.entry("--strict", "helm lint"),
             Map.entry("--enable-native-access", "java"),
             Map.entry("--fmad", "NVRTC (nvcc's --fmad=false)"),
             Map.entry("--rm", "docker run"),
@@ -80,6 +81,16 @@ class DocumentedFlagsTest {
         return out;
     }
 
+    static Set<String> cliFlags() {
+        Set<String> flags = new TreeSet<>();
+        String root = capture(p -> dev.arrayd.cli.Main.run("--help"));
+        flags.addAll(flagsOf(root));
+        for (String sub : subcommands(root)) {
+            flags.addAll(flagsOf(capture(p -> dev.arrayd.cli.Main.run(sub, "--help"))));
+        }
+        return flags;
+    }
+
     static Set<String> knownFlags() {
         Set<String> known = new TreeSet<>();
         String root = capture(p -> dev.arrayd.cli.Main.run("--help"));
@@ -114,5 +125,23 @@ class DocumentedFlagsTest {
             }
         }
         assertTrue(unknown.isEmpty(), "flags in the docs that no arrayd command has: " + unknown);
+        // and the other way: every flag of an arrayd command (the benchmarks' knobs are in their --help) is in the
+        // docs, as --flag or, for the daemon's settings, as a key of docs/configuration.md (each key is a flag)
+        String all = String.join("\n", docs.stream().map(p -> {
+            try {
+                return Files.readString(p);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }).toList());
+        Set<String> documented = flagsOf(all);
+        Set<String> undocumented = new TreeSet<>();
+        for (String flag : cliFlags()) {
+            if (!documented.contains(flag) && !all.contains("| `" + flag.substring(2) + "` |")
+                    && !List.of("--help", "--version").contains(flag)) {
+                undocumented.add(flag);
+            }
+        }
+        assertTrue(undocumented.isEmpty(), "arrayd flags that README.md and docs/ never mention: " + undocumented);
     }
 }
