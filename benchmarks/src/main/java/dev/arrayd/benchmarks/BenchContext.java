@@ -12,8 +12,14 @@ import java.util.Objects;
  *                 the machine's cores, which a report should say)
  * @param outDir   the results folder; exists
  * @param progress where to report progress
+ * @param unixSocket the daemon's Unix domain socket, when the benchmark started it with one (else null)
  */
-public record BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress) {
+public record BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress, Path unixSocket) {
+
+    public BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress) {
+        this(host, port, inProcess, outDir, progress, null);
+    }
+
     public BenchContext {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(outDir, "outDir");

@@ -176,25 +176,33 @@ public final class BenchMain {
             return scenario.run(new BenchContext(target.host(), target.port(), false, outDir, progress));
         }
         // no progress line while the daemon starts: its log line would land in the middle of ours
-        if (o.inProcess()) {
-            ServerOptions so = ServerOptions.defaults().withPort(0).withAllowNativeSource(true);
-            if (scenario.daemonDevices() != null) {
-                so = so.withDevices(scenario.daemonDevices());
+        // the daemon listens on a Unix domain socket too, for the scenarios that compare it with TCP
+        Path socketDir = Files.createTempDirectory("arrayd-bench-");
+        Path socket = socketDir.resolve("arrayd.sock");
+        try {
+            if (o.inProcess()) {
+                ServerOptions so = ServerOptions.defaults().withPort(0).withAllowNativeSource(true).withUds(socket);
+                if (scenario.daemonDevices() != null) {
+                    so = so.withDevices(scenario.daemonDevices());
+                }
+                try (ArraydServer server = ArraydServer.start(so)) {
+                    return scenario.run(new BenchContext("127.0.0.1", server.port(), true, outDir, progress, socket));
+                } finally {
+                    progress.clear();
+                }
             }
-            try (ArraydServer server = ArraydServer.start(so)) {
-                return scenario.run(new BenchContext("127.0.0.1", server.port(), true, outDir, progress));
+            List<String> serveArgs = new ArrayList<>(List.of("--allow-native-source", "--uds", socket.toString()));
+            if (scenario.daemonDevices() != null) {
+                serveArgs.addAll(List.of("--devices", scenario.daemonDevices()));
+            }
+            try (DaemonChild daemon = new DaemonChild(serveArgs)) {
+                return scenario.run(new BenchContext("127.0.0.1", daemon.port(), false, outDir, progress, socket));
             } finally {
                 progress.clear();
             }
-        }
-        List<String> serveArgs = new ArrayList<>(List.of("--allow-native-source"));
-        if (scenario.daemonDevices() != null) {
-            serveArgs.addAll(List.of("--devices", scenario.daemonDevices()));
-        }
-        try (DaemonChild daemon = new DaemonChild(serveArgs)) {
-            return scenario.run(new BenchContext("127.0.0.1", daemon.port(), false, outDir, progress));
         } finally {
-            progress.clear();
+            Files.deleteIfExists(socket);
+            Files.deleteIfExists(socketDir);
         }
     }
 }

@@ -8,6 +8,8 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.BufferedWriter;
@@ -32,16 +34,19 @@ import picocli.CommandLine.Spec;
  * decoding, the scheduler, the device stream's thread, the completion path.
  *
  * <p>Both run on one channel (one TCP connection, one Netty event loop, direct executors), one request
- * in flight at a time, waited for by the benchmark thread with the same {@link WaitMode}. They are
- * interleaved in rounds, alternating which goes first, so drift of the machine (frequency, neighbours,
- * JIT) lands on both alike.
+ * in flight at a time, waited for by the benchmark thread with the same {@link WaitMode}. When the
+ * benchmark started the daemon, the daemon also listens on a Unix domain socket, and a third method runs
+ * the same launch over it (a second client, channel and session). The methods are interleaved in
+ * rounds, each going first in turn, so drift of the machine (frequency, neighbours, JIT) lands on all
+ * alike.
  */
 @Command(name = "latency", sortOptions = false,
         description = {"Round trip of an empty kernel launch (session stream, client-java) versus a plain gRPC "
-                + "bidi echo on the same server stack, interleaved in rounds.",
+                + "bidi echo on the same server stack, and the same launch over the daemon's Unix domain socket "
+                + "(when the benchmark starts the daemon), interleaved in rounds.",
                 "Writes latency.csv (every sample), summary.csv and latency.png (CDF) into the results folder; "
                         + "the last line of stdout is: RESULT latency launch_us=<median> echo_us=<median> "
-                        + "ratio=<launch/echo>.",
+                        + "ratio=<launch/echo> [uds_launch_us=<median> uds_ratio=<uds/tcp launch>].",
                 "Defaults: --iterations " + LatencyScenario.DEFAULT_ITERATIONS + " samples per method, --warmup "
                         + LatencyScenario.DEFAULT_WARMUP + " per method."})
 final class LatencyScenario implements Scenario {
@@ -55,6 +60,7 @@ final class LatencyScenario implements Scenario {
 
     static final String LAUNCH = "launch";
     static final String ECHO = "echo";
+    static final String LAUNCH_UDS = "launch_uds";
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -102,90 +108,132 @@ final class LatencyScenario implements Scenario {
                 .build();
         long[][] launch = new long[rounds][];
         long[][] echo = new long[rounds][];
+        Path socket = ctx.unixSocket();
+        long[][] launchUds = socket == null ? null : new long[rounds][];
         String device;
+        // The same launch over the daemon's Unix domain socket, on a channel and session of its own.
+        ManagedChannel unixChannel = socket == null ? null : Grpc.newChannelBuilder("unix://" + socket,
+                        InsecureChannelCredentials.create())
+                .directExecutor()
+                .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES)
+                .build();
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session session = client.openSession("bench-latency").get(30, TimeUnit.SECONDS);
-             EchoRoundTrip echoes = new EchoRoundTrip(channel)) {
+             EchoRoundTrip echoes = new EchoRoundTrip(channel);
+             ArraydClient unixClient = unixChannel == null ? null : ArraydClient.builder().channel(unixChannel).build();
+             Session unixSession = unixClient == null ? null
+                     : unixClient.openSession("bench-latency-uds").get(30, TimeUnit.SECONDS)) {
             device = cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
             progress.update("latency: compiling the empty kernel for " + device);
-            KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, EMPTY_KERNEL,
-                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
-            Launch one = Launch.of(empty).global(1).device(device);
-            RoundTrip launches = () -> session.launch(one).future();
+            RoundTrip launches = emptyLaunches(session, device);
+            RoundTrip unixLaunches = unixSession == null ? null : emptyLaunches(unixSession, device);
+            List<String> names = new ArrayList<>(List.of(LAUNCH, ECHO));
+            List<RoundTrip> trips = new ArrayList<>(List.of(launches, echoes));
+            List<long[][]> samples = new ArrayList<>(List.of(launch, echo));
+            if (unixLaunches != null) {
+                names.add(LAUNCH_UDS);
+                trips.add(unixLaunches);
+                samples.add(launchUds);
+            }
 
-            // Warm-up: both paths, interleaved too, until the JIT has compiled them.
+            // Warm-up: every path, interleaved too, until the JIT has compiled them.
             for (int half = 0; half < 2; half++) {
                 int n = half == 0 ? warmup / 2 : warmup - warmup / 2;
-                progress.update("latency: warm-up " + (half + 1) + "/2 " + LAUNCH);
-                measure(launches, new long[n]);
-                progress.update("latency: warm-up " + (half + 1) + "/2 " + ECHO);
-                measure(echoes, new long[n]);
+                for (int m = 0; m < names.size(); m++) {
+                    progress.update("latency: warm-up " + (half + 1) + "/2 " + names.get(m));
+                    measure(trips.get(m), new long[n]);
+                }
             }
             for (int r = 0; r < rounds; r++) {
                 int n = iterations / rounds + (r < iterations % rounds ? 1 : 0);
-                launch[r] = new long[n];
-                echo[r] = new long[n];
-                boolean launchFirst = r % 2 == 0;
-                for (int k = 0; k < 2; k++) {
-                    boolean isLaunch = launchFirst == (k == 0);
-                    progress.update("latency: round " + (r + 1) + "/" + rounds + " " + (isLaunch ? LAUNCH : ECHO)
-                            + " x" + n);
-                    measure(isLaunch ? launches : echoes, isLaunch ? launch[r] : echo[r]);
+                for (long[][] s : samples) {
+                    s[r] = new long[n];
                 }
-                progress.line(String.format(Locale.ROOT, "latency: round %d/%d: launch median %.1f µs, echo median %.1f µs",
-                        r + 1, rounds, Summary.ofNanos(launch[r]).median(), Summary.ofNanos(echo[r]).median()));
+                // each method goes first in turn
+                for (int k = 0; k < names.size(); k++) {
+                    int m = (r + k) % names.size();
+                    progress.update("latency: round " + (r + 1) + "/" + rounds + " " + names.get(m) + " x" + n);
+                    measure(trips.get(m), samples.get(m)[r]);
+                }
+                progress.line(String.format(Locale.ROOT, "latency: round %d/%d: launch median %.1f µs, echo median %.1f µs%s",
+                        r + 1, rounds, Summary.ofNanos(launch[r]).median(), Summary.ofNanos(echo[r]).median(),
+                        launchUds == null ? "" : String.format(Locale.ROOT, ", launch over the Unix socket %.1f µs",
+                                Summary.ofNanos(launchUds[r]).median())));
             }
             progress.update("latency: closing");
+        } finally {
+            if (unixChannel != null) {
+                unixChannel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
         }
         progress.clear();
 
         long[] launchAll = concat(launch);
         long[] echoAll = concat(echo);
+        long[] udsAll = launchUds == null ? null : concat(launchUds);
         Summary l = Summary.ofNanos(launchAll);
         Summary e = Summary.ofNanos(echoAll);
+        Summary u = udsAll == null ? null : Summary.ofNanos(udsAll);
         double ratio = l.median() / e.median();
-        writeSamples(ctx.outDir().resolve("latency.csv"), launch, echo);
-        writeSummary(ctx.outDir().resolve("summary.csv"), l, e);
-        new CdfChart(String.format(Locale.ROOT, "arrayd round trip on %s: empty launch vs gRPC echo (ratio %.2f)",
-                device, ratio))
-                .add("launch (session stream)", launchAll)
-                .add("echo (DiagnosticsService.Echo)", echoAll)
-                .writePng(ctx.outDir().resolve("latency.png"));
+        writeSamples(ctx.outDir().resolve("latency.csv"), launch, echo, launchUds);
+        writeSummary(ctx.outDir().resolve("summary.csv"), l, e, u);
+        CdfChart chart = new CdfChart(String.format(Locale.ROOT,
+                "arrayd round trip on %s: empty launch vs gRPC echo (ratio %.2f)", device, ratio))
+                .add("launch (session stream, TCP loopback)", launchAll)
+                .add("echo (DiagnosticsService.Echo, TCP loopback)", echoAll);
+        if (udsAll != null) {
+            chart.add("launch (session stream, Unix socket)", udsAll);
+        }
+        chart.writePng(ctx.outDir().resolve("latency.png"));
 
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "latency: %s daemon at %s, device %s, %d rounds, %d samples per method, "
                         + "wait=%s", ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device, rounds, iterations,
                 wait.name().toLowerCase(Locale.ROOT)));
-        lines.add(String.format(Locale.ROOT, "%-8s %8s %10s %10s %10s %10s", "method", "samples", "median_us", "p90_us",
+        lines.add(String.format(Locale.ROOT, "%-10s %8s %10s %10s %10s %10s", "method", "samples", "median_us", "p90_us",
                 "p99_us", "mean_us"));
         lines.add(row(LAUNCH, l));
         lines.add(row(ECHO, e));
+        if (u != null) {
+            lines.add(row(LAUNCH_UDS, u));
+        }
         lines.add(String.format(Locale.ROOT, "ratio of medians launch/echo: %.3f", ratio));
+        if (u != null) {
+            lines.add(String.format(Locale.ROOT, "ratio of medians launch over the Unix socket / over TCP: %.3f",
+                    u.median() / l.median()));
+        }
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured, alternating in %d rounds so that drift hits both equally, after %,d warm-up \
-                round trips of each (enough for the JIT to compile both paths in the fresh daemon):
+                What is measured, alternating in %d rounds so that drift hits every method equally, after %,d warm-up \
+                round trips of each (enough for the JIT to compile every path in the fresh daemon):
 
                 - **launch:** client-java submits one launch of an empty C kernel (`global = [1]`) on the session \
                 stream (device %s) and waits for its completion future;
                 - **echo (anchor):** a raw generated stub sends one 16-byte `DiagnosticsService.Echo` message on \
-                the same channel and server stack and waits for it to come back.
+                the same channel and server stack and waits for it to come back;%s
 
-                Both wait the same way (`%s`), one request in flight at a time.
+                All wait the same way (`%s`), one request in flight at a time.
 
                 | method | samples | median µs | p90 µs | p99 µs | mean µs |
                 | --- | --- | --- | --- | --- | --- |
-                | launch | %d | %.1f | %.1f | %.1f | %.1f |
-                | echo (anchor) | %d | %.1f | %.1f | %.1f | %.1f |
-
-                **Ratio %.2f** (floor 1.5, goal 1.25).
+                | launch (TCP loopback) | %d | %.1f | %.1f | %.1f | %.1f |
+                | echo (anchor, TCP loopback) | %d | %.1f | %.1f | %.1f | %.1f |
+                %s
+                **Ratio %.2f** (floor 1.5, goal 1.25).%s
 
                 ![latency CDF](latency.png)
-                """, rounds, warmup, device, wait == WaitMode.GET ? "CompletableFuture.get()" : "busy-polling isDone()",
+                """, rounds, warmup, device,
+                u == null ? "" : "\n- **launch over the Unix socket:** the same launch on a session of a second client "
+                        + "connected to the daemon's Unix domain socket (`serve --uds`).",
+                wait == WaitMode.GET ? "CompletableFuture.get()" : "busy-polling isDone()",
                 l.count(), l.median(), l.p90(), l.p99(), l.mean(), e.count(), e.median(), e.p90(), e.p99(), e.mean(),
-                ratio);
-        return new Report(lines, String.format(Locale.ROOT, "launch_us=%.1f echo_us=%.1f ratio=%.3f",
-                l.median(), e.median(), ratio), section);
+                u == null ? "" : String.format(Locale.ROOT, "| launch (Unix socket) | %d | %.1f | %.1f | %.1f | %.1f |%n",
+                        u.count(), u.median(), u.p90(), u.p99(), u.mean()),
+                ratio, u == null ? "" : String.format(Locale.ROOT, " Over the Unix socket the launch takes %.2f of its "
+                        + "TCP loopback time.", u.median() / l.median()));
+        return new Report(lines, String.format(Locale.ROOT, "launch_us=%.1f echo_us=%.1f ratio=%.3f%s",
+                l.median(), e.median(), ratio, u == null ? "" : String.format(Locale.ROOT,
+                        " uds_launch_us=%.1f uds_ratio=%.3f", u.median(), u.median() / l.median())), section);
     }
 
     /**
@@ -201,6 +249,14 @@ final class LatencyScenario implements Scenario {
         }
     }
 
+    /** Launches of the empty kernel on {@code device}, one round trip each. */
+    private static RoundTrip emptyLaunches(Session session, String device) throws Exception {
+        KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, EMPTY_KERNEL,
+                KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+        Launch one = Launch.of(empty).global(1).device(device);
+        return () -> session.launch(one).future();
+    }
+
     /** The first CPU device: the one the C kernel is compiled for. */
     static String cpuDevice(List<DeviceInfo> devices) {
         return devices.stream().filter(d -> d.backend().equals("cpu")).map(DeviceInfo::id).findFirst()
@@ -209,7 +265,7 @@ final class LatencyScenario implements Scenario {
     }
 
     private static String row(String method, Summary s) {
-        return String.format(Locale.ROOT, "%-8s %8d %10.1f %10.1f %10.1f %10.1f", method, s.count(), s.median(),
+        return String.format(Locale.ROOT, "%-10s %8d %10.1f %10.1f %10.1f %10.1f", method, s.count(), s.median(),
                 s.p90(), s.p99(), s.mean());
     }
 
@@ -227,12 +283,15 @@ final class LatencyScenario implements Scenario {
         return all;
     }
 
-    private static void writeSamples(Path file, long[][] launch, long[][] echo) throws IOException {
+    private static void writeSamples(Path file, long[][] launch, long[][] echo, long[][] launchUds) throws IOException {
         try (BufferedWriter w = Files.newBufferedWriter(file)) {
             w.write("method,round,iteration,micros\n");
             for (int r = 0; r < launch.length; r++) {
                 writeRound(w, LAUNCH, r, launch[r]);
                 writeRound(w, ECHO, r, echo[r]);
+                if (launchUds != null) {
+                    writeRound(w, LAUNCH_UDS, r, launchUds[r]);
+                }
             }
         }
     }
@@ -243,11 +302,14 @@ final class LatencyScenario implements Scenario {
         }
     }
 
-    private static void writeSummary(Path file, Summary launch, Summary echo) throws IOException {
+    private static void writeSummary(Path file, Summary launch, Summary echo, Summary launchUds) throws IOException {
         try (BufferedWriter w = Files.newBufferedWriter(file)) {
             w.write("method,samples,median_us,p90_us,p99_us,mean_us,min_us,max_us,median_ratio_to_echo\n");
             w.write(summaryRow(LAUNCH, launch, launch.median() / echo.median()));
             w.write(summaryRow(ECHO, echo, 1.0));
+            if (launchUds != null) {
+                w.write(summaryRow(LAUNCH_UDS, launchUds, launchUds.median() / echo.median()));
+            }
         }
     }
 

@@ -2,11 +2,12 @@ package dev.arrayd.cli;
 
 import dev.arrayd.client.ArraydClient;
 import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.TlsChannelCredentials;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,7 +29,8 @@ final class ClientOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
-    @Option(names = "--target", description = "Daemon address host:port (default: ${DEFAULT-VALUE}).",
+    @Option(names = "--target", description = "Daemon address: host:port, or unix:///path for its Unix domain "
+            + "socket (serve --uds) (default: ${DEFAULT-VALUE}).",
             defaultValue = Target.DEFAULT)
     String target;
 
@@ -80,7 +82,7 @@ final class ClientOptions {
     /** A plain channel to the daemon, for the tools that call services the Java client does not wrap. */
     ManagedChannel channel() {
         Target t = Target.parse(target);
-        NettyChannelBuilder b = NettyChannelBuilder.forAddress(t.host(), t.port(), credentials());
+        ManagedChannelBuilder<?> b = Grpc.newChannelBuilder(t.toString(), credentials());
         if (token != null && !token.isBlank()) {
             Metadata h = new Metadata();
             h.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);

@@ -88,6 +88,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         System.out.println("arrayd listening on " + new Target(options.bind(), server.port()) + " (devices: "
                 + server.scheduler().devices() + "); Ctrl-C to stop");
+        if (server.unixSocket() != null) {
+            System.out.println("arrayd listening on unix://" + server.unixSocket());
+        }
         if (server.metricsPort() >= 0) {
             System.out.println("arrayd metrics on http://" + new Target(options.metricsAddress(), server.metricsPort())
                     + "/metrics");
@@ -126,7 +129,7 @@ final class ServeCommand implements Callable<Integer> {
         int metrics = cfg.get(ArraydConfig.METRICS_PORT);
         String target = cfg.get(ArraydConfig.TARGET);
         if (!target.isEmpty()) {
-            Target t = Target.parse(target);
+            Target t = Target.parseListen(target);
             host = t.host();
             port = t.port();
             if (metricsPort.source() == ConfigSource.DEFAULT) {
@@ -140,6 +143,7 @@ final class ServeCommand implements Callable<Integer> {
                 cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis(),
                 cfg.get(ArraydConfig.CACHE_DIR), cfg.get(ArraydConfig.COMPILE_CACHE_MAX_BYTES), cfg.get(ArraydConfig.CPU_THREADS), cfg.get(ArraydConfig.CPU_NICE),
                 cfg.get(ArraydConfig.JIT_NICE), cfg.get(ArraydConfig.METRICS_BIND),
-                cfg.get(ArraydConfig.METRICS_KERNEL_LIMIT), cfg.get(ArraydConfig.TRACING));
+                cfg.get(ArraydConfig.METRICS_KERNEL_LIMIT), cfg.get(ArraydConfig.TRACING),
+                cfg.get(ArraydConfig.UDS));
     }
 }

@@ -84,7 +84,10 @@ public final class ArraydClient implements AutoCloseable {
         timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
-    /** Connects to {@code target} (e.g. {@code "127.0.0.1:7700"}) with the defaults. */
+    /**
+     * Connects to {@code target} with the defaults: {@code "host:port"} (e.g. {@code "127.0.0.1:7700"}), or
+     * {@code "unix:///path"} for the daemon's Unix domain socket ({@code serve --uds}).
+     */
     public static ArraydClient connect(String target) {
         return builder().target(target).build();
     }

@@ -54,6 +54,7 @@ public final class ArraydServer implements AutoCloseable {
     private final dev.arrayd.server.tracing.Tracing tracing;
     private final DaemonHealth health = new DaemonHealth();
     private final MetricsHttpServer metricsHttp;
+    private final UnixSocketListener unixSocket; // null without --uds
     private final AtomicBoolean closing = new AtomicBoolean();
 
     private final SessionRegistry sessions;
@@ -133,39 +134,25 @@ public final class ArraydServer implements AutoCloseable {
             builder = netty;
         }
         this.sessions = new SessionRegistry(scheduler, clock, metrics.registry());
-        this.server = builder
-                .directExecutor()
-                .maxInboundMessageSize(options.maxMessageBytes())
-                // the last added runs first: metrics see the whole call, logs of the call carry its id
-                .intercept(new dev.arrayd.server.tracing.TraceContextInterceptor(tracing)) // the client's trace
-                .intercept(RequestParser.interceptor()) // a request that did not parse never reaches a handler
-                .intercept(new CallLeaseHold(sessions)) // a call in progress keeps the session it names alive
-                .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
-                .intercept(new RequestIdInterceptor())
-                .intercept(new GrpcMetricsInterceptor(metrics.registry()))
-                .intercept(StatusText.interceptor()) // bounds every status, whoever made it
-                .intercept(ErrorDetails.interceptor()) // outermost: details of the bounded final status
-                .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends.statuses()).bindService()))
-                .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
-                .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
-                        .bindService()))
-                .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
-                .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
-                        new Admission(security.sessionMaxInFlight())).bindService()))
-                .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
-                .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
-                .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
-                .addService(RequestParser.strict(health.service().bindService()))
-                .addService(RequestParser.strict(ProtoReflectionServiceV1.newInstance().bindService()))
-                // older tools (grpcurl before 1.9, Postman, some IDEs) ask the v1alpha service only
-                .addService(RequestParser.strict(legacyReflection()))
-                .build();
+        java.util.function.Function<ServerBuilder<?>, Server> assemble = b -> assemble(b, auth, security);
+        this.server = assemble.apply(builder);
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
             closeScheduler();
             throw e;
         }
+        UnixSocketListener unix = null;
+        if (options.uds() != null) {
+            try {
+                unix = UnixSocketListener.start(options.uds(), assemble);
+            } catch (IOException | RuntimeException e) {
+                server.shutdownNow();
+                closeScheduler();
+                throw e;
+            }
+        }
+        this.unixSocket = unix;
         MetricsHttpServer http = null;
         if (options.metricsPort() >= 0) {
             try {
@@ -183,6 +170,9 @@ public final class ArraydServer implements AutoCloseable {
         health.serving(scheduler.devices());
         log.info("arrayd listening on {}:{} with devices {}{}", options.bind(), port(),
                 scheduler.devices(), options.allowNativeSource() ? " (native kernel source allowed)" : "");
+        if (unixSocket != null) {
+            log.info("arrayd listening on unix://{}", unixSocket.path());
+        }
         if (metricsHttp != null) {
             log.info("metrics on http://{}:{}/metrics", options.metricsAddress(), metricsHttp.port());
         }
@@ -240,6 +230,11 @@ public final class ArraydServer implements AutoCloseable {
     }
 
     /** The bound metrics port, or -1 when there is no metrics endpoint. */
+    /** The Unix domain socket the daemon listens on too, or null. */
+    public java.nio.file.Path unixSocket() {
+        return unixSocket == null ? null : unixSocket.path();
+    }
+
     public int metricsPort() {
         return metricsHttp == null ? -1 : metricsHttp.port();
     }
@@ -265,6 +260,38 @@ public final class ArraydServer implements AutoCloseable {
     /** Blocks until the server has shut down. */
     public void awaitTermination() throws InterruptedException {
         server.awaitTermination();
+    }
+
+    /** The services and interceptors, the same on every listener (TCP, and the Unix socket when there is one). */
+    private Server assemble(ServerBuilder<?> builder, dev.arrayd.server.auth.AuthInterceptor auth,
+            SecurityOptions security) {
+        return builder
+                .directExecutor()
+                .maxInboundMessageSize(options.maxMessageBytes())
+                // the last added runs first: metrics see the whole call, logs of the call carry its id
+                .intercept(new dev.arrayd.server.tracing.TraceContextInterceptor(tracing)) // the client's trace
+                .intercept(RequestParser.interceptor()) // a request that did not parse never reaches a handler
+                .intercept(new CallLeaseHold(sessions)) // a call in progress keeps the session it names alive
+                .intercept(auth) // runs after the two below: refused calls are counted and carry a request id
+                .intercept(new RequestIdInterceptor())
+                .intercept(new GrpcMetricsInterceptor(metrics.registry()))
+                .intercept(StatusText.interceptor()) // bounds every status, whoever made it
+                .intercept(ErrorDetails.interceptor()) // outermost: details of the bounded final status
+                .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends.statuses()).bindService()))
+                .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
+                .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
+                        .bindService()))
+                .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
+                .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
+                        new Admission(security.sessionMaxInFlight())).bindService()))
+                .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
+                .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
+                .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
+                .addService(RequestParser.strict(health.service().bindService()))
+                .addService(RequestParser.strict(ProtoReflectionServiceV1.newInstance().bindService()))
+                // older tools (grpcurl before 1.9, Postman, some IDEs) ask the v1alpha service only
+                .addService(RequestParser.strict(legacyReflection()))
+                .build();
     }
 
     /**
@@ -311,6 +338,9 @@ public final class ArraydServer implements AutoCloseable {
         }
         server.shutdown();
         try {
+            if (unixSocket != null) {
+                unixSocket.shutdown(2_000);
+            }
             if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
                 server.shutdownNow();
                 server.awaitTermination(2, TimeUnit.SECONDS);
@@ -318,6 +348,9 @@ public final class ArraydServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             server.shutdownNow();
+        }
+        if (unixSocket != null) {
+            unixSocket.close(); // and its socket file
         }
         if (metricsHttp != null) {
             metricsHttp.close();

@@ -26,6 +26,12 @@ public final class ArraydConfig {
     public static final ConfigKey<Integer> PORT = new ConfigKey<>("port", "int", "7700", Parsers.intIn(0, 65535),
             "an integer in 0..65535", "gRPC port; 0 = any free port (see `port-file`).");
 
+    public static final ConfigKey<Path> UDS = new ConfigKey<>("uds", "path", "", Parsers.optionalPath(),
+            "a path for a Unix domain socket, e.g. /run/arrayd/arrayd.sock, or empty",
+            "Also listen on this Unix domain socket, for clients on the same host (`--target unix:///PATH`): the "
+                    + "same API, authentication and quotas as the TCP port. The socket is made owner-only (0600) "
+                    + "and removed on exit; a stale one from a daemon that crashed is replaced.");
+
     public static final ConfigKey<String> TARGET = new ConfigKey<>("target", "host:port", "", Parsers.text(true),
             "host:port, e.g. 127.0.0.1:7700, or empty", "host:port to listen on; when set it overrides `bind` and `port`.");
 
@@ -166,7 +172,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
