@@ -133,6 +133,11 @@ public final class BenchMain {
             o.iterations(1);
             o.warmup(0);
             target = o.target() == null ? null : Target.parseRemote(o.target());
+            if (target != null && target.isUnix()) {
+                throw new IllegalArgumentException("--target: \"" + o.target() + "\" (expected: host:port; the "
+                        + "scenarios that compare the Unix socket with TCP measure it beside TCP when they start the "
+                        + "daemon themselves)");
+            }
         } catch (IllegalArgumentException e) {
             throw new ParameterException(sub, e.getMessage());
         }
