@@ -157,6 +157,27 @@ public interface Session extends AutoCloseable {
     /** Writes a small payload (at most {@link #MAX_UPLOAD_BYTES}) inline in the batch. */
     Event upload(BufferHandle buffer, long offsetBytes, ByteBuffer data, CommandOptions options);
 
+    // ---- shared-memory regions (a daemon on this host, reached over its Unix socket) ----
+
+    /**
+     * A shared-memory region of at least {@code bytes} (whole pages), mapped into this process: uploads read
+     * from it and downloads write into it without copies through gRPC. Needs the daemon's Unix domain socket
+     * ({@code unix://} target, {@code serve --uds}); fails with FAILED_PRECONDITION otherwise. Its bytes
+     * count against the tenant's memory quota until it is closed (or the session ends).
+     */
+    CompletableFuture<MappedRegion> createRegion(long bytes);
+
+    /** Writes {@code bytes} bytes of {@code region} from {@code regionOffset} into the buffer at {@code bufferOffset}. */
+    Event upload(BufferHandle buffer, long bufferOffset, MappedRegion region, long regionOffset, long bytes,
+            CommandOptions options);
+
+    /**
+     * Reads {@code sizeBytes} bytes (0 = to the end) of the buffer from {@code bufferOffset} into {@code region} at
+     * {@code regionOffset}; the event's result carries no data: it is in the region once the event completes.
+     */
+    Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
+            CommandOptions options);
+
     /** Reads the whole buffer inline: the event's result carries the data. For small buffers. */
     Event download(BufferHandle buffer, Event... waitFor);
 

@@ -685,6 +685,72 @@ final class SessionImpl implements Session {
         return submit(cmd, options.waitFor(), options.stream());
     }
 
+    @Override
+    public CompletableFuture<MappedRegion> createRegion(long bytes) {
+        checkOpen();
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("bytes: " + bytes + " (expected: > 0)");
+        }
+        return unary(dev.arrayd.proto.v1.CreateRegionRequest.newBuilder().setSession(id).setSizeBytes(bytes).build(),
+                stubs.regions()::createRegion, r -> r).thenApplyAsync(r -> {
+                    // off the transport thread: the claim is a blocking round trip on another socket
+                    java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+                    try {
+                        var segment = RegionClaim.map(java.nio.file.Path.of(r.getDescriptorSocket()), r.getClaim(),
+                                r.getSizeBytes(), arena);
+                        return new MappedRegion(r.getRegion(), r.getSizeBytes(), arena, segment,
+                                () -> destroyRegion(r.getRegion()));
+                    } catch (java.io.IOException | RuntimeException e) {
+                        arena.close();
+                        destroyRegion(r.getRegion());
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+    }
+
+    private void destroyRegion(long region) {
+        if (!closing.get()) { // a closed session has freed its regions
+            orderedUnary(dev.arrayd.proto.v1.DestroyRegionRequest.newBuilder().setSession(id).setRegion(region).build(),
+                    stubs.regions()::destroyRegion, r -> null);
+        }
+    }
+
+    @Override
+    public Event upload(BufferHandle buffer, long bufferOffset, MappedRegion region, long regionOffset, long bytes,
+            CommandOptions options) {
+        checkOpen();
+        checkRange(buffer, "bufferOffset", bufferOffset, "bytes", bytes);
+        checkRegion(region, regionOffset, bytes);
+        Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
+                .setBuffer(buffer.id())
+                .setOffsetBytes(bufferOffset)
+                .setFromRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
+                        .setOffsetBytes(regionOffset).setSizeBytes(bytes)));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
+            CommandOptions options) {
+        checkOpen();
+        checkRange(buffer, "bufferOffset", bufferOffset, "sizeBytes", sizeBytes);
+        checkRegion(region, regionOffset, sizeBytes);
+        Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
+                .setBuffer(buffer.id())
+                .setOffsetBytes(bufferOffset)
+                .setSizeBytes(sizeBytes)
+                .setIntoRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
+                        .setOffsetBytes(regionOffset)));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    private static void checkRegion(MappedRegion region, long offset, long bytes) {
+        if (offset < 0 || bytes < 0 || offset > region.size() || bytes > region.size() - offset) {
+            throw new IllegalArgumentException("region: offset " + offset + ", " + bytes + " bytes (expected: inside "
+                    + region + ")");
+        }
+    }
+
     private Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {
         cmd.addAllWaitEvents(waitFor).setStream(stream);
         EventTable.Pending p = outbox.submit(cmd);

@@ -4,6 +4,7 @@ import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.DeviceServiceGrpc;
 import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.RegionServiceGrpc;
 import dev.arrayd.proto.v1.SessionServiceGrpc;
 import io.grpc.Channel;
 
@@ -13,7 +14,8 @@ record Stubs(
         SessionServiceGrpc.SessionServiceStub sessions,
         BufferServiceGrpc.BufferServiceStub buffers,
         KernelServiceGrpc.KernelServiceStub kernels,
-        ExecutionServiceGrpc.ExecutionServiceStub execution) {
+        ExecutionServiceGrpc.ExecutionServiceStub execution,
+        RegionServiceGrpc.RegionServiceStub regions) {
 
     static Stubs of(Channel channel, int maxMessageBytes) {
         return new Stubs(
@@ -26,6 +28,7 @@ record Stubs(
                 KernelServiceGrpc.newStub(channel)
                         .withMaxInboundMessageSize(maxMessageBytes).withMaxOutboundMessageSize(maxMessageBytes),
                 ExecutionServiceGrpc.newStub(channel)
-                        .withMaxInboundMessageSize(maxMessageBytes).withMaxOutboundMessageSize(maxMessageBytes));
+                        .withMaxInboundMessageSize(maxMessageBytes).withMaxOutboundMessageSize(maxMessageBytes),
+                RegionServiceGrpc.newStub(channel));
     }
 }

@@ -92,8 +92,18 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
     /** {@code data} must stay valid until the command's event completes. */
     public record UploadOp(long buffer, long offsetBytes, MemorySegment data) implements Op {}
 
-    /** @param maxBytes most bytes this command may read (inline downloads are bounded by the message size) */
-    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes) implements Op {}
+    /**
+     * @param maxBytes most bytes this command may read (inline downloads are bounded by the message size)
+     * @param into     where the bytes go (a shared-memory region's slice, at most {@code maxBytes} long); null
+     *                 = into the completion (inline)
+     */
+    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into)
+            implements Op {
+
+        public DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes) {
+            this(buffer, offsetBytes, sizeBytes, maxBytes, null);
+        }
+    }
 
     /** A launch argument: a buffer handle or a scalar value. */
     public sealed interface Arg {}

@@ -116,9 +116,13 @@ sealed interface CommandTemplate {
         }
     }
 
-    record Download(long offset, long size) implements CommandTemplate {
+    /** @param into where the bytes go; null = a new array, the command's result (the completion's data) */
+    record Download(long offset, long size, MemorySegment into) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
+            if (into != null) {
+                return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), into.asSlice(0, size)), null);
+            }
             byte[] out = new byte[(int) size];
             return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), MemorySegment.ofArray(out)), out);
         }

@@ -145,6 +145,16 @@ final class CommandValidator {
         Buffer b = s.buffer(d.buffer(), "download.buffer");
         long size = d.sizeBytes() == 0 ? b.sizeBytes() - Math.min(d.offsetBytes(), b.sizeBytes()) : d.sizeBytes();
         checkRange("download", b, d.offsetBytes(), size);
+        if (d.into() != null) {
+            if (size > d.into().byteSize()) {
+                throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "download.into_region: "
+                        + size + " bytes of " + b + " (expected: at most " + d.into().byteSize() + ", what the region "
+                        + "holds from into_region.offset_bytes)");
+            }
+            Stream stream = streamOn(s, spec, null, b, "download");
+            return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size, d.into()), new Buffer[] {b},
+                    new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
+        }
         if (size > d.maxBytes()) {
             throw ArraydException.invalid("download: " + size + " bytes of " + b + " (expected: at most " + d.maxBytes()
                     + " in one command; read larger ranges with BufferService.ReadBuffer)");
@@ -153,7 +163,7 @@ final class CommandValidator {
             throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
         }
         Stream stream = streamOn(s, spec, null, b, "download");
-        return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size), new Buffer[] {b},
+        return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size, null), new Buffer[] {b},
                 new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
     }
 

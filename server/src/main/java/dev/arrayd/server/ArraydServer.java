@@ -55,6 +55,7 @@ public final class ArraydServer implements AutoCloseable {
     private final DaemonHealth health = new DaemonHealth();
     private final MetricsHttpServer metricsHttp;
     private final UnixSocketListener unixSocket; // null without --uds
+    private final dev.arrayd.server.regions.RegionBroker regions; // null without --uds
     private final AtomicBoolean closing = new AtomicBoolean();
 
     private final SessionRegistry sessions;
@@ -133,7 +134,19 @@ public final class ArraydServer implements AutoCloseable {
             }
             builder = netty;
         }
-        this.sessions = new SessionRegistry(scheduler, clock, metrics.registry());
+        dev.arrayd.server.regions.RegionBroker regions = null;
+        if (options.uds() != null) {
+            // shared-memory regions: their descriptors are claimed on a socket beside the gRPC one
+            try {
+                regions = dev.arrayd.server.regions.RegionBroker.start(
+                        options.uds().resolveSibling(options.uds().getFileName() + ".regions"));
+            } catch (IOException e) {
+                closeScheduler();
+                throw new IllegalArgumentException("--uds " + options.uds() + ": the regions' socket: " + e.getMessage(), e);
+            }
+        }
+        this.regions = regions;
+        this.sessions = new SessionRegistry(scheduler, clock, metrics.registry(), regions);
         java.util.function.Function<ServerBuilder<?>, Server> assemble = b -> assemble(b, auth, security);
         this.server = assemble.apply(builder);
         try {
@@ -196,6 +209,9 @@ public final class ArraydServer implements AutoCloseable {
             reaper.scheduleWithFixedDelay(() -> {
                 try {
                     sessions.reapExpired();
+                    if (this.regions != null) {
+                        this.regions.retireReady();
+                    }
                 } catch (RuntimeException e) {
                     log.error("lease reaper", e);
                 }
@@ -285,6 +301,7 @@ public final class ArraydServer implements AutoCloseable {
                 .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
                         new Admission(security.sessionMaxInFlight())).bindService()))
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
+                .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
                 .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
                 .addService(RequestParser.strict(health.service().bindService()))
@@ -363,6 +380,9 @@ public final class ArraydServer implements AutoCloseable {
         compileExecutor.shutdownNow();
         tracing.close();
         scheduler.close(2_000);
+        if (regions != null) {
+            regions.close(); // once no device uses their memory any more
+        }
         backends.close();
         metrics.close();
     }

@@ -46,6 +46,12 @@ final class CommandDecoder {
      *                          for none): it bounds each command's own
      */
     static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos) {
+        return batch(commands, call, maxInlineBytes, callDeadlineNanos, null);
+    }
+
+    /** @param regions the session's shared-memory regions that uploads and downloads may name (null: none) */
+    static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos,
+            dev.arrayd.server.regions.RegionTable regions) {
         if (commands.size() > MAX_BATCH_COMMANDS) {
             throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands.size()
                     + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
@@ -53,7 +59,7 @@ final class CommandDecoder {
         List<CommandSpec> specs = new ArrayList<>(commands.size());
         for (int i = 0; i < commands.size(); i++) {
             try {
-                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes), callDeadlineNanos));
+                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes, regions), callDeadlineNanos));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
@@ -63,6 +69,10 @@ final class CommandDecoder {
 
     /** Decodes one command (errors name its fields, not its place: {@link #batch} adds that). */
     static CommandSpec command(Command c, Call call, long maxInlineBytes) {
+        return command(c, call, maxInlineBytes, null);
+    }
+
+    static CommandSpec command(Command c, Call call, long maxInlineBytes, dev.arrayd.server.regions.RegionTable regions) {
         long event = Wire.newEvent(c.getEvent(), "event");
         if (event == 0 && call != Call.SUBMIT) {
             throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
@@ -87,6 +97,19 @@ final class CommandDecoder {
             }
             case UPLOAD -> {
                 var u = c.getUpload();
+                if (u.hasFromRegion()) {
+                    if (!u.getData().isEmpty()) {
+                        throw ArraydException.invalid("upload: both data (" + u.getData().size() + " bytes) and "
+                                + "from_region (expected: one of them)");
+                    }
+                    var r = u.getFromRegion();
+                    if (r.getSizeBytes() == 0) {
+                        throw ArraydException.invalid("upload.from_region.size_bytes: 0 (expected: > 0)");
+                    }
+                    yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
+                            regions(regions, call, "upload.from_region").slice(r.getRegion(), r.getOffsetBytes(),
+                                    r.getSizeBytes(), "upload.from_region"));
+                }
                 if (u.getData().size() > maxInlineBytes) {
                     throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
                             + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
@@ -95,6 +118,14 @@ final class CommandDecoder {
                         ProtoCodec.segment(u.getData()));
             }
             case DOWNLOAD -> {
+                if (c.getDownload().hasIntoRegion()) {
+                    var d = c.getDownload();
+                    var r = d.getIntoRegion();
+                    var into = regions(regions, call, "download.into_region").slice(r.getRegion(), r.getOffsetBytes(),
+                            r.getSizeBytes() == 0 ? -1 : r.getSizeBytes(), "download.into_region");
+                    yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
+                            Wire.size(d.getSizeBytes(), "download.size_bytes"), into.byteSize(), into);
+                }
                 if (call == Call.SUBMIT) {
                     throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
                             + " stream, whose completion carries the data, or BufferService.ReadBuffer)");
@@ -109,6 +140,19 @@ final class CommandDecoder {
         return new CommandSpec(event, Wire.events(c.getWaitEventsList(), "wait_events"), c.getStream(), op,
                 CommandSpec.deadlineFromUnixNanos(ProtoTime.unixNanos(c.hasDeadline(), c.getDeadline(), "deadline")),
                 Priority.fromWire(c.getPriorityValue()));
+    }
+
+    /** The session's regions for a command that names one; refused in graphs and where there are none. */
+    private static dev.arrayd.server.regions.RegionTable regions(dev.arrayd.server.regions.RegionTable regions, Call call,
+            String field) {
+        if (call == Call.GRAPH) {
+            throw ArraydException.invalid(field + ": regions are not available in recorded graphs (expected: inline "
+                    + "data, or a graph without this command)");
+        }
+        if (regions == null) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, field + ": this call cannot name regions");
+        }
+        return regions;
     }
 
     private static CommandSpec.LaunchOp launch(dev.arrayd.proto.v1.Launch l) {

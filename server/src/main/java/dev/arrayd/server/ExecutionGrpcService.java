@@ -58,7 +58,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             Session s = l.session;
             // the call's deadline bounds its commands: past it, one not yet started fails instead of running
             List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.SUBMIT,
-                    scheduler.config().maxInlineBytes(), Calls.deadlineNanos());
+                    scheduler.config().maxInlineBytes(), Calls.deadlineNanos(), l.regions);
             admission.checkSession(l);
             return answer(admission.admit(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone())));
         });

@@ -28,6 +28,8 @@ final class SessionLease {
     /** Buffers this session created (not those it opened through a capability) → their bytes. */
     final Map<Long, Long> ownedBuffers = new ConcurrentHashMap<>();
     final AtomicLong streams = new AtomicLong();
+    /** Its shared-memory regions (their bytes count as device memory of the tenant until freed). */
+    final dev.arrayd.server.regions.RegionTable regions = new dev.arrayd.server.regions.RegionTable();
     volatile boolean closed;
 
     SessionLease(Session session, TenantUsage usage, long leaseNanos, long receiveBytes, long nowNanos) {

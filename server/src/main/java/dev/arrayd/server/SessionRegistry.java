@@ -31,12 +31,15 @@ final class SessionRegistry {
 
     private final Scheduler scheduler;
     private final Clock clock;
+    private final dev.arrayd.server.regions.RegionBroker regions; // null without a Unix socket
     private final Map<String, SessionLease> byToken = new ConcurrentHashMap<>();
     private final Map<String, TenantUsage> tenants = new ConcurrentHashMap<>();
     private final Counter reclaimed;
 
-    SessionRegistry(Scheduler scheduler, Clock clock, MeterRegistry meters) {
+    SessionRegistry(Scheduler scheduler, Clock clock, MeterRegistry meters,
+            dev.arrayd.server.regions.RegionBroker regions) {
         this.scheduler = scheduler;
+        this.regions = regions;
         this.clock = clock;
         this.reclaimed = Counter.builder("arrayd.sessions.reclaimed")
                 .description("Sessions closed because their lease ran out (the client stopped renewing it)")
@@ -186,6 +189,14 @@ final class SessionRegistry {
         l.closed = true;
         byToken.remove(l.session.token(), l);
         l.releaseAll();
+        if (regions != null) {
+            l.regions.removeAll().forEach(regions::retire); // freed once its commands are done
+        }
+    }
+
+    /** The shared-memory regions' broker, or null when the daemon has no Unix socket. */
+    dev.arrayd.server.regions.RegionBroker regions() {
+        return regions;
     }
 
     int size() {

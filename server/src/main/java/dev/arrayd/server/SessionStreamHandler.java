@@ -218,7 +218,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         try {
             List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
-                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE);
+                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions);
             submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
         } catch (RuntimeException e) {
             reject(batch.getBatchId(), e);

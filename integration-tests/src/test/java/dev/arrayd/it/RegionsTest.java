@@ -1,0 +1,130 @@
+package dev.arrayd.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.BufferHandle;
+import dev.arrayd.client.CommandOptions;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.MappedRegion;
+import dev.arrayd.client.Session;
+import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.CreateRegionRequest;
+import dev.arrayd.proto.v1.OpenSessionRequest;
+import dev.arrayd.proto.v1.RegionServiceGrpc;
+import dev.arrayd.proto.v1.RegionSlice;
+import dev.arrayd.proto.v1.SessionServiceGrpc;
+import dev.arrayd.proto.v1.SubmitRequest;
+import dev.arrayd.proto.v1.Upload;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Shared-memory regions with a real daemon over its Unix socket: the Java client maps a region, uploads
+ * from it and downloads into it; bad slices, other sessions' regions, quotas and a daemon without the
+ * socket get the errors they should.
+ */
+class RegionsTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(120)
+    void uploadsReadFromAndDownloadsWriteIntoTheMappedRegion() throws Exception {
+        Path sock = dir.resolve("arrayd.sock");
+        try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1");
+                ArraydClient c = ArraydClient.connect("unix://" + sock);
+                Session s = c.openSession("regions-it").get(60, TimeUnit.SECONDS)) {
+            int n = 1 << 20; // 4 MiB of floats, more than one gRPC message would carry inline
+            try (MappedRegion r = s.createRegion(2L * n * 4).get(60, TimeUnit.SECONDS)) {
+                assertEquals(2L * n * 4, r.size());
+                float[] in = new float[n];
+                for (int i = 0; i < n; i++) {
+                    in[i] = i * 0.5f - 7;
+                }
+                r.put(0, in);
+                BufferHandle b = s.createBuffer(DType.F32, n).get(60, TimeUnit.SECONDS);
+                var up = s.upload(b, 0, r, 0, 4L * n, CommandOptions.defaults());
+                var down = s.download(b, 0, 0, r, 4L * n, CommandOptions.defaults().waitFor(up));
+                var data = down.future().get(60, TimeUnit.SECONDS).data();
+                assertEquals(0, data == null ? 0 : data.remaining(), "the bytes are in the region, not in the completion");
+                float[] out = new float[n];
+                r.get(4L * n, out);
+                assertArrayEquals(in, out);
+            }
+            // a closed region is gone: its memory is free for the next (here: the same size again)
+            try (MappedRegion again = s.createRegion(8L << 20).get(60, TimeUnit.SECONDS)) {
+                assertEquals(8L << 20, again.size());
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void badSlicesOtherSessionsRegionsAndQuotasAreRefusedByName() throws Exception {
+        Path sock = dir.resolve("q.sock");
+        try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1",
+                "--tenant-quotas", "memory=16MiB")) {
+            ManagedChannel ch = Grpc.newChannelBuilder("unix://" + sock, InsecureChannelCredentials.create()).build();
+            try {
+                var sessions = SessionServiceGrpc.newBlockingStub(ch);
+                var regions = RegionServiceGrpc.newBlockingStub(ch);
+                var exec = dev.arrayd.proto.v1.ExecutionServiceGrpc.newBlockingStub(ch);
+                var buffers = dev.arrayd.proto.v1.BufferServiceGrpc.newBlockingStub(ch);
+                String a = sessions.openSession(OpenSessionRequest.newBuilder().setClientName("a").build()).getSession();
+                String b = sessions.openSession(OpenSessionRequest.newBuilder().setClientName("b").build()).getSession();
+                var region = regions.createRegion(CreateRegionRequest.newBuilder().setSession(a).setSizeBytes(4096).build());
+                assertTrue(region.getDescriptorSocket().endsWith("q.sock.regions"), region.getDescriptorSocket());
+                long buf = buffers.createBuffer(dev.arrayd.proto.v1.CreateBufferRequest.newBuilder().setSession(a)
+                        .setDtype(dev.arrayd.proto.v1.DataType.DATA_TYPE_F32).addDims(4096).build()).getBuffer().getBuffer();
+
+                Status past = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> exec.submit(
+                        SubmitRequest.newBuilder().setSession(a).addCommands(Command.newBuilder().setUpload(Upload.newBuilder()
+                                .setBuffer(buf).setFromRegion(RegionSlice.newBuilder().setRegion(region.getRegion())
+                                        .setOffsetBytes(4000).setSizeBytes(200)))).build())));
+                assertEquals(Status.Code.OUT_OF_RANGE, past.getCode(), past.toString());
+                assertTrue(past.getDescription().contains("upload.from_region: offset_bytes 4000, size_bytes 200 "
+                        + "(expected: inside region 0x"), past.getDescription());
+
+                Status foreign = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> exec.submit(
+                        SubmitRequest.newBuilder().setSession(b).addCommands(Command.newBuilder().setUpload(Upload.newBuilder()
+                                .setBuffer(buf).setFromRegion(RegionSlice.newBuilder().setRegion(region.getRegion())
+                                        .setSizeBytes(16)))).build())));
+                assertEquals(Status.Code.NOT_FOUND, foreign.getCode(), "another session's region: " + foreign);
+
+                Status quota = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> regions.createRegion(
+                        CreateRegionRequest.newBuilder().setSession(a).setSizeBytes(32L << 20).build())));
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, quota.getCode(), quota.toString());
+                assertTrue(quota.getDescription().contains("quota"), quota.getDescription());
+            } finally {
+                ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void withoutTheUnixSocketThereAreNoRegions() throws Exception {
+        try (DaemonProcess d = new DaemonProcess("--metrics-port", "-1");
+                ArraydClient c = ArraydClient.connect(d.target());
+                Session s = c.openSession("no-regions").get(60, TimeUnit.SECONDS)) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> s.createRegion(4096).get(60, TimeUnit.SECONDS));
+            Status st = Status.fromThrowable(e.getCause());
+            assertEquals(Status.Code.FAILED_PRECONDITION, st.getCode(), st.toString());
+            assertTrue(st.getDescription().contains("serve --uds"), st.getDescription());
+        }
+    }
+}

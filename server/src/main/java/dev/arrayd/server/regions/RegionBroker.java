@@ -1,0 +1,194 @@
+package dev.arrayd.server.regions;
+
+import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
+import io.grpc.netty.shaded.io.netty.buffer.ByteBuf;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelFutureListener;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.FileDescriptor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The daemon's shared-memory regions: it creates them (sealed memfds), hands each one's descriptor to
+ * the client that claims it on a Unix socket of its own (SCM_RIGHTS; owner-only, beside the gRPC socket),
+ * and frees them once their session has nothing in flight. A claim is 128 random bits, used once, known
+ * only to the session that created the region: no other session can get the descriptor.
+ *
+ * <p>Claim protocol: connect, send the claim's 32 hex characters and a newline; receive one descriptor
+ * and end of stream. An unknown claim gets end of stream without a descriptor.
+ */
+public final class RegionBroker implements AutoCloseable {
+
+    /** Largest claim line accepted (32 hex characters and a newline, with room for a CR). */
+    static final int MAX_LINE = 40;
+    public static final long MAX_REGION_BYTES = 1L << 40;
+    static final long PAGE = 4096;
+
+    private final Path socket;
+    private final Channel server;
+    private final EventLoopGroup group;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, Region> claims = new ConcurrentHashMap<>();
+    private final Queue<Region> retiring = new ConcurrentLinkedQueue<>();
+
+    private RegionBroker(Path socket, Channel server, EventLoopGroup group) {
+        this.socket = socket;
+        this.server = server;
+        this.group = group;
+    }
+
+    /** Listens for claims on {@code socket} (a stale file there is replaced by the caller's checks). */
+    public static RegionBroker start(Path socket) throws IOException {
+        Path abs = socket.toAbsolutePath();
+        Files.deleteIfExists(abs);
+        EventLoopGroup group = new EpollEventLoopGroup(1);
+        RegionBroker[] self = new RegionBroker[1];
+        try {
+            Channel ch = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+                    .childHandler(new ChannelInitializer<DomainSocketChannel>() {
+                        @Override
+                        protected void initChannel(DomainSocketChannel c) {
+                            c.pipeline().addLast(new ClaimHandler(() -> self[0]));
+                        }
+                    }).bind(new DomainSocketAddress(abs.toString())).sync().channel();
+            Files.setPosixFilePermissions(abs, PosixFilePermissions.fromString("rw-------"));
+            self[0] = new RegionBroker(abs, ch, group);
+            return self[0];
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw new IOException("interrupted", e);
+        } catch (RuntimeException | IOException e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw new IOException("cannot listen on " + abs + " (" + e.getMessage() + ")", e);
+        }
+    }
+
+    /** Where clients claim descriptors. */
+    public Path socket() {
+        return socket;
+    }
+
+    /** A new region of at least {@code bytes} (whole pages); IOException with the system's reason. */
+    public Region create(long bytes, LongSupplier inFlight, Runnable onFreed) throws IOException {
+        long size = (bytes + PAGE - 1) / PAGE * PAGE;
+        SharedMemory memory = SharedMemory.create("arrayd-region", size);
+        byte[] b = new byte[16];
+        random.nextBytes(b);
+        String claim = HexFormat.of().formatHex(b);
+        Region r = new Region(random.nextLong() >>> 1, memory, claim, inFlight, onFreed);
+        claims.put(claim, r);
+        return r;
+    }
+
+    /** Rounds {@code bytes} up as {@link #create} does. */
+    public static long pages(long bytes) {
+        return (bytes + PAGE - 1) / PAGE * PAGE;
+    }
+
+    /** No more claims for it; its memory goes once its session has nothing in flight. */
+    public void retire(Region r) {
+        claims.remove(r.claim());
+        retiring.add(r);
+        retireReady();
+    }
+
+    /** Frees what can be freed now (called after retirements and a few times a second). */
+    public void retireReady() {
+        for (Region r : retiring) {
+            if (r.inFlight().getAsLong() == 0 && free(r)) {
+                retiring.remove(r);
+            }
+        }
+    }
+
+    private static boolean free(Region r) {
+        try {
+            r.memory().close();
+        } catch (IllegalStateException e) {
+            return false; // a native call still uses the mapping: next time
+        }
+        r.onFreed().run();
+        return true;
+    }
+
+    Region claim(String text) {
+        return claims.remove(text);
+    }
+
+    /** Stops listening and frees every region left (the daemon stops: nothing is in flight any more). */
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        claims.values().forEach(retiring::add);
+        claims.clear();
+        for (Region r : retiring) {
+            if (free(r)) {
+                retiring.remove(r);
+            }
+        }
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            // its directory went away: nothing to clean
+        }
+    }
+
+    /** Reads one claim line, answers with the descriptor (or nothing) and closes. */
+    private static final class ClaimHandler extends SimpleChannelInboundHandler<ByteBuf> {
+
+        private final java.util.function.Supplier<RegionBroker> broker;
+        private final StringBuilder line = new StringBuilder();
+
+        ClaimHandler(java.util.function.Supplier<RegionBroker> broker) {
+            this.broker = broker;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf in) {
+            while (in.isReadable()) {
+                char c = (char) in.readByte();
+                if (c == '\n') {
+                    String claim = line.toString().strip();
+                    RegionBroker b = broker.get();
+                    Region r = b == null ? null : b.claim(claim);
+                    if (r == null) {
+                        ctx.close();
+                    } else {
+                        ctx.writeAndFlush(new FileDescriptor(r.memory().fd())).addListener(ChannelFutureListener.CLOSE);
+                    }
+                    return;
+                }
+                line.append(c);
+                if (line.length() > MAX_LINE) {
+                    ctx.close();
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}
