@@ -3,7 +3,9 @@ package dev.arrayd.benchmarks;
 import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.CommandOptions;
 import dev.arrayd.client.DType;
+import dev.arrayd.client.MappedRegion;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
 import java.io.BufferedWriter;
@@ -57,7 +59,9 @@ final class TransferScenario implements Scenario {
     static final String SOURCE = "source";
     static final String MEMCPY_IN = "memcpy_in";
     static final String MEMCPY_OUT = "memcpy_out";
-    static final List<String> METHODS = List.of(UPLOAD, SINK, DOWNLOAD, SOURCE, MEMCPY_IN, MEMCPY_OUT);
+    static final String REGION_UPLOAD = "region_upload";
+    static final String REGION_DOWNLOAD = "region_download";
+    static final List<String> TCP_METHODS = List.of(UPLOAD, SINK, DOWNLOAD, SOURCE, MEMCPY_IN, MEMCPY_OUT);
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -97,14 +101,23 @@ final class TransferScenario implements Scenario {
         byte[] data = new byte[size];
         ThreadLocalRandom.current().nextBytes(data);
         byte[] back = new byte[size];
+        // through shared-memory regions when the daemon listens on a Unix socket (the benchmark started it)
+        boolean regions = ctx.unixSocket() != null;
+        List<String> methodNames = new ArrayList<>(TCP_METHODS);
+        if (regions) {
+            methodNames.addAll(List.of(REGION_UPLOAD, REGION_DOWNLOAD));
+        }
         Map<String, double[]> mbps = new LinkedHashMap<>();
-        for (String m : METHODS) {
+        for (String m : methodNames) {
             mbps.put(m, new double[rounds]);
         }
         ManagedChannel channel = Channels.open(ctx);
         String device;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session session = client.openSession("bench-transfer").get(30, TimeUnit.SECONDS);
+             ArraydClient unixClient = regions ? ArraydClient.connect("unix://" + ctx.unixSocket()) : null;
+             Session unixSession = regions ? unixClient.openSession("bench-transfer-regions").get(30, TimeUnit.SECONDS)
+                     : null;
              Arena arena = Arena.ofConfined()) {
             device = LatencyScenario.cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
             BufferHandle buffer = session.createBuffer(DType.U8, new long[] {size},
@@ -123,6 +136,21 @@ final class TransferScenario implements Scenario {
             methods.put(SOURCE, () -> raw.source(back, DOWNLOAD_CHUNK).get());
             methods.put(MEMCPY_IN, () -> MemorySegment.copy(MemorySegment.ofArray(data), 0, offHeap, 0, size));
             methods.put(MEMCPY_OUT, () -> MemorySegment.copy(offHeap, 0, MemorySegment.ofArray(back), 0, size));
+            MappedRegion region = null;
+            BufferHandle regionBuffer = null;
+            if (regions) {
+                progress.update("transfer: mapping a region of " + (size >> 20) + " MiB");
+                MappedRegion rg = unixSession.createRegion(size).get(60, TimeUnit.SECONDS);
+                BufferHandle rb = unixSession.createBuffer(DType.U8, new long[] {size},
+                        BufferOptions.defaults().device(device)).get(30, TimeUnit.SECONDS);
+                MemorySegment.copy(MemorySegment.ofArray(data), 0, rg.segment(), 0, size);
+                methods.put(REGION_UPLOAD, () -> unixSession.upload(rb, 0, rg, 0, size, CommandOptions.defaults())
+                        .future().get());
+                methods.put(REGION_DOWNLOAD, () -> unixSession.download(rb, 0, 0, rg, 0, CommandOptions.defaults())
+                        .future().get());
+                region = rg;
+                regionBuffer = rb;
+            }
 
             for (int w = 0; w < warmup; w++) {
                 for (Map.Entry<String, Transfer> m : methods.entrySet()) {
@@ -135,6 +163,13 @@ final class TransferScenario implements Scenario {
             if (!java.util.Arrays.equals(check, data)) {
                 throw new IllegalStateException("the buffer read back differs from what was written");
             }
+            if (regions) {
+                byte[] viaRegion = unixSession.readBytes(regionBuffer).get(60, TimeUnit.SECONDS);
+                if (!java.util.Arrays.equals(viaRegion, data)
+                        || MemorySegment.mismatch(region.segment(), 0, size, MemorySegment.ofArray(data), 0, size) != -1) {
+                    throw new IllegalStateException("the bytes through the region differ from what was written");
+                }
+            }
             List<String> order = new ArrayList<>(methods.keySet());
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < order.size(); k++) {
@@ -146,16 +181,22 @@ final class TransferScenario implements Scenario {
                     mbps.get(m)[r] = size / (nanos / 1e9) / 1e6;
                 }
                 progress.line(String.format(Locale.ROOT, "transfer: round %d/%d: upload %.0f MB/s (sink %.0f), download "
-                        + "%.0f MB/s (source %.0f), memcpy %.0f MB/s", r + 1, rounds, mbps.get(UPLOAD)[r],
-                        mbps.get(SINK)[r], mbps.get(DOWNLOAD)[r], mbps.get(SOURCE)[r], mbps.get(MEMCPY_IN)[r]));
+                        + "%.0f MB/s (source %.0f), memcpy %.0f MB/s%s", r + 1, rounds, mbps.get(UPLOAD)[r],
+                        mbps.get(SINK)[r], mbps.get(DOWNLOAD)[r], mbps.get(SOURCE)[r], mbps.get(MEMCPY_IN)[r],
+                        regions ? String.format(Locale.ROOT, "; through a region: upload %.0f MB/s, download %.0f MB/s",
+                                mbps.get(REGION_UPLOAD)[r], mbps.get(REGION_DOWNLOAD)[r]) : ""));
             }
             progress.update("transfer: closing");
             session.destroy(buffer).get(30, TimeUnit.SECONDS);
+            if (region != null) {
+                unixSession.destroy(regionBuffer).get(30, TimeUnit.SECONDS);
+                region.close();
+            }
         }
         progress.clear();
 
         Map<String, Double> med = new LinkedHashMap<>();
-        for (String m : METHODS) {
+        for (String m : methodNames) {
             med.put(m, ThroughputScenario.median(mbps.get(m)));
         }
         double upRatio = med.get(UPLOAD) / med.get(SINK);
@@ -163,17 +204,19 @@ final class TransferScenario implements Scenario {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("transfer.csv"))) {
             w.write("method,round,bytes,MBps\n");
             for (int r = 0; r < rounds; r++) {
-                for (String m : METHODS) {
+                for (String m : methodNames) {
                     w.write(String.format(Locale.ROOT, "%s,%d,%d,%.1f%n", m, r + 1, size, mbps.get(m)[r]));
                 }
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("summary.csv"))) {
             w.write("method,rounds,median_MBps,min_MBps,max_MBps,anchor,median_ratio_to_anchor\n");
-            for (String m : METHODS) {
+            for (String m : methodNames) {
                 String anchor = switch (m) {
                     case UPLOAD -> SINK;
                     case DOWNLOAD -> SOURCE;
+                    case REGION_UPLOAD -> MEMCPY_IN;
+                    case REGION_DOWNLOAD -> MEMCPY_OUT;
                     default -> "";
                 };
                 w.write(String.format(Locale.ROOT, "%s,%d,%.1f,%.1f,%.1f,%s,%s%n", m, rounds, med.get(m),
@@ -181,22 +224,30 @@ final class TransferScenario implements Scenario {
                         anchor.isEmpty() ? "" : String.format(Locale.ROOT, "%.4f", med.get(m) / med.get(anchor))));
             }
         }
-        new BarChart(String.format(Locale.ROOT, "arrayd transfer of %d MiB on %s (median of %d rounds)",
+        BarChart chart = new BarChart(String.format(Locale.ROOT, "arrayd transfer of %d MiB on %s (median of %d rounds)",
                 size >> 20, device, rounds), "MB/s", List.of("host to device", "device to host"))
-                .add("client-java (session stream)", List.of(med.get(UPLOAD), med.get(DOWNLOAD)))
-                .add("raw gRPC streaming (Sink / Source)", List.of(med.get(SINK), med.get(SOURCE)))
-                .add("in-process memcpy", List.of(med.get(MEMCPY_IN), med.get(MEMCPY_OUT)))
+                .add("client-java (session stream, TCP loopback)", List.of(med.get(UPLOAD), med.get(DOWNLOAD)))
+                .add("raw gRPC streaming (Sink / Source)", List.of(med.get(SINK), med.get(SOURCE)));
+        if (regions) {
+            chart.add("client-java through a shared-memory region", List.of(med.get(REGION_UPLOAD), med.get(REGION_DOWNLOAD)));
+        }
+        chart.add("in-process memcpy", List.of(med.get(MEMCPY_IN), med.get(MEMCPY_OUT)))
                 .writePng(ctx.outDir().resolve("transfer.png"));
 
         String result = String.format(Locale.ROOT, "upload_MBps=%.0f sink_MBps=%.0f upload_ratio=%.3f download_MBps=%.0f "
                         + "source_MBps=%.0f download_ratio=%.3f memcpy_MBps=%.0f", med.get(UPLOAD), med.get(SINK), upRatio,
-                med.get(DOWNLOAD), med.get(SOURCE), downRatio, med.get(MEMCPY_IN));
+                med.get(DOWNLOAD), med.get(SOURCE), downRatio, med.get(MEMCPY_IN))
+                + (regions ? String.format(Locale.ROOT, " region_upload_MBps=%.0f region_upload_of_memcpy=%.3f "
+                        + "region_upload_of_tcp=%.1f region_download_MBps=%.0f region_download_of_memcpy=%.3f "
+                        + "region_download_of_tcp=%.1f", med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
+                        med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "");
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "transfer: %s daemon at %s, device %s, %d rounds of %d bytes",
                 ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device, rounds, size));
-        lines.add(String.format(Locale.ROOT, "%-10s %12s %12s %12s", "method", "median_MBps", "min_MBps", "max_MBps"));
-        for (String m : METHODS) {
-            lines.add(String.format(Locale.ROOT, "%-10s %12.0f %12.0f %12.0f", m, med.get(m),
+        lines.add(String.format(Locale.ROOT, "%-15s %12s %12s %12s", "method", "median_MBps", "min_MBps", "max_MBps"));
+        for (String m : methodNames) {
+            lines.add(String.format(Locale.ROOT, "%-15s %12.0f %12.0f %12.0f", m, med.get(m),
                     ThroughputScenario.min(mbps.get(m)), ThroughputScenario.max(mbps.get(m))));
         }
         lines.add(String.format(Locale.ROOT, "upload/sink %.3f, download/source %.3f", upRatio, downRatio));
@@ -214,17 +265,31 @@ final class TransferScenario implements Scenario {
                 - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (with flow control) that the \
                 client copies into one array;
                 - **memcpy:** `MemorySegment.copy` between a heap array and off-heap memory in the benchmark's JVM \
-                (the ceiling of any copy here).
+                (the ceiling of any copy here).%s
 
                 | direction | client-java MB/s | raw gRPC (anchor) MB/s | ratio | in-process memcpy MB/s |
                 | --- | --- | --- | --- | --- |
                 | upload (host → device) | %.0f | %.0f | **%.2f** | %.0f |
                 | download (device → host) | %.0f | %.0f | **%.2f** | %.0f |
-
+                %s
                 ![transfer bandwidth](transfer.png)
                 """, rounds, size >> 20, warmup, UPLOAD_CHUNK >> 20, UPLOAD_CHUNK >> 20, DOWNLOAD_CHUNK >> 20,
-                DOWNLOAD_CHUNK >> 20, med.get(UPLOAD), med.get(SINK), upRatio, med.get(MEMCPY_IN), med.get(DOWNLOAD),
-                med.get(SOURCE), downRatio, med.get(MEMCPY_OUT));
+                DOWNLOAD_CHUNK >> 20, regions ? "\n- **region upload / download:** a second client, connected to the daemon's "
+                        + "Unix socket, uploads the same bytes from a shared-memory region it has mapped "
+                        + "(`Session.upload(buffer, 0, region, 0, size)`: the daemon copies them from the region into the "
+                        + "buffer on its device) and downloads them into it (`Session.download(buffer, 0, 0, region, 0)`), "
+                        + "each until its event completes. Filling the region is the application's own write and is not "
+                        + "timed." : "",
+                med.get(UPLOAD), med.get(SINK), upRatio, med.get(MEMCPY_IN), med.get(DOWNLOAD),
+                med.get(SOURCE), downRatio, med.get(MEMCPY_OUT), regions ? String.format(Locale.ROOT, """
+
+                | through a shared-memory region | MB/s | of memcpy | of client-java over TCP |
+                | --- | --- | --- | --- |
+                | upload (host → device) | %.0f | **%.2f** | **%.1f×** |
+                | download (device → host) | %.0f | **%.2f** | **%.1f×** |
+                """, med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
+                        med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "");
         return new Report(lines, result, section);
     }
 

@@ -22,19 +22,25 @@ class TransferScenarioTest {
         String n = "\\d+";
         String r = "\\d+\\.\\d{3}";
         run.assertComplete(results, "RESULT transfer upload_MBps=" + n + " sink_MBps=" + n + " upload_ratio=" + r
-                + " download_MBps=" + n + " source_MBps=" + n + " download_ratio=" + r + " memcpy_MBps=" + n,
-                "transfer.png");
+                + " download_MBps=" + n + " source_MBps=" + n + " download_ratio=" + r + " memcpy_MBps=" + n
+                // the benchmark's own daemon listens on a Unix socket: the transfers through a region come too
+                + " region_upload_MBps=" + n + " region_upload_of_memcpy=" + r + " region_upload_of_tcp=\\d+\\.\\d"
+                + " region_download_MBps=" + n + " region_download_of_memcpy=" + r
+                + " region_download_of_tcp=\\d+\\.\\d", "transfer.png");
+        List<String> methods = new java.util.ArrayList<>(TransferScenario.TCP_METHODS);
+        methods.addAll(List.of(TransferScenario.REGION_UPLOAD, TransferScenario.REGION_DOWNLOAD));
         List<String[]> rows = BenchRun.csv(results.resolve("transfer.csv"), "method,round,bytes,MBps", 4);
-        assertEquals(2 * TransferScenario.METHODS.size(), rows.size());
+        assertEquals(2 * methods.size(), rows.size());
         for (String[] row : rows) {
-            assertTrue(TransferScenario.METHODS.contains(row[0]), row[0]);
+            assertTrue(methods.contains(row[0]), row[0]);
             assertEquals((5 << 20) + 3, Integer.parseInt(row[2]));
             assertTrue(Double.parseDouble(row[3]) > 0);
         }
         List<String[]> summary = BenchRun.csv(results.resolve("summary.csv"),
                 "method,rounds,median_MBps,min_MBps,max_MBps,anchor,median_ratio_to_anchor", 7);
-        assertEquals(TransferScenario.METHODS, summary.stream().map(s -> s[0]).toList());
+        assertEquals(methods, summary.stream().map(s -> s[0]).toList());
         assertEquals("sink", summary.getFirst()[5]);
+        assertEquals("memcpy_in", summary.get(methods.indexOf(TransferScenario.REGION_UPLOAD))[5]);
     }
 
     @Test

@@ -139,7 +139,7 @@ public final class ArraydServer implements AutoCloseable {
             // shared-memory regions: their descriptors are claimed on a socket beside the gRPC one
             try {
                 regions = dev.arrayd.server.regions.RegionBroker.start(
-                        options.uds().resolveSibling(options.uds().getFileName() + ".regions"));
+                        options.uds().resolveSibling(options.uds().getFileName() + ".regions"), options.regionMemoryBytes());
             } catch (IOException e) {
                 closeScheduler();
                 throw new IllegalArgumentException("--uds " + options.uds() + ": the regions' socket: " + e.getMessage(), e);

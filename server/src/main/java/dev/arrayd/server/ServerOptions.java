@@ -31,13 +31,15 @@ import java.nio.file.Path;
  * @param metricsKernelLimit kernel names with their own {@code kernel} label; 0 (the default) = no kernel label
  * @param tracing           export a span per command with OpenTelemetry, set up from OTEL_* (default false)
  * @param uds               a Unix domain socket to listen on too (null = none)
+ * @param regionMemoryBytes most bytes all shared-memory regions together may hold (0 = a quarter of the memory
+ *                          the JVM sees: the container's limit in a container, else the machine's)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
-        int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds) {
+        int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -55,7 +57,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                DEFAULT_JIT_NICE, "", 0, false, null);
+                DEFAULT_JIT_NICE, "", 0, false, null, 0);
     }
 
     /**
@@ -64,23 +66,27 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withMetricsBind(String b) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, b, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, b, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withMetricsKernelLimit(int n) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, n, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, n, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withTracing(boolean on) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, on, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, on, uds, regionMemoryBytes);
     }
 
     public ServerOptions withUds(Path path) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, path);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, path, regionMemoryBytes);
+    }
+
+    public ServerOptions withRegionMemoryBytes(long bytes) {
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, bytes);
     }
 
     /** Where /metrics listens: {@code metricsBind}, or the gRPC {@code bind} address when that is empty. */
@@ -89,50 +95,50 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withCacheDir(Path dir) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withCompileCacheMaxBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withCpuThreads(int threads) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withCpuNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 
     public ServerOptions withJitNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice, metricsBind, metricsKernelLimit, tracing, uds);
+        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
     }
 }

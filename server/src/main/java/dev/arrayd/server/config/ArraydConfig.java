@@ -32,6 +32,13 @@ public final class ArraydConfig {
                     + "same API, authentication and quotas as the TCP port. The socket is made owner-only (0600) "
                     + "and removed on exit; a stale one from a daemon that crashed is replaced.");
 
+    public static final ConfigKey<Long> REGION_MEMORY = new ConfigKey<>("region-memory", "bytes", "0",
+            Parsers.bytes(0, Long.MAX_VALUE), "bytes, e.g. 4GiB, or 0",
+            "Most bytes all shared-memory regions (see `uds`) together may hold; past it CreateRegion is "
+                    + "RESOURCE_EXHAUSTED. 0 = a quarter of the memory the daemon's JVM sees (in a container, its "
+                    + "memory limit). Region pages are the daemon's memory: keep this within what its limit holds "
+                    + "beside the devices' `cpu-memory`.");
+
     public static final ConfigKey<String> TARGET = new ConfigKey<>("target", "host:port", "", Parsers.text(true),
             "host:port, e.g. 127.0.0.1:7700, or empty", "host:port to listen on; when set it overrides `bind` and `port`.");
 
@@ -172,7 +179,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);

@@ -43,20 +43,32 @@ public final class RegionBroker implements AutoCloseable {
     static final long PAGE = 4096;
 
     private final Path socket;
+    private final long capBytes;
+    private final java.util.concurrent.atomic.AtomicLong heldBytes = new java.util.concurrent.atomic.AtomicLong();
     private final Channel server;
     private final EventLoopGroup group;
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Region> claims = new ConcurrentHashMap<>();
     private final Queue<Region> retiring = new ConcurrentLinkedQueue<>();
 
-    private RegionBroker(Path socket, Channel server, EventLoopGroup group) {
+    private RegionBroker(Path socket, long capBytes, Channel server, EventLoopGroup group) {
         this.socket = socket;
+        this.capBytes = capBytes;
         this.server = server;
         this.group = group;
     }
 
-    /** Listens for claims on {@code socket} (a stale file there is replaced by the caller's checks). */
+    /** {@link #start(Path, long)} with the default cap. */
     public static RegionBroker start(Path socket) throws IOException {
+        return start(socket, 0);
+    }
+
+    /**
+     * Listens for claims on {@code socket} (a file there is replaced); all regions together hold at most
+     * {@code capBytes} (0: a quarter of the memory this JVM sees, its container's limit in a container).
+     */
+    public static RegionBroker start(Path socket, long capBytes) throws IOException {
+        long cap = capBytes > 0 ? capBytes : defaultCap();
         Path abs = socket.toAbsolutePath();
         Files.deleteIfExists(abs);
         EventLoopGroup group = new EpollEventLoopGroup(1);
@@ -70,7 +82,7 @@ public final class RegionBroker implements AutoCloseable {
                         }
                     }).bind(new DomainSocketAddress(abs.toString())).sync().channel();
             Files.setPosixFilePermissions(abs, PosixFilePermissions.fromString("rw-------"));
-            self[0] = new RegionBroker(abs, ch, group);
+            self[0] = new RegionBroker(abs, cap, ch, group);
             return self[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -87,10 +99,41 @@ public final class RegionBroker implements AutoCloseable {
         return socket;
     }
 
-    /** A new region of at least {@code bytes} (whole pages); IOException with the system's reason. */
+    static long defaultCap() {
+        var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long total = os instanceof com.sun.management.OperatingSystemMXBean o ? o.getTotalMemorySize() : 0;
+        return total > 0 ? total / 4 : 1L << 30;
+    }
+
+    /** Most bytes all regions together may hold. */
+    public long capBytes() {
+        return capBytes;
+    }
+
+    /**
+     * A new region of at least {@code bytes} (whole pages); IOException with the reason when the regions'
+     * cap or the system refuses.
+     */
     public Region create(long bytes, LongSupplier inFlight, Runnable onFreed) throws IOException {
         long size = (bytes + PAGE - 1) / PAGE * PAGE;
-        SharedMemory memory = SharedMemory.create("arrayd-region", size);
+        long held = heldBytes.addAndGet(size);
+        if (held > capBytes) {
+            heldBytes.addAndGet(-size);
+            throw new IOException("the regions would hold " + held + " bytes (expected: at most " + capBytes
+                    + ", region-memory)");
+        }
+        SharedMemory memory;
+        try {
+            memory = SharedMemory.create("arrayd-region", size);
+        } catch (IOException | RuntimeException e) {
+            heldBytes.addAndGet(-size);
+            throw e;
+        }
+        Runnable freed = onFreed;
+        onFreed = () -> {
+            heldBytes.addAndGet(-size);
+            freed.run();
+        };
         byte[] b = new byte[16];
         random.nextBytes(b);
         String claim = HexFormat.of().formatHex(b);

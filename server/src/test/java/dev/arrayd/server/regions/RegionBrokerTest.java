@@ -73,6 +73,20 @@ class RegionBrokerTest {
         assertFalse(Files.exists(sock), "the socket is removed");
     }
 
+    @Test
+    void allRegionsTogetherStayWithinTheCap() throws Exception {
+        try (RegionBroker broker = RegionBroker.start(dir.resolve("cap.regions"), 16384)) {
+            AtomicInteger freed = new AtomicInteger();
+            Region a = broker.create(8192, () -> 0, freed::incrementAndGet);
+            IOException over = assertThrows(IOException.class, () -> broker.create(12288, () -> 0, () -> { }));
+            assertTrue(over.getMessage().contains("the regions would hold 20480 bytes (expected: at most 16384, "
+                    + "region-memory)"), over.getMessage());
+            broker.retire(a);
+            assertEquals(1, freed.get());
+            broker.retire(broker.create(12288, () -> 0, () -> { })); // room again once the first is freed
+        }
+    }
+
     /** Sends a claim; the first byte answered (the descriptor's carrier), or -1 at end of stream. */
     static int claim(Path sock, String claim) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
