@@ -110,8 +110,12 @@ final class DemoCommand implements Callable<Integer> {
             return 2;
         }
         Steps t = new Steps();
+        regions = Target.parse(client.target).isUnix();
         try (ArraydClient c = client.connect(); Session s = c.openSession("arrayd-demo").get(30, TimeUnit.SECONDS)) {
             t.session = System.nanoTime();
+            if (regions) {
+                System.out.println("over the daemon's Unix socket: arrays travel through shared-memory regions");
+            }
             boolean ok = switch (kernel) {
                 case "saxpy" -> saxpy(s, t);
                 case "sum" -> sum(s, t);
@@ -134,11 +138,35 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** Whether the daemon is reached over its Unix socket: then arrays go through shared-memory regions. */
+    private boolean regions;
+
     private BufferHandle upload(Session s, float[] values) throws Exception {
         var opts = dev.arrayd.client.BufferOptions.defaults().device(device);
         BufferHandle b = s.createBuffer(DType.F32, new long[] {values.length}, opts).get(30, TimeUnit.SECONDS);
-        s.write(b, values).future().get(60, TimeUnit.SECONDS);
+        if (regions) {
+            try (dev.arrayd.client.MappedRegion r = s.createRegion(4L * values.length).get(30, TimeUnit.SECONDS)) {
+                r.put(0, values);
+                s.upload(b, 0, r, 0, 4L * values.length, dev.arrayd.client.CommandOptions.defaults()).future()
+                        .get(60, TimeUnit.SECONDS);
+            }
+        } else {
+            s.write(b, values).future().get(60, TimeUnit.SECONDS);
+        }
         return b;
+    }
+
+    private float[] readBack(Session s, BufferHandle out) throws Exception {
+        if (!regions) {
+            return s.readFloats(out).get(60, TimeUnit.SECONDS);
+        }
+        long bytes = out.sizeBytes();
+        try (dev.arrayd.client.MappedRegion r = s.createRegion(bytes).get(30, TimeUnit.SECONDS)) {
+            s.download(out, 0, 0, r, 0, dev.arrayd.client.CommandOptions.defaults()).future().get(60, TimeUnit.SECONDS);
+            float[] result = new float[(int) (bytes / 4)];
+            r.get(0, result);
+            return result;
+        }
     }
 
     private BufferHandle output(Session s, long elements) throws Exception {
@@ -157,7 +185,7 @@ final class DemoCommand implements Callable<Integer> {
         EventResult done = s.launch(launch).future().get(120, TimeUnit.SECONDS);
         t.launch = System.nanoTime();
         t.deviceNanos = done.deviceNanos();
-        float[] result = s.readFloats(out).get(60, TimeUnit.SECONDS);
+        float[] result = readBack(s, out);
         t.read = System.nanoTime();
         return result;
     }

@@ -69,6 +69,68 @@ class RegionsTest {
             try (MappedRegion again = s.createRegion(8L << 20).get(60, TimeUnit.SECONDS)) {
                 assertEquals(8L << 20, again.size());
             }
+            // the demo takes regions by itself over the socket
+            DaemonProcessTest.CliRun demo = DaemonProcessTest.cli("demo", "--target", "unix://" + sock);
+            assertEquals(0, demo.exit(), demo.output());
+            assertTrue(demo.output().contains("arrays travel through shared-memory regions"), demo.output());
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void clientsThatUnmapScribbleOrVanishHurtNeitherTheDaemonNorTheQuota() throws Exception {
+        Path sock = dir.resolve("h.sock");
+        try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1",
+                "--tenant-quotas", "memory=64MiB")) {
+            try (ArraydClient c = ArraydClient.connect("unix://" + sock);
+                    Session s = c.openSession("scribbler").get(60, TimeUnit.SECONDS)) {
+                int bytes = 8 << 20;
+                BufferHandle b = s.createBuffer(DType.U8, bytes).get(60, TimeUnit.SECONDS);
+                MappedRegion r = s.createRegion(bytes).get(60, TimeUnit.SECONDS);
+                // writes while the daemon reads: the upload gets some mix of bytes, nobody crashes
+                Thread scribbler = Thread.ofPlatform().start(() -> {
+                    for (int round = 0; round < 50; round++) {
+                        r.segment().fill((byte) round);
+                    }
+                });
+                for (int i = 0; i < 10; i++) {
+                    s.upload(b, 0, r, 0, bytes, CommandOptions.defaults()).future().get(60, TimeUnit.SECONDS);
+                }
+                scribbler.join();
+                // unmapped (and destroyed) right after submitting: the daemon's own mapping serves the command
+                var up = s.upload(b, 0, r, 0, bytes, CommandOptions.defaults());
+                r.close();
+                up.future().get(60, TimeUnit.SECONDS);
+                assertEquals(0, DaemonProcessTest.cli("health", "--target", "unix://" + sock).exit());
+            }
+            // a client that dies holding a region (no CloseSession): its lease ends, and with it the region
+            ManagedChannel ch = Grpc.newChannelBuilder("unix://" + sock, InsecureChannelCredentials.create()).build();
+            String gone = SessionServiceGrpc.newBlockingStub(ch).openSession(OpenSessionRequest.newBuilder()
+                    .setClientName("vanishing").setLease(com.google.protobuf.util.Durations.fromMillis(1000)).build())
+                    .getSession();
+            RegionServiceGrpc.newBlockingStub(ch).createRegion(CreateRegionRequest.newBuilder().setSession(gone)
+                    .setSizeBytes(48L << 20).build());
+            ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            // the quota (64 MiB) holds a second 48 MiB region only once the first is freed
+            ManagedChannel next = Grpc.newChannelBuilder("unix://" + sock, InsecureChannelCredentials.create()).build();
+            try {
+                String s2 = SessionServiceGrpc.newBlockingStub(next).openSession(OpenSessionRequest.getDefaultInstance())
+                        .getSession();
+                var regions = RegionServiceGrpc.newBlockingStub(next);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (true) {
+                    try {
+                        regions.createRegion(CreateRegionRequest.newBuilder().setSession(s2).setSizeBytes(48L << 20).build());
+                        break;
+                    } catch (StatusRuntimeException e) {
+                        assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), e.toString());
+                        assertTrue(System.nanoTime() < deadline, "the vanished client's region was not freed: " + e);
+                        Thread.onSpinWait();
+                    }
+                }
+            } finally {
+                next.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
         }
     }
 
