@@ -50,6 +50,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 
+{{/* Whether the daemon also listens on a Unix socket in a directory its pod shares (sidecar mode). */}}
+{{- define "arrayd.unixSocket" -}}
+{{- if and (eq .Values.mode "sidecar") .Values.arrayd.unixSocket.enabled -}}true{{- end -}}
+{{- end -}}
+
 {{/* Whether calls are authenticated (a token file or client certificates): then the pod IP needs no insecure. */}}
 {{- define "arrayd.authenticated" -}}
 {{- if or .Values.auth.existingSecret (and .Values.tls.secretName .Values.tls.clientCaKey) -}}true{{- end -}}
@@ -77,6 +82,11 @@ allow-native-source = {{ .Values.arrayd.allowNativeSource }}
 max-message-bytes = {{ .Values.arrayd.maxMessageBytes }}
 metrics-client-limit = {{ .Values.arrayd.metricsClientLimit }}
 metrics-kernel-limit = {{ .Values.arrayd.metricsKernelLimit }}
+{{- if include "arrayd.unixSocket" . }}
+# the application's way in, and the shared-memory regions' (their pages count against this container's limit)
+uds = /run/arrayd/arrayd.sock
+region-memory = {{ .Values.arrayd.unixSocket.regionMemory }}
+{{- end }}
 {{- if .Values.auth.existingSecret }}
 auth-tokens = /etc/arrayd/auth/{{ .Values.auth.tokensKey }}
 {{- end }}
@@ -166,6 +176,10 @@ stopped after it).
     {{- end }}
     - name: arrayd-tmp
       mountPath: /tmp
+    {{- if include "arrayd.unixSocket" . }}
+    - name: arrayd-socket
+      mountPath: /run/arrayd
+    {{- end }}
 {{- end -}}
 
 {{/* The volumes the container mounts. */}}
@@ -188,6 +202,13 @@ stopped after it).
 - name: arrayd-tmp
   emptyDir:
     sizeLimit: {{ .Values.tmpSizeLimit }}
+{{- if include "arrayd.unixSocket" . }}
+# the sockets only (regions are memfds, not files): tmpfs, a few bytes
+- name: arrayd-socket
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end }}
 {{- end -}}
 
 {{/* For an application chart: the sidecar container, given the arrayd chart's context (see the top). */}}
@@ -197,6 +218,23 @@ stopped after it).
 
 {{- define "arrayd.sidecar.volumes" -}}
 {{- include "arrayd.volumes" . -}}
+{{- end -}}
+
+{{/* For the application's container: the mount of the sockets' directory (empty without the Unix socket). */}}
+{{- define "arrayd.sidecar.clientMounts" -}}
+{{- if include "arrayd.unixSocket" (merge (dict "Values" (merge (dict "mode" "sidecar") .Values)) .) -}}
+- name: arrayd-socket
+  mountPath: /run/arrayd
+{{- end -}}
+{{- end -}}
+
+{{/* For the application: the daemon's address, its Unix socket when there is one, else loopback TCP. */}}
+{{- define "arrayd.sidecar.address" -}}
+{{- if include "arrayd.unixSocket" (merge (dict "Values" (merge (dict "mode" "sidecar") .Values)) .) -}}
+unix:///run/arrayd/arrayd.sock
+{{- else -}}
+127.0.0.1:{{ .Values.arrayd.grpcPort }}
+{{- end -}}
 {{- end -}}
 
 {{/* Pod annotations: the config checksum, and Prometheus' scrape annotations when asked for. */}}

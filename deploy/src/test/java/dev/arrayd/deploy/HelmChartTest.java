@@ -65,6 +65,7 @@ class HelmChartTest {
         assertEquals("json", r.config().get(ArraydConfig.LOG_FORMAT));
         assertEquals(false, r.config().get(ArraydConfig.ALLOW_NATIVE_SOURCE));
         assertEquals(true, r.config().get(ArraydConfig.INSECURE), "no authentication configured");
+        assertEquals(null, r.config().get(ArraydConfig.UDS), "standalone: no other container to share a socket with");
         Deployment d = deployment(resources);
         assertEquals("arrayd:" + DeployFiles.version(), arrayd(d).getImage(),
                 "image tag defaults to the chart's appVersion, the project version");
@@ -189,6 +190,17 @@ class HelmChartTest {
         assertEquals("arrayd:" + DeployFiles.version(), d.getSpec().getTemplate().getSpec().getInitContainers()
                 .getFirst().getImage());
         assertTrue(d.getSpec().getTemplate().getMetadata().getAnnotations().containsKey("checksum/arrayd-config"));
+        // the application talks to its sidecar over the Unix socket in the directory they share (SidecarChecks
+        // checked the tmpfs emptyDir and both mounts), with shared-memory regions within region-memory
+        assertEquals(java.nio.file.Path.of("/run/arrayd/arrayd.sock"), r.config().get(ArraydConfig.UDS));
+        assertEquals(256L << 20, r.config().get(ArraydConfig.REGION_MEMORY));
+        Container app = d.getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertEquals("unix:///run/arrayd/arrayd.sock", app.getEnv().stream().filter(e -> e.getName().equals("ARRAYD_ADDRESS"))
+                .findFirst().orElseThrow().getValue());
+        // and without it, loopback TCP
+        Deployment tcp = deployment(Charts.render("example-app", Map.of("arrayd.arrayd.unixSocket.enabled", "false")));
+        assertEquals("127.0.0.1:7700", tcp.getSpec().getTemplate().getSpec().getContainers().getFirst().getEnv().stream()
+                .filter(e -> e.getName().equals("ARRAYD_ADDRESS")).findFirst().orElseThrow().getValue());
         // sidecar mode: no Deployment, PDB or test of the daemon's own
         assertEquals(1, Kube.ofKind(resources, Deployment.class).size());
         assertTrue(Kube.ofKind(resources, PodDisruptionBudget.class).isEmpty());

@@ -180,10 +180,29 @@ final class SidecarChecks {
         assertNotNull(memLimit, where + ": limits.memory");
         long cpuMemory = cfg.get(ArraydConfig.CPU_MEMORY);
         assertTrue(cpuMemory > 0, where + ": cpu-memory set (its default is half of the node's RAM, not the limit's)");
-        long needed = cpuMemory * cpuDevices(cfg.get(ArraydConfig.DEVICES)) + heapBytes(env) + JVM_OVERHEAD_BYTES;
         long limit = Quantity.getAmountInBytes(memLimit).longValue();
-        assertTrue(limit >= needed, where + ": memory limit " + memLimit + " < cpu-memory x devices + heap + "
-                + (JVM_OVERHEAD_BYTES >> 20) + "MiB = " + (needed >> 20) + "MiB");
+        java.nio.file.Path uds = cfg.get(ArraydConfig.UDS);
+        // shared-memory regions are the daemon's memory too: region-memory, or its default, a quarter of the limit
+        long regions = uds == null ? 0 : cfg.get(ArraydConfig.REGION_MEMORY) > 0 ? cfg.get(ArraydConfig.REGION_MEMORY)
+                : limit / 4;
+        long needed = cpuMemory * cpuDevices(cfg.get(ArraydConfig.DEVICES)) + regions + heapBytes(env) + JVM_OVERHEAD_BYTES;
+        assertTrue(limit >= needed, where + ": memory limit " + memLimit + " < cpu-memory x devices + region memory + "
+                + "heap + " + (JVM_OVERHEAD_BYTES >> 20) + "MiB = " + (needed >> 20) + "MiB");
+        if (uds != null) {
+            // the socket's directory: a tmpfs emptyDir the application's containers mount too
+            String dirPath = uds.getParent().toString();
+            VolumeMount socketMount = arrayd.getVolumeMounts().stream().filter(m -> m.getMountPath().equals(dirPath))
+                    .findFirst().orElseThrow(() -> new AssertionError(where + ": uds " + uds + ": its directory "
+                            + dirPath + " is no volume of its own"));
+            Volume socketVolume = volume(pod, socketMount.getName(), where);
+            assertNotNull(socketVolume.getEmptyDir(), where + ": the socket's directory is an emptyDir");
+            assertEquals("Memory", socketVolume.getEmptyDir().getMedium(), where + ": the socket's emptyDir is tmpfs");
+            if (role == Role.SIDECAR) {
+                assertTrue(pod.getContainers().stream().anyMatch(c -> c.getVolumeMounts() != null && c.getVolumeMounts()
+                        .stream().anyMatch(m -> m.getName().equals(socketMount.getName()))),
+                        where + ": the application's container mounts the socket's directory");
+            }
+        }
 
         // Prometheus: annotations (optional), a Service on the metrics port, a ServiceMonitor on the Service
         Map<String, String> annotations = deployment.getSpec().getTemplate().getMetadata().getAnnotations();
