@@ -52,6 +52,8 @@ public final class ArraydClient implements AutoCloseable {
 
     /** Default maximum message size, inbound and outbound: 64 MiB. */
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 << 20;
+    /** Default size of each session's staging region over a Unix socket: 16 MiB. */
+    public static final long DEFAULT_STAGING_BYTES = 16L << 20;
     /** Default bound on {@link #close()} and {@link Session#close()}: 10 s. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -63,6 +65,8 @@ public final class ArraydClient implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final Set<SessionImpl> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Bytes of each session's staging region (a Unix socket target with regions on), else 0. */
+    private final long stagingBytes;
 
     private ArraydClient(Builder b) {
         this.channel = b.channel != null ? b.channel
@@ -74,6 +78,8 @@ public final class ArraydClient implements AutoCloseable {
                 : ClientInterceptors.intercept(channel, new BearerTokenInterceptor(b.bearerToken));
         this.stubs = Stubs.of(ch, b.maxMessageBytes);
         this.maxMessageBytes = b.maxMessageBytes;
+        this.stagingBytes = b.channel == null && b.target != null && b.target.startsWith("unix:") && b.regions
+                ? b.stagingBytes : 0;
         this.closeTimeout = b.closeTimeout;
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "arrayd-client-keepalive");
@@ -157,7 +163,17 @@ public final class ArraydClient implements AutoCloseable {
             sessions.add(session);
             session.start().whenComplete((s, attachError) -> {
                 if (attachError == null) {
-                    opened.complete(s);
+                    if (stagingBytes <= 0) {
+                        opened.complete(s);
+                        return;
+                    }
+                    // over the daemon's Unix socket: a staging region for write and read (without one, if refused)
+                    session.createRegion(stagingBytes).whenComplete((region, regionError) -> {
+                        if (region != null) {
+                            session.useStaging(region);
+                        }
+                        opened.complete(s);
+                    });
                     return;
                 }
                 sessions.remove(session);
@@ -216,6 +232,8 @@ public final class ArraydClient implements AutoCloseable {
         private String bearerToken;
         private ChannelCredentials credentials = InsecureChannelCredentials.create();
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+        private boolean regions = true;
+        private long stagingBytes = DEFAULT_STAGING_BYTES;
 
         private Builder() {
         }
@@ -239,6 +257,26 @@ public final class ArraydClient implements AutoCloseable {
         }
 
         /** Maximum message size in bytes, inbound and outbound; default 64 MiB; at least 16 MiB. */
+        /**
+         * Whether sessions over a {@code unix://} target move the bytes of {@link Session#write} and
+         * {@link Session#read} through a shared-memory staging region (default true): each session maps one of
+         * {@link #stagingBytes} bytes, counted in its tenant's memory quota; a write or read that does not
+         * fit its free space takes the session stream instead. False: always the session stream.
+         */
+        public Builder regions(boolean on) {
+            this.regions = on;
+            return this;
+        }
+
+        /** Size of each session's staging region (default {@link #DEFAULT_STAGING_BYTES}); 0 turns it off. */
+        public Builder stagingBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("stagingBytes: " + bytes + " (expected: >= 0)");
+            }
+            this.stagingBytes = bytes;
+            return this;
+        }
+
         public Builder maxMessageBytes(int maxMessageBytes) {
             if (maxMessageBytes < (16 << 20)) {
                 throw new IllegalArgumentException("maxMessageBytes: " + maxMessageBytes

@@ -67,6 +67,11 @@ public final class MappedRegion implements AutoCloseable {
                 values, 0, values.length);
     }
 
+    /** Unmaps it here only (its session is closing, which frees it in the daemon). */
+    void unmap() {
+        arena.close();
+    }
+
     /** Unmaps it here and destroys it in the session (the daemon frees it once commands using it are done). */
     @Override
     public void close() {

@@ -185,8 +185,28 @@ final class SessionImpl implements Session {
      * each waiting on the one before it: they are ordered with every other command of the session
      * exactly as they were called, and a failed chunk fails the rest.
      */
+    /** The staging region over the daemon's Unix socket, or null (TCP, or regions turned off). */
+    private volatile StagingArea staging;
+
+    /** Gives the session a staging region: writes and reads that fit a free slot go through it. */
+    void useStaging(MappedRegion region) {
+        staging = new StagingArea(region);
+    }
+
     @Override
     public Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
+        StagingArea st = staging;
+        int total = data.remaining();
+        long at;
+        if (st != null && total > 0 && !closing.get() && (at = st.allocate(total)) >= 0) {
+            // through the shared-memory region: one copy into it, an upload the daemon reads from it
+            checkRange(buffer, "offsetBytes", offsetBytes, "data", total);
+            java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofBuffer(data), 0,
+                    st.region.segment(), at, total);
+            Event e = upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
+            e.future().whenComplete((r, err) -> st.release(at, total));
+            return e;
+        }
         // copy: the caller may reuse its buffer as soon as we return
         ByteBuffer copy = ByteBuffer.allocate(data.remaining());
         copy.put(data.duplicate()).flip();
@@ -279,6 +299,27 @@ final class SessionImpl implements Session {
         }
         if (sizeBytes == 0) {
             return CompletableFuture.completedFuture(ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN));
+        }
+        StagingArea st = staging;
+        long slot;
+        if (st != null && !closing.get() && (slot = st.allocate(sizeBytes)) >= 0) {
+            // through the shared-memory region: the daemon downloads into it, one copy out of it
+            long at = slot;
+            return download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults()).future()
+                    .handle((r, err) -> {
+                        try {
+                            if (err != null) {
+                                throw err instanceof java.util.concurrent.CompletionException c ? c
+                                        : new java.util.concurrent.CompletionException(err);
+                            }
+                            byte[] out = new byte[(int) sizeBytes];
+                            java.lang.foreign.MemorySegment.copy(st.region.segment(), at,
+                                    java.lang.foreign.MemorySegment.ofArray(out), 0, sizeBytes);
+                            return ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+                        } finally {
+                            st.release(at, sizeBytes);
+                        }
+                    });
         }
         // Reads go over the session stream as Download commands, so they see every command called
         // before them; the chunks are reassembled into one array.
@@ -860,6 +901,11 @@ final class SessionImpl implements Session {
                 requests.cancel("session closed", null);
             }
             streamDone.whenComplete((x, y) -> {
+                StagingArea st = staging;
+                staging = null;
+                if (st != null) {
+                    st.region.unmap(); // the daemon freed it with the session
+                }
                 onClosed.accept(this);
                 if (error == null) {
                     closed.complete(null);

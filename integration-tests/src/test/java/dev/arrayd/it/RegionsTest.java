@@ -82,7 +82,8 @@ class RegionsTest {
         Path sock = dir.resolve("h.sock");
         try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1",
                 "--tenant-quotas", "memory=64MiB")) {
-            try (ArraydClient c = ArraydClient.connect("unix://" + sock);
+            // explicit regions only (no staging region for write and read): the quota is the test's
+            try (ArraydClient c = ArraydClient.builder().target("unix://" + sock).regions(false).build();
                     Session s = c.openSession("scribbler").get(60, TimeUnit.SECONDS)) {
                 int bytes = 8 << 20;
                 BufferHandle b = s.createBuffer(DType.U8, bytes).get(60, TimeUnit.SECONDS);
@@ -130,6 +131,43 @@ class RegionsTest {
                 }
             } finally {
                 next.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void writeAndReadGoThroughAStagingRegionOverTheSocketAndFallBackWhenItIsFull() throws Exception {
+        Path sock = dir.resolve("s.sock");
+        try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1",
+                "--tenant-quotas", "memory=128MiB")) {
+            int n = 1 << 20;
+            float[] in = new float[n];
+            for (int i = 0; i < n; i++) {
+                in[i] = (float) Math.sin(i);
+            }
+            try (ArraydClient c = ArraydClient.builder().target("unix://" + sock).stagingBytes(8L << 20).build();
+                    Session s = c.openSession("staged").get(60, TimeUnit.SECONDS)) {
+                // the staging region holds 8 MiB of the 128 MiB quota: a 121 MiB region no longer fits
+                Status full = Status.fromThrowable(assertThrows(ExecutionException.class,
+                        () -> s.createRegion(121L << 20).get(60, TimeUnit.SECONDS)).getCause());
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, full.getCode(), full.toString());
+                BufferHandle b = s.createBuffer(DType.F32, n).get(60, TimeUnit.SECONDS);
+                s.write(b, in).future().get(60, TimeUnit.SECONDS);            // 4 MiB: through the region
+                assertArrayEquals(in, s.readFloats(b).get(60, TimeUnit.SECONDS));
+                BufferHandle big = s.createBuffer(DType.F32, 3 * n).get(60, TimeUnit.SECONDS);
+                float[] three = new float[3 * n];
+                System.arraycopy(in, 0, three, n, n);
+                s.write(big, three).future().get(60, TimeUnit.SECONDS);       // 12 MiB: no slot, the session stream
+                assertArrayEquals(three, s.readFloats(big).get(60, TimeUnit.SECONDS));
+            }
+            try (ArraydClient c = ArraydClient.builder().target("unix://" + sock).regions(false).build();
+                    Session s = c.openSession("unstaged").get(60, TimeUnit.SECONDS)) {
+                // without staging the whole quota is there
+                s.createRegion(121L << 20).get(60, TimeUnit.SECONDS).close();
+                BufferHandle b = s.createBuffer(DType.F32, n).get(60, TimeUnit.SECONDS);
+                s.write(b, in).future().get(60, TimeUnit.SECONDS);
+                assertArrayEquals(in, s.readFloats(b).get(60, TimeUnit.SECONDS));
             }
         }
     }
