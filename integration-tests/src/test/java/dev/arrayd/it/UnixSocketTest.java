@@ -80,6 +80,14 @@ class UnixSocketTest {
             assertTrue(r.output().contains("--uds " + live + ": another process listens on it"), r.output());
         }
 
+        // the regions' socket beside it follows the same rule
+        Path beside = Files.writeString(dir.resolve("r.sock.regions"), "keep me too");
+        DaemonProcessTest.CliRun regions = DaemonProcessTest.cli("serve", "--port", "0", "--metrics-port", "-1",
+                "--uds", dir.resolve("r.sock").toString());
+        assertEquals(2, regions.exit(), regions.output());
+        assertTrue(regions.output().contains(beside + " exists and is not a socket"), regions.output());
+        assertEquals("keep me too", Files.readString(beside));
+
         Path file = Files.writeString(dir.resolve("notes.txt"), "keep me");
         DaemonProcessTest.CliRun r = DaemonProcessTest.cli("serve", "--port", "0", "--metrics-port", "-1",
                 "--uds", file.toString());

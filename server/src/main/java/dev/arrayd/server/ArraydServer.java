@@ -138,11 +138,14 @@ public final class ArraydServer implements AutoCloseable {
         if (options.uds() != null) {
             // shared-memory regions: their descriptors are claimed on a socket beside the gRPC one
             try {
+                // first: another daemon live on this path keeps its sockets (both), and this one stops here
+                UnixSocketListener.clearStale(options.uds().toAbsolutePath());
                 regions = dev.arrayd.server.regions.RegionBroker.start(
                         options.uds().resolveSibling(options.uds().getFileName() + ".regions"), options.regionMemoryBytes());
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 closeScheduler();
-                throw new IllegalArgumentException("--uds " + options.uds() + ": the regions' socket: " + e.getMessage(), e);
+                throw e instanceof IllegalArgumentException iae ? iae : new IllegalArgumentException("--uds "
+                        + options.uds() + ": the regions' socket: " + e.getMessage(), e);
             }
         }
         this.regions = regions;

@@ -4,10 +4,7 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.ResourceInfo;
-import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.protobuf.ProtoUtils;
@@ -49,21 +46,12 @@ final class ErrorDetails {
     private ErrorDetails() {}
 
     static ServerInterceptor interceptor() {
-        return new ServerInterceptor() {
-            @Override
-            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                    ServerCallHandler<Q, R> next) {
-                return next.startCall(new SimpleForwardingServerCall<>(call) {
-                    @Override
-                    public void close(Status status, Metadata trailers) {
-                        if (!status.isOk() && !trailers.containsKey(KEY)) {
-                            trailers.put(KEY, of(status.getCode(), status.getDescription()));
-                        }
-                        super.close(status, trailers);
-                    }
-                }, headers);
+        return FinalStatus.rewriting((status, trailers) -> {
+            if (!status.isOk() && !trailers.containsKey(KEY)) {
+                trailers.put(KEY, of(status.getCode(), status.getDescription()));
             }
-        };
+            return status;
+        });
     }
 
     /** The details of an error with this code and message. */

@@ -1,9 +1,5 @@
 package dev.arrayd.server;
 
-import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
-import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
@@ -24,20 +20,11 @@ final class StatusText {
 
     /** Bounds the description of every status a call ends with. */
     static ServerInterceptor interceptor() {
-        return new ServerInterceptor() {
-            @Override
-            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                    ServerCallHandler<Q, R> next) {
-                return next.startCall(new SimpleForwardingServerCall<>(call) {
-                    @Override
-                    public void close(Status status, Metadata trailers) {
-                        String d = status.getDescription();
-                        String bounded = bound(d);
-                        super.close(bounded == d ? status : status.withDescription(bounded), trailers);
-                    }
-                }, headers);
-            }
-        };
+        return FinalStatus.rewriting((status, trailers) -> {
+            String d = status.getDescription();
+            String bounded = bound(d);
+            return bounded == d ? status : status.withDescription(bounded);
+        });
     }
 
     /** {@code text} if it fits, else its longest prefix that fits with the note of the cut. */

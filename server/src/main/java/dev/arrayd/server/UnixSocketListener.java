@@ -80,7 +80,7 @@ final class UnixSocketListener implements AutoCloseable {
     }
 
     /** Removes a socket file nobody answers on; refuses a live socket and anything that is not a socket. */
-    private static void clearStale(Path path) throws IOException {
+    static void clearStale(Path path) throws IOException {
         int mode;
         try {
             mode = (Integer) Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);

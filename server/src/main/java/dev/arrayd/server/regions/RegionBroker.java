@@ -70,7 +70,15 @@ public final class RegionBroker implements AutoCloseable {
     public static RegionBroker start(Path socket, long capBytes) throws IOException {
         long cap = capBytes > 0 ? capBytes : defaultCap();
         Path abs = socket.toAbsolutePath();
-        Files.deleteIfExists(abs);
+        // a socket left by a daemon that crashed goes (the gRPC socket beside it was found dead already);
+        // anything else at the path stays, and the daemon does not start
+        if (Files.exists(abs, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            int mode = (Integer) Files.getAttribute(abs, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            if ((mode & 0170000) != 0140000) {
+                throw new IOException(abs + " exists and is not a socket (remove it, or choose another --uds path)");
+            }
+            Files.delete(abs);
+        }
         EventLoopGroup group = new EpollEventLoopGroup(1);
         RegionBroker[] self = new RegionBroker[1];
         try {
