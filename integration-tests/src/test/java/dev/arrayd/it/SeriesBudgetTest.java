@@ -43,7 +43,8 @@ class SeriesBudgetTest {
     static final List<ServiceDescriptor> SERVICES = List.of(DeviceServiceGrpc.getServiceDescriptor(),
             SessionServiceGrpc.getServiceDescriptor(), BufferServiceGrpc.getServiceDescriptor(),
             KernelServiceGrpc.getServiceDescriptor(), ExecutionServiceGrpc.getServiceDescriptor(),
-            SharingServiceGrpc.getServiceDescriptor(), DiagnosticsServiceGrpc.getServiceDescriptor(),
+            SharingServiceGrpc.getServiceDescriptor(), dev.arrayd.proto.v1.RegionServiceGrpc.getServiceDescriptor(),
+            DiagnosticsServiceGrpc.getServiceDescriptor(),
             StatsServiceGrpc.getServiceDescriptor(), HealthGrpc.getServiceDescriptor(),
             io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
             io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor());
