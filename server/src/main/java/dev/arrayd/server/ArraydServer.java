@@ -176,6 +176,9 @@ public final class ArraydServer implements AutoCloseable {
                 http = new MetricsHttpServer(new InetSocketAddress(metricsAddress, options.metricsPort()), metrics.registry());
             } catch (IOException e) {
                 server.shutdownNow();
+                if (unix != null) {
+                    unix.close();
+                }
                 closeScheduler();
                 throw new IllegalStateException("metrics-port " + options.metricsPort() + ": cannot listen on "
                         + options.metricsAddress() + ":" + options.metricsPort() + " (" + e.getMessage() + "; choose another port "
@@ -227,12 +230,12 @@ public final class ArraydServer implements AutoCloseable {
         return new ArraydServer(options, security, Clock.SYSTEM, null);
     }
 
-    /** Sessions with their tenants and leases. */
     /** The services the daemon serves, as registered (tests enumerate their methods). */
     java.util.List<ServerServiceDefinition> services() {
         return server.getServices();
     }
 
+    /** Sessions with their tenants and leases. */
     SessionRegistry sessions() {
         return sessions;
     }
