@@ -162,8 +162,8 @@ public final class RegionBroker implements AutoCloseable {
         retireReady();
     }
 
-    /** Frees what can be freed now (called after retirements and a few times a second). */
-    public void retireReady() {
+    /** Frees what can be freed now (called after retirements and a few times a second; one caller at a time). */
+    public synchronized void retireReady() {
         for (Region r : retiring) {
             if (r.inFlight().getAsLong() == 0 && free(r)) {
                 retiring.remove(r);
@@ -187,7 +187,7 @@ public final class RegionBroker implements AutoCloseable {
 
     /** Stops listening and frees every region left (the daemon stops: nothing is in flight any more). */
     @Override
-    public void close() {
+    public synchronized void close() {
         server.close().syncUninterruptibly();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         claims.values().forEach(retiring::add);
