@@ -198,12 +198,20 @@ final class SessionImpl implements Session {
         StagingArea st = staging;
         int total = data.remaining();
         long at;
+        if (st != null && total > 0 && !closing.get()) {
+            checkRange(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
+        }
         if (st != null && total > 0 && !closing.get() && (at = st.allocate(total)) >= 0) {
             // through the shared-memory region: one copy into it, an upload the daemon reads from it
-            checkRange(buffer, "offsetBytes", offsetBytes, "data", total);
             java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofBuffer(data), 0,
                     st.region.segment(), at, total);
-            Event e = upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
+            Event e;
+            try {
+                e = upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
+            } catch (RuntimeException ex) {
+                st.release(at, total);
+                throw ex;
+            }
             e.future().whenComplete((r, err) -> st.release(at, total));
             return e;
         }
@@ -305,7 +313,14 @@ final class SessionImpl implements Session {
         if (st != null && !closing.get() && (slot = st.allocate(sizeBytes)) >= 0) {
             // through the shared-memory region: the daemon downloads into it, one copy out of it
             long at = slot;
-            return download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults()).future()
+            Event e;
+            try {
+                e = download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults());
+            } catch (RuntimeException ex) {
+                st.release(at, sizeBytes);
+                throw ex;
+            }
+            return e.future()
                     .handle((r, err) -> {
                         try {
                             if (err != null) {
