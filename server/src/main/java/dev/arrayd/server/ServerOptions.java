@@ -66,27 +66,27 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
      */
     public ServerOptions withPort(int p) {
         int m = p == 0 && metricsPort == DEFAULT_METRICS_PORT ? 0 : metricsPort;
-        return new ServerOptions(bind, p, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, m, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> { b.port = p; b.metricsPort = m; });
     }
 
-    public ServerOptions withMetricsBind(String b) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, b, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+    public ServerOptions withMetricsBind(String address) {
+        return with(b -> b.metricsBind = address);
     }
 
     public ServerOptions withMetricsKernelLimit(int n) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, n, tracing, uds, regionMemoryBytes);
+        return with(b -> b.metricsKernelLimit = n);
     }
 
     public ServerOptions withTracing(boolean on) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, on, uds, regionMemoryBytes);
+        return with(b -> b.tracing = on);
     }
 
     public ServerOptions withUds(Path path) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, path, regionMemoryBytes);
+        return with(b -> b.uds = path);
     }
 
     public ServerOptions withRegionMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, bytes);
+        return with(b -> b.regionMemoryBytes = bytes);
     }
 
     /** Where /metrics listens: {@code metricsBind}, or the gRPC {@code bind} address when that is empty. */
@@ -95,50 +95,114 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
     }
 
     public ServerOptions withMetricsPort(int p) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, p, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.metricsPort = p);
     }
 
     public ServerOptions withShutdownGraceMillis(long millis) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, millis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.shutdownGraceMillis = millis);
     }
 
     public ServerOptions withMetricsClientLimit(int limit) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, limit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.metricsClientLimit = limit);
     }
 
     public ServerOptions withDevices(String d) {
-        return new ServerOptions(bind, port, d, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.devices = d);
     }
 
     public ServerOptions withAllowNativeSource(boolean allow) {
-        return new ServerOptions(bind, port, devices, allow, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.allowNativeSource = allow);
     }
 
     public ServerOptions withFastPathNanos(long nanos) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, nanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.fastPathNanos = nanos);
     }
 
     public ServerOptions withCpuMemoryBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, bytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.cpuMemoryBytes = bytes);
     }
 
     public ServerOptions withCacheDir(Path dir) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, dir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.cacheDir = dir);
     }
 
     public ServerOptions withCompileCacheMaxBytes(long bytes) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, bytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.compileCacheMaxBytes = bytes);
     }
 
     public ServerOptions withCpuThreads(int threads) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, threads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.cpuThreads = threads);
     }
 
     public ServerOptions withCpuNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, nice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.cpuNice = nice);
     }
 
     public ServerOptions withJitNice(int nice) {
-        return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, nice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        return with(b -> b.jitNice = nice);
+    }
+
+    /** This with the fields {@code change} sets, the others as they are. */
+    private ServerOptions with(java.util.function.Consumer<Copy> change) {
+        Copy b = new Copy(this);
+        change.accept(b);
+        return b.build();
+    }
+
+    /** The fields, settable: what the withers change. */
+    private static final class Copy {
+        String bind;
+        int port;
+        String devices;
+        boolean allowNativeSource;
+        boolean insecure;
+        long leaseMillis;
+        int maxMessageBytes;
+        long cpuMemoryBytes;
+        Path portFile;
+        long fastPathNanos;
+        int metricsPort;
+        int metricsClientLimit;
+        long shutdownGraceMillis;
+        Path cacheDir;
+        long compileCacheMaxBytes;
+        int cpuThreads;
+        int cpuNice;
+        int jitNice;
+        String metricsBind;
+        int metricsKernelLimit;
+        boolean tracing;
+        Path uds;
+        long regionMemoryBytes;
+
+        Copy(ServerOptions o) {
+            bind = o.bind;
+            port = o.port;
+            devices = o.devices;
+            allowNativeSource = o.allowNativeSource;
+            insecure = o.insecure;
+            leaseMillis = o.leaseMillis;
+            maxMessageBytes = o.maxMessageBytes;
+            cpuMemoryBytes = o.cpuMemoryBytes;
+            portFile = o.portFile;
+            fastPathNanos = o.fastPathNanos;
+            metricsPort = o.metricsPort;
+            metricsClientLimit = o.metricsClientLimit;
+            shutdownGraceMillis = o.shutdownGraceMillis;
+            cacheDir = o.cacheDir;
+            compileCacheMaxBytes = o.compileCacheMaxBytes;
+            cpuThreads = o.cpuThreads;
+            cpuNice = o.cpuNice;
+            jitNice = o.jitNice;
+            metricsBind = o.metricsBind;
+            metricsKernelLimit = o.metricsKernelLimit;
+            tracing = o.tracing;
+            uds = o.uds;
+            regionMemoryBytes = o.regionMemoryBytes;
+        }
+
+        ServerOptions build() {
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+        }
     }
 }
