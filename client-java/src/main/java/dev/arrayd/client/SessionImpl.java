@@ -180,11 +180,6 @@ final class SessionImpl implements Session {
                 stubs.buffers()::destroyBuffer, r -> null);
     }
 
-    /**
-     * Writes go over the session stream as Upload commands of at most {@link #MAX_UPLOAD_BYTES},
-     * each waiting on the one before it: they are ordered with every other command of the session
-     * exactly as they were called, and a failed chunk fails the rest.
-     */
     /** The staging region over the daemon's Unix socket, or null (TCP, or regions turned off). */
     private volatile StagingArea staging;
 
@@ -193,6 +188,12 @@ final class SessionImpl implements Session {
         staging = new StagingArea(region);
     }
 
+    /**
+     * Writes go through a free slot of the staging region when there is one (one Upload from it), else over
+     * the session stream as Upload commands of at most {@link #MAX_UPLOAD_BYTES}, each waiting on the one
+     * before it: either way they are ordered with every other command of the session exactly as they were
+     * called, and a failed chunk fails the rest.
+     */
     @Override
     public Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
         StagingArea st = staging;
