@@ -54,6 +54,16 @@ public interface Session extends AutoCloseable {
     /** Creates a buffer with {@code options} (device, zeroing, label). */
     CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options);
 
+    /**
+     * A hosted buffer that lives in {@code region} from {@code regionOffset} (a multiple of 64): the region's
+     * bytes there are its first contents and its host copy itself, nothing is copied. On the daemon's CPU
+     * device launches read and write that memory in place, so a result is in the region as soon as the launch
+     * completes; other devices copy straight from and to it. After writing the bytes yourself, submit
+     * {@link #hostWritten}. {@code options.mode()} must be a hosted mode. The region must be this session's.
+     */
+    CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options, MappedRegion region,
+            long regionOffset);
+
     /** Frees a buffer once the commands already enqueued on it have completed. */
     CompletableFuture<Void> destroy(BufferHandle buffer);
 
@@ -177,6 +187,13 @@ public interface Session extends AutoCloseable {
      */
     Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
             CommandOptions options);
+
+    /**
+     * Tells the daemon that this process wrote the region bytes {@code buffer} lives in (a buffer created in a
+     * region): they become its current data, other devices' replicas stale. Moves nothing. Write only after
+     * the commands that read the buffer before have completed.
+     */
+    Event hostWritten(BufferHandle buffer, CommandOptions options);
 
     /** Reads the whole buffer inline: the event's result carries the data. For small buffers. */
     Event download(BufferHandle buffer, Event... waitFor);

@@ -153,6 +153,12 @@ final class SessionImpl implements Session {
 
     @Override
     public CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options) {
+        return createBuffer(dtype, dims, options, null, 0);
+    }
+
+    @Override
+    public CompletableFuture<BufferHandle> createBuffer(DType dtype, long[] dims, BufferOptions options,
+            MappedRegion region, long regionOffset) {
         checkOpen();
         if (dims.length < 1 || dims.length > 8) {
             throw new IllegalArgumentException("dims: " + dims.length + " extents (expected: 1 to 8)");
@@ -169,6 +175,12 @@ final class SessionImpl implements Session {
                 throw new IllegalArgumentException("dims[" + i + "]: " + dims[i] + " (expected: > 0)");
             }
             req.addDims(dims[i]);
+        }
+        if (region != null) {
+            if (regionOffset < 0 || regionOffset > region.size()) {
+                throw new IllegalArgumentException("regionOffset: " + regionOffset + " (expected: 0 to " + region.size() + ")");
+            }
+            req.setHostRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id()).setOffsetBytes(regionOffset));
         }
         return unary(req.build(), stubs.buffers()::createBuffer, r -> Protos.buffer(r.getBuffer(), dtype));
     }
@@ -783,6 +795,14 @@ final class SessionImpl implements Session {
                 .setOffsetBytes(bufferOffset)
                 .setFromRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
                         .setOffsetBytes(regionOffset).setSizeBytes(bytes)));
+        return submit(cmd, options.waitFor(), options.stream());
+    }
+
+    @Override
+    public Event hostWritten(BufferHandle buffer, CommandOptions options) {
+        checkOpen();
+        Command.Builder cmd = Command.newBuilder().setHostWritten(
+                dev.arrayd.proto.v1.HostWritten.newBuilder().setBuffer(buffer.id()));
         return submit(cmd, options.waitFor(), options.stream());
     }
 

@@ -78,6 +78,59 @@ class RegionsTest {
 
     @Test
     @Timeout(120)
+    void buffersLivingInARegionAreComputedInPlaceOnTheCpuDevice() throws Exception {
+        Path sock = dir.resolve("z.sock");
+        try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1");
+                ArraydClient c = ArraydClient.connect("unix://" + sock);
+                Session s = c.openSession("zero-copy-it").get(60, TimeUnit.SECONDS)) {
+            int n = 1 << 16;
+            long bytes = 4L * n;
+            var vadd = s.compile(dev.arrayd.client.KernelModuleSpec.ir(ProcessFuzzProperties.vadd()))
+                    .get(60, TimeUnit.SECONDS).get("vadd");
+            var hosted = dev.arrayd.client.BufferOptions.defaults().mode(dev.arrayd.client.MemoryMode.HOSTED_CHANGED_ON_DEVICES);
+            MappedRegion r = s.createRegion(3 * bytes).get(60, TimeUnit.SECONDS);
+            float[] a = new float[n];
+            float[] b = new float[n];
+            for (int i = 0; i < n; i++) {
+                a[i] = i;
+                b[i] = 0.25f * i;
+            }
+            r.put(0, a); // before creation: the region's bytes are the buffer's first contents
+            BufferHandle ba = s.createBuffer(DType.F32, new long[] {n}, hosted, r, 0).get(60, TimeUnit.SECONDS);
+            BufferHandle bb = s.createBuffer(DType.F32, new long[] {n}, hosted, r, bytes).get(60, TimeUnit.SECONDS);
+            BufferHandle bc = s.createBuffer(DType.F32, new long[] {n}, hosted, r, 2 * bytes).get(60, TimeUnit.SECONDS);
+            r.put(bytes, b); // after creation: said with host_written
+            var written = s.hostWritten(bb, CommandOptions.defaults());
+            var run = s.launch(dev.arrayd.client.Launch.of(vadd).global(n).device("cpu:0").args(ba, bb, bc, (long) n)
+                    .waitFor(written));
+            run.future().get(60, TimeUnit.SECONDS);
+            float[] out = new float[n];
+            r.get(2 * bytes, out); // no download: the launch wrote the region
+            for (int i = 0; i < n; i++) {
+                assertEquals(a[i] + b[i], out[i], "c[" + i + "]");
+            }
+            // the client changes a in place; host_written, launch, and c changes in place again
+            r.put(0, b);
+            var again = s.launch(dev.arrayd.client.Launch.of(vadd).global(n).device("cpu:0").args(ba, bb, bc, (long) n)
+                    .waitFor(s.hostWritten(ba, CommandOptions.defaults())));
+            again.future().get(60, TimeUnit.SECONDS);
+            r.get(2 * bytes, out);
+            for (int i = 0; i < n; i++) {
+                assertEquals(2 * b[i], out[i], "c[" + i + "] after host_written");
+            }
+            // a destroyed region stays as long as buffers live in it
+            r.close();
+            s.launch(dev.arrayd.client.Launch.of(vadd).global(n).device("cpu:0").args(bb, bb, bc, (long) n))
+                    .future().get(60, TimeUnit.SECONDS);
+            float[] read = s.readFloats(bc).get(60, TimeUnit.SECONDS);
+            for (int i = 0; i < n; i++) {
+                assertEquals(2 * b[i], read[i], "c[" + i + "] after DestroyRegion");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
     void clientsThatUnmapScribbleOrVanishHurtNeitherTheDaemonNorTheQuota() throws Exception {
         Path sock = dir.resolve("h.sock");
         try (DaemonProcess d = new DaemonProcess("--uds", sock.toString(), "--metrics-port", "-1",
@@ -204,6 +257,28 @@ class RegionsTest {
                                 .setBuffer(buf).setFromRegion(RegionSlice.newBuilder().setRegion(region.getRegion())
                                         .setSizeBytes(16)))).build())));
                 assertEquals(Status.Code.NOT_FOUND, foreign.getCode(), "another session's region: " + foreign);
+
+                var inRegion = dev.arrayd.proto.v1.CreateBufferRequest.newBuilder().setSession(a)
+                        .setDtype(dev.arrayd.proto.v1.DataType.DATA_TYPE_F32).addDims(16)
+                        .setMemoryMode(dev.arrayd.proto.v1.MemoryMode.MEMORY_MODE_HOSTED_VOLATILE);
+                Status unaligned = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> buffers.createBuffer(
+                        inRegion.setHostRegion(RegionSlice.newBuilder().setRegion(region.getRegion()).setOffsetBytes(4)).build())));
+                assertEquals(Status.Code.INVALID_ARGUMENT, unaligned.getCode(), unaligned.toString());
+                assertEquals("host_region.offset_bytes: 4 (expected: a multiple of 64)", unaligned.getDescription());
+                Status beyond = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> buffers.createBuffer(
+                        inRegion.setHostRegion(RegionSlice.newBuilder().setRegion(region.getRegion()).setOffsetBytes(4096)).build())));
+                assertEquals(Status.Code.OUT_OF_RANGE, beyond.getCode(), beyond.toString());
+                Status device = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> buffers.createBuffer(
+                        inRegion.setMemoryMode(dev.arrayd.proto.v1.MemoryMode.MEMORY_MODE_DEVICE)
+                                .setHostRegion(RegionSlice.newBuilder().setRegion(region.getRegion())).build())));
+                assertEquals(Status.Code.INVALID_ARGUMENT, device.getCode(), device.toString());
+                assertTrue(device.getDescription().startsWith("memory_mode: DEVICE (expected: HOSTED_CONSTANT"),
+                        device.getDescription());
+                Status notInRegion = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> exec.submit(
+                        SubmitRequest.newBuilder().setSession(a).addCommands(Command.newBuilder().setHostWritten(
+                                dev.arrayd.proto.v1.HostWritten.newBuilder().setBuffer(buf))).build())));
+                assertEquals(Status.Code.FAILED_PRECONDITION, notInRegion.getCode(), notInRegion.toString());
+                assertTrue(notInRegion.getDescription().contains("host_written.buffer: buffer 0x"), notInRegion.getDescription());
 
                 Status quota = Status.fromThrowable(assertThrows(StatusRuntimeException.class, () -> regions.createRegion(
                         CreateRegionRequest.newBuilder().setSession(a).setSizeBytes(32L << 20).build())));

@@ -45,6 +45,11 @@ public final class Buffer {
     Buffer parent;
     @GuardedBy("SchedulerContext.submitLock")
     MemoryCharge charge;
+    /** The host memory it lives in (its host copy, used in place), or null: host copies of its own. */
+    private final HostMemory hostMemory;
+    /** The device replica that is {@link #hostMemory} itself (a unified-memory device's), or null. */
+    @GuardedBy("SchedulerContext.submitLock")
+    Replica twin;
 
     Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
             String label, boolean internal) {
@@ -53,6 +58,12 @@ public final class Buffer {
 
     Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
             String label, boolean internal, boolean perStream) {
+        this(handle, dtype, dims, elements, home, deviceCount, mode, label, internal, perStream, null);
+    }
+
+    Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
+            String label, boolean internal, boolean perStream, HostMemory hostMemory) {
+        this.hostMemory = hostMemory;
         this.handle = handle;
         this.dtype = dtype;
         this.dims = dims.clone();
@@ -105,6 +116,11 @@ public final class Buffer {
         return label;
     }
 
+    /** The host memory it lives in (a region's slice), or null when its host copies are its own. */
+    public HostMemory hostMemory() {
+        return hostMemory;
+    }
+
     /** SHARED, or PER_STREAM (each stream its own instance). */
     public Sharing sharing() {
         return perStream ? Sharing.PER_STREAM : Sharing.SHARED;
@@ -131,10 +147,14 @@ public final class Buffer {
     }
 
     /**
-     * The device a command on this buffer runs on when the client names none: the device of a current
-     * replica (the modified one first), else where it was created.
+     * The device a command on this buffer runs on when the client names none: the device using its host
+     * memory in place when that is current, else the device of a current replica (the modified one
+     * first), else where it was created.
      */
     DeviceRuntime preferredDevice() {
+        if (twin != null && twin.valid()) {
+            return twin.device; // the host memory it lives in is current: used in place there, nothing moves
+        }
         DeviceRuntime shared = null;
         for (Replica r : replicas) {
             if (r != null && r.state == ReplicaState.MODIFIED) {

@@ -58,6 +58,55 @@ final class BufferLifecycle {
         return b;
     }
 
+    /**
+     * A buffer that lives in host memory the caller provides ({@link HostMemory}); see
+     * {@link Scheduler#createBuffer(Session, DType, long[], String, String, MemoryMode, HostMemory)}.
+     */
+    Buffer createInHostMemory(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode,
+            HostMemory memory) {
+        ctx.checkSession(s);
+        if (mode == null || !mode.hosted()) {
+            throw ArraydException.invalid("memory_mode: " + (mode == null ? "unspecified" : mode.name()) + " (expected: "
+                    + "HOSTED_CONSTANT, HOSTED_CHANGED_ON_DEVICES or HOSTED_VOLATILE for a buffer in host memory)");
+        }
+        if (dtype == null) {
+            throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
+        }
+        long elements = elementCount(dims, dtype);
+        if (memory.memory().byteSize() != elements * dtype.byteSize()) {
+            throw ArraydException.invalid("host memory: " + memory.memory().byteSize() + " bytes (expected: "
+                    + elements * dtype.byteSize() + ", the size of " + dtype.wireName() + Quote.longs(dims) + ")");
+        }
+        DeviceRuntime d = ctx.device(device);
+        if (!d.info().dtypes().contains(dtype)) {
+            throw ArraydException.invalid("dtype: " + dtype.wireName() + " (not supported by device " + d.id() + ")");
+        }
+        String l = label == null ? "" : label;
+        FreeText.check(l, "label", FreeText.MAX_LABEL);
+        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), mode, l, false, false, memory);
+        synchronized (ctx.submitLock) {
+            ctx.checkAccepting(null);
+            Replica host = b.host;
+            host.host = memory.memory();
+            host.state = ReplicaState.MODIFIED; // its bytes are the buffer's first contents
+            for (DeviceRuntime unified : ctx.devices()) {
+                if (!unified.info().dtypes().contains(dtype)) {
+                    continue;
+                }
+                dev.arrayd.devices.api.MemRef inPlace = unified.device().mapHost(memory.memory());
+                if (inPlace != null) {
+                    Replica twin = b.replica(unified);
+                    twin.useHostMemoryOf(host, inPlace);
+                    b.twin = twin;
+                    break;
+                }
+            }
+            Coherence.normalize(b);
+        }
+        s.buffers.put(b.handle(), b);
+        return b;
+    }
+
     /** A buffer with a zero-filled replica on {@code d} (and a zero host copy for HOSTED_CHANGED_ON_DEVICES). */
     Buffer newBuffer(Session s, DType dtype, long[] dims, long elements, DeviceRuntime d, MemoryMode mode, String label,
             boolean internal) {

@@ -113,7 +113,7 @@ final class Coherence {
             Command t = command(stream, leg.op(), b.sizeBytes());
             leg.attach(t);
             writeOrder(t, r);
-            r.ready = t.event();
+            r.ready(t.event());
             r.state = ReplicaState.SHARED;
             normalize(b);
         }
@@ -130,7 +130,7 @@ final class Coherence {
         allocate(r, new ArrayList<>(List.of(r)));
         Command c = command(session.defaultStream(d), new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1), b.sizeBytes());
         writeOrder(c, r); // fences of reused memory
-        r.ready = c.event();
+        r.ready(c.event());
         r.state = ReplicaState.MODIFIED;
         if (b.memoryMode() == MemoryMode.HOSTED_CHANGED_ON_DEVICES) {
             zeroHost(b);
@@ -141,19 +141,41 @@ final class Coherence {
     /** Frees every replica of a released buffer, host copy included (memory reused after its last users). */
     static void dropAll(Buffer b) {
         for (Replica r : b.replicas) {
-            if (r != null) {
+            if (r != null && !r.mapped) {
                 drop(r);
             }
         }
-        dropHost(b.host);
+        if (b.hostMemory() == null) {
+            dropHost(b.host);
+            return;
+        }
+        // host memory used in place: given back (and unmapped from its device) after its last users
+        Replica host = b.host;
+        Replica twin = b.twin;
+        HostMemory memory = b.hostMemory();
+        Event.whenAllDone(host.users(), () -> {
+            if (twin != null) {
+                twin.device.device().unmapHost(twin.mem);
+            }
+            memory.release().run();
+        });
+        if (twin != null) {
+            twin.state = ReplicaState.INVALID;
+        }
+        host.state = ReplicaState.INVALID;
+        host.resetHazards();
     }
 
     /** Memory-mode duties after {@code template} wrote replica {@code r} of {@code b} (the write is recorded). */
     void afterWrite(Buffer b, Replica r, CommandTemplate template) {
         switch (b.memoryMode()) {
-            case HOSTED_CONSTANT -> refreshHost(r); // kept on the host: replicas come and go without write-back
+            case HOSTED_CONSTANT -> {
+                if (!r.mapped) {
+                    refreshHost(r); // kept on the host: replicas come and go without write-back
+                }
+            }
             case HOSTED_VOLATILE -> {
-                if (template instanceof CommandTemplate.Upload u && u.offset() == 0
+                if (b.hostMemory() == null && template instanceof CommandTemplate.Upload u && u.offset() == 0
                         && u.data().byteSize() == b.sizeBytes()) {
                     replaceHost(b, u.data());
                     normalize(b);
@@ -166,6 +188,12 @@ final class Coherence {
 
     /** MSI bookkeeping: a lone current copy is MODIFIED, several are SHARED. */
     static void normalize(Buffer b) {
+        Replica twin = b.twin;
+        if (twin != null && (twin.valid() || b.host.valid())) {
+            // one memory: current through either means current through both
+            twin.state = ReplicaState.SHARED;
+            b.host.state = ReplicaState.SHARED;
+        }
         int n = b.validCount();
         ReplicaState st = n == 1 ? ReplicaState.MODIFIED : ReplicaState.SHARED;
         for (Replica r : b.replicas) {
@@ -204,7 +232,7 @@ final class Coherence {
         for (Event f : fences) {
             r.addReader(f); // the first writer of this memory waits for the evicted data's last users
         }
-        r.ready = Event.SUCCEEDED;
+        r.ready(Event.SUCCEEDED);
         r.state = ReplicaState.INVALID;
         d.resident.put(r, Boolean.TRUE);
     }
@@ -232,18 +260,24 @@ final class Coherence {
 
     /** Frees a device replica's memory (reused after its last users) and marks it invalid. */
     static void drop(Replica r) {
+        if (r.mapped) {
+            throw new IllegalStateException(r + ": host memory used in place is never dropped, only released with its buffer");
+        }
         if (r.mem != null) {
             r.device.pool().free(r.mem, r.users());
             r.device.resident.remove(r);
             r.mem = null;
         }
         r.state = ReplicaState.INVALID;
-        r.ready = Event.SUCCEEDED;
-        r.clearReaders();
+        r.resetHazards();
     }
 
     /** Frees the host copy's memory once its last users are done, and marks it invalid. */
     static void dropHost(Replica host) {
+        if (host.buffer.hostMemory() != null) {
+            host.state = ReplicaState.INVALID; // the memory stays, and so do its users (later writes wait for them)
+            return;
+        }
         if (host.arena != null) {
             Arena arena = host.arena;
             Event.whenAllDone(host.users(), arena::close);
@@ -251,8 +285,7 @@ final class Coherence {
         host.arena = null;
         host.host = null;
         host.state = ReplicaState.INVALID;
-        host.ready = Event.SUCCEEDED;
-        host.clearReaders();
+        host.resetHazards();
     }
 
     /**
@@ -263,16 +296,28 @@ final class Coherence {
     void refreshHost(Replica src) {
         Buffer b = src.buffer;
         Replica host = b.host;
+        if (b.hostMemory() != null) {
+            // the host memory the buffer lives in: written in place, after its readers
+            Command t = command(session.defaultStream(src.device), new DeviceCommand.Download(src.data(0, b.sizeBytes()),
+                    host.host), b.sizeBytes());
+            t.dependOnData(src.ready());
+            host.orderWrite(t);
+            src.addReader(t.event());
+            host.ready(t.event());
+            host.state = ReplicaState.SHARED;
+            normalize(b);
+            return;
+        }
         dropHost(host);
         Arena arena = Arena.ofShared();
         MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
         Stream st = session.defaultStream(src.device);
         Command t = command(st, new DeviceCommand.Download(src.data(0, b.sizeBytes()), seg), b.sizeBytes());
-        t.dependOnData(src.ready);
+        t.dependOnData(src.ready());
         src.addReader(t.event());
         host.arena = arena;
         host.host = seg;
-        host.ready = t.event();
+        host.ready(t.event());
         host.state = ReplicaState.SHARED;
         normalize(b);
     }
@@ -289,7 +334,7 @@ final class Coherence {
         MemorySegment.copy(data, 0, seg, 0, b.sizeBytes());
         host.arena = arena;
         host.host = seg;
-        host.ready = Event.SUCCEEDED;
+        host.ready(Event.SUCCEEDED);
         host.state = ReplicaState.SHARED;
     }
 
@@ -299,7 +344,7 @@ final class Coherence {
         Arena arena = Arena.ofShared();
         host.arena = arena;
         host.host = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
-        host.ready = Event.SUCCEEDED;
+        host.ready(Event.SUCCEEDED);
         host.state = ReplicaState.SHARED;
     }
 
@@ -307,11 +352,7 @@ final class Coherence {
 
     /** A command that writes {@code r}'s memory: after its last writer (order) and all its readers. */
     static void writeOrder(Command c, Replica r) {
-        c.dependOnOrder(r.ready);
-        for (int i = 0; i < r.readerCount; i++) {
-            c.dependOnOrder(r.readers[i]);
-        }
-        r.clearReaders();
+        r.orderWrite(c);
     }
 
     /**
@@ -320,16 +361,16 @@ final class Coherence {
      * copy stale.
      */
     static void access(Command c, Replica r, boolean reads, boolean writes) {
-        Event w = r.ready;
+        Event w = r.ready();
         if (w != Event.SUCCEEDED && w.isDone() && !w.isFailed()) {
-            r.ready = w = Event.SUCCEEDED;
+            r.ready(w = Event.SUCCEEDED);
         }
         if (reads) {
             c.dependOnData(w);
         }
         if (writes) {
             writeOrder(c, r);
-            r.ready = c.event();
+            r.ready(c.event());
             wrote(r);
         } else {
             r.addReader(c.event());
@@ -345,9 +386,30 @@ final class Coherence {
                 o.state = ReplicaState.INVALID;
             }
         }
-        if (b.host.valid()) {
+        if (r.mapped) {
+            b.host.state = ReplicaState.SHARED; // written in place: the host memory is current too
+            normalize(b);
+        } else if (b.host.valid()) {
             dropHost(b.host);
         }
+    }
+
+    /**
+     * After the client wrote the host memory a buffer lives in ({@code c}, a host-written command): the
+     * host copy is the current data, ordered after its readers; device replicas are stale, but for the one
+     * that is that memory.
+     */
+    static void wroteHost(Command c, Buffer b) {
+        Replica host = b.host;
+        host.orderWrite(c);
+        host.ready(c.event());
+        for (Replica o : b.replicas) {
+            if (o != null && o != b.twin) {
+                o.state = ReplicaState.INVALID;
+            }
+        }
+        host.state = ReplicaState.MODIFIED;
+        normalize(b);
     }
 
     // ------------------------------------------------------------ transfer legs
@@ -365,25 +427,25 @@ final class Coherence {
             throw new ArraydException(ErrorCode.INTERNAL, b + ": no current copy to read from");
         }
         if (src.isHost()) {
-            return new Leg(new DeviceCommand.Upload(src.host.asSlice(offset, size), target), src.ready, src, null);
+            return new Leg(new DeviceCommand.Upload(src.host.asSlice(offset, size), target), src.ready(), src, null);
         }
         if (src.device == d) {
-            return new Leg(new DeviceCommand.Copy(src.data(offset, size), target), src.ready, src, null);
+            return new Leg(new DeviceCommand.Copy(src.data(offset, size), target), src.ready(), src, null);
         }
         if (d.device().canCopyFrom(src.device.device())) {
-            return new Leg(new DeviceCommand.PeerCopy(src.device.device(), src.data(offset, size), target), src.ready,
+            return new Leg(new DeviceCommand.PeerCopy(src.device.device(), src.data(offset, size), target), src.ready(),
                     src, null);
         }
         if (b.memoryMode().hosted()) {
             refreshHost(src); // through the host copy, which stays for later readers
             Replica host = b.host;
-            return new Leg(new DeviceCommand.Upload(host.host.asSlice(offset, size), target), host.ready, host, null);
+            return new Leg(new DeviceCommand.Upload(host.host.asSlice(offset, size), target), host.ready(), host, null);
         }
         Arena arena = Arena.ofShared();
         MemorySegment stage = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
         Command first = command(session.defaultStream(src.device),
                 new DeviceCommand.Download(src.data(offset, size), stage), size);
-        first.dependOnData(src.ready);
+        first.dependOnData(src.ready());
         src.addReader(first.event());
         return new Leg(new DeviceCommand.Upload(stage, target), first.event(), null, arena);
     }
@@ -401,7 +463,7 @@ final class Coherence {
                 continue;
             }
             double cost = r.device == d ? 0 : d.device().canCopyFrom(r.device.device()) ? 1 : 3;
-            cost += r.ready.isDone() ? 0 : 0.5;
+            cost += r.ready().isDone() ? 0 : 0.5;
             if (cost < bestCost) {
                 best = r;
                 bestCost = cost;
@@ -409,7 +471,7 @@ final class Coherence {
         }
         Replica host = b.host;
         if (host != exclude && host.valid()) {
-            double cost = 2 + (host.ready.isDone() ? 0 : 0.5);
+            double cost = 2 + (host.ready().isDone() ? 0 : 0.5);
             if (cost < bestCost) {
                 best = host;
             }

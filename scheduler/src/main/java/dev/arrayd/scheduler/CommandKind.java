@@ -6,7 +6,7 @@ import java.util.Locale;
 /** What a command does, as observers and metrics name it. */
 public enum CommandKind {
     LAUNCH, COPY, FILL, UPLOAD, DOWNLOAD,
-    /** Nothing for a device to run: a streaming merge, or a transfer request already satisfied. */
+    /** Nothing for a device to run: a streaming merge, a transfer request already satisfied, a host-written notice. */
     MARKER;
 
     private final String label = name().toLowerCase(Locale.ROOT);

@@ -105,6 +105,12 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
         }
     }
 
+    /**
+     * The client wrote the host memory {@code buffer} lives in ({@link HostMemory}): that memory becomes its
+     * current data, every other replica stale. Moves no bytes; ordered like a write of the buffer.
+     */
+    public record HostWrittenOp(long buffer) implements Op {}
+
     /** A launch argument: a buffer handle or a scalar value. */
     public sealed interface Arg {}
 

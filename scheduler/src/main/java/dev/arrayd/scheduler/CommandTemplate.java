@@ -102,6 +102,14 @@ sealed interface CommandTemplate {
         }
     }
 
+    /** Its one buffer's host memory was written by the client: a state change only, made by the scheduler. */
+    record HostWritten() implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(null, null);
+        }
+    }
+
     record Fill(long offset, long bytes, long pattern, int width) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {

@@ -38,6 +38,7 @@ final class CommandValidator {
             case CommandSpec.FillOp f -> fill(s, spec, f, into);
             case CommandSpec.UploadOp u -> upload(s, spec, u, into);
             case CommandSpec.DownloadOp d -> download(s, spec, d, into);
+            case CommandSpec.HostWrittenOp h -> hostWritten(s, spec, h, into);
         };
     }
 
@@ -139,6 +140,17 @@ final class CommandValidator {
         boolean whole = u.offsetBytes() == 0 && data.byteSize() == b.sizeBytes();
         return into.set(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
                 new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null, data.byteSize(), null);
+    }
+
+    private Prepared hostWritten(Session s, CommandSpec spec, CommandSpec.HostWrittenOp h, Prepared into) {
+        Buffer b = s.writableBuffer(h.buffer(), "host_written.buffer");
+        if (b.hostMemory() == null) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "host_written.buffer: " + b + " (expected: a buffer "
+                    + "that lives in a shared-memory region, created with host_region)");
+        }
+        Stream stream = streamOn(s, spec, null, b, "host_written");
+        return into.set(spec, stream, new CommandTemplate.HostWritten(), new Buffer[] {b}, new boolean[] {false},
+                new boolean[] {true}, new boolean[] {true}, null, 0, null);
     }
 
     private Prepared download(Session s, CommandSpec spec, CommandSpec.DownloadOp d, Prepared into) {

@@ -26,14 +26,24 @@ final class Replica {
     Arena arena;
     @GuardedBy("SchedulerContext.submitLock")
     ReplicaState state = ReplicaState.INVALID;
-    /** The last command that wrote this memory. */
+    /** The last command that wrote this memory (of {@link #hazards}). */
     @GuardedBy("SchedulerContext.submitLock")
-    Event ready = Event.SUCCEEDED;
-    /** The commands reading it since (finished ones pruned as new ones come). */
+    private Event ready = Event.SUCCEEDED;
+    /** The commands reading it since, finished ones pruned as new ones come (of {@link #hazards}). */
     @GuardedBy("SchedulerContext.submitLock")
-    Event[] readers = new Event[2];
+    private Event[] readers = new Event[2];
     @GuardedBy("SchedulerContext.submitLock")
-    int readerCount;
+    private int readerCount;
+    /**
+     * Whose hazard state this replica's memory has: itself, or — for a device replica that is the host
+     * copy's memory used in place ({@link #mapped}) — the host copy, so that a write through either waits
+     * for the readers of both.
+     */
+    @GuardedBy("SchedulerContext.submitLock")
+    private Replica hazards = this;
+    /** A device replica whose memory is the buffer's host memory, used in place (never evicted, not from the pool). */
+    @GuardedBy("SchedulerContext.submitLock")
+    boolean mapped;
     /** The buffer's bytes in {@link #mem}, made once per allocation. */
     @GuardedBy("SchedulerContext.submitLock")
     private MemRef whole;
@@ -55,39 +65,73 @@ final class Replica {
         return mem != null || host != null;
     }
 
+    /** This device replica is {@code host}'s memory: from now on both have one hazard state. */
+    void useHostMemoryOf(Replica host, MemRef ref) {
+        mem = ref;
+        mapped = true;
+        hazards = host;
+    }
+
+    /** The last command that wrote this memory ({@link Event#SUCCEEDED} when none is pending). */
+    Event ready() {
+        return hazards.ready;
+    }
+
+    void ready(Event e) {
+        hazards.ready = e;
+    }
+
     /** Drops finished readers, then adds {@code e}. */
     void addReader(Event e) {
+        Replica h = hazards;
         int n = 0;
-        for (int i = 0; i < readerCount; i++) {
-            if (!readers[i].isDone()) {
-                readers[n++] = readers[i];
+        for (int i = 0; i < h.readerCount; i++) {
+            if (!h.readers[i].isDone()) {
+                h.readers[n++] = h.readers[i];
             }
         }
-        for (int i = n; i < readerCount; i++) {
-            readers[i] = null;
+        for (int i = n; i < h.readerCount; i++) {
+            h.readers[i] = null;
         }
-        if (n == readers.length) {
-            readers = java.util.Arrays.copyOf(readers, Math.max(2, n * 2));
+        if (n == h.readers.length) {
+            h.readers = java.util.Arrays.copyOf(h.readers, Math.max(2, n * 2));
         }
-        readers[n++] = e;
-        readerCount = n;
+        h.readers[n++] = e;
+        h.readerCount = n;
     }
 
     /** Everything still using this memory: its last writer and its readers (not yet done). */
     java.util.List<Event> users() {
-        java.util.List<Event> out = new java.util.ArrayList<>(readerCount + 1);
-        if (!ready.isDone()) {
-            out.add(ready);
+        Replica h = hazards;
+        java.util.List<Event> out = new java.util.ArrayList<>(h.readerCount + 1);
+        if (!h.ready.isDone()) {
+            out.add(h.ready);
         }
-        for (int i = 0; i < readerCount; i++) {
-            if (!readers[i].isDone()) {
-                out.add(readers[i]);
+        for (int i = 0; i < h.readerCount; i++) {
+            if (!h.readers[i].isDone()) {
+                out.add(h.readers[i]);
             }
         }
         return out;
     }
 
-    void clearReaders() {
+    /** A command writing this memory: ordered after its last writer and every reader (which it replaces). */
+    void orderWrite(Command c) {
+        Replica h = hazards;
+        c.dependOnOrder(h.ready);
+        for (int i = 0; i < h.readerCount; i++) {
+            c.dependOnOrder(h.readers[i]);
+        }
+        h.clearOwnReaders();
+    }
+
+    /** Forgets the hazard state (the memory is no longer this replica's): no writer pending, no readers. */
+    void resetHazards() {
+        hazards.ready = Event.SUCCEEDED;
+        hazards.clearOwnReaders();
+    }
+
+    private void clearOwnReaders() {
         java.util.Arrays.fill(readers, 0, readerCount, null);
         readerCount = 0;
     }

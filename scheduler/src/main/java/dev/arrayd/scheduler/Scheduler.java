@@ -197,6 +197,20 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         return buffers.create(s, dtype, dims, device, label, mode, sharing);
     }
 
+    /**
+     * Creates a hosted buffer that lives in {@code memory} (a slice of a client's shared-memory region),
+     * whose bytes are its first contents: its host copy is that memory, and the first device that can use
+     * host memory in place (the CPU device) does so as its replica — a launch there reads and writes the
+     * client's memory, and downloads from it into the same memory move nothing. Other devices copy
+     * straight from and to it. After the client writes the memory itself it submits a
+     * {@link CommandSpec.HostWrittenOp}. {@code memory}'s release runs once the buffer is freed and no
+     * command uses the memory any more.
+     */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode,
+            HostMemory memory) {
+        return buffers.createInHostMemory(s, dtype, dims, device, label, mode, memory);
+    }
+
     public Buffer buffer(Session s, long handle) {
         return s.buffer(handle, "");
     }

@@ -325,7 +325,12 @@ final class Submission {
             int n = bufs.length;
             reps = n < SCRATCH ? repsScratch[n] : new Replica[n];
             MemRef[] refs = n < SCRATCH ? refsScratch[n] : new MemRef[n];
-            leg = replicas(st, template, bufs, reads, writes, whole, reps, refs, co);
+            if (template instanceof CommandTemplate.HostWritten) {
+                reps[0] = null; // the host copy is what it writes (Coherence.wroteHost below): no device replica
+                leg = null;
+            } else {
+                leg = replicas(st, template, bufs, reads, writes, whole, reps, refs, co);
+            }
             if (leg != null) {
                 op = leg.op();
             } else if (template instanceof CommandTemplate.Launch launch) {
@@ -359,6 +364,9 @@ final class Submission {
                     co.afterWrite(buf, reps[b], template);
                 }
             }
+        }
+        if (template instanceof CommandTemplate.HostWritten) {
+            Coherence.wroteHost(c, bufs[0]);
         }
         if (merge != null) {
             installMerge(st, merge);

@@ -39,6 +39,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
     private final int maxChunk;
+    /** Where a buffer may start inside a region: the devices' base alignment (launches use it in place). */
+    static final long HOST_REGION_ALIGNMENT = 64;
 
     BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes) {
         this.scheduler = scheduler;
@@ -59,10 +61,19 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             long bytes = sharing == dev.arrayd.scheduler.Sharing.PER_STREAM ? 0 : dataBytes(dims, dtype.byteSize());
             l.usage.reserveMemory(bytes);
             Buffer b;
+            dev.arrayd.scheduler.HostMemory host = null;
             try {
-                b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, sharing);
+                if (req.hasHostRegion()) {
+                    host = hostMemory(l, req.getHostRegion(), dataBytes(dims, dtype.byteSize()));
+                    b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, host);
+                } else {
+                    b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, sharing);
+                }
             } catch (RuntimeException e) {
                 l.usage.memoryBytes.addAndGet(-bytes);
+                if (host != null) {
+                    host.release().run();
+                }
                 throw e;
             }
             l.ownedBuffers.put(b.handle(), bytes);
@@ -70,6 +81,37 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 l.usage.memoryBytes.addAndGet(-bytes); // the session closed meanwhile and freed it
             }
             return CreateBufferResponse.newBuilder().setBuffer(ProtoCodec.bufferInfo(b, scheduler.replicaStates(b))).build();
+        });
+    }
+
+    /**
+     * The region bytes a buffer created with host_region lives in; the region is held (not freed, even after
+     * DestroyRegion) until the scheduler releases the memory.
+     */
+    private dev.arrayd.scheduler.HostMemory hostMemory(SessionLease l, dev.arrayd.proto.v1.RegionSlice slice,
+            long bytes) {
+        var broker = sessions.regions();
+        if (broker == null) {
+            throw new ArraydException(dev.arrayd.devices.api.ErrorCode.FAILED_PRECONDITION, "host_region: this daemon has no shared-memory "
+                    + "regions (they need its Unix domain socket: serve --uds PATH)");
+        }
+        if (slice.getSizeBytes() != 0 && slice.getSizeBytes() != bytes) {
+            throw ArraydException.invalid("host_region.size_bytes: " + Long.toUnsignedString(slice.getSizeBytes())
+                    + " (expected: 0 or " + bytes + ", the buffer's size)");
+        }
+        if (slice.getOffsetBytes() % HOST_REGION_ALIGNMENT != 0) {
+            throw ArraydException.invalid("host_region.offset_bytes: " + Long.toUnsignedString(slice.getOffsetBytes())
+                    + " (expected: a multiple of " + HOST_REGION_ALIGNMENT + ")");
+        }
+        var region = l.regions.get(slice.getRegion(), "host_region.region");
+        var memory = l.regions.slice(slice.getRegion(), slice.getOffsetBytes(), bytes, "host_region");
+        region.buffers().incrementAndGet();
+        var once = new java.util.concurrent.atomic.AtomicBoolean();
+        return new dev.arrayd.scheduler.HostMemory(memory, () -> {
+            if (once.compareAndSet(false, true)) {
+                region.buffers().decrementAndGet();
+                broker.retireReady();
+            }
         });
     }
 

@@ -121,8 +121,10 @@ final class CommandDecoder {
                 if (c.getDownload().hasIntoRegion()) {
                     var d = c.getDownload();
                     var r = d.getIntoRegion();
-                    var into = regions(regions, call, "download.into_region").slice(r.getRegion(), r.getOffsetBytes(),
-                            r.getSizeBytes() == 0 ? -1 : r.getSizeBytes(), "download.into_region");
+                    var table = regions(regions, call, "download.into_region");
+                    var into = r.getSizeBytes() == 0
+                            ? table.sliceFrom(r.getRegion(), r.getOffsetBytes(), "download.into_region")
+                            : table.slice(r.getRegion(), r.getOffsetBytes(), r.getSizeBytes(), "download.into_region");
                     yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
                             Wire.size(d.getSizeBytes(), "download.size_bytes"), into.byteSize(), into);
                 }
@@ -135,7 +137,9 @@ final class CommandDecoder {
                 yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
                         Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes);
             }
-            case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload or download)");
+            case HOST_WRITTEN -> new CommandSpec.HostWrittenOp(c.getHostWritten().getBuffer());
+            case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload, download"
+                    + " or host_written)");
         };
         return new CommandSpec(event, Wire.events(c.getWaitEventsList(), "wait_events"), c.getStream(), op,
                 CommandSpec.deadlineFromUnixNanos(ProtoTime.unixNanos(c.hasDeadline(), c.getDeadline(), "deadline")),

@@ -9,8 +9,10 @@ import java.util.function.LongSupplier;
  *
  * @param inFlight the session's commands not yet finished (the region is freed when this is 0)
  * @param onFreed  run once the memory is gone (gives the tenant's quota back)
+ * @param buffers  buffers living in it (created with host_region) not yet released: it is freed only at 0
  */
-public record Region(long handle, SharedMemory memory, String claim, LongSupplier inFlight, Runnable onFreed) {
+public record Region(long handle, SharedMemory memory, String claim, LongSupplier inFlight, Runnable onFreed,
+        java.util.concurrent.atomic.AtomicInteger buffers) {
 
     public long size() {
         return memory.size();

@@ -145,7 +145,8 @@ public final class RegionBroker implements AutoCloseable {
         byte[] b = new byte[16];
         random.nextBytes(b);
         String claim = HexFormat.of().formatHex(b);
-        Region r = new Region(random.nextLong() >>> 1, memory, claim, inFlight, onFreed);
+        Region r = new Region(random.nextLong() >>> 1, memory, claim, inFlight, onFreed,
+                new java.util.concurrent.atomic.AtomicInteger());
         claims.put(claim, r);
         return r;
     }
@@ -162,10 +163,13 @@ public final class RegionBroker implements AutoCloseable {
         retireReady();
     }
 
-    /** Frees what can be freed now (called after retirements and a few times a second; one caller at a time). */
+    /**
+     * Frees what can be freed now (called after retirements, after a buffer living in a region is released,
+     * and a few times a second; one caller at a time).
+     */
     public synchronized void retireReady() {
         for (Region r : retiring) {
-            if (r.inFlight().getAsLong() == 0 && free(r)) {
+            if (r.inFlight().getAsLong() == 0 && r.buffers().get() == 0 && free(r)) {
                 retiring.remove(r);
             }
         }

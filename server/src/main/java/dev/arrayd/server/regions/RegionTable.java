@@ -45,17 +45,26 @@ public final class RegionTable {
     }
 
     /**
-     * The bytes [offset, offset + size) of a region (size -1: to its end), OUT_OF_RANGE naming the values when
-     * they do not lie inside it.
+     * The bytes [offset, offset + size) of a region (offset and size as the wire's unsigned values),
+     * OUT_OF_RANGE naming the values when they do not lie inside it.
      */
     public MemorySegment slice(long handle, long offset, long size, String field) {
         Region r = get(handle, field + ".region");
-        long end = size < 0 ? r.size() : offset + size;
-        if (offset < 0 || offset > r.size() || end < offset || end > r.size()) {
+        if (Long.compareUnsigned(offset, r.size()) > 0 || Long.compareUnsigned(size, r.size() - offset) > 0) {
             throw new ArraydException(ErrorCode.OUT_OF_RANGE, field + ": offset_bytes " + Long.toUnsignedString(offset)
-                    + (size < 0 ? "" : ", size_bytes " + Long.toUnsignedString(size)) + " (expected: inside " + r + ")");
+                    + ", size_bytes " + Long.toUnsignedString(size) + " (expected: inside " + r + ")");
         }
-        return r.memory().segment().asSlice(offset, end - offset);
+        return r.memory().segment().asSlice(offset, size);
+    }
+
+    /** The bytes of a region from {@code offset} (unsigned) to its end; OUT_OF_RANGE past its end. */
+    public MemorySegment sliceFrom(long handle, long offset, String field) {
+        Region r = get(handle, field + ".region");
+        if (Long.compareUnsigned(offset, r.size()) > 0) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, field + ": offset_bytes " + Long.toUnsignedString(offset)
+                    + " (expected: inside " + r + ")");
+        }
+        return r.memory().segment().asSlice(offset);
     }
 
     private static ArraydException notFound(long handle, String field) {

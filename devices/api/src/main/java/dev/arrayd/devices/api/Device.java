@@ -34,6 +34,23 @@ public interface Device extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Unified memory: makes {@code memory} (host memory the caller owns, aligned to the device's base
+     * alignment) addressable by this device's commands and launches in place, as a pool of its own with a
+     * negative id, without copying (the seed's {@code use_host_memory}). Not counted against the device's
+     * capacity. The caller keeps the memory alive until {@link #unmapHost} and until every command using
+     * it is done.
+     *
+     * @return the whole memory as a range, or null when the device cannot use host memory in place
+     */
+    default MemRef mapHost(java.lang.foreign.MemorySegment memory) {
+        return null;
+    }
+
+    /** Forgets a range made by {@link #mapHost} (no command may still use it). Unknown ranges are ignored. */
+    default void unmapHost(MemRef ref) {
+    }
+
     /** A new in-order stream on this device. */
     NativeStream newStream(String name);
 

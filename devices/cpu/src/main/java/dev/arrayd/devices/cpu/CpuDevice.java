@@ -92,9 +92,15 @@ final class CpuDevice extends AbstractDevice<CpuStream, Slab> {
         }
     }
 
+    /** Host memory used in place (unified memory): launches and copies address it like a slab. */
+    @Override
+    protected Slab hostSlab(int poolId, MemorySegment memory) {
+        return new Slab(poolId, null, memory);
+    }
+
     @Override
     protected void freeSlab(Slab slab) {
-        slab.arena().close();
+        slab.free();
     }
 
     @Override
@@ -163,7 +169,7 @@ final class CpuDevice extends AbstractDevice<CpuStream, Slab> {
             completions.close(); // after the streams: each waited for its last completion
         }
         for (Slab slab : slabs.removeAll()) {
-            slab.arena().close();
+            slab.free();
         }
     }
 }

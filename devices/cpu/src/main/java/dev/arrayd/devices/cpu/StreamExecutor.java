@@ -43,18 +43,18 @@ final class StreamExecutor implements AutoCloseable {
             case DeviceCommand.Upload upload -> {
                 MemorySegment dst = device.segment(upload.dst(), "dst");
                 checkSameSize(upload.src().byteSize(), "src", dst.byteSize(), "dst " + upload.dst());
-                MemorySegment.copy(upload.src(), 0, dst, 0, dst.byteSize());
+                copy(upload.src(), dst);
             }
             case DeviceCommand.Download download -> {
                 MemorySegment src = device.segment(download.src(), "src");
                 checkSameSize(download.dst().byteSize(), "dst", src.byteSize(), "src " + download.src());
-                MemorySegment.copy(src, 0, download.dst(), 0, src.byteSize());
+                copy(src, download.dst());
             }
             case DeviceCommand.Copy copy -> {
                 MemorySegment src = device.segment(copy.src(), "src");
                 MemorySegment dst = device.segment(copy.dst(), "dst");
                 checkSameSize(dst.byteSize(), "dst " + copy.dst(), src.byteSize(), "src " + copy.src());
-                MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+                copy(src, dst);
             }
             case DeviceCommand.Fill fill -> fill(device.segment(fill.dst(), "dst"), fill);
             case DeviceCommand.PeerCopy peer -> peerCopy(peer);
@@ -73,7 +73,17 @@ final class StreamExecutor implements AutoCloseable {
         MemorySegment src = from.segment(peer.src(), "src");
         MemorySegment dst = device.segment(peer.dst(), "dst");
         checkSameSize(dst.byteSize(), "dst " + peer.dst(), src.byteSize(), "src " + peer.src() + " of " + from.id());
-        MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+        copy(src, dst);
+    }
+
+    /**
+     * Copies {@code src} over {@code dst} (same size); nothing to do when they are the same memory (host
+     * memory used in place: an upload from, or a download into, the bytes a buffer already lives in).
+     */
+    private static void copy(MemorySegment src, MemorySegment dst) {
+        if (src.address() != dst.address()) {
+            MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+        }
     }
 
     private static void checkSameSize(long bytes, String what, long expected, String of) {

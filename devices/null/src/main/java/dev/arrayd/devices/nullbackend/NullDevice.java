@@ -82,6 +82,12 @@ public final class NullDevice extends AbstractDevice<NativeStream, NullSlab> {
         }
     }
 
+    /** Host memory used in place when the device stores data (as the CPU device does). */
+    @Override
+    protected NullSlab hostSlab(int poolId, MemorySegment memory) {
+        return options.storesData() ? new NullSlab(poolId, memory.byteSize(), null, memory) : null;
+    }
+
     @Override
     protected void freeSlab(NullSlab slab) {
         slab.free();

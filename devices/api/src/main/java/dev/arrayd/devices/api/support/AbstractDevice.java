@@ -69,6 +69,40 @@ public abstract class AbstractDevice<S extends NativeStream, B extends PoolTable
         }
     }
 
+    /** Pool ids of host memory mapped in place: negative, counting down, never reused. */
+    private final java.util.concurrent.atomic.AtomicInteger nextHostPool = new java.util.concurrent.atomic.AtomicInteger(-1);
+
+    @Override
+    public final MemRef mapHost(java.lang.foreign.MemorySegment memory) {
+        checkOpen();
+        if (memory.byteSize() == 0 || memory.address() % info.baseAlignment() != 0) {
+            throw dev.arrayd.devices.api.ArraydException.invalid("memory: " + memory.byteSize() + " bytes at an address " + memory.address()
+                    % info.baseAlignment() + " bytes past a multiple of " + info.baseAlignment() + " (expected: > 0 bytes, "
+                    + "aligned to the base alignment of " + info.id() + ")");
+        }
+        B slab = hostSlab(nextHostPool.getAndDecrement(), memory);
+        if (slab == null) {
+            return null;
+        }
+        slabs.adopt(slab);
+        return new MemRef(slab.poolId(), 0, memory.byteSize());
+    }
+
+    /**
+     * A slab over host memory the caller owns (freeing it must leave that memory alone), or null when this
+     * backend's device cannot use host memory in place (the default).
+     */
+    protected B hostSlab(int poolId, java.lang.foreign.MemorySegment memory) {
+        return null;
+    }
+
+    @Override
+    public final void unmapHost(MemRef ref) {
+        if (ref.poolId() < 0) {
+            slabs.remove(ref.poolId());
+        }
+    }
+
     /** Frees a slab's native memory (commands already enqueued on it may still use it, where the driver allows). */
     protected abstract void freeSlab(B slab);
 

@@ -80,6 +80,17 @@ public final class SlabLedger<S extends PoolTable.Slab> implements LiveResources
     }
 
     /**
+     * Records a slab over memory the device does not own (host memory mapped in place): a negative pool id,
+     * not counted against the capacity.
+     */
+    public synchronized void adopt(S slab) {
+        if (slab.poolId() >= 0 || table.find(slab.poolId()) != null) {
+            throw new IllegalStateException("adopt " + slab + " (expected: a new negative pool id)");
+        }
+        table = table.with(slab);
+    }
+
+    /**
      * The slab holding {@code ref}, bounds-checked, for every native access; lock-free. Names the value
      * {@code what[index]} ({@code what} alone when {@code index < 0}) when refused.
      *
@@ -117,7 +128,9 @@ public final class SlabLedger<S extends PoolTable.Slab> implements LiveResources
         S slab = table.find(poolId);
         if (slab != null) {
             table = table.without(poolId);
-            usedBytes -= slab.bytes();
+            if (poolId >= 0) {
+                usedBytes -= slab.bytes();
+            }
         }
         return slab;
     }

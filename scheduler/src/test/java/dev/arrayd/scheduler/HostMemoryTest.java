@@ -1,0 +1,150 @@
+package dev.arrayd.scheduler;
+
+import static dev.arrayd.scheduler.SchedulerFixture.I64;
+import static dev.arrayd.scheduler.SchedulerFixture.arg;
+import static dev.arrayd.scheduler.SchedulerFixture.sc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Buffers that live in host memory the client provides: the first device that can use host memory in
+ * place (null:0 here, as the CPU device in the daemon) reads and writes it directly, the other device
+ * copies from and to it, a host-written command makes the client's bytes current, and the memory is
+ * given back after the buffer and its last users.
+ */
+class HostMemoryTest extends TwoDevicesSession {
+
+    private final Arena arena = Arena.ofShared();
+    private final AtomicInteger released = new AtomicInteger();
+
+    @Override
+    String sessionName() {
+        return "host-memory";
+    }
+
+    @AfterEach
+    void closeArena() {
+        arena.close();
+    }
+
+    private MemorySegment memory(long... values) {
+        MemorySegment m = arena.allocate(values.length * 8L, 64);
+        for (int i = 0; i < values.length; i++) {
+            m.setAtIndex(I64, i, values[i]);
+        }
+        return m;
+    }
+
+    private Buffer inHost(MemorySegment m) {
+        return sch.createBuffer(s, DType.I64, new long[] {m.byteSize() / 8}, "null:1", "", MemoryMode.HOSTED_CHANGED_ON_DEVICES,
+                new HostMemory(m, released::incrementAndGet));
+    }
+
+    private static long[] values(MemorySegment m) {
+        return m.toArray(I64);
+    }
+
+    private Event run(CommandSpec.Op op) throws Exception {
+        Event e = sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0, op)), null).getFirst().toFuture()
+                .get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
+        return e;
+    }
+
+    private CommandSpec.LaunchOp launch(String kernel, String device, CommandSpec.Arg... args) {
+        return new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4}, null, List.of(args), device);
+    }
+
+    @Test
+    void theUnifiedDeviceComputesInTheClientsMemoryWithoutCopies() throws Exception {
+        MemorySegment m = memory(1, 2, 3, 4);
+        Buffer b = inHost(m);
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(b),
+                "its bytes are its first contents, current on the host and, in place, on null:0");
+        run(launch("set", "null:0", arg(b), sc(2)));
+        assertArrayEquals(new long[] {1, 3, 5, 7}, values(m), "the launch wrote the client's memory itself");
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "host", ReplicaState.SHARED), sch.replicaStates(b));
+        assertArrayEquals(new long[] {1, 3, 5, 7}, f.readI64(s, b, 0, nextEvent++), "a download reads it where it is");
+        assertEquals(0, f.devices.get(0).allocatedBytes(), "no slab memory on null:0 for it");
+    }
+
+    @Test
+    void hostWrittenMakesTheClientsBytesCurrentAndOtherReplicasStale() throws Exception {
+        MemorySegment m = memory(1, 2, 3, 4);
+        Buffer b = inHost(m);
+        Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "");
+        run(launch("mix", "null:1", arg(b), arg(c), sc(0)));
+        assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c, 0, nextEvent++), "c = 0 * 3 + b");
+        assertEquals(ReplicaState.SHARED, sch.replicaStates(b).get("null:1"), "copied to null:1 from the host memory");
+        m.copyFrom(memory(10, 20, 30, 40));
+        run(new CommandSpec.HostWrittenOp(b.handle()));
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.INVALID, "host", ReplicaState.SHARED),
+                sch.replicaStates(b));
+        run(launch("mix", "null:1", arg(b), arg(c), sc(0)));
+        assertArrayEquals(new long[] {13, 26, 39, 52}, f.readI64(s, c, 0, nextEvent++), "null:1 saw the new bytes");
+    }
+
+    @Test
+    void aWriteOnAnotherDeviceReachesTheHostMemoryWhenItIsReadThere() throws Exception {
+        MemorySegment m = memory(0, 0, 0, 0);
+        Buffer b = inHost(m);
+        run(launch("set", "null:1", arg(b), sc(10)));
+        assertEquals(Map.of("null:0", ReplicaState.INVALID, "null:1", ReplicaState.MODIFIED, "host", ReplicaState.INVALID),
+                sch.replicaStates(b));
+        assertArrayEquals(new long[] {0, 0, 0, 0}, values(m), "not yet: the newest data is on null:1");
+        Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "");
+        run(launch("mix", "null:0", arg(b), arg(c), sc(0)));
+        assertArrayEquals(new long[] {1, 11, 21, 31}, values(m), "read on null:0: copied into the host memory it uses");
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED, "host", ReplicaState.SHARED),
+                sch.replicaStates(b));
+        assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, c, 0, nextEvent++));
+    }
+
+    @Test
+    void theMemoryIsGivenBackAfterTheBufferIsDestroyed() throws Exception {
+        MemorySegment m = memory(5, 6, 7, 8);
+        Buffer b = inHost(m);
+        run(launch("set", "null:0", arg(b), sc(1)));
+        assertTrue(f.devices.get(0).device.hasPool(-1), "mapped on null:0 as pool -1");
+        assertEquals(0, released.get());
+        sch.destroyBuffer(s, b.handle());
+        assertEquals(1, released.get(), "released once nothing uses it");
+        assertFalse(f.devices.get(0).device.hasPool(-1), "unmapped from null:0");
+        assertArrayEquals(new long[] {1, 2, 3, 4}, values(m), "the client's memory keeps what was computed");
+    }
+
+    @Test
+    void badRequestsAreRefusedNamingTheValue() {
+        MemorySegment m = memory(1, 2, 3, 4);
+        ArraydException mode = assertThrows(ArraydException.class, () -> sch.createBuffer(s, DType.I64, new long[] {4},
+                "", "", MemoryMode.DEVICE, new HostMemory(m, released::incrementAndGet)));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, mode.code());
+        assertTrue(mode.getMessage().startsWith("memory_mode: DEVICE (expected: HOSTED_CONSTANT"), mode.getMessage());
+        ArraydException size = assertThrows(ArraydException.class, () -> sch.createBuffer(s, DType.I64, new long[] {3},
+                "", "", MemoryMode.HOSTED_VOLATILE, new HostMemory(m, released::incrementAndGet)));
+        assertEquals("host memory: 32 bytes (expected: 24, the size of i64[3])", size.getMessage());
+        Buffer plain = sch.createBuffer(s, DType.I64, new long[] {4}, "", "");
+        ArraydException notHosted = assertThrows(ArraydException.class,
+                () -> sch.submit(s, List.of(new CommandSpec(nextEvent++, null, 0, new CommandSpec.HostWrittenOp(plain.handle()))),
+                        null));
+        assertEquals(ErrorCode.FAILED_PRECONDITION, notHosted.code());
+        assertTrue(notHosted.getMessage().startsWith("commands[0]: host_written.buffer: buffer "), notHosted.getMessage());
+        assertEquals(0, released.get(), "nothing was made of the refused memory");
+    }
+}
