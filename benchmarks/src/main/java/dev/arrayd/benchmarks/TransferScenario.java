@@ -5,7 +5,14 @@ import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.BufferOptions;
 import dev.arrayd.client.CommandOptions;
 import dev.arrayd.client.DType;
+import dev.arrayd.client.Access;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrKernelSpec;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.Launch;
 import dev.arrayd.client.MappedRegion;
+import dev.arrayd.client.MemoryMode;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
 import java.io.BufferedWriter;
@@ -43,6 +50,10 @@ import picocli.CommandLine.Spec;
                 "Writes transfer.csv (every transfer), summary.csv and transfer.png into the results folder; the "
                         + "last line of stdout is: RESULT transfer upload_MBps=.. sink_MBps=.. upload_ratio=.. "
                         + "download_MBps=.. source_MBps=.. download_ratio=.. memcpy_MBps=..",
+                "When the daemon listens on a Unix socket (the one the benchmark starts does) it also moves the bytes "
+                        + "through shared-memory regions (region_upload / region_download), and times buffers that live "
+                        + "in a region made current for a launch without a copy (zero_copy.csv, zero_copy.png; "
+                        + "zero_copy_* fields on the RESULT line).",
                 "--iterations is the number of rounds (default " + TransferScenario.DEFAULT_ROUNDS + "), --warmup the "
                         + "transfers of each method before them (default " + TransferScenario.DEFAULT_WARMUP + ")."})
 final class TransferScenario implements Scenario {
@@ -62,6 +73,13 @@ final class TransferScenario implements Scenario {
     static final String REGION_UPLOAD = "region_upload";
     static final String REGION_DOWNLOAD = "region_download";
     static final List<String> TCP_METHODS = List.of(UPLOAD, SINK, DOWNLOAD, SOURCE, MEMCPY_IN, MEMCPY_OUT);
+    /** Prefix of the zero-copy methods: a buffer living in a region made current for a launch, per size. */
+    static final String ZERO_COPY = "zero_copy_";
+    static final String ZERO_COPY_DOWNLOAD = "zero_copy_download";
+    /** Sizes of the zero-copy buffers (those up to --size, and --size itself). */
+    static final long[] ZERO_COPY_SIZES = {1L << 20, 16L << 20, 256L << 20};
+    /** Zero-copy operations timed per method and round (their median is the round's figure): each is short. */
+    static final int ZERO_COPY_REPS = 21;
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -104,9 +122,19 @@ final class TransferScenario implements Scenario {
         // through shared-memory regions when the daemon listens on a Unix socket (the benchmark started it)
         boolean regions = ctx.unixSocket() != null;
         List<String> methodNames = new ArrayList<>(TCP_METHODS);
+        List<Long> zeroSizes = new ArrayList<>();
         if (regions) {
             methodNames.addAll(List.of(REGION_UPLOAD, REGION_DOWNLOAD));
+            for (long z : ZERO_COPY_SIZES) {
+                if (z < size && z % 4 == 0) {
+                    zeroSizes.add(z);
+                }
+            }
+            if (size % 4 == 0) {
+                zeroSizes.add((long) size);
+            }
         }
+        Map<String, double[]> micros = new LinkedHashMap<>();
         Map<String, double[]> mbps = new LinkedHashMap<>();
         for (String m : methodNames) {
             mbps.put(m, new double[rounds]);
@@ -138,6 +166,8 @@ final class TransferScenario implements Scenario {
             methods.put(MEMCPY_OUT, () -> MemorySegment.copy(offHeap, 0, MemorySegment.ofArray(back), 0, size));
             MappedRegion region = null;
             BufferHandle regionBuffer = null;
+            MappedRegion zeroRegion = null;
+            Map<String, Transfer> zeroMethods = new LinkedHashMap<>();
             if (regions) {
                 progress.update("transfer: mapping a region of " + (size >> 20) + " MiB");
                 MappedRegion rg = unixSession.createRegion(size).get(60, TimeUnit.SECONDS);
@@ -150,12 +180,23 @@ final class TransferScenario implements Scenario {
                         .future().get());
                 region = rg;
                 regionBuffer = rb;
+                if (!zeroSizes.isEmpty()) {
+                    zeroRegion = zeroCopy(unixSession, device, size, zeroSizes, zeroMethods, progress);
+                }
             }
 
             for (int w = 0; w < warmup; w++) {
                 for (Map.Entry<String, Transfer> m : methods.entrySet()) {
                     progress.update("transfer: warm-up " + (w + 1) + "/" + warmup + " " + m.getKey());
                     m.getValue().run();
+                }
+            }
+            for (int w = 0; w < warmup; w++) {
+                for (Map.Entry<String, Transfer> m : zeroMethods.entrySet()) {
+                    progress.update("transfer: warm-up " + (w + 1) + "/" + warmup + " " + m.getKey());
+                    for (int i = 0; i < ZERO_COPY_REPS; i++) {
+                        m.getValue().run();
+                    }
                 }
             }
             // Check once that the bytes arrive intact: a fast wrong transfer is no result.
@@ -170,6 +211,9 @@ final class TransferScenario implements Scenario {
                     throw new IllegalStateException("the bytes through the region differ from what was written");
                 }
             }
+            if (zeroRegion != null && !(zeroRegion.segment().get(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0) > 0)) {
+                throw new IllegalStateException("the launches on buffers living in a region did not write the region");
+            }
             List<String> order = new ArrayList<>(methods.keySet());
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < order.size(); k++) {
@@ -179,6 +223,17 @@ final class TransferScenario implements Scenario {
                     methods.get(m).run();
                     long nanos = System.nanoTime() - t0;
                     mbps.get(m)[r] = size / (nanos / 1e9) / 1e6;
+                    micros.computeIfAbsent(m, key -> new double[rounds])[r] = nanos / 1e3;
+                }
+                for (Map.Entry<String, Transfer> m : zeroMethods.entrySet()) {
+                    progress.update("transfer: round " + (r + 1) + "/" + rounds + " " + m.getKey());
+                    double[] reps = new double[ZERO_COPY_REPS];
+                    for (int i = 0; i < reps.length; i++) {
+                        long t0 = System.nanoTime();
+                        m.getValue().run();
+                        reps[i] = (System.nanoTime() - t0) / 1e3;
+                    }
+                    micros.computeIfAbsent(m.getKey(), key -> new double[rounds])[r] = ThroughputScenario.median(reps);
                 }
                 progress.line(String.format(Locale.ROOT, "transfer: round %d/%d: upload %.0f MB/s (sink %.0f), download "
                         + "%.0f MB/s (source %.0f), memcpy %.0f MB/s%s", r + 1, rounds, mbps.get(UPLOAD)[r],
@@ -187,6 +242,9 @@ final class TransferScenario implements Scenario {
                                 mbps.get(REGION_UPLOAD)[r], mbps.get(REGION_DOWNLOAD)[r]) : ""));
             }
             progress.update("transfer: closing");
+            if (zeroRegion != null) {
+                zeroRegion.close(); // its buffers go with the session, the memory after them
+            }
             session.destroy(buffer).get(30, TimeUnit.SECONDS);
             if (region != null) {
                 unixSession.destroy(regionBuffer).get(30, TimeUnit.SECONDS);
@@ -224,6 +282,63 @@ final class TransferScenario implements Scenario {
                         anchor.isEmpty() ? "" : String.format(Locale.ROOT, "%.4f", med.get(m) / med.get(anchor))));
             }
         }
+        String zeroResult = "";
+        String zeroSection = "";
+        if (!zeroSizes.isEmpty()) {
+            Map<Long, Double> zeroUs = new LinkedHashMap<>();
+            try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("zero_copy.csv"))) {
+                w.write("method,bytes,rounds,median_us,min_us,max_us\n");
+                for (long z : zeroSizes) {
+                    double[] us = micros.get(ZERO_COPY + z);
+                    zeroUs.put(z, ThroughputScenario.median(us));
+                    w.write(String.format(Locale.ROOT, "host_written+launch,%d,%d,%.1f,%.1f,%.1f%n", z, rounds,
+                            ThroughputScenario.median(us), ThroughputScenario.min(us), ThroughputScenario.max(us)));
+                }
+                double[] dl = micros.get(ZERO_COPY_DOWNLOAD);
+                w.write(String.format(Locale.ROOT, "download_into_itself,%d,%d,%.1f,%.1f,%.1f%n", zeroSizes.getLast(), rounds,
+                        ThroughputScenario.median(dl), ThroughputScenario.min(dl), ThroughputScenario.max(dl)));
+            }
+            double smallest = zeroUs.get(zeroSizes.getFirst());
+            double largest = zeroUs.get(zeroSizes.getLast());
+            double downloadUs = ThroughputScenario.median(micros.get(ZERO_COPY_DOWNLOAD));
+            double copyUs = ThroughputScenario.median(micros.get(REGION_UPLOAD));
+            List<String> labels = new ArrayList<>();
+            for (long z : zeroSizes) {
+                labels.add(mib(z));
+            }
+            new BarChart(String.format(Locale.ROOT, "a buffer living in a region, made current for a launch on %s "
+                    + "(median of %d rounds)", device, rounds), "microseconds", labels)
+                    .add("host_written + one-item launch (zero copy)", new ArrayList<>(zeroUs.values()))
+                    .writePng(ctx.outDir().resolve("zero_copy.png"));
+            StringBuilder perSize = new StringBuilder();
+            for (long z : zeroSizes) {
+                perSize.append(String.format(Locale.ROOT, " zero_copy_us_%s=%.1f", mib(z), zeroUs.get(z)));
+            }
+            zeroResult = perSize + String.format(Locale.ROOT, " zero_copy_growth=%.2f zero_copy_download_us=%.1f "
+                    + "region_upload_us=%.1f", largest / smallest, downloadUs, copyUs);
+            StringBuilder rows = new StringBuilder();
+            for (long z : zeroSizes) {
+                rows.append(String.format(Locale.ROOT, "| %s | %.1f |%n", mib(z), zeroUs.get(z)));
+            }
+            zeroSection = String.format(Locale.ROOT, """
+
+                    **Zero copy.** Buffers living in a third region (created with `host_region`, HOSTED_CHANGED_ON_DEVICES, \
+                    f32, all from the region's first byte): each timed operation submits `host_written` for one of them \
+                    and a one-work-item IR launch on %s that reads and writes its first element, waiting for the \
+                    launch — the time to make the application's bytes current for a launch (each round: the \
+                    median of %d such operations per buffer; the table: the median of the rounds). The CPU device \
+                    runs the launch on the region itself, so the time does not depend on the size; the same bytes \
+                    through a region upload take %.0f µs at %s. A download of the largest buffer into its own \
+                    bytes takes %.1f µs (nothing moves).
+
+                    | buffer size | host_written + launch, median µs |
+                    | --- | --- |
+                    %s
+                    Largest / smallest: **%.2f**.
+
+                    ![zero copy](zero_copy.png)
+                    """, device, ZERO_COPY_REPS, copyUs, mib(size), downloadUs, rows, largest / smallest);
+        }
         BarChart chart = new BarChart(String.format(Locale.ROOT, "arrayd transfer of %d MiB on %s (median of %d rounds)",
                 size >> 20, device, rounds), "MB/s", List.of("host to device", "device to host"))
                 .add("client-java (session stream, TCP loopback)", List.of(med.get(UPLOAD), med.get(DOWNLOAD)))
@@ -241,7 +356,8 @@ final class TransferScenario implements Scenario {
                         + "region_upload_of_tcp=%.1f region_download_MBps=%.0f region_download_of_memcpy=%.3f "
                         + "region_download_of_tcp=%.1f", med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
                         med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
-                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "");
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "")
+                + zeroResult;
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "transfer: %s daemon at %s, device %s, %d rounds of %d bytes",
                 ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), device, rounds, size));
@@ -251,6 +367,10 @@ final class TransferScenario implements Scenario {
                     ThroughputScenario.min(mbps.get(m)), ThroughputScenario.max(mbps.get(m))));
         }
         lines.add(String.format(Locale.ROOT, "upload/sink %.3f, download/source %.3f", upRatio, downRatio));
+        for (long z : zeroSizes) {
+            lines.add(String.format(Locale.ROOT, "zero copy, %s buffer in a region: host_written + launch %.1f us (median)",
+                    mib(z), ThroughputScenario.median(micros.get(ZERO_COPY + z))));
+        }
         lines.add("results: " + ctx.outDir());
 
         String section = String.format(Locale.ROOT, """
@@ -264,8 +384,8 @@ final class TransferScenario implements Scenario {
                 - **download:** `Session.read(buffer)` (Download commands of %d MiB, reassembled into one array);
                 - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (with flow control) that the \
                 client copies into one array;
-                - **memcpy:** `MemorySegment.copy` between a heap array and off-heap memory in the benchmark's JVM \
-                (the ceiling of any copy here).%s
+                - **memcpy:** `MemorySegment.copy` between a heap array and off-heap memory in the benchmark's JVM, \
+                on one thread (the ceiling of a one-thread copy here).%s
 
                 | direction | client-java MB/s | raw gRPC (anchor) MB/s | ratio | in-process memcpy MB/s |
                 | --- | --- | --- | --- | --- |
@@ -289,8 +409,47 @@ final class TransferScenario implements Scenario {
                 | download (device → host) | %.0f | **%.2f** | **%.1f×** |
                 """, med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
                         med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
-                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "");
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "")
+                + zeroSection;
         return new Report(lines, result, section);
+    }
+
+    /**
+     * Buffers of each size living in one region (hosted f32, all from its first byte) and a kernel that adds 1
+     * to their first element: each {@code zero_copy_<bytes>} method says the region was written (host_written)
+     * and launches the kernel on the CPU device, until it completes — the bytes become current for a launch
+     * without a copy; {@code zero_copy_download} downloads the largest buffer into its own bytes (nothing moves).
+     */
+    private static MappedRegion zeroCopy(Session s, String device, int size, List<Long> sizes,
+            Map<String, Transfer> methods, Progress progress) throws Exception {
+        progress.update("transfer: mapping a region of " + (size >> 20) + " MiB for buffers that live in it");
+        MappedRegion zr = s.createRegion(size).get(60, TimeUnit.SECONDS);
+        KernelHandle touch = s.compile(KernelModuleSpec.ir(touchKernel())).get(60, TimeUnit.SECONDS).get("touch");
+        BufferOptions hosted = BufferOptions.defaults().device(device).mode(MemoryMode.HOSTED_CHANGED_ON_DEVICES);
+        BufferHandle largest = null;
+        for (long z : sizes) {
+            long n = z / 4;
+            BufferHandle zb = s.createBuffer(DType.F32, new long[] {n}, hosted, zr, 0).get(30, TimeUnit.SECONDS);
+            methods.put(ZERO_COPY + z, () -> s.launch(Launch.of(touch).global(1).device(device).args(zb, n)
+                    .waitFor(s.hostWritten(zb, CommandOptions.defaults()))).future().get());
+            largest = zb;
+        }
+        BufferHandle whole = largest;
+        methods.put(ZERO_COPY_DOWNLOAD, () -> s.download(whole, 0, 0, zr, 0, CommandOptions.defaults()).future().get());
+        return zr;
+    }
+
+    /** x[0] += 1, one work-item: the smallest launch that reads and writes its buffer. */
+    static IrKernelSpec touchKernel() {
+        return Ir.kernel("touch")
+                .buffer("x", DType.F32, Access.READ_WRITE, Ir.param("n"))
+                .scalar("n", DType.I64, 1, 1L << 40)
+                .body(b -> b.store("x", Ir.i64(0), Ir.load("x", Ir.i64(0)).add(Ir.f32(1))));
+    }
+
+    /** A size as MiB ("1MiB"), or bytes when it is not whole MiB. */
+    static String mib(long bytes) {
+        return bytes % (1 << 20) == 0 ? (bytes >> 20) + "MiB" : bytes + "B";
     }
 
     /** One timed transfer. */

@@ -162,8 +162,13 @@ class RegionsTest {
             String gone = SessionServiceGrpc.newBlockingStub(ch).openSession(OpenSessionRequest.newBuilder()
                     .setClientName("vanishing").setLease(com.google.protobuf.util.Durations.fromMillis(1000)).build())
                     .getSession();
-            RegionServiceGrpc.newBlockingStub(ch).createRegion(CreateRegionRequest.newBuilder().setSession(gone)
-                    .setSizeBytes(48L << 20).build());
+            long held = RegionServiceGrpc.newBlockingStub(ch).createRegion(CreateRegionRequest.newBuilder().setSession(gone)
+                    .setSizeBytes(48L << 20).build()).getRegion();
+            // with a buffer living in it: the region goes once that buffer is released with the session
+            dev.arrayd.proto.v1.BufferServiceGrpc.newBlockingStub(ch).createBuffer(dev.arrayd.proto.v1.CreateBufferRequest
+                    .newBuilder().setSession(gone).setDtype(dev.arrayd.proto.v1.DataType.DATA_TYPE_F32).addDims(1 << 20)
+                    .setMemoryMode(dev.arrayd.proto.v1.MemoryMode.MEMORY_MODE_HOSTED_CHANGED_ON_DEVICES)
+                    .setHostRegion(RegionSlice.newBuilder().setRegion(held).setOffsetBytes(4096)).build());
             ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             // the quota (64 MiB) holds a second 48 MiB region only once the first is freed
             ManagedChannel next = Grpc.newChannelBuilder("unix://" + sock, InsecureChannelCredentials.create()).build();

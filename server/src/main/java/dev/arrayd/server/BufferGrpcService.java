@@ -64,6 +64,10 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             dev.arrayd.scheduler.HostMemory host = null;
             try {
                 if (req.hasHostRegion()) {
+                    if (sharing == dev.arrayd.scheduler.Sharing.PER_STREAM) {
+                        throw ArraydException.invalid("sharing: PER_STREAM with host_region (expected: SHARED; a buffer "
+                                + "living in a region is one array)");
+                    }
                     host = hostMemory(l, req.getHostRegion(), dataBytes(dims, dtype.byteSize()));
                     b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, host);
                 } else {

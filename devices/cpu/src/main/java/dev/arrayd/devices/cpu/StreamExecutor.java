@@ -65,7 +65,7 @@ final class StreamExecutor implements AutoCloseable {
      * A memcpy from a sibling device's slab. The source range gets the same checks as this device's
      * own refs, by the device that owns it (so a refusal names that device and its pool).
      */
-    private void peerCopy(DeviceCommand.PeerCopy peer) {
+    private void peerCopy(DeviceCommand.PeerCopy peer) throws Throwable {
         if (!(peer.srcDevice() instanceof CpuDevice from) || !device.canCopyFrom(from)) {
             throw ArraydException.invalid("srcDevice: " + (peer.srcDevice() == null ? "null" : peer.srcDevice().id())
                     + " (expected: another cpu device opened by the same backend as " + device.id() + ")");
@@ -78,12 +78,24 @@ final class StreamExecutor implements AutoCloseable {
 
     /**
      * Copies {@code src} over {@code dst} (same size); nothing to do when they are the same memory (host
-     * memory used in place: an upload from, or a download into, the bytes a buffer already lives in).
+     * memory used in place: an upload from, or a download into, the bytes a buffer already lives in). A large
+     * copy is split across the device's threads ({@link ChunkedCopy}), as a large launch is.
      */
-    private static void copy(MemorySegment src, MemorySegment dst) {
-        if (src.address() != dst.address()) {
-            MemorySegment.copy(src, 0, dst, 0, src.byteSize());
+    private void copy(MemorySegment src, MemorySegment dst) throws Throwable {
+        if (src.address() == dst.address()) {
+            return;
         }
+        WorkerPool pool = device.pool();
+        long bytes = src.byteSize();
+        boolean overlapping = src.address() < dst.address() + bytes && dst.address() < src.address() + bytes;
+        if (pool != null && bytes >= ChunkedCopy.SPLIT_BYTES && !overlapping) {
+            ChunkedCopy split = ChunkedCopy.of(src, dst, pool.size() + 1);
+            if (split.chunks() > 1) {
+                split.runAndWait(pool, Math.min(pool.size(), split.chunks() - 1));
+                return;
+            }
+        }
+        MemorySegment.copy(src, 0, dst, 0, bytes);
     }
 
     private static void checkSameSize(long bytes, String what, long expected, String of) {
