@@ -26,8 +26,9 @@ import java.util.Optional;
  *   <li>{@code "cuInit failed: CUDA_ERROR_NO_DEVICE (100): ..."} (or whichever CUresult);</li>
  *   <li>{@code "no CUDA device: cuDeviceGetCount found 0 ..."}.</li>
  * </ul>
- * NVRTC is probed the same way ({@code libnvrtc.so.12}); without it the devices still hold memory,
- * copy and run PTX, and compiling CUDA C is UNAVAILABLE naming the library.
+ * NVRTC is bound through FFM from whichever {@code libnvrtc} the host has ({@link NvrtcLibrary}: 13, 12,
+ * or the unversioned name); without one the devices still hold memory, copy and run PTX, and compiling
+ * CUDA C or IR is UNAVAILABLE naming the libraries tried.
  *
  * <p>{@code openDevices(0)} opens every device, {@code openDevices(n)} the first {@code n}. Peer access is
  * enabled between every pair of opened devices that supports it; any two of them can copy from each other
@@ -41,7 +42,7 @@ public final class CudaBackend extends AbstractBackend<CudaDevice> {
 
     private final CudaOptions options;
     private final CudaKernelCompiler compiler;
-    private Optional<String> nvrtcProblem; // guarded by this; probed once
+    private NvrtcLibrary.Resolved nvrtc; // guarded by this; resolved once
     private CudaDiscovery.Found found; // guarded by this; set by the probe
 
     public CudaBackend() {
@@ -51,15 +52,25 @@ public final class CudaBackend extends AbstractBackend<CudaDevice> {
     public CudaBackend(CudaOptions options) {
         super(NAME, false);
         this.options = options;
-        this.compiler = new CudaKernelCompiler(options, this::unavailableReason, this::nvrtcProblem, this::opened);
+        this.compiler = new CudaKernelCompiler(options, this::unavailableReason, this::nvrtcProblem, this::nvrtcLibrary,
+                this::opened);
     }
 
     /** Why CUDA C cannot be compiled (empty when NVRTC loads); PTX does not need NVRTC. */
     synchronized Optional<String> nvrtcProblem() {
-        if (nvrtcProblem == null) {
-            nvrtcProblem = LibraryProbe.nvrtcProblem(options.nvrtcLibrary());
+        return resolvedNvrtc().problem();
+    }
+
+    /** The NVRTC library CUDA C and IR kernels are compiled with; null when {@link #nvrtcProblem} says why not. */
+    synchronized NvrtcLibrary nvrtcLibrary() {
+        return resolvedNvrtc().library();
+    }
+
+    private synchronized NvrtcLibrary.Resolved resolvedNvrtc() {
+        if (nvrtc == null) {
+            nvrtc = NvrtcLibrary.resolve(options.nvrtcLibrary());
         }
-        return nvrtcProblem;
+        return nvrtc;
     }
 
     @Override
@@ -81,7 +92,8 @@ public final class CudaBackend extends AbstractBackend<CudaDevice> {
         Optional<String> nvrtc = nvrtcProblem();
         log.info("CUDA driver {} with {} device(s): {}{}", found.driverVersion(), found.facts().size(),
                 found.facts().stream().map(CudaDeviceFacts::describe).toList(),
-                nvrtc.map(p -> "; CUDA C unavailable (" + p + "), PTX only").orElse(""));
+                nvrtc.map(p -> "; CUDA C unavailable (" + p + "), PTX only").orElseGet(() -> "; CUDA C through "
+                        + nvrtcLibrary()));
         return Optional.empty();
     }
 

@@ -51,14 +51,16 @@ final class CudaKernelCompiler implements KernelCompiler {
     private final Duration timeout;
     private final Supplier<Optional<String>> unavailableReason;
     private final Supplier<Optional<String>> nvrtcProblem;
+    private final Supplier<NvrtcLibrary> nvrtcLibrary;
     private final Supplier<List<CudaDevice>> devices;
     private final ModuleCache cache;
 
     CudaKernelCompiler(CudaOptions options, Supplier<Optional<String>> unavailableReason, Supplier<Optional<String>> nvrtcProblem,
-                       Supplier<List<CudaDevice>> devices) {
+                       Supplier<NvrtcLibrary> nvrtcLibrary, Supplier<List<CudaDevice>> devices) {
         this.timeout = options.compileTimeout();
         this.unavailableReason = unavailableReason;
         this.nvrtcProblem = nvrtcProblem;
+        this.nvrtcLibrary = nvrtcLibrary;
         this.devices = devices;
         this.cache = new ModuleCache(options.moduleCacheEntries());
     }
@@ -120,10 +122,11 @@ final class CudaKernelCompiler implements KernelCompiler {
             // lowered names are a function of the same text, so they are cached beside it
             return new Nvrtc.Output(cached.ptx(), cached.log(), cached.loweredNames());
         }
+        NvrtcLibrary library = nvrtcLibrary.get();
         CompletableFuture<Nvrtc.Output> result = new CompletableFuture<>();
         Thread compiler = new Thread(() -> {
             try {
-                result.complete(Nvrtc.compile(plan.unit(), plan.optionsFor(arch), names));
+                result.complete(Nvrtc.compile(library, plan.unit(), plan.optionsFor(arch), names));
             } catch (Throwable t) {
                 result.completeExceptionally(t);
             }

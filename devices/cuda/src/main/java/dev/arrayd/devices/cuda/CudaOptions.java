@@ -8,8 +8,9 @@ import java.util.Objects;
  *
  * @param driverLibrary      the driver library probed before any JCuda class is touched; default
  *                           {@code libcuda.so.1} (what the NVIDIA driver installs; JCuda loads the same)
- * @param nvrtcLibrary       the runtime compiler probed before JCuda's NVRTC binding is touched;
- *                           default {@code libnvrtc.so.12} (JCuda 12.6 links against major version 12)
+ * @param nvrtcLibrary       the runtime compiler, bound through FFM ({@link NvrtcLibrary}): a library name, or
+ *                           {@code auto} (the default): the first of {@code libnvrtc.so.13},
+ *                           {@code libnvrtc.so.12} and {@code libnvrtc.so} that the loader finds
  * @param compileTimeout     bound of one NVRTC compilation or PTX JIT; default 60 s (large kernels take
  *                           seconds; a runaway template instantiation should not hold a client forever)
  * @param stagingChunkBytes  size of one pinned staging buffer; default 4 MiB (big enough to reach copy
@@ -23,7 +24,8 @@ public record CudaOptions(String driverLibrary, String nvrtcLibrary, Duration co
                           int stagingBuffers, int moduleCacheEntries, int defaultBlockSize) {
 
     public static final String DRIVER_LIBRARY = "libcuda.so.1";
-    public static final String NVRTC_LIBRARY = "libnvrtc.so.12";
+    /** The first of libnvrtc.so.13, libnvrtc.so.12 and libnvrtc.so that loads. */
+    public static final String NVRTC_LIBRARY = NvrtcLibrary.AUTO;
 
     public CudaOptions {
         Objects.requireNonNull(driverLibrary, "driverLibrary");

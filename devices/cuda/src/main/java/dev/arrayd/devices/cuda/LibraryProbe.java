@@ -6,8 +6,8 @@ import java.util.Optional;
 /**
  * Whether a native library can be loaded, asked through FFM without touching any JCuda class.
  *
- * <p>Why: JCuda's {@code JCudaDriver} (and {@code JNvrtc}) load their JNI part in a static initializer,
- * and that part links against {@code libcuda.so.1} ({@code libnvrtc.so.12}). Without it the first touch
+ * <p>Why: JCuda's {@code JCudaDriver} loads its JNI part in a static initializer, and that part links
+ * against {@code libcuda.so.1}. Without it the first touch
  * throws {@code UnsatisfiedLinkError}, and every later touch {@code NoClassDefFoundError} for the rest of
  * the process. So the backend asks here first and never names those classes when this says no.
  */
@@ -29,7 +29,7 @@ final class LibraryProbe {
         return problem(library, "cuInit", "CUDA driver");
     }
 
-    /** The runtime compiler: {@code "NVRTC library libnvrtc.so.12 not found"} when absent. */
+    /** The runtime compiler: {@code "NVRTC library libnvrtc.so.13 not found"} when absent. */
     static Optional<String> nvrtcProblem(String library) {
         return problem(library, "nvrtcCreateProgram", "NVRTC");
     }

@@ -75,8 +75,17 @@ class CudaBackendWithoutDriverTest {
             assertEquals(Optional.of("NVRTC library libarrayd-test-no-such-nvrtc.so.12 not found"), backend.nvrtcProblem());
             assertEquals(java.util.Set.of(Dialect.PTX), backend.compiler().dialects(), "CUDA C and IR need NVRTC");
         }
-        Assumptions.assumeFalse(loads(CudaOptions.NVRTC_LIBRARY), "libnvrtc.so.12 is installed here");
-        assertEquals(Optional.of("NVRTC library libnvrtc.so.12 not found"), LibraryProbe.nvrtcProblem(CudaOptions.NVRTC_LIBRARY));
+        Assumptions.assumeFalse(NvrtcLibrary.CANDIDATES.stream().anyMatch(CudaBackendWithoutDriverTest::loads),
+                "an NVRTC library is installed here");
+        assertEquals(Optional.of("NVRTC library not found (tried libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so)"),
+                NvrtcLibrary.resolve(CudaOptions.NVRTC_LIBRARY).problem(), "auto, the default, tries each major version");
+    }
+
+    @Test
+    void aLibraryThatLoadsButIsNotNvrtcIsNamed() {
+        NvrtcLibrary.Resolved libc = NvrtcLibrary.resolve("libc.so.6");
+        assertEquals(null, libc.library());
+        assertEquals(Optional.of("NVRTC library libc.so.6 loads but has no nvrtcCreateProgram"), libc.problem());
     }
 
     @Test

@@ -15,6 +15,8 @@ import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.conformance.AbstractDeviceConformanceTest;
+import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.ir.IrSamples;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
@@ -40,17 +42,16 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>transfer</b>: 256 MiB upload / download through arrayd's pinned staging (from / to ordinary
  *       off-heap memory) vs raw {@code cuMemcpyHtoD} / {@code cuMemcpyDtoH} from / to pinned memory
  *       (the goal: arrayd at 80% or more of raw);</li>
- *   <li><b>matmul</b>: a 16x16-tiled shared-memory SGEMM, n = 2048, GFLOP/s through arrayd.</li>
+ *   <li><b>matmul</b>: a 16x16-tiled shared-memory SGEMM in CUDA C, n = 2048, GFLOP/s through arrayd; the same
+ *       product as IR kernels, tiled in local memory ({@code IrSamples.tiledMatmul}, the goal: 30% of the native
+ *       one) and one work-item per element ({@code IrSamples.matmul});</li>
+ *   <li><b>guards</b>: an IR vadd of 64 Mi floats with every access proven in bounds vs the same with its three
+ *       guards kept ({@code IrSamples.vaddProven} / {@code vaddGuarded}), device time.</li>
  * </ul>
- * The last line is {@code RESULT cuda launch_us=.. raw_launch_us=.. launch_ratio=.. upload_GBps=.. raw_upload_GBps=..
- * upload_ratio=.. download_GBps=.. raw_download_GBps=.. download_ratio=.. matmul_gflops=..}.
+ * The last line is {@code RESULT cuda device=".." launch_ratio=.. h2d_ratio=.. d2h_ratio=.. matmul_GFLOPs=..
+ * ir_matmul_GFLOPs=.. ir_matmul_of_native=.. guards_ratio=.. launch_us=.. ...}.
  *
- * <p>Run (from the repository root, on a machine with an NVIDIA GPU and the CUDA toolkit's NVRTC):
- * <pre>
- * ./mvnw -q -pl devices/cuda -am install -DskipTests
- * ./mvnw -q -pl devices/cuda dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/cp.txt
- * java --enable-native-access=ALL-UNNAMED -cp devices/cuda/target/test-classes:devices/cuda/target/classes:$(cat devices/cuda/target/cp.txt) dev.arrayd.devices.cuda.CudaBench
- * </pre>
+ * <p>The GPU check kit ({@code gpu-kit}) runs it on a GPU machine with nothing else installed.
  */
 public final class CudaBench {
 
@@ -59,6 +60,8 @@ public final class CudaBench {
     private static final long TRANSFER_BYTES = 256L << 20;
     private static final int N = 2048;
     private static final int TILE = 16;
+    /** Elements of the guards-forced vs proven vadd (3 x 256 MiB). */
+    private static final long VADD_ELEMENTS = 64L << 20;
 
     private static final String MATMUL = """
             #define TILE 16
@@ -196,6 +199,9 @@ public final class CudaBench {
         MemRef b = new MemRef(2, matBytes, matBytes);
         MemRef c = new MemRef(2, 2 * matBytes, matBytes);
         double[] gflops = new double[ROUNDS];
+        List<String> failures = new java.util.ArrayList<>();
+        double[] irTiled = new double[ROUNDS];
+        double[] irNaive = new double[ROUNDS];
         try (Arena arena = Arena.ofShared()) {
             MemorySegment ha = arena.allocate(matBytes, 64);
             for (long i = 0; i < (long) N * N; i++) {
@@ -219,17 +225,80 @@ public final class CudaBench {
             }
             System.out.printf("matmul %dx%d tiled %d: %.0f GFLOP/s (device time); c[0] = %.1f (expected %.1f)%n", N, N, TILE,
                     median(gflops), hc.getAtIndex(ValueLayout.JAVA_FLOAT, 0), expected);
+
+            // the same product as IR kernels: tiled in local memory (guarded loads), and one item per element (proven)
+            try {
+                KernelModule irMm = backend.compiler().compile(KernelSource.ir(new IrModule(List.of(IrSamples.tiledMatmul(),
+                        IrSamples.matmul()))));
+                DeviceCommand.Launch tiled = new DeviceCommand.Launch(irMm.kernels().get(0), new long[] {N, N},
+                        new long[] {TILE, TILE}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),
+                        KernelArg.Scalar.i32(N)));
+                DeviceCommand.Launch naive = new DeviceCommand.Launch(irMm.kernels().get(1), new long[] {N, N},
+                        new long[] {TILE, TILE}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),
+                        KernelArg.Scalar.i32(N), KernelArg.Scalar.i32(N), KernelArg.Scalar.i32(N)));
+                run(stream, tiled);
+                run(stream, naive);
+                for (int r = 0; r < ROUNDS; r++) {
+                    irTiled[r] = 2.0 * N * N * N / run(stream, tiled);
+                    irNaive[r] = 2.0 * N * N * N / run(stream, naive);
+                }
+                run(stream, new DeviceCommand.Download(c, hc));
+                System.out.printf("ir matmul %dx%d: tiled in local memory %.0f GFLOP/s (%.2f of the native tiled), one item per "
+                        + "element %.0f GFLOP/s; c[0] = %.1f (expected %.1f)%n", N, N, median(irTiled),
+                        median(irTiled) / median(gflops), median(irNaive), hc.getAtIndex(ValueLayout.JAVA_FLOAT, 0), expected);
+                irMm.close();
+            } catch (Exception e) {
+                failures.add("ir matmul: " + e);
+                System.out.println("ir matmul: FAILED: " + e);
+                e.printStackTrace(System.out);
+            }
         }
         device.freePool(2);
+
+        // guards: the same vadd with every access proven in bounds, and with its three guards kept
+        double guardRatio = 0;
+        try {
+            KernelModule vadds = backend.compiler().compile(KernelSource.ir(new IrModule(List.of(IrSamples.vaddProven(),
+                    IrSamples.vaddGuarded()))));
+            long vn = VADD_ELEMENTS;
+            device.allocPool(3, 3 * 4 * vn, 256);
+            List<KernelArg> vargs = List.of(new KernelArg.Buffer(new MemRef(3, 0, 4 * vn)),
+                    new KernelArg.Buffer(new MemRef(3, 4 * vn, 4 * vn)), new KernelArg.Buffer(new MemRef(3, 8 * vn, 4 * vn)),
+                    KernelArg.Scalar.i64(vn), KernelArg.Scalar.i64(vn));
+            DeviceCommand.Launch proven = new DeviceCommand.Launch(vadds.kernels().get(0), new long[] {vn}, null, vargs);
+            DeviceCommand.Launch guarded = new DeviceCommand.Launch(vadds.kernels().get(1), new long[] {vn}, null, vargs);
+            run(stream, proven);
+            run(stream, guarded);
+            double[] provenUs = new double[ROUNDS];
+            double[] guardedUs = new double[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                provenUs[r] = run(stream, proven) / 1e3;
+                guardedUs[r] = run(stream, guarded) / 1e3;
+            }
+            device.freePool(3);
+            vadds.close();
+            guardRatio = median(guardedUs) / median(provenUs);
+            System.out.printf("guards: vadd of %d floats %.1f us proven, %.1f us guarded (ratio %.2f; device time)%n", vn,
+                    median(provenUs), median(guardedUs), guardRatio);
+        } catch (Exception e) {
+            failures.add("guards: " + e);
+            System.out.println("guards: FAILED: " + e);
+            e.printStackTrace(System.out);
+        }
         mm.close();
         empty.close();
         device.makeCurrent();
         JCudaDriver.cuStreamDestroy(raw);
         stream.close();
-        System.out.printf("RESULT cuda launch_us=%.1f raw_launch_us=%.1f launch_ratio=%.2f upload_GBps=%.2f raw_upload_GBps=%.2f "
-                        + "upload_ratio=%.2f download_GBps=%.2f raw_download_GBps=%.2f download_ratio=%.2f matmul_gflops=%.0f%n",
-                launchUs, rawLaunchUs, launchUs / rawLaunchUs, median(up), median(rawUp), median(up) / median(rawUp),
-                median(down), median(rawDown), median(down) / median(rawDown), median(gflops));
+        System.out.printf("RESULT cuda device=\"%s\" launch_ratio=%.2f h2d_ratio=%.2f d2h_ratio=%.2f matmul_GFLOPs=%.0f "
+                        + "ir_matmul_GFLOPs=%.0f ir_matmul_of_native=%.2f guards_ratio=%.2f launch_us=%.1f raw_launch_us=%.1f "
+                        + "upload_GBps=%.2f raw_upload_GBps=%.2f download_GBps=%.2f raw_download_GBps=%.2f%n",
+                device.info().name(), launchUs / rawLaunchUs, median(up) / median(rawUp), median(down) / median(rawDown),
+                median(gflops), median(irTiled), median(irTiled) / median(gflops), guardRatio, launchUs, rawLaunchUs,
+                median(up), median(rawUp), median(down), median(rawDown));
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("the CUDA benchmark ran with failures: " + failures);
+        }
     }
 
     private static long run(NativeStream stream, DeviceCommand command) throws Exception {

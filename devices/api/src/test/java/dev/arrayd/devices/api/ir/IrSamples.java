@@ -75,4 +75,64 @@ public final class IrSamples {
                         new Stmt.Barrier()),
                 when(bin(Expr.Binary.Op.EQ, lid(0), i64(0)), store("partial", group(0), load("tile", i64(0))))));
     }
+
+    /**
+     * c = a * b for n x n f32 matrices (n a multiple of 16, the grid n x n in work-groups of 16 x 16): each
+     * group stages 16 x 16 tiles of a and b in local memory, with barriers, and each item sums one element
+     * of c. Its loads of a and b cannot be proven in bounds (the grid is the launch's), so they are guarded.
+     */
+    public static IrKernel tiledMatmul() {
+        Expr n = var("n64");
+        Expr t16 = i64(16);
+        Expr here = add(mul(var("ly"), t16), var("lx"));
+        return new IrKernel("tiled_matmul", List.of(
+                new IrParam.Buffer("a", DType.F32, Access.READ, mul(cast(IrType.I64, param("n")), cast(IrType.I64, param("n")))),
+                new IrParam.Buffer("b", DType.F32, Access.READ, mul(cast(IrType.I64, param("n")), cast(IrType.I64, param("n")))),
+                new IrParam.Buffer("c", DType.F32, Access.WRITE, mul(cast(IrType.I64, param("n")), cast(IrType.I64, param("n")))),
+                new IrParam.Scalar("n", DType.I32, 16L, 65536L)),
+                2, List.of(16L, 16L), List.of(
+                new Stmt.LocalArray("ta", DType.F32, 256),
+                new Stmt.LocalArray("tb", DType.F32, 256),
+                let("n64", cast(IrType.I64, param("n"))),
+                let("row", gid(1)),
+                let("col", gid(0)),
+                let("lx", lid(0)),
+                let("ly", lid(1)),
+                mut("acc", f32(0)),
+                loop("t", i64(0), bin(Expr.Binary.Op.DIV, n, t16),
+                        store("ta", here, load("a", add(mul(var("row"), n), add(mul(var("t"), t16), var("lx"))))),
+                        store("tb", here, load("b", add(mul(add(mul(var("t"), t16), var("ly")), n), var("col")))),
+                        new Stmt.Barrier(),
+                        loop("k", i64(0), t16,
+                                accVar("acc", Stmt.Accumulate.Op.ADD, mul(load("ta", add(mul(var("ly"), t16), var("k"))),
+                                        load("tb", add(mul(var("k"), t16), var("lx")))))),
+                        new Stmt.Barrier()),
+                store("c", add(mul(var("row"), n), var("col")), var("acc"))));
+    }
+
+    /** out[i] = x[i] + y[i] for i < n, every access proven in bounds (the buffers hold n elements). */
+    public static IrKernel vaddProven() {
+        return vadd("vadd_proven", param("n"));
+    }
+
+    /**
+     * The same sum over buffers that hold m elements while the items run to n: nothing relates m and n, so
+     * every access keeps its guard (launched with m = n, none trips).
+     */
+    public static IrKernel vaddGuarded() {
+        return vadd("vadd_guarded", param("m"));
+    }
+
+    private static IrKernel vadd(String name, Expr extent) {
+        return new IrKernel(name, List.of(
+                new IrParam.Buffer("x", DType.F32, Access.READ, extent),
+                new IrParam.Buffer("y", DType.F32, Access.READ, extent),
+                new IrParam.Buffer("out", DType.F32, Access.WRITE, extent),
+                new IrParam.Scalar("n", DType.I64, 0L, 1L << 40),
+                new IrParam.Scalar("m", DType.I64, 0L, 1L << 40)),
+                1, List.of(), List.of(
+                let("i", gid(0)),
+                when(lt(var("i"), param("n")),
+                        store("out", var("i"), add(load("x", var("i")), load("y", var("i")))))));
+    }
 }
