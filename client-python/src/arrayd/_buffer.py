@@ -1,0 +1,151 @@
+"""Handles: buffers (with NumPy in and out), kernels (with their parameters, to convert arguments) and streams."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _dtypes
+from .v1 import execution_pb2
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._stream import Event
+
+
+class _MergeBuffer:
+    def __repr__(self) -> str:
+        return "arrayd.MERGE_BUFFER"
+
+
+#: A launch argument that stands for the merge buffer of the launch's stream (filled by a merge copy).
+MERGE_BUFFER = _MergeBuffer()
+
+
+class Buffer:
+    """A buffer of the daemon: a logical array with replicas on devices. ``numpy()`` reads it; ``write()``
+    writes it; pass it to :meth:`Session.launch` and the copies."""
+
+    def __init__(self, session: "Session", handle: int, dtype: str, shape: tuple[int, ...], device: str, mode: str,
+                 region=None, region_offset: int = 0):
+        self.session = session
+        self.id = handle
+        #: the daemon's element type name: "f32", "f64", "i32", "i64", "u8", "f16" or "bf16"
+        self.dtype = dtype
+        self.shape = shape
+        self.device = device
+        self.mode = mode
+        self._region = region
+        self._region_offset = region_offset
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return _dtypes.numpy_of(self.dtype)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.numpy_dtype.itemsize
+
+    def numpy(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
+        """The contents as a NumPy array, after every command submitted before on it. A buffer that lives in
+        a region returns a view of the region itself (no copy): it changes as the buffer does."""
+        if self._region is not None:
+            self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
+                buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
+            return self._view()
+        return self.session.read(self, wait_for=wait_for)
+
+    def write(self, data: Any, *, wait_for: Iterable["Event"] = ()) -> "Event":
+        """Writes ``data`` (same number of elements; converted to the buffer's dtype) over the whole buffer."""
+        a = np.asarray(data)
+        if a.size != self.size:
+            raise ValueError(f"data: {a.size} elements (expected: {self.size}, the size of {self})")
+        a = np.ascontiguousarray(a, dtype=self.numpy_dtype)
+        if self._region is not None:
+            self._view()[...] = a.reshape(self.shape)
+            return self.session.host_written(self, wait_for=wait_for)
+        return self.session.upload(self, a, wait_for=wait_for)
+
+    def host_written(self, *, wait_for: Iterable["Event"] = ()) -> "Event":
+        """For a buffer living in a region: this process changed its bytes (see :meth:`Session.host_written`)."""
+        return self.session.host_written(self, wait_for=wait_for)
+
+    def destroy(self) -> None:
+        self.session.destroy(self)
+
+    # -- host-resident data: NumPy and DLPack see the region itself
+    def _view(self) -> np.ndarray:
+        if self._region is None:
+            raise TypeError(f"{self}: not in host memory (only buffers created in a region are)")
+        return self._region.ndarray(self.numpy_dtype, self.shape, self._region_offset)
+
+    @property
+    def __array_interface__(self) -> dict:
+        return self._view().__array_interface__
+
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any):
+        return self._view().__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._view().__dlpack_device__()
+
+    def __repr__(self) -> str:
+        return f"Buffer(0x{self.id:x}, {self.dtype}{list(self.shape)} on {self.device or 'the first device'})"
+
+
+class Kernel:
+    """A compiled kernel: its handle and parameters (scalars are converted to their declared dtype)."""
+
+    def __init__(self, session: "Session", handle: int, name: str, params: Sequence[tuple[str, str]]):
+        self.session = session
+        self.id = handle
+        self.name = name
+        #: per parameter: ("buffer" | "scalar", dtype name)
+        self.params = list(params)
+
+    def arguments(self, args: Sequence[Any]) -> list[execution_pb2.Arg]:
+        from ._session import _scalar
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name}: {len(args)} arguments (expected: {len(self.params)})")
+        out = []
+        for i, (a, (kind, dtype)) in enumerate(zip(args, self.params)):
+            if kind == "buffer":
+                if a is MERGE_BUFFER:
+                    out.append(execution_pb2.Arg(merge_buffer=True))
+                elif isinstance(a, Buffer):
+                    out.append(execution_pb2.Arg(buffer=a.id))
+                else:
+                    raise TypeError(f"{self.name}: argument {i}: {type(a).__name__} (expected: a Buffer of {dtype})")
+            else:
+                if isinstance(a, Buffer):
+                    raise TypeError(f"{self.name}: argument {i}: a Buffer (expected: a {dtype} scalar)")
+                out.append(execution_pb2.Arg(scalar=_scalar(a, dtype, f"{self.name}: argument {i}")))
+        return out
+
+    def __call__(self, global_size, *args, **options) -> "Event":
+        """Launches it: ``kernel(n, a, b, c, n)`` is ``session.launch(kernel, n, a, b, c, n)``."""
+        return self.session.launch(self, global_size, *args, **options)
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r})"
+
+
+class Stream:
+    """An in-order stream on one device: pass it as ``stream=`` to order commands one after the other."""
+
+    def __init__(self, session: "Session", handle: int, device: str):
+        self.session = session
+        self.id = handle
+        self.device = device
+
+    def destroy(self) -> None:
+        s = self.session
+        s._client._unary("ExecutionService", "DestroyStream", execution_pb2.DestroyStreamRequest(session=s.id, stream=self.id),
+                         execution_pb2.DestroyStreamResponse)
+
+    def __repr__(self) -> str:
+        return f"Stream(0x{self.id:x} on {self.device})"

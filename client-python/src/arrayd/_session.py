@@ -1,0 +1,415 @@
+"""A session: its buffers, kernels, streams and graphs, and every command, sent on its session stream."""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from google.protobuf import duration_pb2, timestamp_pb2
+
+from . import _dtypes
+from ._buffer import Buffer, Kernel, Stream
+from ._errors import ArraydError, CompileError, InvalidArgument
+from ._stream import Event, SessionStream
+from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, regions_pb2, sessions_pb2)
+
+#: Bytes of one inline upload command (the daemon's limit for data inside a batch).
+UPLOAD_CHUNK = 1 << 20
+#: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
+DOWNLOAD_CHUNK = 8 << 20
+#: Bytes of the staging region a session over the Unix socket maps for array transfers.
+STAGING_BYTES = 16 << 20
+
+_MODES = {
+    "device": common_pb2.MEMORY_MODE_DEVICE,
+    "hosted_constant": common_pb2.MEMORY_MODE_HOSTED_CONSTANT,
+    "hosted_changed_on_devices": common_pb2.MEMORY_MODE_HOSTED_CHANGED_ON_DEVICES,
+    "hosted_volatile": common_pb2.MEMORY_MODE_HOSTED_VOLATILE,
+    "local": common_pb2.MEMORY_MODE_LOCAL,
+}
+_MERGE = {None: execution_pb2.MERGE_MODE_UNSPECIFIED, "copy": execution_pb2.MERGE_MODE_COPY,
+          "streaming": execution_pb2.MERGE_MODE_STREAMING}
+
+
+def _mode(mode: str) -> int:
+    try:
+        return _MODES[mode.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"mode: {mode!r} (expected: one of {', '.join(_MODES)})") from None
+
+
+def _deadline(deadline: float | None) -> timestamp_pb2.Timestamp | None:
+    """A deadline in seconds from now as the wire's absolute Timestamp."""
+    if deadline is None:
+        return None
+    ts = timestamp_pb2.Timestamp()
+    ts.FromNanoseconds(int((time.time() + deadline) * 1e9))
+    return ts
+
+
+class Session:
+    """One client's session: buffers, kernels, streams and commands. A context manager; :meth:`close` frees
+    everything it holds. Commands return :class:`~arrayd.Event` s at once (they run in order of their events
+    and buffer hazards) and go out in batches on the session stream."""
+
+    def __init__(self, client, name: str, lease: float | None):
+        self._client = client
+        req = sessions_pb2.OpenSessionRequest(client_name=name)
+        if lease is not None:
+            req.lease.CopyFrom(duration_pb2.Duration(seconds=int(lease), nanos=int((lease % 1) * 1e9)))
+        r = client._unary("SessionService", "OpenSession", req, sessions_pb2.OpenSessionResponse)
+        self.id: str = r.session
+        self.lease = r.lease.seconds + r.lease.nanos / 1e9
+        self._ids = itertools.count(1)
+        self._ids_lock = threading.Lock()
+        self._stream = SessionStream(client._channel, client._metadata, self.id)
+        self._closed = threading.Event()
+        self._keepalive = threading.Thread(target=self._keep_alive, name=f"arrayd-keepalive-{self.id[:8]}", daemon=True)
+        self._keepalive.start()
+        self._recording: list | None = None
+        self._staging = None
+        if client._regions:
+            from ._regions import Staging
+            self._staging = Staging.open(self, STAGING_BYTES)
+
+    # -- lifetime
+    def close(self) -> None:
+        """Sends what is queued, waits for the daemon to report it, closes the session."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._stream.close()
+        if self._staging is not None:
+            self._staging.close()
+        try:
+            self._client._unary("SessionService", "CloseSession", sessions_pb2.CloseSessionRequest(session=self.id),
+                                sessions_pb2.CloseSessionResponse)
+        except ArraydError:
+            pass  # already gone (lease ended, daemon stopped)
+        if self in self._client._sessions:
+            self._client._sessions.remove(self)
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _keep_alive(self) -> None:
+        period = max(1.0, self.lease / 3) if self.lease > 0 else 10.0
+        while not self._closed.wait(period):
+            try:
+                self._client._unary("SessionService", "KeepAlive", sessions_pb2.KeepAliveRequest(session=self.id),
+                                    sessions_pb2.KeepAliveResponse, timeout=period)
+            except ArraydError:
+                return
+
+    def devices(self):
+        return self._client.devices()
+
+    # -- commands
+    def _next_id(self) -> int:
+        with self._ids_lock:
+            return next(self._ids)
+
+    def _ids_for(self, n: int) -> int:
+        with self._ids_lock:
+            first = next(self._ids)
+            self._ids = itertools.count(first + n)
+            return first
+
+    def _command(self, *, wait_for: Iterable[Event] = (), stream: Stream | None = None,
+                 deadline: float | None = None, priority: str | None = None, **kind) -> execution_pb2.Command:
+        c = execution_pb2.Command(wait_events=[e.id for e in wait_for], stream=stream.id if stream else 0, **kind)
+        ts = _deadline(deadline)
+        if ts is not None:
+            c.deadline.CopyFrom(ts)
+        if priority is not None:
+            c.priority = {"low": execution_pb2.PRIORITY_LOW, "normal": execution_pb2.PRIORITY_NORMAL,
+                          "high": execution_pb2.PRIORITY_HIGH}[priority]
+        return c
+
+    def _submit(self, commands: list[execution_pb2.Command]) -> list[Event]:
+        if self._recording is not None:
+            # graph-local ids 1, 2, ...: what later recorded commands wait on (these events never complete)
+            events = []
+            for c in commands:
+                self._recording.append(c)
+                c.event = len(self._recording)
+                events.append(Event(c.event))
+            return events
+        events = []
+        for c in commands:
+            c.event = self._next_id()
+            events.append(Event(c.event))
+        self._stream.submit(commands, events)
+        return events
+
+    def submit(self, commands: Sequence[execution_pb2.Command]) -> list[Event]:
+        """Sends ``Command`` messages as they are (event ids are assigned here): for what the helpers do not cover."""
+        return self._submit([execution_pb2.Command.FromString(c.SerializeToString()) for c in commands])
+
+    # -- buffers
+    def empty(self, shape: int | Sequence[int], dtype: Any = np.float32, *, device: str = "", mode: str = "device",
+              label: str = "", per_stream: bool = False) -> Buffer:
+        """A new buffer of ``shape`` and ``dtype`` (its memory zeroed by the daemon) on ``device`` (empty: the first)."""
+        dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
+        name = _dtypes.name_of(dtype)
+        req = buffers_pb2.CreateBufferRequest(session=self.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=_mode(mode),
+                                              device=device, label=label,
+                                              sharing=common_pb2.SHARING_PER_STREAM if per_stream else common_pb2.SHARING_SHARED)
+        info = self._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer
+        return Buffer(self, info.buffer, name, tuple(dims), info.device, mode)
+
+    zeros = empty
+
+    def array(self, data: Any, *, dtype: Any = None, device: str = "", mode: str = "device", label: str = "") -> Buffer:
+        """A new buffer holding ``data`` (a NumPy array or anything ``numpy.asarray`` takes)."""
+        a = np.asarray(data, dtype=_dtypes.numpy_of(_dtypes.name_of(dtype)) if dtype is not None else None)
+        if a.ndim == 0:
+            a = a.reshape(1)
+        buf = self.empty(a.shape, a.dtype, device=device, mode=mode, label=label)
+        buf.write(a)
+        return buf
+
+    def upload(self, buffer: Buffer, data: Any, *, offset_bytes: int = 0, wait_for: Iterable[Event] = (),
+               stream: Stream | None = None) -> Event:
+        """Writes ``data``'s bytes into ``buffer`` from ``offset_bytes``; the event of the last part."""
+        raw = np.ascontiguousarray(data)
+        view = memoryview(raw.reshape(-1).view(np.uint8)) if raw.size else memoryview(b"")
+        if self._staging is not None and len(view) > UPLOAD_CHUNK and self._recording is None:
+            return self._staging.upload(buffer, view, offset_bytes, list(wait_for), stream)
+        commands = []
+        for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
+            chunk = view[start:start + UPLOAD_CHUNK]
+            commands.append(self._command(wait_for=wait_for if start == 0 else (), stream=stream,
+                                          upload=execution_pb2.Upload(buffer=buffer.id, offset_bytes=offset_bytes + start,
+                                                                      data=chunk.tobytes())))
+        return self._submit(commands)[-1]
+
+    def download(self, buffer: Buffer, *, offset_bytes: int = 0, size_bytes: int = 0, wait_for: Iterable[Event] = (),
+                 stream: Stream | None = None) -> list[Event]:
+        """Reads bytes of ``buffer`` (0 = to its end) in commands of at most 8 MiB; their events carry the bytes."""
+        size = size_bytes or buffer.nbytes - offset_bytes
+        commands = [self._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
+            buffer=buffer.id, offset_bytes=offset_bytes + start, size_bytes=min(DOWNLOAD_CHUNK, size - start)))
+            for start in range(0, size, DOWNLOAD_CHUNK)]
+        return self._submit(commands)
+
+    def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = ()) -> np.ndarray:
+        """The buffer's contents as a new NumPy array of its dtype and shape."""
+        out = np.empty(buffer.shape, dtype=buffer.numpy_dtype)
+        target = out.reshape(-1).view(np.uint8)
+        if self._staging is not None and buffer.nbytes > UPLOAD_CHUNK:
+            self._staging.download(buffer, target, list(wait_for))
+            return out
+        offset = 0
+        for e in self.download(buffer, wait_for=wait_for):
+            data = e.wait().result()
+            target[offset:offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+            offset += len(data)
+        return out
+
+    def fill(self, buffer: Buffer, value: float | int, *, offset: int = 0, count: int = 0,
+             wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
+        """Sets ``count`` elements (0: to the end) from ``offset`` to ``value``."""
+        return self._submit([self._command(wait_for=wait_for, stream=stream, fill=execution_pb2.Fill(
+            buffer=buffer.id, value=_scalar(value, "f32" if buffer.dtype in ("f16", "bf16") else buffer.dtype, "fill.value"),
+            offset_elements=offset, count_elements=count))])[0]
+
+    def copy(self, src: Buffer, dst: Buffer | None = None, *, src_offset_bytes: int = 0, dst_offset_bytes: int = 0,
+             size_bytes: int = 0, device: str = "", merge: str | None = None, src_stream: Stream | None = None,
+             wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
+        """Copies bytes of ``src`` into ``dst`` (on any devices). Without ``dst``: makes ``src`` current on
+        ``device`` (a prefetch), or with ``merge="copy"|"streaming"`` fills the merge buffer of ``stream``."""
+        return self._submit([self._command(wait_for=wait_for, stream=stream, copy=execution_pb2.Copy(
+            src=src.id, dst=dst.id if dst is not None else 0, src_offset_bytes=src_offset_bytes,
+            dst_offset_bytes=dst_offset_bytes, size_bytes=size_bytes, device=device, merge=_MERGE[merge],
+            src_stream=src_stream.id if src_stream else 0))])[0]
+
+    def destroy(self, buffer: Buffer) -> None:
+        self._client._unary("BufferService", "DestroyBuffer",
+                            buffers_pb2.DestroyBufferRequest(session=self.id, buffer=buffer.id),
+                            buffers_pb2.DestroyBufferResponse)
+
+    def describe(self, buffer: Buffer) -> dict[str, str]:
+        """Where the buffer's replicas are and their MSI states, e.g. ``{"cpu:0": "SHARED", "host": "SHARED"}``."""
+        r = self._client._unary("BufferService", "DescribeBuffer",
+                                buffers_pb2.DescribeBufferRequest(session=self.id, buffer=buffer.id),
+                                buffers_pb2.DescribeBufferResponse)
+        return {rep.device: common_pb2.ReplicaState.Name(rep.state).removeprefix("REPLICA_STATE_")
+                for rep in r.buffer.replicas}
+
+    # -- kernels
+    def compile(self, *kernels: Any, backend: str = "") -> dict[str, Kernel]:
+        """Compiles IR kernels (made with :func:`arrayd.ir.kernel`) into one module; their handles by name.
+        A kernel the daemon refuses raises :class:`~arrayd.CompileError` pointing at the Python line."""
+        from . import ir
+        module = ir.module(kernels)
+        source = kernels_pb2.KernelModuleSource(dialect=devices_pb2.DIALECT_IR, ir=module.proto, backend=backend)
+        try:
+            r = self._client._unary("KernelService", "Compile", kernels_pb2.CompileRequest(session=self.id, modules=[source]),
+                                    kernels_pb2.CompileResponse)
+        except InvalidArgument as e:
+            raise module.locate(e) from None
+        compiled = r.modules[0]
+        return {k.name: Kernel(self, k.kernel, k.name, module.signature(k.name)) for k in compiled.kernels}
+
+    def compile_source(self, dialect: str, source: str, entry_points: Sequence[tuple[str, Sequence[tuple]]],
+                       backend: str = "") -> dict[str, Kernel]:
+        """Compiles native source (``"c"``, ``"opencl_c"``, ``"cuda_c"``, ``"ptx"``; the daemon must allow it).
+        ``entry_points``: ``[(name, [(param, "buffer", dtype, "read"|"write"|"read_write") or
+        (param, "scalar", dtype)]), ...]``."""
+        sigs, params = [], {}
+        for name, ps in entry_points:
+            sig = kernels_pb2.KernelSignature(name=name)
+            plist = []
+            for p in ps:
+                if p[1] == "buffer":
+                    sig.params.add(name=p[0], buffer=kernels_pb2.BufferParam(
+                        dtype=_dtypes.wire(p[2]), access=_access(p[3] if len(p) > 3 else "read_write")))
+                    plist.append(("buffer", _dtypes.name_of(p[2])))
+                else:
+                    sig.params.add(name=p[0], scalar=kernels_pb2.ScalarParam(dtype=_dtypes.wire(p[2])))
+                    plist.append(("scalar", _dtypes.name_of(p[2])))
+            sigs.append(sig)
+            params[name] = plist
+        d = {"c": devices_pb2.DIALECT_C, "opencl_c": devices_pb2.DIALECT_OPENCL_C, "cuda_c": devices_pb2.DIALECT_CUDA_C,
+             "ptx": devices_pb2.DIALECT_PTX}[dialect.lower()]
+        try:
+            r = self._client._unary("KernelService", "Compile", kernels_pb2.CompileRequest(session=self.id, modules=[
+                kernels_pb2.KernelModuleSource(dialect=d, source=source, entry_points=sigs, backend=backend)]),
+                kernels_pb2.CompileResponse)
+        except InvalidArgument as e:
+            raise CompileError(e.code, e.message) from None
+        return {k.name: Kernel(self, k.kernel, k.name, params[k.name]) for k in r.modules[0].kernels}
+
+    def launch(self, kernel: Kernel, global_size: int | Sequence[int], *args: Any, local_size: Sequence[int] | None = None,
+               device: str = "", wait_for: Iterable[Event] = (), stream: Stream | None = None,
+               deadline: float | None = None, priority: str | None = None) -> Event:
+        """Launches ``kernel`` over ``global_size`` work-items with ``args`` (buffers, numbers, or
+        :data:`arrayd.MERGE_BUFFER`); returns at once with its event."""
+        gdims = [int(global_size)] if isinstance(global_size, (int, np.integer)) else [int(g) for g in global_size]
+        launch = execution_pb2.Launch(kernel=kernel.id, global_dims=gdims, local_dims=list(local_size or ()), device=device,
+                                      args=kernel.arguments(args))
+        return self._submit([self._command(wait_for=wait_for, stream=stream, deadline=deadline, priority=priority,
+                                           launch=launch)])[0]
+
+    def host_written(self, buffer: Buffer, *, wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
+        """Says this process wrote the region bytes ``buffer`` lives in: they become its current data."""
+        return self._submit([self._command(wait_for=wait_for, stream=stream,
+                                           host_written=execution_pb2.HostWritten(buffer=buffer.id))])[0]
+
+    # -- events
+    def wait(self, *events: Event, timeout: float | None = None) -> None:
+        """Waits for every event; raises the first failure."""
+        for e in events:
+            e.wait(timeout)
+
+    def cancel(self, *events: Event) -> int:
+        """Cancels commands not yet started; the number cancelled (their events fail with CANCELLED)."""
+        r = self._client._unary("ExecutionService", "Cancel",
+                                execution_pb2.CancelRequest(session=self.id, events=[e.id for e in events]),
+                                execution_pb2.CancelResponse)
+        return r.cancelled
+
+    # -- streams and graphs
+    def stream(self, device: str = "") -> Stream:
+        """A new in-order stream on ``device`` (empty: the first): commands given it run in order."""
+        r = self._client._unary("ExecutionService", "CreateStream",
+                                execution_pb2.CreateStreamRequest(session=self.id, device=device),
+                                execution_pb2.CreateStreamResponse)
+        return Stream(self, r.stream, r.device)
+
+    def record(self) -> "GraphRecorder":
+        """``with session.record() as g:`` — commands issued inside are recorded into a graph, not run;
+        ``g.graph.replay()`` runs them."""
+        return GraphRecorder(self)
+
+    # -- regions (same host)
+    def region(self, nbytes: int):
+        """A shared-memory region of at least ``nbytes`` mapped into this process (the daemon's Unix socket
+        only): NumPy views over it (:meth:`~arrayd.Region.ndarray`), uploads and downloads through it, and
+        buffers that live in it (:meth:`~arrayd.Region.buffer`)."""
+        from ._regions import Region
+        return Region.create(self, nbytes)
+
+
+class GraphRecorder:
+    """Records the commands issued in a ``with`` block into a graph (see :meth:`Session.record`)."""
+
+    def __init__(self, session: Session):
+        self._session = session
+        self.graph: Graph | None = None
+
+    def __enter__(self) -> "GraphRecorder":
+        if self._session._recording is not None:
+            raise RuntimeError("already recording a graph")
+        self._session._recording = []
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        commands = self._session._recording
+        self._session._recording = None
+        if exc_type is not None:
+            return
+        s = self._session
+        r = s._client._unary("ExecutionService", "RecordGraph",
+                             execution_pb2.RecordGraphRequest(session=s.id, commands=commands),
+                             execution_pb2.RecordGraphResponse)
+        self.graph = Graph(s, r.graph, r.commands)
+
+
+class Graph:
+    """A recorded graph: :meth:`replay` runs its commands again (with other buffers and scalars if asked)."""
+
+    def __init__(self, session: Session, graph_id: int, size: int):
+        self._session = session
+        self.id = graph_id
+        self.size = size
+
+    def replay(self, *, rebind: dict | None = None, scalars: Iterable[tuple[int, int, Any, str]] = (),
+               wait_for: Iterable[Event] = (), deadline: float | None = None) -> list[Event]:
+        """Runs the graph's commands; their events, in order. ``rebind``: ``{old_buffer: new_buffer}``;
+        ``scalars``: ``(command, arg, value, dtype)`` new scalar arguments."""
+        s = self._session
+        n = self.size
+        first = s._ids_for(n)
+        req = execution_pb2.ReplayGraphRequest(graph=self.id, first_event=first, wait_events=[e.id for e in wait_for])
+        for old, new in (rebind or {}).items():
+            req.rebind.add(**{"from": old.id, "to": new.id})
+        for command, arg, value, dtype in scalars:
+            req.scalars.add(command=command, arg=arg, value=_scalar(value, _dtypes.name_of(dtype), "scalars"))
+        ts = _deadline(deadline)
+        if ts is not None:
+            req.deadline.CopyFrom(ts)
+        events = [Event(first + i) for i in range(n)]
+        s._stream.replay(req, events)
+        return events
+
+    def destroy(self) -> None:
+        s = self._session
+        s._client._unary("ExecutionService", "DestroyGraph", execution_pb2.DestroyGraphRequest(session=s.id, graph=self.id),
+                         execution_pb2.DestroyGraphResponse)
+
+
+def _access(a: str) -> int:
+    return {"read": common_pb2.ACCESS_READ, "write": common_pb2.ACCESS_WRITE,
+            "read_write": common_pb2.ACCESS_READ_WRITE}[a.lower()]
+
+
+def _scalar(value: Any, dtype: str, what: str) -> common_pb2.Scalar:
+    """``value`` as a wire scalar of ``dtype``, refusing what does not fit (naming ``what``)."""
+    if dtype in ("f32", "f16", "bf16"):
+        return common_pb2.Scalar(f32=float(value))
+    if dtype == "f64":
+        return common_pb2.Scalar(f64=float(value))
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        raise TypeError(f"{what}: {value!r} (expected: an integer for {dtype})")
+    v = int(value)
+    bounds = {"i32": (-2 ** 31, 2 ** 31 - 1), "i64": (-2 ** 63, 2 ** 63 - 1), "u8": (0, 255)}[dtype]
+    if not bounds[0] <= v <= bounds[1]:
+        raise ValueError(f"{what}: {v} (expected: {bounds[0]} to {bounds[1]} for {dtype})")
+    return common_pb2.Scalar(**{dtype: v})

@@ -1,0 +1,90 @@
+"""Connecting, devices, arrays of every dtype in and out, large arrays, errors for bad buffers."""
+import numpy as np
+import pytest
+
+import arrayd
+
+
+def test_devices_are_listed(daemon):
+    with arrayd.connect(daemon.target) as client:
+        devices = client.devices()
+    assert [d.id for d in devices] == ["cpu:0", "cpu:1"]
+    assert devices[0].backend == "cpu" and devices[0].unified_memory
+    assert "f32" in devices[0].dtypes and "bf16" in devices[0].dtypes
+
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.float16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["bf16"])
+def test_every_dtype_goes_in_and_out_with_its_shape(target, dtype):
+    rng = np.random.default_rng(7)
+    if dtype == "bf16":
+        import ml_dtypes
+        data = rng.standard_normal((3, 5)).astype(ml_dtypes.bfloat16)
+    elif np.issubdtype(dtype, np.integer):
+        data = rng.integers(0, 100, (3, 5)).astype(dtype)
+    else:
+        data = rng.standard_normal((3, 5)).astype(dtype)
+    with arrayd.connect(target) as client, client.session() as s:
+        buf = s.array(data)
+        assert buf.shape == (3, 5)
+        out = buf.numpy()
+    assert out.dtype == data.dtype and out.shape == data.shape
+    np.testing.assert_array_equal(out, data)
+
+
+def test_large_arrays_are_chunked_both_ways(target):
+    data = np.arange(10 * 1024 * 1024, dtype=np.float32)  # 40 MiB: several commands / staging halves
+    with arrayd.connect(target) as client, client.session() as s:
+        buf = s.array(data)
+        np.testing.assert_array_equal(buf.numpy(), data)
+        buf.write(data[::-1].copy())
+        np.testing.assert_array_equal(buf.numpy(), data[::-1])
+
+
+def test_fill_copy_and_describe(session):
+    a = session.array(np.zeros(8, dtype=np.float32), device="cpu:0")
+    session.fill(a, 2.5, offset=2, count=3)
+    b = session.empty(8, np.float32, device="cpu:1")
+    session.copy(a, b)
+    np.testing.assert_array_equal(b.numpy(), [0, 0, 2.5, 2.5, 2.5, 0, 0, 0])
+    assert session.describe(b)["cpu:1"] in ("MODIFIED", "SHARED")
+
+
+def test_bad_buffers_raise_the_daemons_error(session):
+    with pytest.raises(arrayd.InvalidArgument, match=r"dims\[1\]: 0 \(expected: > 0\)"):
+        session.empty((4, 0), np.float32)
+    with pytest.raises(arrayd.NotFound):
+        session.empty(4, np.float32, device="cpu:9")
+    with pytest.raises(TypeError, match="dtype"):
+        session.empty(4, np.complex64)
+    buf = session.empty(4, np.float32)
+    with pytest.raises(arrayd.OutOfRange):
+        session.download(buf, offset_bytes=8, size_bytes=64)[0].wait()
+    with pytest.raises(ValueError, match="expected: 4"):
+        buf.write(np.zeros(5, dtype=np.float32))
+
+
+def test_a_closed_session_refuses_commands(daemon):
+    with arrayd.connect(daemon.target) as client:
+        s = client.session()
+        buf = s.empty(4, np.float32)
+        s.close()
+        with pytest.raises(arrayd.ArraydError):
+            s.fill(buf, 1.0).wait(10)
+
+
+def test_a_token_is_needed_where_the_daemon_asks_for_one(tmp_path):
+    from conftest import Daemon
+    tokens = tmp_path / "tokens"
+    tokens.write_text("py-secret-token-0123456789abcdef alice\n")
+    d = Daemon("--auth-tokens", str(tokens))
+    try:
+        with arrayd.connect(d.target) as client:
+            with pytest.raises(arrayd.Unauthenticated):
+                client.session()
+        with arrayd.connect(d.target, token="py-secret-token-0123456789abcdef") as client, client.session() as s:
+            np.testing.assert_array_equal(s.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])
+    finally:
+        d.stop()

@@ -1,0 +1,155 @@
+"""Events and ordering: pipelined launches, wait_for, streams, recorded graphs, merge buffers, deadlines and
+cancellation, and a random program over two devices checked against NumPy."""
+import numpy as np
+import pytest
+
+import arrayd
+import kernels as K
+
+
+def test_a_loop_of_launches_is_pipelined_and_ordered(session):
+    k = session.compile(K.add_scalar)["add_scalar"]
+    x = session.array(np.zeros(1000, dtype=np.float32))
+    events = [k(1000, x, 1.0, 1000) for _ in range(500)]
+    events[-1].wait()
+    assert all(e.done() for e in events)
+    np.testing.assert_array_equal(x.numpy(), np.full(1000, 500, dtype=np.float32))
+    assert events[-1].device_time >= 0
+
+
+def test_wait_for_orders_across_devices_and_streams(session):
+    k = session.compile(K.scale_into, K.add_scalar)
+    s0, s1 = session.stream("cpu:0"), session.stream("cpu:1")
+    x = session.array(np.arange(6, dtype=np.float32), device="cpu:0")
+    y = session.empty(6, np.float32, device="cpu:1")
+    first = session.launch(k["add_scalar"], 6, x, 10.0, 6, stream=s0)
+    second = session.launch(k["scale_into"], 6, x, y, 2.0, 6, stream=s1, wait_for=[first])
+    second.wait()
+    np.testing.assert_array_equal(y.numpy(), (np.arange(6) + 10) * 2)
+    s0.destroy()
+    s1.destroy()
+
+
+def test_a_recorded_graph_replays_with_new_buffers_and_scalars(session):
+    k = session.compile(K.add_scalar, K.scale_into)
+    x = session.array(np.ones(4, dtype=np.float32))
+    y = session.empty(4, np.float32)
+    with session.record() as rec:
+        e = k["add_scalar"](4, x, 1.0, 4)
+        k["scale_into"](4, x, y, 3.0, 4, wait_for=[e])
+    g = rec.graph
+    assert g.size == 2
+    g.replay()[-1].wait()
+    np.testing.assert_array_equal(y.numpy(), [6, 6, 6, 6])
+    x2 = session.array(np.full(4, 10, dtype=np.float32))
+    g.replay(rebind={x: x2}, scalars=[(1, 2, 0.5, "f32")])[-1].wait()
+    np.testing.assert_array_equal(y.numpy(), [5.5] * 4)
+    np.testing.assert_array_equal(x.numpy(), [2] * 4)
+    g.destroy()
+
+
+def test_a_gradient_merges_through_a_streams_merge_buffer(session):
+    acc = arrayd.kernel(_acc, name="acc")
+    k = session.compile(acc)["acc"]
+    g0 = session.array(np.arange(8, dtype=np.float32), device="cpu:0")
+    g1 = session.array(np.full(8, 100, dtype=np.float32), device="cpu:1")
+    st = session.stream("cpu:0")
+    session.copy(g1, merge="copy", stream=st)
+    session.launch(k, 8, arrayd.MERGE_BUFFER, g0, 8, stream=st).wait()
+    np.testing.assert_array_equal(g0.numpy(), np.arange(8) + 100)
+
+
+def _acc(k):
+    g = k.buffer("g", "f32", "read", extent="n")
+    total = k.buffer("total", "f32", "read_write", extent="n")
+    n = k.scalar("n", "i64", min=0)
+    i = k.let("i", k.global_id(0))
+    with k.when(i < n):
+        total[i] = total[i] + g[i]
+
+
+def test_deadlines_and_cancellation(session):
+    k = session.compile(K.add_scalar)["add_scalar"]
+    x = session.array(np.zeros(4, dtype=np.float32))
+    with pytest.raises(arrayd.DeadlineExceeded):
+        k(4, x, 1.0, 4, deadline=-1.0).wait()
+    blocker = session.launch(k, 4, x, 1.0, 4, deadline=-1.0)  # fails: what waits on it fails too
+    waiting = session.launch(k, 4, x, 1.0, 4, wait_for=[blocker])
+    with pytest.raises(arrayd.DeadlineExceeded, match="waited on event"):
+        waiting.wait()
+    with pytest.raises(arrayd.DeadlineExceeded):
+        x.numpy()  # its last writer failed: reads fail until it is overwritten
+    x.write(np.zeros(4, dtype=np.float32))
+    np.testing.assert_array_equal(x.numpy(), [0, 0, 0, 0])
+    assert session.cancel(blocker) == 0  # already finished: nothing to cancel
+
+
+@arrayd.kernel
+def _busy(k):
+    """out[0] = a long chain of multiply-adds (a launch that takes a while on one work-item)."""
+    out = k.buffer("out", "f32", "write", extent=1)
+    steps = k.scalar("steps", "i64", min=0, max=1 << 24)
+    acc = k.var("acc", 0.0)
+    with k.loop("j", 0, steps):
+        acc.set(acc * 0.999999 + 1.0)
+    out[0] = acc
+
+
+def test_a_waiting_command_can_be_cancelled(session):
+    busy = session.compile(_busy)["_busy"]
+    k = session.compile(K.add_scalar)["add_scalar"]
+    out = session.empty(1, np.float32)
+    x = session.array(np.zeros(4, dtype=np.float32))
+    long = busy(1, out, 1 << 24, device="cpu:1")
+    for _ in range(4):
+        long = busy(1, out, 1 << 24, wait_for=[long], device="cpu:1")
+    behind = k(4, x, 1.0, 4, wait_for=[long], device="cpu:1")
+    # a command on the other device, sent after `behind`: once it is done, `behind`'s batch was accepted
+    session.fill(session.empty(1, np.float32, device="cpu:0"), 0.0).wait()
+    assert session.cancel(behind) == 1
+    with pytest.raises(arrayd.Cancelled):
+        behind.wait()
+    long.wait()
+    with pytest.raises(arrayd.Cancelled, match="cancelled by the client"):
+        x.numpy()  # the cancelled command was x's last writer: reads fail until x is written again
+
+
+def test_a_rejected_batch_fails_its_events_with_the_right_error(session):
+    x = session.empty(4, np.float32)
+    with pytest.raises(arrayd.OutOfRange, match="fill"):
+        session.fill(x, 1.5, offset=9, count=0).wait()  # count 0 = to the end, from past the end
+    session.fill(x, 2.0).wait()  # the stream carries on
+    np.testing.assert_array_equal(x.numpy(), [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_programs_over_two_devices_match_numpy(session, seed):
+    rng = np.random.default_rng(seed)
+    k = session.compile(K.add_scalar, K.scale_into, K.vadd)
+    n = 257
+    model = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+    bufs = [session.array(m, device=f"cpu:{i % 2}") for i, m in enumerate(model)]
+    for _ in range(40):
+        op = rng.integers(0, 5)
+        a, b, c = rng.choice(4, 3, replace=False)
+        dev = f"cpu:{rng.integers(0, 2)}"
+        if op == 0:
+            v = float(rng.integers(-3, 4))
+            k["add_scalar"](n, bufs[a], v, n, device=dev)
+            model[a] = model[a] + np.float32(v)
+        elif op == 1:
+            f = float(rng.integers(-2, 3))
+            k["scale_into"](n, bufs[a], bufs[b], f, n, device=dev)
+            model[b] = model[a] * np.float32(f)
+        elif op == 2:
+            k["vadd"](n, bufs[a], bufs[b], bufs[c], n, device=dev)
+            model[c] = model[a] + model[b]
+        elif op == 3:
+            session.copy(bufs[a], bufs[b], device=dev)
+            model[b] = model[a].copy()
+        else:
+            v = float(rng.integers(-5, 5))
+            session.fill(bufs[a], v)
+            model[a] = np.full(n, v, dtype=np.float32)
+    for buf, m in zip(bufs, model):
+        np.testing.assert_array_equal(buf.numpy(), m)
