@@ -41,7 +41,9 @@ class Region:
                           regions_pb2.CreateRegionResponse)
         fd = _claim(r.descriptor_socket, r.claim)
         try:
-            mapping = mmap.mmap(fd, r.size_bytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            # populated now: the first writes to its pages do not fault one page at a time
+            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+            mapping = mmap.mmap(fd, r.size_bytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
             os.close(fd)
         return cls(session, r.region, r.size_bytes, mapping)

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from google.protobuf import duration_pb2, timestamp_pb2
 
-from . import _dtypes
+from . import _dtypes, _wire
 from ._buffer import Buffer, Kernel, Stream
 from ._errors import ArraydError, CompileError, InvalidArgument
 from ._stream import Event, SessionStream
@@ -131,7 +131,7 @@ class Session:
                           "high": execution_pb2.PRIORITY_HIGH}[priority]
         return c
 
-    def _submit(self, commands: list[execution_pb2.Command]) -> list[Event]:
+    def _submit(self, commands: list, into: list[memoryview] | None = None) -> list[Event]:
         if self._recording is not None:
             # graph-local ids 1, 2, ...: what later recorded commands wait on (these events never complete)
             events = []
@@ -141,10 +141,20 @@ class Session:
                 events.append(Event(c.event))
             return events
         events = []
+        wire = []
         for c in commands:
-            c.event = self._next_id()
-            events.append(Event(c.event))
-        self._stream.submit(commands, events)
+            if isinstance(c, _PendingUpload):
+                c.head.event = self._next_id()
+                events.append(Event(c.head.event))
+                wire.append(_wire.upload_command(c.head, c.buffer, c.offset, c.data))
+            else:
+                c.event = self._next_id()
+                events.append(Event(c.event))
+                wire.append(c.SerializeToString())
+        if into is not None:
+            for e, dest in zip(events, into):
+                e._into = dest
+        self._stream.submit(wire, events)
         return events
 
     def submit(self, commands: Sequence[execution_pb2.Command]) -> list[Event]:
@@ -181,22 +191,30 @@ class Session:
         view = memoryview(raw.reshape(-1).view(np.uint8)) if raw.size else memoryview(b"")
         if self._staging is not None and len(view) > UPLOAD_CHUNK and self._recording is None:
             return self._staging.upload(buffer, view, offset_bytes, list(wait_for), stream)
-        commands = []
+        commands: list = []
         for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
             chunk = view[start:start + UPLOAD_CHUNK]
-            commands.append(self._command(wait_for=wait_for if start == 0 else (), stream=stream,
-                                          upload=execution_pb2.Upload(buffer=buffer.id, offset_bytes=offset_bytes + start,
-                                                                      data=chunk.tobytes())))
+            head = self._command(wait_for=wait_for if start == 0 else (), stream=stream)
+            if self._recording is not None:
+                head.upload.CopyFrom(execution_pb2.Upload(buffer=buffer.id, offset_bytes=offset_bytes + start,
+                                                          data=chunk.tobytes()))
+                commands.append(head)
+            else:  # the bytes go from the array into the message once
+                commands.append(_PendingUpload(head, buffer.id, offset_bytes + start, chunk))
         return self._submit(commands)[-1]
 
     def download(self, buffer: Buffer, *, offset_bytes: int = 0, size_bytes: int = 0, wait_for: Iterable[Event] = (),
-                 stream: Stream | None = None) -> list[Event]:
+                 stream: Stream | None = None, _into: memoryview | None = None) -> list[Event]:
         """Reads bytes of ``buffer`` (0 = to its end) in commands of at most 8 MiB; their events carry the bytes."""
         size = size_bytes or buffer.nbytes - offset_bytes
+        starts = range(0, size, DOWNLOAD_CHUNK)
         commands = [self._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
             buffer=buffer.id, offset_bytes=offset_bytes + start, size_bytes=min(DOWNLOAD_CHUNK, size - start)))
-            for start in range(0, size, DOWNLOAD_CHUNK)]
-        return self._submit(commands)
+            for start in starts]
+        if _into is None:
+            return self._submit(commands)
+        # the bytes go straight into the destination as they arrive (registered before the commands are sent)
+        return self._submit(commands, into=[_into[start:start + DOWNLOAD_CHUNK] for start in starts])
 
     def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = ()) -> np.ndarray:
         """The buffer's contents as a new NumPy array of its dtype and shape."""
@@ -205,11 +223,9 @@ class Session:
         if self._staging is not None and buffer.nbytes > UPLOAD_CHUNK:
             self._staging.download(buffer, target, list(wait_for))
             return out
-        offset = 0
-        for e in self.download(buffer, wait_for=wait_for):
-            data = e.wait().result()
-            target[offset:offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
-            offset += len(data)
+        events = self.download(buffer, wait_for=wait_for, _into=memoryview(target))
+        for e in events:
+            e.wait()
         return out
 
     def fill(self, buffer: Buffer, value: float | int, *, offset: int = 0, count: int = 0,
@@ -335,6 +351,18 @@ class Session:
         buffers that live in it (:meth:`~arrayd.Region.buffer`)."""
         from ._regions import Region
         return Region.create(self, nbytes)
+
+
+class _PendingUpload:
+    """An upload command whose data is serialized straight from the caller's memory (see :mod:`arrayd._wire`)."""
+
+    __slots__ = ("head", "buffer", "offset", "data")
+
+    def __init__(self, head: execution_pb2.Command, buffer: int, offset: int, data: memoryview):
+        self.head = head
+        self.buffer = buffer
+        self.offset = offset
+        self.data = data
 
 
 class GraphRecorder:

@@ -3,19 +3,23 @@ launches is pipelined (nothing waits for an answer before sending the next); com
 reader thread and complete each command's :class:`Event`."""
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
 import queue
 import threading
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import grpc
 
+from . import _wire
 from ._errors import ArraydError, error, from_rpc
 from .v1 import common_pb2, execution_pb2
 
 #: Commands sent in one batch at most (more queued ones go in the next).
 MAX_BATCH = 1024
+#: The largest completions message this stream takes (the daemon's most: a download's data in fewer pieces).
+ATTACH_MAX_RECEIVE = 8 << 20
+#: Bytes of one batch message at most (a batch carrying inline uploads is cut before it grows past this).
+MAX_BATCH_BYTES = 8 << 20
 
 
 class Event:
@@ -23,49 +27,91 @@ class Event:
     error (an :class:`~arrayd.ArraydError` of the daemon's code) if it failed. Pass events as ``wait_for=``
     to order later commands after them without waiting here."""
 
-    __slots__ = ("id", "_future", "_pieces", "device_time")
+    __slots__ = ("id", "_state", "_value", "_waiter", "_callbacks", "_pieces", "device_time", "_batch", "_into",
+                 "__weakref__")
+
+    _PENDING, _SUCCEEDED, _FAILED = 0, 1, 2
+    _lock = threading.Lock()  # guards the rare slow path (a waiter or a callback arriving while pending)
 
     def __init__(self, event_id: int):
         self.id = event_id
-        self._future: concurrent.futures.Future = concurrent.futures.Future()
+        self._state = Event._PENDING
+        self._value: Any = None
+        self._waiter: threading.Event | None = None
+        self._callbacks: list | None = None
         self._pieces: list[bytes] | None = None
+        self._batch = 0
+        self._into: memoryview | None = None  # a download's destination: its pieces are copied there as they come
         #: seconds the command ran on its device (set when it succeeded; 0 when unknown)
         self.device_time = 0.0
 
     def wait(self, timeout: float | None = None) -> "Event":
         """Blocks until the command completed; raises its error if it failed."""
-        try:
-            self._future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            raise TimeoutError(f"event {self.id}: not complete within {timeout} s") from None
+        if self._state == Event._PENDING:
+            with Event._lock:
+                if self._state == Event._PENDING and self._waiter is None:
+                    self._waiter = threading.Event()
+                waiter = self._waiter
+            if waiter is not None and not waiter.wait(timeout):
+                raise TimeoutError(f"event {self.id}: not complete within {timeout} s")
+        if self._state == Event._FAILED:
+            raise self._value
         return self
 
     def result(self, timeout: float | None = None) -> bytes | None:
         """A download's bytes (None for other commands), once complete."""
-        return self._future.result(timeout)
+        self.wait(timeout)
+        return self._value
 
     def done(self) -> bool:
-        return self._future.done()
+        return self._state != Event._PENDING
 
     def failed(self) -> bool:
-        return self._future.done() and self._future.exception() is not None
+        return self._state == Event._FAILED
 
     def exception(self) -> BaseException | None:
-        return self._future.exception() if self._future.done() else None
+        return self._value if self._state == Event._FAILED else None
 
-    def add_done_callback(self, fn) -> None:
-        self._future.add_done_callback(lambda _f: fn(self))
+    def add_done_callback(self, fn: Callable[["Event"], None]) -> None:
+        """Calls ``fn(event)`` once it completes (at once if it has; else on the stream's reader thread)."""
+        with Event._lock:
+            if self._state == Event._PENDING:
+                if self._callbacks is None:
+                    self._callbacks = []
+                self._callbacks.append(fn)
+                return
+        fn(self)
 
     def __repr__(self) -> str:
         state = "pending" if not self.done() else ("failed" if self.failed() else "succeeded")
         return f"Event({self.id}, {state})"
 
     # -- completion, by the stream's reader
+    def _finish(self, state: int, value: Any) -> None:
+        with Event._lock:
+            if self._state != Event._PENDING:
+                return
+            self._value = value
+            self._state = state
+            waiter, callbacks = self._waiter, self._callbacks
+        if waiter is not None:
+            waiter.set()
+        for fn in callbacks or ():
+            fn(self)
+
+    def _fail(self, error: BaseException) -> None:
+        self._finish(Event._FAILED, error)
+
     def _complete(self, c: common_pb2.EventCompletion) -> bool:
         if c.state == common_pb2.EVENT_STATE_FAILED:
-            self._future.set_exception(error(c.code, c.message))
+            self._fail(error(c.code, c.message))
             return True
-        if c.more_data or self._pieces is not None:
+        if self._into is not None:
+            self._into[c.data_offset:c.data_offset + len(c.data)] = c.data
+            if c.more_data:
+                return False
+            data = None
+        elif c.more_data or self._pieces is not None:
             if self._pieces is None:
                 self._pieces = []
             self._pieces.append(c.data)
@@ -75,8 +121,9 @@ class Event:
             self._pieces = None
         else:
             data = c.data if c.data else None
-        self.device_time = c.device_time.seconds + c.device_time.nanos / 1e9
-        self._future.set_result(data)
+        if c.HasField("device_time"):
+            self.device_time = c.device_time.seconds + c.device_time.nanos / 1e9
+        self._finish(Event._SUCCEEDED, data)
         return True
 
 
@@ -88,21 +135,22 @@ class SessionStream:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._pending: dict[int, Event] = {}
-        self._batches: dict[int, list[Event]] = {}
+        # batch id -> [its events, how many of them are not complete yet] (for a rejection; dropped when done)
+        self._batches: dict[int, list] = {}
         self._batch_ids = itertools.count(1)
         self._closed = False
         self._failure: ArraydError | None = None
         self._session = session
         execute = channel.stream_stream("/arrayd.v1.ExecutionService/Execute",
-                                        request_serializer=execution_pb2.ExecuteRequest.SerializeToString,
+                                        request_serializer=_wire.identity,  # requests are serialized here
                                         response_deserializer=execution_pb2.ExecuteResponse.FromString)
         self._call = execute(self._requests(), metadata=metadata)
         self._attached = threading.Event()
         self._reader = threading.Thread(target=self._read, name=f"arrayd-stream-{session[:8]}", daemon=True)
         self._reader.start()
 
-    def submit(self, commands: list, events: list[Event]) -> None:
-        """Queues a batch of commands (``Command`` messages with their event ids set) and their events."""
+    def submit(self, commands: list[bytes], events: list[Event]) -> None:
+        """Queues serialized ``Command`` s (their event ids set) and their events."""
         with self._lock:
             if self._failure is not None:
                 failure = self._failure
@@ -114,7 +162,7 @@ class SessionStream:
                     self._pending[e.id] = e
         if failure is not None:
             for e in events:
-                e._future.set_exception(failure)
+                e._fail(failure)
             return
         self._queue.put((commands, events))
 
@@ -129,7 +177,7 @@ class SessionStream:
                     self._pending[e.id] = e
         if failure is not None:
             for e in events:
-                e._future.set_exception(failure)
+                e._fail(failure)
             return
         self._queue.put(("replay", request, events))
 
@@ -146,41 +194,55 @@ class SessionStream:
         self._call.cancel()
 
     # -- the request side: a generator gRPC pulls from
-    def _requests(self) -> Iterator[execution_pb2.ExecuteRequest]:
-        yield execution_pb2.ExecuteRequest(attach=execution_pb2.Attach(session=self._session))
+    def _requests(self) -> Iterator[bytes]:
+        yield execution_pb2.ExecuteRequest(attach=execution_pb2.Attach(
+            session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE)).SerializeToString()
+        carry: list = []  # (command, event) pairs taken from the queue and not sent yet
+        closing = False
         while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            if item[0] == "replay":
-                _, request, events = item
-                request.batch_id = self._track(events)
-                yield execution_pb2.ExecuteRequest(replay=request)
-                continue
-            commands, events = list(item[0]), list(item[1])
-            closing = False
-            while len(commands) < MAX_BATCH:  # whatever else is queued goes in the same batch
+            if not carry:
+                if closing:
+                    return
+                item = self._queue.get()
+                if item is None:
+                    return
+                if item[0] == "replay":
+                    _, request, events = item
+                    request.batch_id = self._track(events)
+                    yield execution_pb2.ExecuteRequest(replay=request).SerializeToString()
+                    continue
+                carry.extend(zip(item[0], item[1]))
+            # whatever else is queued goes in the same batch, up to a count and a size
+            while len(carry) < MAX_BATCH and not closing:
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if nxt is None:
                     closing = True
+                elif nxt[0] == "replay":
+                    self._queue.put(nxt)  # after this batch (replays are rare; order against it is by events)
                     break
-                if nxt[0] == "replay":
-                    self._queue.put(nxt)  # keeps its place only approximately: replays are rare
+                else:
+                    carry.extend(zip(nxt[0], nxt[1]))
+            commands, events, size = [], [], 0
+            while carry and len(commands) < MAX_BATCH:
+                c, e = carry[0]
+                n = len(c)
+                if commands and size + n > MAX_BATCH_BYTES:
                     break
-                commands.extend(nxt[0])
-                events.extend(nxt[1])
-            batch_id = self._track(events)
-            yield execution_pb2.ExecuteRequest(batch=execution_pb2.CommandBatch(batch_id=batch_id, commands=commands))
-            if closing:
-                return
+                carry.pop(0)
+                commands.append(c)
+                events.append(e)
+                size += n
+            yield _wire.batch_request(self._track(events), commands)
 
     def _track(self, events: list[Event]) -> int:
         batch_id = next(self._batch_ids)
         with self._lock:
-            self._batches[batch_id] = events
+            self._batches[batch_id] = [events, len(events)]
+            for e in events:
+                e._batch = batch_id
         return batch_id
 
     # -- the response side
@@ -196,19 +258,22 @@ class SessionStream:
                         if event is not None and event._complete(c):
                             with self._lock:
                                 self._pending.pop(c.event, None)
+                                batch = self._batches.get(event._batch)
+                                if batch is not None:
+                                    batch[1] -= 1
+                                    if batch[1] == 0:
+                                        del self._batches[event._batch]
                 elif kind == "rejected":
                     with self._lock:
-                        events = self._batches.pop(response.rejected.batch_id, [])
+                        events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
                         for e in events:
                             self._pending.pop(e.id, None)
                     rejection = error(response.rejected.code, response.rejected.message)
                     for e in events:
                         if not e.done():
-                            e._future.set_exception(rejection)
+                            e._fail(rejection)
                 elif kind == "attached":
                     self._attached.set()
-                # batches that were accepted are forgotten lazily: their events complete one by one
-                self._forget_completed_batches()
         except grpc.RpcError as e:
             failure = from_rpc(e)
         finally:
@@ -221,11 +286,4 @@ class SessionStream:
                 self._batches.clear()
             for e in pending:
                 if not e.done():
-                    e._future.set_exception(failure)
-
-    def _forget_completed_batches(self) -> None:
-        with self._lock:
-            if len(self._batches) < 256:
-                return
-            for batch_id in [b for b, evs in self._batches.items() if all(e.done() for e in evs)]:
-                del self._batches[batch_id]
+                    e._fail(failure)

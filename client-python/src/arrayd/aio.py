@@ -18,14 +18,32 @@ from . import _client, _session
 from ._stream import Event
 
 
+def _as_future(event: Event) -> asyncio.Future:
+    """An asyncio future of the running loop that settles when ``event`` completes."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle() -> None:
+        if future.cancelled():
+            return
+        failure = event.exception()
+        if failure is not None:
+            future.set_exception(failure)
+        else:
+            future.set_result(event._value)
+
+    event.add_done_callback(lambda _e: loop.call_soon_threadsafe(settle))
+    return future
+
+
 async def wait(*events: Event) -> None:
     """Waits for every event without blocking the loop; raises the first failure."""
     for e in events:
-        await asyncio.wrap_future(e._future)
+        await _as_future(e)
 
 
 def _awaitable_event(self: Event):
-    return asyncio.wrap_future(self._future).__await__()
+    return _as_future(self).__await__()
 
 
 Event.__await__ = _awaitable_event  # type: ignore[attr-defined]
@@ -70,7 +88,7 @@ class AsyncBuffer:
         return await asyncio.to_thread(self.sync.numpy)
 
     async def write(self, data) -> None:
-        await asyncio.wrap_future(self.sync.write(data)._future)
+        await _as_future(self.sync.write(data))
 
     def __getattr__(self, name):
         return getattr(self.sync, name)

@@ -1,0 +1,238 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.Dialect;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.KernelSpec;
+import dev.arrayd.client.Launch;
+import dev.arrayd.client.Session;
+import io.grpc.ManagedChannel;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bench python}: the Python client's figures against their anchors, in rounds. Each round runs
+ * {@code client-python/bench/bench.py} in the Python client's build environment (an empty kernel's round trip
+ * vs a raw grpcio echo, pipelined launches, transfers vs raw grpcio streaming, and shared memory vs a NumPy
+ * memcpy) and, beside it, client-java's pipelined launches of the same kernel on the same daemon.
+ */
+@Command(name = "python", sortOptions = false,
+        description = {"The Python client against raw grpcio on the same channel and against client-java, in rounds: "
+                + "launch round trip vs echo, pipelined launches vs client-java's, transfers vs raw byte streaming, "
+                + "and shared memory vs memcpy (needs the client's build: ./mvnw -q -pl client-python -am package).",
+                "Writes python.csv (every round), python.png and the RESULT line: RESULT python launch_ratio=.. "
+                        + "throughput_of_java=.. upload_of_raw=.. download_of_raw=.. shm_upload_of_memcpy=.. "
+                        + "shm_download_of_memcpy=..",
+                "--iterations is the number of rounds (default " + PythonScenario.DEFAULT_ROUNDS + ")."})
+final class PythonScenario implements Scenario {
+
+    static final int DEFAULT_ROUNDS = 3;
+    private static final Pattern FIELD = Pattern.compile("\"([a-zA-Z_]+)\": ([0-9.eE+-]+)");
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Option(names = "--python", paramLabel = "PATH", defaultValue = "client-python/target/venv/bin/python",
+            description = "The Python with the client installed (default: ${DEFAULT-VALUE}, made by the client's build).")
+    Path python;
+
+    @Option(names = "--script", paramLabel = "PATH", defaultValue = "client-python/bench/bench.py", hidden = true,
+            description = "The Python side (default: ${DEFAULT-VALUE}; for tests run from elsewhere).")
+    Path script;
+
+    @Option(names = "--size", paramLabel = "MIB", defaultValue = "256",
+            description = "MiB per transfer (default: ${DEFAULT-VALUE}).")
+    int sizeMib;
+
+    @Option(names = "--launches", paramLabel = "N", defaultValue = "20000",
+            description = "Pipelined launches per round and client (default: ${DEFAULT-VALUE}).")
+    int launches;
+
+    @Option(names = "--round-trips", paramLabel = "N", defaultValue = "2000",
+            description = "Launch and echo round trips per round (default: ${DEFAULT-VALUE}).")
+    int roundTrips;
+
+    @Option(names = "--window", paramLabel = "W", defaultValue = "1024",
+            description = "Most launches unanswered at a time, for both clients (default: ${DEFAULT-VALUE}).")
+    int window;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public String name() {
+        return "python";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        int rounds = options.iterations(DEFAULT_ROUNDS);
+        if (!Files.isExecutable(python) || !Files.isRegularFile(script)) {
+            throw new ParameterException(spec.commandLine(), "--python: " + python + (Files.isExecutable(python) ? ""
+                    : " (not found)") + " with " + script + " (expected: the Python client's build, from the repository "
+                    + "root: ./mvnw -q -pl client-python -am package -DskipTests)");
+        }
+        if (launches <= 0 || roundTrips <= 0 || sizeMib <= 0 || window <= 0) {
+            throw new ParameterException(spec.commandLine(), "--launches, --round-trips, --size and --window must be > 0");
+        }
+        Progress progress = ctx.progress();
+        List<Map<String, Double>> python = new ArrayList<>();
+        double[] javaRate = new double[rounds];
+        ManagedChannel channel = Channels.open(ctx);
+        String device;
+        try (ArraydClient client = ArraydClient.builder().channel(channel).build();
+             Session session = client.openSession("bench-python-java").get(30, TimeUnit.SECONDS)) {
+            device = LatencyScenario.cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
+            KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
+                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            Launch one = Launch.of(empty).global(1).device(device);
+            RoundTrip launch = () -> session.launch(one).future();
+            progress.update("python: warming up client-java");
+            Pipeline.run(launch, Math.max(1, launches / 4), window);
+            for (int r = 0; r < rounds; r++) {
+                progress.update("python: round " + (r + 1) + "/" + rounds + ": the Python client");
+                python.add(runPython(ctx, script));
+                progress.update("python: round " + (r + 1) + "/" + rounds + ": client-java, " + launches + " launches");
+                javaRate[r] = launches / (Pipeline.run(launch, launches, window) / 1e9);
+                Map<String, Double> p = python.getLast();
+                progress.line(String.format(Locale.ROOT, "python: round %d/%d: launch %.0f us (echo %.0f), %,.0f launches/s "
+                                + "(client-java %,.0f), up %.0f MB/s (raw %.0f), down %.0f MB/s (raw %.0f)", r + 1, rounds,
+                        p.get("launch_us"), p.get("echo_us"), p.get("launches_per_s"), javaRate[r], p.get("upload_MBps"),
+                        p.get("sink_MBps"), p.get("download_MBps"), p.get("source_MBps")));
+            }
+        }
+        progress.clear();
+        Map<String, Double> med = new LinkedHashMap<>();
+        for (String key : python.getFirst().keySet()) {
+            med.put(key, ThroughputScenario.median(python.stream().mapToDouble(m -> m.get(key)).toArray()));
+        }
+        med.put("java_launches_per_s", ThroughputScenario.median(javaRate));
+        boolean shm = med.containsKey("memcpy_MBps");
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("python.csv"))) {
+            w.write("figure,round,value\n");
+            for (int r = 0; r < rounds; r++) {
+                for (Map.Entry<String, Double> e : python.get(r).entrySet()) {
+                    w.write(String.format(Locale.ROOT, "%s,%d,%.3f%n", e.getKey(), r + 1, e.getValue()));
+                }
+                w.write(String.format(Locale.ROOT, "java_launches_per_s,%d,%.3f%n", r + 1, javaRate[r]));
+            }
+        }
+        double launchRatio = med.get("launch_us") / med.get("echo_us");
+        double ofJava = med.get("launches_per_s") / med.get("java_launches_per_s");
+        double up = med.get("upload_MBps") / med.get("sink_MBps");
+        double down = med.get("download_MBps") / med.get("source_MBps");
+        double shmUp = shm ? med.get("staged_upload_MBps") / med.get("memcpy_MBps") : Double.NaN;
+        double shmDown = shm ? med.get("staged_download_MBps") / med.get("memcpy_MBps") : Double.NaN;
+        double regionUp = shm ? med.get("region_upload_MBps") / med.get("memcpy_MBps") : Double.NaN;
+        double regionDown = shm ? med.get("region_download_MBps") / med.get("memcpy_MBps") : Double.NaN;
+        List<String> cats = new ArrayList<>(List.of("echo / launch round trip", "launches/s of client-java's",
+                "upload of raw grpcio", "download of raw grpcio"));
+        List<Double> values = new ArrayList<>(List.of(1 / launchRatio, ofJava, up, down));
+        List<Double> goals = new ArrayList<>(List.of(1 / 1.3, 0.5, 0.9, 0.9));
+        if (shm) {
+            cats.addAll(List.of("staged upload of memcpy", "staged download of memcpy", "region upload of memcpy",
+                    "region download of memcpy"));
+            values.addAll(List.of(shmUp, shmDown, regionUp, regionDown));
+            goals.addAll(List.of(0.5, 0.5, 0.5, 0.5));
+        }
+        new BarChart(String.format(Locale.ROOT, "arrayd's Python client against its anchors on %s (median of %d rounds)",
+                device, rounds), "ratio (higher is better)", cats)
+                .add("Python client", values)
+                .add("goal", goals)
+                .writePng(ctx.outDir().resolve("python.png"));
+
+        String result = String.format(Locale.ROOT, "launch_ratio=%.2f throughput_of_java=%.3f upload_of_raw=%.2f "
+                + "download_of_raw=%.2f", launchRatio, ofJava, up, down)
+                + (shm ? String.format(Locale.ROOT, " shm_upload_of_memcpy=%.2f shm_download_of_memcpy=%.2f "
+                + "region_upload_of_memcpy=%.2f region_download_of_memcpy=%.2f", shmUp, shmDown, regionUp, regionDown) : "");
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "python: %s daemon at %s, device %s, %d rounds", ctx.inProcess()
+                ? "in-process" : "separate-process", ctx.target(), device, rounds));
+        med.forEach((k, v) -> lines.add(String.format(Locale.ROOT, "%-24s %14.1f", k, v)));
+        lines.add("results: " + ctx.outDir());
+        String section = String.format(Locale.ROOT, """
+                What is measured, in %d rounds: each round runs `client-python/bench/bench.py` (the client from its \
+                wheel, in the build's virtual environment) against the daemon, then client-java's part, one after \
+                the other:
+
+                - **round trip:** an empty C kernel launched on %s (`global = [1]`) and waited for, %d times, \
+                against a 16-byte `DiagnosticsService.Echo` on the same channel sent and answered the same way \
+                (a request queue feeding a gRPC request iterator); medians;
+                - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \
+                client and by client-java;
+                - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
+                `Buffer.numpy` (Download commands of 8 MiB) against raw grpcio streaming of the same bytes to \
+                `DiagnosticsService.Sink` (1 MiB messages) and from `Source` (4 MiB, its largest);
+                - **same host:** over the daemon's Unix socket, the same arrays through the session's 16 MiB \
+                staging region (what `write` and `numpy` do there) and through a region of their size \
+                (`Region.upload` / `download`; filling it is not timed), against a NumPy memcpy of the same size.
+
+                | figure | Python client | anchor | ratio | goal |
+                | --- | --- | --- | --- | --- |
+                | launch round trip | %.0f µs | echo %.0f µs | **%.2f×** | ≤ 1.3× |
+                | pipelined launches | %,.0f /s | client-java %,.0f /s | **%.3f** | ≥ 0.5 |
+                | upload %d MiB | %.0f MB/s | Sink %.0f MB/s | **%.2f** | ≥ 0.9 |
+                | download %d MiB | %.0f MB/s | Source %.0f MB/s | **%.2f** | ≥ 0.9 |
+                %s
+                ![the Python client against its anchors](python.png)
+                """, rounds, device, roundTrips, launches, window, sizeMib, med.get("launch_us"), med.get("echo_us"),
+                launchRatio, med.get("launches_per_s"), med.get("java_launches_per_s"), ofJava, sizeMib,
+                med.get("upload_MBps"), med.get("sink_MBps"), up, sizeMib, med.get("download_MBps"),
+                med.get("source_MBps"), down, shm ? String.format(Locale.ROOT, """
+                | staged upload (Unix socket) | %.0f MB/s | memcpy %.0f MB/s | **%.2f** | ≥ 0.5 |
+                | staged download (Unix socket) | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
+                | region upload | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
+                | region download | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
+                """, med.get("staged_upload_MBps"), med.get("memcpy_MBps"), shmUp, med.get("staged_download_MBps"), shmDown,
+                med.get("region_upload_MBps"), regionUp, med.get("region_download_MBps"), regionDown) : "");
+        return new Report(lines, result, section);
+    }
+
+    /** One run of the Python side; its figures from the JSON object on its last line. */
+    private Map<String, Double> runPython(BenchContext ctx, Path script) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(python.toString(), script.toString(), "--target", ctx.target(),
+                "--latency", Integer.toString(roundTrips), "--launches", Integer.toString(launches),
+                "--window", Integer.toString(window), "--mib", Integer.toString(sizeMib)));
+        if (ctx.unixSocket() != null) {
+            cmd.addAll(List.of("--unix", "unix://" + ctx.unixSocket()));
+        }
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("bench.py exited with " + p.exitValue() + ": " + out);
+        }
+        String last = out.substring(out.lastIndexOf('\n') + 1);
+        Map<String, Double> figures = new LinkedHashMap<>();
+        Matcher m = FIELD.matcher(last);
+        while (m.find()) {
+            figures.put(m.group(1), Double.parseDouble(m.group(2)));
+        }
+        if (!figures.containsKey("launch_us")) {
+            throw new IllegalStateException("bench.py printed no figures: " + last);
+        }
+        return figures;
+    }
+}

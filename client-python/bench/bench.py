@@ -1,0 +1,203 @@
+"""One round of the Python client's figures against their anchors on the same daemon (``bin/arrayd bench python``
+runs it in rounds beside the Java client and writes the table and plot):
+
+- launch: an empty kernel's round trip (launch, wait) through the client vs a raw grpcio echo on the same channel;
+- throughput: empty launches pipelined with at most ``--window`` unanswered;
+- transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``) over TCP vs raw grpcio byte streaming
+  of the same bytes (DiagnosticsService.Sink / Source, same chunk sizes);
+- same host (``--unix``): the same arrays through the session's staging region, a region's upload / download,
+  and a NumPy memcpy of the same size.
+
+Progress goes to stderr; the last line of stdout is a JSON object of the figures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import arrayd
+from arrayd import _session
+from arrayd.v1 import diagnostics_pb2 as diag
+
+EMPTY_KERNEL = "ARRAYD_KERNEL void empty(ARRAYD_ITEM) { }\n"
+#: The largest chunk DiagnosticsService.Source sends.
+SOURCE_CHUNK = 4 << 20
+
+
+def progress(text: str) -> None:
+    print(f"bench python: {text}", file=sys.stderr, flush=True)
+
+
+def cpu_device(client: arrayd.Client) -> str:
+    return next(d.id for d in client.devices() if d.backend == "cpu")
+
+
+class RawEcho:
+    """DiagnosticsService.Echo on the client's own channel, fed the way the session stream is (a queue)."""
+
+    def __init__(self, client: arrayd.Client):
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+
+        def requests():
+            while True:
+                item = self._q.get()
+                if item is None:
+                    return
+                yield item
+
+        call = client._channel.stream_stream("/arrayd.v1.DiagnosticsService/Echo",
+                                             request_serializer=diag.EchoRequest.SerializeToString,
+                                             response_deserializer=diag.EchoResponse.FromString)
+        self._responses = iter(call(requests(), metadata=client._metadata))
+
+    def round_trip(self, seq: int) -> None:
+        self._q.put(diag.EchoRequest(seq=seq))
+        next(self._responses)
+
+    def close(self) -> None:
+        self._q.put(None)
+
+
+def latency(client: arrayd.Client, s: arrayd.Session, n: int) -> dict:
+    dev = cpu_device(client)
+    empty = s.compile_source("c", EMPTY_KERNEL, [("empty", [])], backend="cpu")["empty"]
+    echo = RawEcho(client)
+    launch_us, echo_us = [], []
+    for i in range(n // 4):  # warm-up
+        empty(1, device=dev).wait()
+        echo.round_trip(i)
+    for i in range(n):
+        t0 = time.perf_counter_ns()
+        empty(1, device=dev).wait()
+        t1 = time.perf_counter_ns()
+        echo.round_trip(i)
+        t2 = time.perf_counter_ns()
+        launch_us.append((t1 - t0) / 1e3)
+        echo_us.append((t2 - t1) / 1e3)
+    echo.close()
+    return {"launch_us": statistics.median(launch_us), "echo_us": statistics.median(echo_us)}
+
+
+def throughput(client: arrayd.Client, s: arrayd.Session, n: int, window: int) -> dict:
+    dev = cpu_device(client)
+    empty = s.compile_source("c", EMPTY_KERNEL, [("empty", [])], backend="cpu")["empty"]
+
+    def run(count: int) -> float:
+        ring: list = [None] * window
+        t0 = time.perf_counter()
+        for i in range(count):
+            slot = i % window
+            if ring[slot] is not None:
+                ring[slot].wait()
+            ring[slot] = empty(1, device=dev)
+        for e in ring:
+            if e is not None:
+                e.wait()
+        return count / (time.perf_counter() - t0)
+
+    run(max(1, n // 4))
+    return {"launches_per_s": run(n)}
+
+
+def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
+    size = mib << 20
+    data = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
+    buf = s.empty(size, np.uint8, device=cpu_device(client))
+    sink = client._channel.stream_unary("/arrayd.v1.DiagnosticsService/Sink",
+                                        request_serializer=diag.SinkRequest.SerializeToString,
+                                        response_deserializer=diag.SinkResponse.FromString)
+    source = client._channel.unary_stream("/arrayd.v1.DiagnosticsService/Source",
+                                          request_serializer=diag.SourceRequest.SerializeToString,
+                                          response_deserializer=diag.SourceResponse.FromString)
+    view = memoryview(data)
+
+    def chunks():
+        for start in range(0, size, _session.UPLOAD_CHUNK):
+            yield diag.SinkRequest(data=view[start:start + _session.UPLOAD_CHUNK].tobytes())
+
+    out = {}
+    t0 = time.perf_counter()
+    buf.write(data).wait()
+    out["upload_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    t0 = time.perf_counter()
+    sink(chunks(), metadata=client._metadata)
+    out["sink_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    t0 = time.perf_counter()
+    back = buf.numpy()
+    out["download_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    if not np.array_equal(back, data):
+        raise SystemExit("the download differs from the upload")
+    t0 = time.perf_counter()
+    target = np.empty(size, dtype=np.uint8)
+    offset = 0
+    for r in source(diag.SourceRequest(total_bytes=size, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
+        chunk = np.frombuffer(r.data, dtype=np.uint8)
+        target[offset:offset + len(chunk)] = chunk
+        offset += len(chunk)
+    out["source_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    s.destroy(buf)
+    return out
+
+
+def same_host(unix_target: str, mib: int) -> dict:
+    size = mib << 20
+    data = np.random.default_rng(1).integers(0, 256, size, dtype=np.uint8)
+    out = {}
+    with arrayd.connect(unix_target) as client, client.session("bench-python-shm") as s:
+        buf = s.empty(size, np.uint8, device=cpu_device(client))
+        t0 = time.perf_counter()
+        buf.write(data).wait()
+        out["staged_upload_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        t0 = time.perf_counter()
+        back = buf.numpy()
+        out["staged_download_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        if not np.array_equal(back, data):
+            raise SystemExit("the staged download differs from the upload")
+        with s.region(size) as r:
+            r.ndarray(np.uint8, (size,))[:] = data  # the application's own write: not timed
+            t0 = time.perf_counter()
+            r.upload(buf).wait()
+            out["region_upload_MBps"] = size / (time.perf_counter() - t0) / 1e6
+            t0 = time.perf_counter()
+            r.download(buf).wait()
+            out["region_download_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        s.destroy(buf)
+    dst = np.empty_like(data)
+    np.copyto(dst, data)  # first touch of the pages
+    t0 = time.perf_counter()
+    np.copyto(dst, data)
+    out["memcpy_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description="One round of the Python client's figures (see the module's doc).")
+    p.add_argument("--target", required=True, help="the daemon over TCP, host:port")
+    p.add_argument("--unix", help="the daemon's unix:// target (same-host figures)")
+    p.add_argument("--latency", type=int, default=2000, help="round trips timed")
+    p.add_argument("--launches", type=int, default=20000, help="pipelined launches timed")
+    p.add_argument("--window", type=int, default=1024, help="most launches unanswered at a time")
+    p.add_argument("--mib", type=int, default=256, help="MiB per transfer")
+    args = p.parse_args()
+    figures: dict = {}
+    with arrayd.connect(args.target) as client, client.session("bench-python") as s:
+        progress(f"latency: {args.latency} round trips")
+        figures.update(latency(client, s, args.latency))
+        progress(f"throughput: {args.launches} pipelined launches")
+        figures.update(throughput(client, s, args.launches, args.window))
+        progress(f"transfer: {args.mib} MiB over TCP")
+        figures.update(transfer_tcp(client, s, args.mib))
+    if args.unix:
+        progress(f"same host: {args.mib} MiB through shared memory")
+        figures.update(same_host(args.unix, args.mib))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
