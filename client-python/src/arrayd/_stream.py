@@ -151,35 +151,27 @@ class SessionStream:
 
     def submit(self, commands: list[bytes], events: list[Event]) -> None:
         """Queues serialized ``Command`` s (their event ids set) and their events."""
-        with self._lock:
-            if self._failure is not None:
-                failure = self._failure
-            elif self._closed:
-                failure = error(grpc.StatusCode.FAILED_PRECONDITION, f"session {self._session[:8]}…: closed")
-            else:
-                failure = None
-                for e in events:
-                    self._pending[e.id] = e
-        if failure is not None:
-            for e in events:
-                e._fail(failure)
-            return
-        self._queue.put((commands, events))
+        if self._register(events):
+            self._queue.put((commands, events))
 
     def replay(self, request, events: list[Event]) -> None:
         """Queues a graph replay (its events, from ``first_event`` on, complete like commands)."""
+        if self._register(events):
+            self._queue.put(("replay", request, events))
+
+    def _register(self, events: list[Event]) -> bool:
+        """Tracks the events; false (and fails them) when the stream is closed or broken."""
         with self._lock:
-            if self._failure is not None or self._closed:
-                failure = self._failure or error(grpc.StatusCode.FAILED_PRECONDITION, "session closed")
-            else:
-                failure = None
+            failure = self._failure
+            if failure is None and self._closed:
+                failure = error(grpc.StatusCode.FAILED_PRECONDITION, f"session {self._session[:8]}…: closed")
+            if failure is None:
                 for e in events:
                     self._pending[e.id] = e
-        if failure is not None:
-            for e in events:
-                e._fail(failure)
-            return
-        self._queue.put(("replay", request, events))
+                return True
+        for e in events:
+            e._fail(failure)
+        return False
 
     def close(self, timeout: float | None = 30) -> None:
         """Half-closes: the daemon reports every accepted command, then ends the call."""

@@ -4,17 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
+import dev.arrayd.devices.api.conformance.Conformance;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -95,24 +92,11 @@ class CpuLargeCopyTest {
         run(new DeviceCommand.Download(mapped, out));
         assertEquals(-1, out.mismatch(host), "readable through the mapping like a slab");
         cpu.unmapHost(mapped);
-        ExecutionException gone = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                () -> run(new DeviceCommand.Download(mapped, out)));
-        assertTrue(gone.getCause().getMessage().contains("is not allocated"), gone.getCause().getMessage());
+        ArraydException gone = Conformance.runExpectingFailure(stream, new DeviceCommand.Download(mapped, out));
+        assertTrue(gone.getMessage().contains("is not allocated"), gone.getMessage());
     }
 
-    private void run(DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
-        done.get(60, TimeUnit.SECONDS);
+    private void run(DeviceCommand command) {
+        Conformance.run(stream, command);
     }
 }
