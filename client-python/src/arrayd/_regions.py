@@ -112,7 +112,8 @@ class Region:
 
 class Staging:
     """The staging region of a session over the Unix socket: large array transfers copy through its two
-    halves (one fills while the daemon reads the other) instead of crossing the socket."""
+    halves (this process fills or empties one while the daemon copies the other) instead of crossing the
+    socket."""
 
     def __init__(self, region: Region):
         self.region = region
@@ -148,12 +149,28 @@ class Staging:
 
     def download(self, buffer: Buffer, out: np.ndarray, wait_for: list) -> None:
         view = self.region.ndarray(np.uint8)
+        starts = list(range(0, buffer.nbytes, self._half))
         with self._lock:
-            for i, start in enumerate(range(0, buffer.nbytes, self._half)):
+            in_flight: list = []  # (event, half, start, n): at most two, one per half
+
+            def submit(i: int) -> None:
+                start = starts[i]
                 n = min(self._half, buffer.nbytes - start)
-                self.region.download(buffer, region_offset=0, buffer_offset=start, size_bytes=n,
-                                     wait_for=wait_for if i == 0 else ()).wait()
-                out[start:start + n] = view[:n]
+                half = i % 2
+                e = self.region.download(buffer, region_offset=half * self._half, buffer_offset=start, size_bytes=n,
+                                         wait_for=wait_for if i == 0 else ())
+                in_flight.append((e, half, start, n))
+
+            for i in range(min(2, len(starts))):
+                submit(i)
+            nxt = len(in_flight)
+            while in_flight:
+                e, half, start, n = in_flight.pop(0)
+                e.wait()
+                out[start:start + n] = view[half * self._half:half * self._half + n]
+                if nxt < len(starts):  # this half is free again: the daemon fills it while the other is copied out
+                    submit(nxt)
+                    nxt += 1
 
     def close(self) -> None:
         try:

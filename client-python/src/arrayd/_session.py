@@ -19,8 +19,8 @@ from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb
 UPLOAD_CHUNK = 1 << 20
 #: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
 DOWNLOAD_CHUNK = 8 << 20
-#: Bytes of the staging region a session over the Unix socket maps for array transfers.
-STAGING_BYTES = 16 << 20
+#: Bytes of the staging region a session over the Unix socket maps for its first large array transfer.
+STAGING_BYTES = 64 << 20
 
 _MODES = {
     "device": common_pb2.MEMORY_MODE_DEVICE,
@@ -70,9 +70,7 @@ class Session:
         self._keepalive.start()
         self._recording: list | None = None
         self._staging = None
-        if client._regions:
-            from ._regions import Staging
-            self._staging = Staging.open(self, STAGING_BYTES)
+        self._staging_tried = not client._regions  # made on the first large transfer (over unix:// only)
 
     # -- lifetime
     def close(self) -> None:
@@ -96,6 +94,14 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def _staging_area(self):
+        """The session's staging region, made on first use; None without one (TCP, or the daemon refused it)."""
+        if not self._staging_tried:
+            self._staging_tried = True
+            from ._regions import Staging
+            self._staging = Staging.open(self, STAGING_BYTES)
+        return self._staging
 
     def _keep_alive(self) -> None:
         period = max(1.0, self.lease / 3) if self.lease > 0 else 10.0
@@ -189,7 +195,7 @@ class Session:
         """Writes ``data``'s bytes into ``buffer`` from ``offset_bytes``; the event of the last part."""
         raw = np.ascontiguousarray(data)
         view = memoryview(raw.reshape(-1).view(np.uint8)) if raw.size else memoryview(b"")
-        if self._staging is not None and len(view) > UPLOAD_CHUNK and self._recording is None:
+        if len(view) > UPLOAD_CHUNK and self._recording is None and self._staging_area() is not None:
             return self._staging.upload(buffer, view, offset_bytes, list(wait_for), stream)
         commands: list = []
         for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
@@ -220,7 +226,7 @@ class Session:
         """The buffer's contents as a new NumPy array of its dtype and shape."""
         out = np.empty(buffer.shape, dtype=buffer.numpy_dtype)
         target = out.reshape(-1).view(np.uint8)
-        if self._staging is not None and buffer.nbytes > UPLOAD_CHUNK:
+        if buffer.nbytes > UPLOAD_CHUNK and self._staging_area() is not None:
             self._staging.download(buffer, target, list(wait_for))
             return out
         events = self.download(buffer, wait_for=wait_for, _into=memoryview(target))

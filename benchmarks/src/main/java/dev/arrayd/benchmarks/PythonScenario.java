@@ -186,8 +186,9 @@ final class PythonScenario implements Scenario {
                 - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
                 `Buffer.numpy` (Download commands of 8 MiB) against raw grpcio streaming of the same bytes to \
                 `DiagnosticsService.Sink` (1 MiB messages) and from `Source` (4 MiB, its largest);
-                - **same host:** over the daemon's Unix socket, the same arrays through the session's 16 MiB \
-                staging region (what `write` and `numpy` do there) and through a region of their size \
+                - **same host:** over the daemon's Unix socket, the same arrays through the session's 64 MiB \
+                staging region (what `write` and `numpy` do there, after one warm-up write that maps it) and \
+                through a region of their size \
                 (`Region.upload` / `download`; filling it is not timed), against a NumPy memcpy of the same size.
 
                 | figure | Python client | anchor | ratio | goal |
