@@ -87,3 +87,33 @@ def test_bad_launches_are_refused(session):
             n = kb.scalar("n", "i64")
             if kb.global_id(0) < n:
                 pass
+
+
+NATIVE_SCALE = """
+ARRAYD_KERNEL void scale(ARRAYD_ITEM, float *x, float f, int64_t n) {
+    int64_t i = arrayd_global_id(0);
+    if (i < n) x[i] *= f;
+}
+"""
+NATIVE_SIGNATURE = [("scale", [("x", "buffer", "f32", "read_write"), ("f", "scalar", "f32"), ("n", "scalar", "i64")])]
+
+
+def test_native_source_needs_the_daemons_permission(session):
+    with pytest.raises(arrayd.PermissionDenied, match="allow-native-source"):
+        session.compile_source("c", NATIVE_SCALE, NATIVE_SIGNATURE)
+
+
+def test_native_source_where_the_daemon_allows_it():
+    from conftest import Daemon
+    d = Daemon("--allow-native-source")
+    try:
+        with arrayd.connect(d.target) as client, client.session() as s:
+            k = s.compile_source("c", NATIVE_SCALE, NATIVE_SIGNATURE)["scale"]
+            x = s.array(np.arange(5, dtype=np.float32))
+            k(5, x, 3.0, 5)
+            np.testing.assert_array_equal(x.numpy(), 3 * np.arange(5))
+            with pytest.raises(arrayd.CompileError, match="nope"):
+                s.compile_source("c", "ARRAYD_KERNEL void scale(ARRAYD_ITEM, float *x, float f, int64_t n) { nope(); }",
+                                 NATIVE_SIGNATURE)
+    finally:
+        d.stop()
