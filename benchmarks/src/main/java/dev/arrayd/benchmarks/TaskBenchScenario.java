@@ -39,9 +39,10 @@ import picocli.CommandLine.Spec;
  * ({@code Total Tasks}, {@code Total FLOPs}, {@code Elapsed Time}, {@code FLOP/s}).
  *
  * <p>The anchor is the peak FLOP/s of the same kernel run directly through the CPU backend in this JVM
- * ({@link TaskBenchPeak}). Task granularity = elapsed x cores / tasks (Task Bench's definition; cores =
- * the compute units of the devices used), efficiency = FLOP/s / peak, and METG(50%) = the smallest
- * granularity of a run reaching at least 50% efficiency.
+ * ({@link TaskBenchPeak}), measured warm before and after the graphs; their median is the one peak of the
+ * run. Task granularity = elapsed x cores / tasks (Task Bench's definition; cores = the compute units of the
+ * devices used), efficiency = FLOP/s / peak, and METG(50%) = the smallest granularity of a run reaching at
+ * least 50% efficiency, per sweep; reported as the median over the sweeps with their range.
  */
 @Command(name = "taskbench", sortOptions = false,
         description = {"Task Bench graphs (stencil_1d, nearest_0/1/3/5/9, spread_3, fft) through the session stream, "
@@ -49,12 +50,18 @@ import picocli.CommandLine.Spec;
                 + "in-process through the CPU backend.",
                 "Writes runs.csv (every run), metg.csv, taskbench.txt (Task Bench's lines) and taskbench.png "
                         + "(efficiency vs granularity) into the results folder; the last line of stdout is: "
-                        + "RESULT taskbench metg_stencil_1d_us=.. metg_<graph>_us=.. peak_gflops=<median of the graphs' peaks> width=..",
-                "--iterations is the number of runs per point, the best kept (default 1); --warmup the warm-up "
-                        + "tasks before the sweep (default " + TaskBenchScenario.DEFAULT_WARMUP + ")."})
+                        + "RESULT taskbench metg_stencil_1d_us=<median over the sweeps> metg_<graph>_us=.. peak_gflops=<median "
+                        + "of the peak measurements> peak_min_gflops=.. peak_max_gflops=.. width=.. sweeps=..",
+                "--iterations is the number of sweeps over every graph and iteration count (default "
+                        + TaskBenchScenario.DEFAULT_SWEEPS + "); --warmup the warm-up tasks before them (default "
+                        + TaskBenchScenario.DEFAULT_WARMUP + "). The in-process peak is measured "
+                        + TaskBenchScenario.PEAK_MEASUREMENTS + " times before the graphs and again after; a run above "
+                        + "100%% of their median fails the benchmark as a measurement error."})
 final class TaskBenchScenario implements Scenario {
 
     static final int DEFAULT_WARMUP = 40_000;
+    /** Sweeps over every graph and iteration count; METG is the median of theirs. */
+    static final int DEFAULT_SWEEPS = 3;
     /** Timesteps submitted ahead of the oldest unfinished one: bounds the client's memory. */
     static final int WINDOW_STEPS = 512;
     /** The peak's task length in iterations: ~8 MFLOP, long enough that launching costs nothing. */
@@ -80,7 +87,7 @@ final class TaskBenchScenario implements Scenario {
             description = "Smallest kernel iteration count, as a power of two (default: ${DEFAULT-VALUE}).")
     int minPower;
 
-    @Option(names = "--max-power", paramLabel = "P", defaultValue = "15",
+    @Option(names = "--max-power", paramLabel = "P", defaultValue = "17",
             description = "Largest kernel iteration count, as a power of two (default: ${DEFAULT-VALUE}).")
     int maxPower;
 
@@ -95,9 +102,16 @@ final class TaskBenchScenario implements Scenario {
     @Spec
     CommandSpec spec;
 
-    /** One run: a graph at one iteration count. */
-    record Run(String graph, long iterations, int timesteps, int width, long tasks, long dependencies, long flops,
-            long nanos, int cores, double peak) {
+    /** Peak measurements before the graphs, and again after them. */
+    static final int PEAK_MEASUREMENTS = 3;
+
+    /** One run: a graph at one iteration count, in one sweep; {@code peak} is the run's (one for all graphs). */
+    record Run(int sweep, String graph, long iterations, int timesteps, int width, long tasks, long dependencies,
+            long flops, long nanos, int cores, double peak) {
+        Run withPeak(double p) {
+            return new Run(sweep, graph, iterations, timesteps, width, tasks, dependencies, flops, nanos, cores, p);
+        }
+
         double flopsPerSecond() {
             return flops / (nanos / 1e9);
         }
@@ -112,8 +126,8 @@ final class TaskBenchScenario implements Scenario {
 
         List<String> taskBenchLines() {
             return List.of(
-                    String.format(Locale.ROOT, "Graph %s, width %d, timesteps %d, kernel compute_bound, iterations %d",
-                            graph, width, timesteps, iterations),
+                    String.format(Locale.ROOT, "Graph %s, width %d, timesteps %d, kernel compute_bound, iterations %d, "
+                            + "sweep %d", graph, width, timesteps, iterations, sweep + 1),
                     "Total Tasks " + tasks,
                     "Total Dependencies " + dependencies,
                     "Total FLOPs " + flops,
@@ -141,7 +155,7 @@ final class TaskBenchScenario implements Scenario {
 
     @Override
     public Report run(BenchContext ctx) throws Exception {
-        int repeats = options.iterations(1);
+        int sweeps = options.iterations(DEFAULT_SWEEPS);
         int warmup = options.warmup(DEFAULT_WARMUP);
         List<TaskGraph> graphs = selectGraphs();
         if (minPower < 0 || maxPower > 30 || minPower > maxPower) {
@@ -159,6 +173,8 @@ final class TaskBenchScenario implements Scenario {
         int width;
         int cores;
         double peak;
+        double peakMin;
+        double peakMax;
         List<String> deviceIds = new ArrayList<>();
         TaskBenchPeak peakRunner = null;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
@@ -198,44 +214,35 @@ final class TaskBenchScenario implements Scenario {
                 progress.update("taskbench: warm-up, " + warmup + " tasks");
                 runner.run(graphs.getFirst(), 1, Math.max(1, warmup / width));
             }
+            // The peak, warm, several times before the graphs and again after them: every graph's efficiency is
+            // against the same figure, the median of them all (their spread is reported beside it).
             List<Double> peaks = new ArrayList<>();
-            for (TaskGraph g : graphs) {
-                // The peak is measured again before every graph: on a shared VM the cores' speed drifts, and
-                // a graph's efficiency is only meaningful against a peak measured beside it.
-                progress.update("taskbench: in-process peak before " + g.name() + " (" + cpus.size() + " devices x "
-                        + perDevice + " streams, " + PEAK_ITERATIONS + " iterations per task)");
-                double graphPeak = peakRunner.peakFlops(PEAK_ITERATIONS, Math.max(20_000_000L,
-                        targetMillis * 1_000_000L), 2);
-                peaks.add(graphPeak);
-                progress.line(String.format(Locale.ROOT, "taskbench: %s: in-process peak %.3f GFLOP/s", g.name(),
-                        graphPeak / 1e9));
-                double perColumnFlops = graphPeak / width;
-                for (int power = minPower; power <= maxPower; power++) {
-                    long iterations = 1L << power;
-                    // estimated wall time of a timestep: the kernel at peak plus ~10 µs of launching
-                    double stepNanos = ComputeKernel.flopsPerTask(iterations) / perColumnFlops * 1e9 + 10_000;
-                    int steps = (int) Math.clamp((long) (targetMillis * 1e6 / stepNanos), Math.min(10, maxSteps), maxSteps);
-                    Run best = null;
-                    for (int rep = 0; rep < repeats; rep++) {
-                        progress.update(String.format(Locale.ROOT, "taskbench: %s, iterations 2^%d, %d timesteps x %d",
-                                g.name(), power, steps, width));
+            warmPeak(peakRunner, progress);
+            measurePeaks(peakRunner, peaks, "before the graphs", cpus.size(), perDevice, progress);
+            for (int sweep = 0; sweep < sweeps; sweep++) {
+                for (TaskGraph g : graphs) {
+                    double perColumnFlops = peaks.getFirst() / width;
+                    for (int power = minPower; power <= maxPower; power++) {
+                        long iterations = 1L << power;
+                        // estimated wall time of a timestep: the kernel at peak plus ~10 µs of launching
+                        double stepNanos = ComputeKernel.flopsPerTask(iterations) / perColumnFlops * 1e9 + 10_000;
+                        int steps = (int) Math.clamp((long) (targetMillis * 1e6 / stepNanos), Math.min(10, maxSteps),
+                                maxSteps);
+                        progress.update(String.format(Locale.ROOT, "taskbench: sweep %d/%d, %s, iterations 2^%d, %d "
+                                + "timesteps x %d", sweep + 1, sweeps, g.name(), power, steps, width));
                         long nanos = runner.run(g, iterations, steps);
                         long deps = countDependencies(g, steps, width);
                         long tasks = (long) steps * width;
-                        Run r = new Run(g.name(), iterations, steps, width, tasks, deps,
-                                ComputeKernel.flopsPerTask(iterations) * tasks, nanos, cores, graphPeak);
-                        if (best == null || r.nanos() < best.nanos()) {
-                            best = r;
-                        }
+                        runs.add(new Run(sweep, g.name(), iterations, steps, width, tasks, deps,
+                                ComputeKernel.flopsPerTask(iterations) * tasks, nanos, cores, Double.NaN));
                     }
-                    runs.add(best);
-                    log.addAll(best.taskBenchLines());
-                    log.add("");
+                    progress.line(String.format(Locale.ROOT, "taskbench: sweep %d/%d: %s done", sweep + 1, sweeps,
+                            g.name()));
                 }
-                Run m = metg(runs, g.name());
-                progress.line(String.format(Locale.ROOT, "taskbench: %s: METG(50%%) %s", g.name(),
-                        m == null ? "not reached" : String.format(Locale.ROOT, "%.1f µs", m.granularityMicros())));
             }
+            measurePeaks(peakRunner, peaks, "after the graphs", cpus.size(), perDevice, progress);
+            peakMin = peaks.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+            peakMax = peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
             peak = ThroughputScenario.median(peaks.stream().mapToDouble(Double::doubleValue).toArray());
             progress.update("taskbench: closing");
         } finally {
@@ -244,7 +251,41 @@ final class TaskBenchScenario implements Scenario {
             }
         }
         progress.clear();
-        return report(ctx, graphs, runs, log, width, cores, peak, deviceIds);
+        double p = peak;
+        List<Run> measured = runs.stream().map(r -> r.withPeak(p)).toList();
+        for (Run r : measured) {
+            log.addAll(r.taskBenchLines());
+            log.add("");
+        }
+        return report(ctx, graphs, measured, log, width, cores, peak, peakMin, peakMax, sweeps, deviceIds);
+    }
+
+    /**
+     * Measures the in-process peak until two measurements in a row agree within 5% (at most 10): the daemon's
+     * own warm-up (its JIT compiler threads) still takes the cores for a while after the warm-up tasks.
+     */
+    private void warmPeak(TaskBenchPeak runner, Progress progress) throws Exception {
+        double prev = 0;
+        for (int i = 0; i < 10; i++) {
+            progress.update("taskbench: warming up the in-process peak, measurement " + (i + 1));
+            double cur = runner.peakFlops(PEAK_ITERATIONS, Math.max(20_000_000L, targetMillis * 1_000_000L), 2);
+            if (prev > 0 && Math.abs(cur - prev) <= 0.05 * cur) {
+                return;
+            }
+            prev = cur;
+        }
+    }
+
+    /** Adds {@link #PEAK_MEASUREMENTS} warm measurements of the in-process peak to {@code peaks}. */
+    private void measurePeaks(TaskBenchPeak runner, List<Double> peaks, String when, int devices, int perDevice,
+            Progress progress) throws Exception {
+        for (int i = 0; i < PEAK_MEASUREMENTS; i++) {
+            progress.update(String.format(Locale.ROOT, "taskbench: in-process peak %s, %d/%d (%d devices x %d streams, "
+                    + "%d iterations per task)", when, i + 1, PEAK_MEASUREMENTS, devices, perDevice, PEAK_ITERATIONS));
+            double p = runner.peakFlops(PEAK_ITERATIONS, Math.max(20_000_000L, targetMillis * 1_000_000L), 2);
+            peaks.add(p);
+            progress.line(String.format(Locale.ROOT, "taskbench: in-process peak %s: %.3f GFLOP/s", when, p / 1e9));
+        }
     }
 
     private List<TaskGraph> selectGraphs() {
@@ -354,59 +395,111 @@ final class TaskBenchScenario implements Scenario {
         }
     }
 
+    /** A graph's METG(50%) over the sweeps: the median and range of the sweeps that reached it. */
+    record Metg(double medianMicros, double minMicros, double maxMicros, int reached, double bestEfficiency) {
+        String median() {
+            return Double.isNaN(medianMicros) ? "not reached" : String.format(Locale.ROOT, "%.1f", medianMicros);
+        }
+    }
+
+    /**
+     * The median over sweeps of each sweep's METG (a sweep that never reached 50% counts as infinite, so the
+     * median is "not reached" when most did not); the best efficiency is the median of each sweep's best.
+     */
+    static Metg metgOverSweeps(List<Run> runs, String graph, int sweeps) {
+        double[] perSweep = new double[sweeps];
+        double[] best = new double[sweeps];
+        List<Double> reached = new ArrayList<>();
+        for (int s = 0; s < sweeps; s++) {
+            int sweep = s;
+            List<Run> of = runs.stream().filter(r -> r.sweep() == sweep).toList();
+            Run m = metg(of, graph);
+            perSweep[s] = m == null ? Double.POSITIVE_INFINITY : m.granularityMicros();
+            if (m != null) {
+                reached.add(m.granularityMicros());
+            }
+            best[s] = of.stream().filter(r -> r.graph().equals(graph)).mapToDouble(Run::efficiency).max().orElse(0);
+        }
+        double med = ThroughputScenario.median(perSweep);
+        return new Metg(Double.isInfinite(med) ? Double.NaN : med,
+                reached.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
+                reached.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), reached.size(),
+                ThroughputScenario.median(best));
+    }
+
     private Report report(BenchContext ctx, List<TaskGraph> graphs, List<Run> runs, List<String> log, int width,
-            int cores, double peak, List<String> deviceIds) throws Exception {
+            int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds) throws Exception {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("runs.csv"))) {
-            w.write("graph,iterations,timesteps,width,tasks,dependencies,flops,elapsed_s,flops_per_s,granularity_us,"
+            w.write("sweep,graph,iterations,timesteps,width,tasks,dependencies,flops,elapsed_s,flops_per_s,granularity_us,"
                     + "efficiency\n");
             for (Run r : runs) {
-                w.write(String.format(Locale.ROOT, "%s,%d,%d,%d,%d,%d,%d,%.6f,%.1f,%.3f,%.6f%n", r.graph(), r.iterations(),
-                        r.timesteps(), r.width(), r.tasks(), r.dependencies(), r.flops(), r.nanos() / 1e9,
+                w.write(String.format(Locale.ROOT, "%d,%s,%d,%d,%d,%d,%d,%d,%.6f,%.1f,%.3f,%.6f%n", r.sweep() + 1, r.graph(),
+                        r.iterations(), r.timesteps(), r.width(), r.tasks(), r.dependencies(), r.flops(), r.nanos() / 1e9,
                         r.flopsPerSecond(), r.granularityMicros(), r.efficiency()));
             }
         }
         Files.write(ctx.outDir().resolve("taskbench.txt"), log);
-        Map<String, Run> metgs = new LinkedHashMap<>();
+        // an efficiency above 100% means the peak was measured wrong: no figure of this run can be trusted
+        for (Run r : runs) {
+            if (r.efficiency() > 1.0) {
+                throw new IllegalStateException(String.format(Locale.ROOT, "measurement error: %s at 2^%d iterations "
+                                + "(sweep %d) ran at %.1f%% of the peak (%.3f GFLOP/s against the median peak %.3f, measured "
+                                + "%.3f..%.3f); see runs.csv and taskbench.txt in %s", r.graph(),
+                        63 - Long.numberOfLeadingZeros(r.iterations()), r.sweep() + 1, 100 * r.efficiency(),
+                        r.flopsPerSecond() / 1e9, peak / 1e9, peakMin / 1e9, peakMax / 1e9, ctx.outDir()));
+            }
+        }
+        Map<String, Metg> metgs = new LinkedHashMap<>();
         LineChart chart = new LineChart(String.format(Locale.ROOT,
-                "Task Bench through arrayd (width %d, %d cores): efficiency vs task granularity", width, cores),
-                "task granularity (µs)", "efficiency vs in-process peak (%)").reference(50, "50% (METG)");
+                "Task Bench through arrayd (width %d, %d cores): efficiency vs task granularity (median of %d sweeps)",
+                width, cores, sweeps), "task granularity (µs)", "efficiency vs in-process peak (%)")
+                .reference(50, "50% (METG)");
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("metg.csv"))) {
-            w.write("graph,metg50_us,iterations_at_metg,best_efficiency\n");
+            w.write("graph,metg50_us_median,metg50_us_min,metg50_us_max,sweeps_reaching,best_efficiency\n");
             for (TaskGraph g : graphs) {
-                List<Run> of = runs.stream().filter(r -> r.graph().equals(g.name())).toList();
-                Run m = metg(runs, g.name());
+                Metg m = metgOverSweeps(runs, g.name(), sweeps);
                 metgs.put(g.name(), m);
-                double bestEff = of.stream().mapToDouble(Run::efficiency).max().orElse(0);
-                w.write(String.format(Locale.ROOT, "%s,%s,%s,%.4f%n", g.name(),
-                        m == null ? "" : String.format(Locale.ROOT, "%.3f", m.granularityMicros()),
-                        m == null ? "" : Long.toString(m.iterations()), bestEff));
-                chart.add(g.name(), of.stream().mapToDouble(Run::granularityMicros).toArray(),
-                        of.stream().mapToDouble(r -> 100 * r.efficiency()).toArray());
+                w.write(String.format(Locale.ROOT, "%s,%s,%s,%s,%d,%.4f%n", g.name(), csv(m.medianMicros()),
+                        csv(m.minMicros()), csv(m.maxMicros()), m.reached(), m.bestEfficiency()));
+                // the curve: each iteration count's median granularity and efficiency over the sweeps
+                List<Long> counts = runs.stream().filter(r -> r.graph().equals(g.name())).map(Run::iterations).distinct()
+                        .sorted().toList();
+                double[] gran = new double[counts.size()];
+                double[] eff = new double[counts.size()];
+                for (int i = 0; i < counts.size(); i++) {
+                    long it = counts.get(i);
+                    List<Run> at = runs.stream().filter(r -> r.graph().equals(g.name()) && r.iterations() == it).toList();
+                    gran[i] = ThroughputScenario.median(at.stream().mapToDouble(Run::granularityMicros).toArray());
+                    eff[i] = 100 * ThroughputScenario.median(at.stream().mapToDouble(Run::efficiency).toArray());
+                }
+                chart.add(g.name(), gran, eff);
             }
         }
         chart.writePng(ctx.outDir().resolve("taskbench.png"));
 
         StringBuilder result = new StringBuilder();
-        for (Map.Entry<String, Run> e : metgs.entrySet()) {
-            result.append("metg_").append(e.getKey()).append("_us=").append(e.getValue() == null ? "NaN"
-                    : String.format(Locale.ROOT, "%.1f", e.getValue().granularityMicros())).append(' ');
+        for (Map.Entry<String, Metg> e : metgs.entrySet()) {
+            result.append("metg_").append(e.getKey()).append("_us=").append(Double.isNaN(e.getValue().medianMicros())
+                    ? "NaN" : String.format(Locale.ROOT, "%.1f", e.getValue().medianMicros())).append(' ');
         }
-        result.append(String.format(Locale.ROOT, "peak_gflops=%.3f width=%d", peak / 1e9, width));
+        result.append(String.format(Locale.ROOT, "peak_gflops=%.3f peak_min_gflops=%.3f peak_max_gflops=%.3f width=%d "
+                + "sweeps=%d", peak / 1e9, peakMin / 1e9, peakMax / 1e9, width, sweeps));
 
         List<String> lines = new ArrayList<>(log);
         lines.add(String.format(Locale.ROOT, "taskbench: %s daemon at %s, devices %s, width %d, %d cores, in-process "
-                        + "peak %.3f GFLOP/s", ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), deviceIds,
-                width, cores, peak / 1e9));
-        lines.add(String.format(Locale.ROOT, "%-12s %14s %16s", "graph", "METG(50%)_us", "best_efficiency"));
+                        + "peak %.3f GFLOP/s (%.3f..%.3f over %d measurements), %d sweeps",
+                ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), deviceIds, width, cores, peak / 1e9,
+                peakMin / 1e9, peakMax / 1e9, 2 * PEAK_MEASUREMENTS, sweeps));
+        lines.add(String.format(Locale.ROOT, "%-12s %14s %20s %16s", "graph", "METG(50%)_us", "range_us", "best_efficiency"));
         StringBuilder table = new StringBuilder();
         for (TaskGraph g : graphs) {
-            Run m = metgs.get(g.name());
-            double bestEff = runs.stream().filter(r -> r.graph().equals(g.name())).mapToDouble(Run::efficiency).max()
-                    .orElse(0);
-            String metg = m == null ? "not reached" : String.format(Locale.ROOT, "%.1f", m.granularityMicros());
-            lines.add(String.format(Locale.ROOT, "%-12s %14s %15.1f%%", g.name(), metg, 100 * bestEff));
-            table.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f%% |%n", g.name(), metg,
-                    m == null ? "–" : Long.toString(m.iterations()), 100 * bestEff));
+            Metg m = metgs.get(g.name());
+            String range = m.reached() == 0 ? "–" : String.format(Locale.ROOT, "%.1f–%.1f (%d of %d)", m.minMicros(),
+                    m.maxMicros(), m.reached(), sweeps);
+            lines.add(String.format(Locale.ROOT, "%-12s %14s %20s %15.1f%%", g.name(), m.median(), range,
+                    100 * m.bestEfficiency()));
+            table.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f%% |%n", g.name(), m.median(), range,
+                    100 * m.bestEfficiency()));
         }
         lines.add("results: " + ctx.outDir());
 
@@ -415,16 +508,20 @@ final class TaskBenchScenario implements Scenario {
                 streams, column x on stream x), each task one launch of the compute-bound kernel \
                 (`a = a * a + a` on 64 doubles, `iterations` times; %s FLOPs per task as Task Bench counts them) \
                 with `waitFor` on its dependencies' events of the timestep before; each timestep is sent as one \
-                batch (`Session.launchAll`) from one client thread. The kernel's iterations are swept over 2^%d..2^%d; each run \
-                lasts about %d ms.
+                batch (`Session.launchAll`) from one client thread. The kernel's iterations are swept over \
+                2^%d..2^%d, each run lasting about %d ms; the whole sweep over every graph is done %d times.
 
                 **Anchor:** the same kernel run directly through the CPU backend in the benchmark's JVM (no \
-                daemon, no scheduler, no gRPC), %d tasks at a time of 2^16 iterations, measured again before \
-                each graph (median **%.2f GFLOP/s**). \
-                Task granularity = elapsed x %d cores / tasks; efficiency = FLOP/s / that peak; METG(50%%) = \
-                the smallest granularity of a run with at least 50%% efficiency.
+                daemon, no scheduler, no gRPC), %d tasks at a time of 2^16 iterations, measured %d times before \
+                the graphs (once two warm-up measurements in a row agree within 5%%) and %d times after them; \
+                every graph's efficiency is against the median of \
+                those, **%.2f GFLOP/s** (measured %.2f..%.2f). Task granularity = elapsed x %d cores / tasks; \
+                efficiency = FLOP/s / that peak; METG(50%%) = the smallest granularity of a run with at least 50%% \
+                efficiency, per sweep; the table gives the median over the sweeps (a sweep that never reaches 50%% \
+                counts as never) and the range of those that did. A run above 100%% of the peak fails the whole \
+                benchmark as a measurement error.
 
-                | graph | METG(50%%) µs | iterations there | best efficiency |
+                | graph | METG(50%%) µs, median | range of the sweeps | best efficiency (median) |
                 | --- | --- | --- | --- |
                 %s
                 For scale, Task Bench reports METG(50%%) for stencil_1d of 739 µs (StarPU), 79 µs (PaRSEC), \
@@ -435,7 +532,12 @@ final class TaskBenchScenario implements Scenario {
                 Every run's Task Bench lines (`Total Tasks`, `Total FLOPs`, `Elapsed Time`, `FLOP/s`) are in \
                 `taskbench.txt` of the results folder, and in `runs.csv`.
                 """, width, deviceIds, width / Math.max(1, deviceIds.size()), "2·64·iterations + 64", minPower,
-                maxPower, targetMillis, width, peak / 1e9, cores, table);
+                maxPower, targetMillis, sweeps, width, PEAK_MEASUREMENTS, PEAK_MEASUREMENTS, peak / 1e9, peakMin / 1e9,
+                peakMax / 1e9, cores, table);
         return new Report(lines, result.toString().trim(), section);
+    }
+
+    private static String csv(double v) {
+        return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.3f", v);
     }
 }
