@@ -26,7 +26,8 @@ import picocli.CommandLine.Option;
  * took. {@code --native} runs the C version of vadd instead (needs {@code --allow-native-source}).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul or softmax"
+        description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul, softmax"
+                + " or stencil (a 2-D 5-point stencil on a padded buffer)"
                 + " (portable IR kernels; no --allow-native-source needed), --native for the C vadd, or"
                 + " --scenario multi-device for a gradient merged across two devices.")
 final class DemoCommand implements Callable<Integer> {
@@ -41,7 +42,7 @@ final class DemoCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
 
-    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul or softmax (default: ${DEFAULT-VALUE}).",
+    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul, softmax or stencil (default: ${DEFAULT-VALUE}).",
             defaultValue = "vadd")
     String kernel;
 
@@ -52,7 +53,7 @@ final class DemoCommand implements Callable<Integer> {
     int n;
 
     @Option(names = "--size", description = "matmul: the edge of the square matrices (a multiple of 16); softmax: rows and"
-            + " columns (default: ${DEFAULT-VALUE}).", defaultValue = "256")
+            + " columns; stencil: the edge of the square grid (default: ${DEFAULT-VALUE}).", defaultValue = "256")
     int size;
 
     @Option(names = "--device", description = "Device to run on (default: the daemon's first device).", defaultValue = "")
@@ -121,6 +122,7 @@ final class DemoCommand implements Callable<Integer> {
                 case "sum" -> sum(s, t);
                 case "matmul" -> matmul(s, t);
                 case "softmax" -> softmax(s, t);
+                case "stencil" -> stencil(s, t);
                 default -> vadd(s, t);
             };
             t.print();
@@ -235,6 +237,42 @@ final class DemoCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "  c[0] = %.1f + %.1f = %.1f%n", a[0], b[0], out[0]);
         System.out.printf(Locale.ROOT, "  c[%d] = %.1f + %.1f = %.1f%n", n - 1, a[n - 1], b[n - 1], out[n - 1]);
         return check("c", out, want, 0);
+    }
+
+    /**
+     * A 2-D 5-point stencil on a padded buffer: a size x size grid with a halo of one element holding the boundary
+     * value 1, written as a plain interior (the daemon places it inside the halo), read back and checked against
+     * plain Java.
+     */
+    private boolean stencil(Session s, Steps t) throws Exception {
+        int w = size;
+        int h = size;
+        float edge = 1f;
+        float[] grid = new float[w * h];
+        for (int i = 0; i < grid.length; i++) {
+            grid[i] = (i % 97) * 0.125f;
+        }
+        var padded = dev.arrayd.client.BufferOptions.defaults().device(device)
+                .padding(dev.arrayd.client.Padding.halo(2, 1, edge));
+        BufferHandle in = s.createBuffer(DType.F32, new long[] {h, w}, padded).get(30, TimeUnit.SECONDS);
+        s.write(in, grid).future().get(60, TimeUnit.SECONDS); // the interior; the halo keeps its value
+        BufferHandle out = output(s, (long) w * h);
+        KernelHandle k = compile(s, KernelModuleSpec.ir(DemoKernels.stencil()), "stencil", t);
+        float[] got = launchAndRead(s, Launch.of(k).global(w, h).args(in, out, (long) w, (long) h), out, t);
+        float[] want = new float[w * h];
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                float c = grid[y * w + x];
+                float l = x > 0 ? grid[y * w + x - 1] : edge;
+                float r = x < w - 1 ? grid[y * w + x + 1] : edge;
+                float u = y > 0 ? grid[(y - 1) * w + x] : edge;
+                float d = y < h - 1 ? grid[(y + 1) * w + x] : edge;
+                want[y * w + x] = 0.2f * ((((c + l) + r) + u) + d);
+            }
+        }
+        System.out.printf(Locale.ROOT, "stencil on a padded %d x %d f32 buffer (%d x %d in memory, halo = %.1f) on %s%n",
+                h, w, h + 2, w + 2, edge, out.device());
+        return check("out", got, want, 0);
     }
 
     private boolean saxpy(Session s, Steps t) throws Exception {

@@ -15,7 +15,7 @@ import java.util.List;
 final class DemoKernels {
 
     /** The names {@code --kernel} takes. */
-    static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "softmax");
+    static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "softmax", "stencil");
 
     /** Work-items per group of {@link #sum()}. */
     static final int SUM_GROUP = 256;
@@ -23,6 +23,59 @@ final class DemoKernels {
     static final int TILE = 16;
 
     private DemoKernels() {}
+
+    /**
+     * A 2-D 5-point stencil on a padded array: {@code in} is an h x w interior with a halo of one element on every
+     * side ((h + 2) x (w + 2) in memory, the halo holding the boundary value), so every work-item (x, y) of the
+     * w x h grid reads its four neighbours without a test: out[y][x] = 0.2 * (in[y][x] + its four neighbours),
+     * in interior coordinates.
+     */
+    static IrKernelSpec stencil() {
+        IrExpr w2 = Ir.param("w").add(Ir.i64(2));
+        return Ir.kernel("stencil").gridDims(2)
+                .buffer("in", DType.F32, Access.READ, Ir.param("h").add(Ir.i64(2)).mul(w2))
+                .buffer("out", DType.F32, Access.WRITE, Ir.param("h").mul(Ir.param("w")))
+                .scalar("w", DType.I64, 1, 1L << 20)
+                .scalar("h", DType.I64, 1, 1L << 20)
+                .body(b -> {
+                    IrExpr x = b.let("x", Ir.globalId(0));
+                    IrExpr y = b.let("y", Ir.globalId(1));
+                    IrExpr row = b.let("row", Ir.param("w").add(Ir.i64(2)));
+                    IrExpr c = b.let("c", y.add(Ir.i64(1)).mul(row).add(x).add(Ir.i64(1)));
+                    IrExpr sum = Ir.load("in", c).add(Ir.load("in", c.sub(Ir.i64(1)))).add(Ir.load("in", c.add(Ir.i64(1))))
+                            .add(Ir.load("in", c.sub(row))).add(Ir.load("in", c.add(row)));
+                    b.when(x.lt(Ir.param("w")).and(y.lt(Ir.param("h"))), then ->
+                            then.store("out", y.mul(Ir.param("w")).add(x), Ir.f32(0.2f).mul(sum)));
+                });
+    }
+
+    /**
+     * The same stencil on a plain h x w array: each neighbour outside it is the boundary value {@code edge},
+     * so every load is guarded by a test of the work-item's position.
+     */
+    static IrKernelSpec stencilGuarded() {
+        return Ir.kernel("stencil_guarded").gridDims(2)
+                .buffer("in", DType.F32, Access.READ, Ir.param("h").mul(Ir.param("w")))
+                .buffer("out", DType.F32, Access.WRITE, Ir.param("h").mul(Ir.param("w")))
+                .scalar("w", DType.I64, 1, 1L << 20)
+                .scalar("h", DType.I64, 1, 1L << 20)
+                .scalar("edge", DType.F32)
+                .body(b -> {
+                    IrExpr x = b.let("x", Ir.globalId(0));
+                    IrExpr y = b.let("y", Ir.globalId(1));
+                    IrExpr w = Ir.param("w");
+                    IrExpr h = Ir.param("h");
+                    IrExpr edge = Ir.param("edge");
+                    b.when(x.lt(w).and(y.lt(h)), then -> {
+                        IrExpr i = then.let("i", y.mul(w).add(x));
+                        IrExpr left = Ir.select(x.gt(Ir.i64(0)), Ir.load("in", i.sub(Ir.i64(1))), edge);
+                        IrExpr right = Ir.select(x.lt(w.sub(Ir.i64(1))), Ir.load("in", i.add(Ir.i64(1))), edge);
+                        IrExpr up = Ir.select(y.gt(Ir.i64(0)), Ir.load("in", i.sub(w)), edge);
+                        IrExpr down = Ir.select(y.lt(h.sub(Ir.i64(1))), Ir.load("in", i.add(w)), edge);
+                        then.store("out", i, Ir.f32(0.2f).mul(Ir.load("in", i).add(left).add(right).add(up).add(down)));
+                    });
+                });
+    }
 
     /** c[i] = a[i] + b[i] for i < n. */
     static IrKernelSpec vadd() {

@@ -9,9 +9,20 @@ import java.util.List;
  * @param waitFor events that must complete first; default none (buffer hazards are still ordered by the
  *                daemon)
  * @param stream  stream to run on; 0 (the default) = the session's default stream of the buffer's device
+ * @param wholePadded copies, fills, uploads and downloads address padded buffers' whole padded arrays
+ *                    (offsets and sizes over their memory) instead of their interiors; default {@code false}
  */
-public record CommandOptions(List<Long> waitFor, long stream) {
-    private static final CommandOptions DEFAULTS = new CommandOptions(List.of(), 0);
+public record CommandOptions(List<Long> waitFor, long stream, boolean wholePadded) {
+    private static final CommandOptions DEFAULTS = new CommandOptions(List.of(), 0, false);
+
+    public CommandOptions(List<Long> waitFor, long stream) {
+        this(waitFor, stream, false);
+    }
+
+    /** Addresses padded buffers' whole padded arrays (true) or their interiors (false, the default). */
+    public CommandOptions wholePadded(boolean whole) {
+        return new CommandOptions(waitFor, stream, whole);
+    }
 
     public CommandOptions {
         waitFor = List.copyOf(waitFor);
@@ -31,11 +42,11 @@ public record CommandOptions(List<Long> waitFor, long stream) {
         for (Event e : events) {
             next.add(e.id());
         }
-        return new CommandOptions(next, stream);
+        return new CommandOptions(next, stream, wholePadded);
     }
 
     /** Runs on {@code stream}. */
     public CommandOptions on(StreamHandle stream) {
-        return new CommandOptions(waitFor, stream.id());
+        return new CommandOptions(waitFor, stream.id(), wholePadded);
     }
 }

@@ -118,8 +118,18 @@ final class Protos {
 
     static BufferHandle buffer(BufferInfo info, DType requested) {
         DType dtype = dtype(info.getDtype());
+        Padding padding = null;
+        if (info.getPaddingCount() > 0) {
+            long[] left = new long[info.getPaddingCount()];
+            long[] right = new long[left.length];
+            for (int i = 0; i < left.length; i++) {
+                left[i] = info.getPadding(i).getLeft();
+                right[i] = info.getPadding(i).getRight();
+            }
+            padding = new Padding(left, right, info.hasPaddingValue() ? Scalars.value(info.getPaddingValue()) : null);
+        }
         return new BufferHandle(info.getBuffer(), dtype == null ? requested : dtype, info.getDimsList(),
-                info.getSizeBytes(), info.getDevice());
+                info.getSizeBytes(), info.getDevice(), padding);
     }
 
     static com.google.protobuf.Duration duration(java.time.Duration d) {

@@ -30,6 +30,18 @@ final class Scalars {
         };
     }
 
+    /** The value of a scalar the daemon sent (null when it has none). */
+    static Number value(Scalar s) {
+        return switch (s.getValueCase()) {
+            case F32 -> s.getF32();
+            case F64 -> s.getF64();
+            case I32 -> s.getI32();
+            case I64 -> s.getI64();
+            case U8 -> s.getU8();
+            case VALUE_NOT_SET -> null;
+        };
+    }
+
     private static long integral(Number n, long min, long max, String what, String type, String forWhat) {
         Long v = exactLong(n);
         if (v == null || v < min || v > max) {

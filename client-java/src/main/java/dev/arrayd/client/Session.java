@@ -214,6 +214,47 @@ public interface Session extends AutoCloseable {
      */
     CompletableFuture<Map<String, String>> replicas(BufferHandle buffer);
 
+    /**
+     * A view of {@code base} with new {@code dims}: a handle of its own over the same memory, replicas and
+     * events (a write through either is a write of both; nothing is copied). Of an unpadded buffer, or with
+     * {@code wholePadded} of a padded buffer's whole padded array, any dims with that many elements; of a
+     * padded buffer's interior, dims that keep its padded axes as its innermost ones and regroup only the axes
+     * outside them (the view keeps the padding). The memory stays until the base and every view are destroyed.
+     */
+    CompletableFuture<BufferHandle> createView(BufferHandle base, long[] dims, boolean wholePadded);
+
+    /**
+     * Writes one element, at {@code index} (one entry per axis; a padded buffer's interior), ordered like every
+     * other command of the session (a one-element fill).
+     */
+    default Event setValue(BufferHandle buffer, long[] index, Number value) {
+        return fill(buffer, value, buffer.linearIndex(index), 1, CommandOptions.defaults());
+    }
+
+    /** Reads one element, at {@code index}, as a double, after every command called before it. */
+    default CompletableFuture<Double> getValue(BufferHandle buffer, long... index) {
+        int width = buffer.dtype().byteSize();
+        return read(buffer, buffer.linearIndex(index) * width, width)
+                .thenApply(b -> Elements.decode(buffer.dtype(), b)[0]);
+    }
+
+    /**
+     * Writes every element (row-major; a padded buffer's interior, its padding kept) from doubles, converted to
+     * the buffer's dtype: f16 / bf16 rounded to nearest, integer dtypes only whole values in range.
+     */
+    default Event setValues(BufferHandle buffer, double[] values) {
+        if (values.length != buffer.elementCount()) {
+            throw new IllegalArgumentException("values: " + values.length + " (expected: " + buffer.elementCount()
+                    + ", the elements of buffer " + buffer.id() + " " + buffer.dims() + ")");
+        }
+        return write(buffer, 0, Elements.encode(buffer.dtype(), values));
+    }
+
+    /** Reads every element (row-major; a padded buffer's interior) as doubles. */
+    default CompletableFuture<double[]> getValues(BufferHandle buffer) {
+        return read(buffer).thenApply(b -> Elements.decode(buffer.dtype(), b));
+    }
+
     /** Makes {@code src} current on {@code device} (an explicit transfer; reads elsewhere move data by themselves). */
     Event transfer(BufferHandle src, String device, Event... waitFor);
 

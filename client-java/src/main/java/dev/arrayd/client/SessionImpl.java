@@ -176,6 +176,19 @@ final class SessionImpl implements Session {
             }
             req.addDims(dims[i]);
         }
+        if (options.padding() != null) {
+            Padding p = options.padding();
+            if (p.left().length != dims.length) {
+                throw new IllegalArgumentException("padding: " + p.left().length + " axes (expected: " + dims.length
+                        + ", one per axis of dims)");
+            }
+            for (int i = 0; i < dims.length; i++) {
+                req.addPadding(dev.arrayd.proto.v1.AxisPadding.newBuilder().setLeft(p.left()[i]).setRight(p.right()[i]));
+            }
+            if (p.value() != null) {
+                req.setPaddingValue(Scalars.of(p.value(), dtype, "padding.value", "a buffer of type " + dtype));
+            }
+        }
         if (region != null) {
             if (regionOffset < 0 || regionOffset > region.size()) {
                 throw new IllegalArgumentException("regionOffset: " + regionOffset + " (expected: 0 to " + region.size() + ")");
@@ -307,7 +320,7 @@ final class SessionImpl implements Session {
 
     @Override
     public CompletableFuture<ByteBuffer> read(BufferHandle buffer) {
-        return read(buffer, 0, buffer.sizeBytes());
+        return read(buffer, 0, buffer.dataBytes());
     }
 
     @Override
@@ -678,15 +691,17 @@ final class SessionImpl implements Session {
     public Event copy(BufferHandle src, long srcOffsetBytes, BufferHandle dst, long dstOffsetBytes, long sizeBytes,
             CommandOptions options) {
         checkOpen();
-        checkRange(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes);
-        long n = sizeBytes == 0 ? src.sizeBytes() - srcOffsetBytes : sizeBytes;
-        checkRange(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n);
+        boolean whole = options.wholePadded();
+        checkRange(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes, whole);
+        long n = sizeBytes == 0 ? bytes(src, whole) - srcOffsetBytes : sizeBytes;
+        checkRange(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n, whole);
         Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder()
                 .setSrc(src.id())
                 .setDst(dst.id())
                 .setSrcOffsetBytes(srcOffsetBytes)
                 .setDstOffsetBytes(dstOffsetBytes)
-                .setSizeBytes(sizeBytes));
+                .setSizeBytes(sizeBytes)
+                .setWholePadded(whole));
         return submit(cmd, options.waitFor(), options.stream());
     }
 
@@ -699,7 +714,7 @@ final class SessionImpl implements Session {
     public Event fill(BufferHandle buffer, Number value, long offsetElements, long countElements,
             CommandOptions options) {
         checkOpen();
-        long elements = buffer.elementCount();
+        long elements = bytes(buffer, options.wholePadded()) / buffer.dtype().byteSize();
         if (offsetElements < 0 || offsetElements > elements) {
             throw new IllegalArgumentException("offsetElements: " + offsetElements + " (expected: 0 to " + elements
                     + ", the element count of buffer " + buffer.id() + ")");
@@ -714,7 +729,8 @@ final class SessionImpl implements Session {
                 .setValue(Scalars.of(value, buffer.dtype(), "value", "buffer " + buffer.id() + " of type "
                         + buffer.dtype()))
                 .setOffsetElements(offsetElements)
-                .setCountElements(countElements));
+                .setCountElements(countElements)
+                .setWholePadded(options.wholePadded()));
         return submit(cmd, options.waitFor(), options.stream());
     }
 
@@ -730,11 +746,12 @@ final class SessionImpl implements Session {
             throw new IllegalArgumentException("data: " + data.remaining() + " bytes (expected: <= "
                     + MAX_UPLOAD_BYTES + " for an inline upload; use write)");
         }
-        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
+        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining(), options.wholePadded());
         Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(offsetBytes)
-                .setData(ByteString.copyFrom(data.duplicate())));
+                .setData(ByteString.copyFrom(data.duplicate()))
+                .setWholePadded(options.wholePadded()));
         return submit(cmd, options.waitFor(), options.stream());
     }
 
@@ -746,11 +763,12 @@ final class SessionImpl implements Session {
     @Override
     public Event download(BufferHandle buffer, long offsetBytes, long sizeBytes, CommandOptions options) {
         checkOpen();
-        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
+        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes, options.wholePadded());
         Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(offsetBytes)
-                .setSizeBytes(sizeBytes));
+                .setSizeBytes(sizeBytes)
+                .setWholePadded(options.wholePadded()));
         return submit(cmd, options.waitFor(), options.stream());
     }
 
@@ -788,11 +806,12 @@ final class SessionImpl implements Session {
     public Event upload(BufferHandle buffer, long bufferOffset, MappedRegion region, long regionOffset, long bytes,
             CommandOptions options) {
         checkOpen();
-        checkRange(buffer, "bufferOffset", bufferOffset, "bytes", bytes);
+        checkRange(buffer, "bufferOffset", bufferOffset, "bytes", bytes, options.wholePadded());
         checkRegion(region, regionOffset, bytes);
         Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(bufferOffset)
+                .setWholePadded(options.wholePadded())
                 .setFromRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
                         .setOffsetBytes(regionOffset).setSizeBytes(bytes)));
         return submit(cmd, options.waitFor(), options.stream());
@@ -810,11 +829,12 @@ final class SessionImpl implements Session {
     public Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
             CommandOptions options) {
         checkOpen();
-        checkRange(buffer, "bufferOffset", bufferOffset, "sizeBytes", sizeBytes);
+        checkRange(buffer, "bufferOffset", bufferOffset, "sizeBytes", sizeBytes, options.wholePadded());
         checkRegion(region, regionOffset, sizeBytes);
         Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(bufferOffset)
+                .setWholePadded(options.wholePadded())
                 .setSizeBytes(sizeBytes)
                 .setIntoRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
                         .setOffsetBytes(regionOffset)));
@@ -987,14 +1007,37 @@ final class SessionImpl implements Session {
 
     /** Checks that [offset, offset + size) lies within the buffer. */
     private static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size) {
-        if (offset < 0 || offset > buffer.sizeBytes()) {
-            throw new IllegalArgumentException(offsetName + ": " + offset + " (expected: 0 to " + buffer.sizeBytes()
+        checkRange(buffer, offsetName, offset, sizeName, size, false);
+    }
+
+    /** {@code [offset, +size)} within the bytes a command addresses: a padded buffer's interior unless {@code whole}. */
+    private static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size,
+            boolean whole) {
+        long bytes = bytes(buffer, whole);
+        if (offset < 0 || offset > bytes) {
+            throw new IllegalArgumentException(offsetName + ": " + offset + " (expected: 0 to " + bytes
                     + ", the size of buffer " + buffer.id() + ")");
         }
-        if (size < 0 || size > buffer.sizeBytes() - offset) {
+        if (size < 0 || size > bytes - offset) {
             throw new IllegalArgumentException(sizeName + ": " + size + " bytes at " + offsetName + " " + offset
-                    + " (expected: <= " + (buffer.sizeBytes() - offset) + ", the rest of buffer " + buffer.id() + ")");
+                    + " (expected: <= " + (bytes - offset) + ", the rest of buffer " + buffer.id() + ")");
         }
+    }
+
+    /** The bytes a command addresses of {@code buffer}: its memory when {@code whole}, else its elements. */
+    private static long bytes(BufferHandle buffer, boolean whole) {
+        return whole ? buffer.sizeBytes() : buffer.dataBytes();
+    }
+
+    @Override
+    public CompletableFuture<BufferHandle> createView(BufferHandle base, long[] dims, boolean wholePadded) {
+        checkOpen();
+        dev.arrayd.proto.v1.CreateViewRequest.Builder req = dev.arrayd.proto.v1.CreateViewRequest.newBuilder()
+                .setSession(id).setBase(base.id()).setWholePadded(wholePadded);
+        for (long d : dims) {
+            req.addDims(d);
+        }
+        return orderedUnary(req.build(), stubs.buffers()::createView, r -> Protos.buffer(r.getBuffer(), base.dtype()));
     }
 
     private static <Q, R, T> CompletableFuture<T> unary(Q request, BiConsumer<Q, StreamObserver<R>> method,

@@ -3,6 +3,7 @@ package dev.arrayd.scheduler;
 import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.KernelArg;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -14,8 +15,12 @@ public final class Buffer {
 
     private final long handle;
     private final DType dtype;
-    private final long[] dims;
+    private final Layout layout;
     private final long elements;
+    /** A padded buffer's padding value (a scalar of its dtype; f32 for f16 / bf16), else null. */
+    private final KernelArg.Scalar padValue;
+    /** The buffer whose memory and replicas this one uses: itself, or for a view the buffer it views. */
+    private final Buffer storage;
     private final DeviceRuntime home;
     private final MemoryMode mode;
     private final String label;
@@ -63,17 +68,29 @@ public final class Buffer {
 
     Buffer(long handle, DType dtype, long[] dims, long elements, DeviceRuntime home, int deviceCount, MemoryMode mode,
             String label, boolean internal, boolean perStream, HostMemory hostMemory) {
+        this(handle, dtype, Layout.dense(dims), null, null, home, deviceCount, mode, label, internal, perStream, hostMemory);
+        assert elements == layout.elements();
+    }
+
+    /**
+     * A buffer of {@code layout}; with {@code storage} non-null a view: a handle of its own over the memory,
+     * replicas and hazards of {@code storage} (which owns them; this one has none).
+     */
+    Buffer(long handle, DType dtype, Layout layout, KernelArg.Scalar padValue, Buffer storage, DeviceRuntime home,
+            int deviceCount, MemoryMode mode, String label, boolean internal, boolean perStream, HostMemory hostMemory) {
         this.hostMemory = hostMemory;
         this.handle = handle;
         this.dtype = dtype;
-        this.dims = dims.clone();
-        this.elements = elements;
+        this.layout = layout;
+        this.padValue = padValue;
+        this.storage = storage == null ? this : storage;
+        this.elements = layout.storageElements();
         this.home = home;
         this.mode = mode;
         this.label = label;
         this.internal = internal;
         this.perStream = perStream;
-        this.replicas = new Replica[deviceCount];
+        this.replicas = new Replica[storage == null ? deviceCount : 0];
         this.host = new Replica(this, null);
     }
 
@@ -90,15 +107,47 @@ public final class Buffer {
         return dtype;
     }
 
+    /** Its dims: the interior's when it is padded. */
     public long[] dims() {
-        return dims.clone();
+        return layout.dims();
     }
 
+    /** Its dims and padding. */
+    public Layout layout() {
+        return layout;
+    }
+
+    /** Whether any axis is padded. */
+    public boolean isPadded() {
+        return layout.isPadded();
+    }
+
+    /** The padding value of a padded buffer (f32 for f16 / bf16 buffers), else null. */
+    public KernelArg.Scalar padValue() {
+        return padValue;
+    }
+
+    /** The padding value as a fill pattern of the dtype's width; 0 when unpadded (or padded with zeros). */
+    long padPattern() {
+        return padValue == null || !layout.isPadded() ? 0 : CommandValidator.fillPattern(dtype, padValue);
+    }
+
+    /** The buffer whose memory this one is: itself, or the buffer a view views. */
+    public Buffer storage() {
+        return storage;
+    }
+
+    /** Whether it is a view of another buffer's memory. */
+    public boolean isView() {
+        return storage != this;
+    }
+
+    /** Elements of its memory: the padded array (what kernels index and bounds checks allow). */
     public long elements() {
         return elements;
     }
 
-    /** Size of the data in bytes (a slab block may be larger, rounded to the alignment). */
+    /** Size of its memory in bytes, padding included (a slab block may be larger, rounded to the alignment). */
     public long sizeBytes() {
         return elements * dtype.byteSize();
     }
@@ -152,6 +201,9 @@ public final class Buffer {
      * first), else where it was created.
      */
     DeviceRuntime preferredDevice() {
+        if (storage != this) {
+            return storage.preferredDevice();
+        }
         if (twin != null && twin.valid()) {
             return twin.device; // the host memory it lives in is current: used in place there, nothing moves
         }
@@ -173,6 +225,6 @@ public final class Buffer {
     @Override
     public String toString() {
         return "buffer " + Handles.format(handle) + (label.isEmpty() ? "" : " " + Quote.string(label)) + " "
-                + dtype.wireName() + Quote.longs(dims) + " on " + home.id();
+                + dtype.wireName() + layout + " on " + home.id();
     }
 }

@@ -3,6 +3,7 @@ package dev.arrayd.scheduler;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.support.Saturating;
@@ -31,6 +32,12 @@ final class BufferLifecycle {
      * {@link Scheduler#createBuffer(Session, DType, long[], String, String, MemoryMode, Sharing)}.
      */
     Buffer create(Session s, DType dtype, long[] dims, String device, String label, MemoryMode mode, Sharing sharing) {
+        return create(s, dtype, dims, null, device, label, mode, sharing);
+    }
+
+    /** A buffer with {@code padding} (null = none); see {@link #create(Session, DType, long[], String, String, MemoryMode, Sharing)}. */
+    Buffer create(Session s, DType dtype, long[] dims, Padding padding, String device, String label, MemoryMode mode,
+            Sharing sharing) {
         ctx.checkSession(s);
         MemoryMode m = mode == null ? MemoryMode.DEVICE : mode;
         if (sharing == Sharing.PER_STREAM && m != MemoryMode.DEVICE) {
@@ -41,11 +48,22 @@ final class BufferLifecycle {
             throw ArraydException.invalid("dtype: unspecified (expected: one of " + Arrays.toString(DType.values()) + ")");
         }
         long elements = elementCount(dims, dtype);
+        Layout layout = padding == null ? Layout.dense(dims) : layout(dims, padding, dtype);
+        KernelArg.Scalar padValue = padding == null ? null : padValue(padding, dtype);
+        if (layout.isPadded() && sharing == Sharing.PER_STREAM) {
+            throw ArraydException.invalid("padding: " + layout + " with sharing PER_STREAM (expected: no padding; a "
+                    + "per-stream buffer's instances are plain arrays)");
+        }
         DeviceRuntime d = ctx.device(device);
         String l = label == null ? "" : label;
         FreeText.check(l, "label", FreeText.MAX_LABEL);
         Buffer b;
-        if (sharing == Sharing.PER_STREAM) {
+        if (layout.isPadded()) {
+            if (!d.info().dtypes().contains(dtype)) {
+                throw ArraydException.invalid("dtype: " + dtype.wireName() + " (not supported by device " + d.id() + ")");
+            }
+            b = newBuffer(s, dtype, layout, padValue, d, m, l, false);
+        } else if (sharing == Sharing.PER_STREAM) {
             // a handle only: each stream gets its own zeroed instance when it first uses it
             b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), m, l, false, true);
         } else {
@@ -110,7 +128,17 @@ final class BufferLifecycle {
     /** A buffer with a zero-filled replica on {@code d} (and a zero host copy for HOSTED_CHANGED_ON_DEVICES). */
     Buffer newBuffer(Session s, DType dtype, long[] dims, long elements, DeviceRuntime d, MemoryMode mode, String label,
             boolean internal) {
-        Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), mode, label, internal);
+        return newBuffer(s, dtype, Layout.dense(dims), null, d, mode, label, internal);
+    }
+
+    /**
+     * A buffer of {@code layout} whose first replica on {@code d} holds zeros in its interior and
+     * {@code padValue} in its padding (and a host copy alike for HOSTED_CHANGED_ON_DEVICES).
+     */
+    Buffer newBuffer(Session s, DType dtype, Layout layout, KernelArg.Scalar padValue, DeviceRuntime d, MemoryMode mode,
+            String label, boolean internal) {
+        Buffer b = new Buffer(Handles.next(), dtype, layout, padValue, null, d, ctx.deviceCount(), mode, label, internal,
+                false, null);
         Coherence co = Coherence.standalone(ctx.config(), s);
         try {
             synchronized (ctx.submitLock) {
@@ -166,6 +194,83 @@ final class BufferLifecycle {
         return b.handle();
     }
 
+    /**
+     * A view of buffer {@code base}: a new handle over its memory with {@code dims}; see
+     * {@link Scheduler#createView}.
+     */
+    Buffer createView(Session s, long base, long[] dims, boolean wholePadded, String label) {
+        ctx.checkSession(s);
+        Buffer of = s.buffer(base, "base");
+        Buffer storage = of.storage();
+        if (storage.memoryMode() == MemoryMode.LOCAL || storage.perStream) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "base: " + of + " (expected: a buffer that is "
+                    + "neither LOCAL nor PER_STREAM; " + (storage.perStream ? "its streams' instances are separate arrays"
+                    : "it is scratch for one graph") + ")");
+        }
+        elementCount(dims, of.dtype());
+        Layout layout = viewLayout(of.layout(), dims, wholePadded);
+        String l = label == null ? "" : label;
+        FreeText.check(l, "label", FreeText.MAX_LABEL);
+        if (storage.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
+            throw ArraydException.notFound("base: " + of + " (destroyed)");
+        }
+        Buffer v = new Buffer(Handles.next(), of.dtype(), layout, storage.padValue(), storage, storage.device(),
+                ctx.deviceCount(), storage.memoryMode(), l, false, false, storage.hostMemory());
+        if (s.isReadOnly(base)) {
+            s.readOnlyBuffers.add(v.handle()); // a view of a read-only buffer is read-only
+        }
+        s.buffers.put(v.handle(), v);
+        if (s.closed && s.buffers.remove(v.handle(), v)) {
+            destroyHandle(s, v);
+        }
+        return v;
+    }
+
+    /**
+     * The layout of a view with {@code dims} of a buffer laid out as {@code base}. With {@code wholePadded} (or
+     * an unpadded base) a dense array of as many elements as the base's memory. Otherwise the view keeps the
+     * base's padded axes: every axis from the outermost padded one inward, with its padding, stays as it is,
+     * and the axes outside it may be regrouped (same element count), so that the interior is where it was.
+     */
+    static Layout viewLayout(Layout base, long[] dims, boolean wholePadded) {
+        long want = !base.isPadded() || wholePadded ? base.storageElements() : base.elements();
+        long n = 1;
+        for (long d : dims) {
+            n = Saturating.multiply(n, d);
+        }
+        if (n != want) {
+            throw ArraydException.invalid("dims: " + Quote.longs(dims) + " (" + n + " elements; expected: " + want
+                    + ", the " + (!base.isPadded() ? "elements of " : wholePadded ? "padded elements of " : "interior of ")
+                    + base + ")");
+        }
+        if (!base.isPadded() || wholePadded) {
+            return Layout.dense(dims);
+        }
+        long[] bd = base.dims();
+        long[] bl = base.left();
+        long[] br = base.right();
+        int k = 0;
+        while (bl[k] == 0 && br[k] == 0) {
+            k++; // the outermost padded axis
+        }
+        int suffix = bd.length - k;
+        int prefix = dims.length - suffix;
+        boolean same = prefix >= 0; // with no outer axis left, the element count says the base's outer ones were all 1
+        for (int i = 0; same && i < suffix; i++) {
+            same = dims[prefix + i] == bd[k + i];
+        }
+        if (!same) {
+            throw ArraydException.invalid("dims: " + Quote.longs(dims) + " (expected: the padded axes of " + base
+                    + " unchanged as its innermost " + suffix + " dims, only the axes outside them regrouped; or a view "
+                    + "of the whole padded array)");
+        }
+        long[] left = new long[dims.length];
+        long[] right = new long[dims.length];
+        System.arraycopy(bl, k, left, prefix, suffix);
+        System.arraycopy(br, k, right, prefix, suffix);
+        return new Layout(dims, left, right);
+    }
+
     /** Forgets the handle now; frees the memory once no session holds the buffer (see {@link #release}). */
     void destroy(Session s, long handle) {
         Buffer b = s.buffers.remove(handle);
@@ -173,11 +278,23 @@ final class BufferLifecycle {
             throw ArraydException.notFound("buffer " + Handles.format(handle) + " (not found in this session)");
         }
         s.readOnlyBuffers.remove(handle);
+        destroyHandle(s, b);
+    }
+
+    /** One holder less; at none the buffer is released (a view lets go of the memory it views). */
+    private void destroyHandle(Session s, Buffer b) {
         if (b.holders.decrementAndGet() > 0) {
             return; // another session still holds it
         }
+        Buffer storage = b.storage();
+        if (storage != b) {
+            b.destroyed = true;
+            if (storage.holders.decrementAndGet() > 0) {
+                return; // the base, or another view, still holds the memory
+            }
+        }
         synchronized (ctx.submitLock) {
-            release(b);
+            release(storage);
         }
     }
 
@@ -185,6 +302,7 @@ final class BufferLifecycle {
     @GuardedBy("SchedulerContext.submitLock")
     void release(Buffer b) {
         assert ctx.holdsSubmitLock();
+        assert !b.isView() : "a view is released through its storage";
         b.destroyed = true;
         if (b.instances != null) {
             for (Map.Entry<Stream, Buffer> e : b.instances.entrySet()) {
@@ -231,8 +349,8 @@ final class BufferLifecycle {
 
     /** A new merge buffer for {@code st} shaped like {@code src} (installed by the submission that fills it). */
     Buffer newMerge(Buffer src, Stream st) {
-        return new Buffer(Handles.next(), src.dtype(), src.dims(), src.elements(), st.device(), ctx.deviceCount(),
-                MemoryMode.DEVICE, "merge buffer of " + st, true);
+        return new Buffer(Handles.next(), src.dtype(), src.layout(), src.padValue(), null, st.device(), ctx.deviceCount(),
+                MemoryMode.DEVICE, "merge buffer of " + st, true, false, null);
     }
 
     /**
@@ -279,6 +397,24 @@ final class BufferLifecycle {
         }
         st.instances.add(inst);
         return inst;
+    }
+
+    private Layout layout(long[] dims, Padding padding, DType dtype) {
+        return Layout.padded(dims, padding.left(), padding.right(), (1L << 62) / dtype.byteSize());
+    }
+
+    private static KernelArg.Scalar padValue(Padding padding, DType dtype) {
+        if (padding.value() == null) {
+            return null;
+        }
+        try {
+            CommandValidator.fillPattern(dtype, padding.value());
+        } catch (ArraydException e) {
+            throw ArraydException.invalid("padding.value: " + padding.value().dtype().wireName() + " scalar (expected: "
+                    + (dtype == DType.F16 || dtype == DType.BF16 ? "f32" : dtype.wireName()) + " for a buffer of "
+                    + dtype.wireName() + ")");
+        }
+        return padding.value();
     }
 
     private long elementCount(long[] dims, DType dtype) {

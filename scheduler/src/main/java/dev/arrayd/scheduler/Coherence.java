@@ -128,7 +128,10 @@ final class Coherence {
     void initZeroed(Buffer b, DeviceRuntime d) {
         Replica r = b.replica(d);
         allocate(r, new ArrayList<>(List.of(r)));
-        Command c = command(session.defaultStream(d), new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1), b.sizeBytes());
+        long pad = b.padPattern();
+        DeviceCommand first = pad == 0 ? new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1)
+                : Pieces.padded(r.data(0, b.sizeBytes()), b.layout(), b.dtype().byteSize(), pad);
+        Command c = command(session.defaultStream(d), first, b.sizeBytes());
         writeOrder(c, r); // fences of reused memory
         r.ready(c.event());
         r.state = ReplicaState.MODIFIED;
@@ -338,12 +341,31 @@ final class Coherence {
         host.state = ReplicaState.SHARED;
     }
 
-    /** A host copy of zeros (a new HOSTED_CHANGED_ON_DEVICES buffer). */
+    /** The padding value over all of {@code seg}, then zeros over the interior (a padded buffer's first contents). */
+    private static void padHost(MemorySegment seg, Layout layout, int width, long pad) {
+        for (int i = 0; i < width; i++) {
+            seg.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (pad >>> (8 * i)));
+        }
+        for (long done = width; done < seg.byteSize(); done *= 2) {
+            MemorySegment.copy(seg, 0, seg, done, Math.min(done, seg.byteSize() - done));
+        }
+        long count = layout.elements();
+        for (long i = 0, n = layout.pieces(0, count); i < n; i++) {
+            Layout.Piece p = layout.piece(0, count, i);
+            seg.asSlice(p.storage() * width, p.length() * width).fill((byte) 0);
+        }
+    }
+
+    /** A host copy of zeros, with its padding for a padded buffer (a new HOSTED_CHANGED_ON_DEVICES buffer). */
     static void zeroHost(Buffer b) {
         Replica host = b.host;
         Arena arena = Arena.ofShared();
         host.arena = arena;
         host.host = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
+        long pad = b.padPattern();
+        if (pad != 0) {
+            padHost(host.host, b.layout(), b.dtype().byteSize(), pad);
+        }
         host.ready(Event.SUCCEEDED);
         host.state = ReplicaState.SHARED;
     }

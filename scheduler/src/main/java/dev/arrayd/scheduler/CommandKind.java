@@ -30,6 +30,7 @@ public enum CommandKind {
             case DeviceCommand.Fill f -> FILL;
             case DeviceCommand.Upload u -> UPLOAD;
             case DeviceCommand.Download d -> DOWNLOAD;
+            case DeviceCommand.Sequence s -> of(s.parts().get(0));
         };
     }
 }

@@ -67,7 +67,13 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
      *                  command's own stream)
      */
     public record CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
-                         MergeMode merge, long srcStream) implements Op {
+                         MergeMode merge, long srcStream, boolean wholePadded) implements Op {
+
+        /** Offsets into the interiors of padded buffers. */
+        public CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
+                      MergeMode merge, long srcStream) {
+            this(src, dst, srcOffsetBytes, dstOffsetBytes, sizeBytes, device, merge, srcStream, false);
+        }
 
         /** Reading the instance of the command's own stream when {@code src} is PER_STREAM. */
         public CopyOp(long src, long dst, long srcOffsetBytes, long dstOffsetBytes, long sizeBytes, String device,
@@ -86,22 +92,46 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
         }
     }
 
-    /** @param value a scalar of the buffer's dtype (an f32 for f16 / bf16 buffers) */
-    public record FillOp(long buffer, KernelArg.Scalar value, long offsetElements, long countElements) implements Op {}
+    /**
+     * @param value       a scalar of the buffer's dtype (an f32 for f16 / bf16 buffers)
+     * @param wholePadded elements of a padded buffer's whole padded array; false = of its interior
+     */
+    public record FillOp(long buffer, KernelArg.Scalar value, long offsetElements, long countElements, boolean wholePadded)
+            implements Op {
 
-    /** {@code data} must stay valid until the command's event completes. */
-    public record UploadOp(long buffer, long offsetBytes, MemorySegment data) implements Op {}
+        public FillOp(long buffer, KernelArg.Scalar value, long offsetElements, long countElements) {
+            this(buffer, value, offsetElements, countElements, false);
+        }
+    }
 
     /**
-     * @param maxBytes most bytes this command may read (inline downloads are bounded by the message size)
+     * {@code data} must stay valid until the command's event completes.
+     *
+     * @param wholePadded {@code offsetBytes} into a padded buffer's whole padded array; false = into its interior
+     *                    (row-major over its dims)
+     */
+    public record UploadOp(long buffer, long offsetBytes, MemorySegment data, boolean wholePadded) implements Op {
+
+        public UploadOp(long buffer, long offsetBytes, MemorySegment data) {
+            this(buffer, offsetBytes, data, false);
+        }
+    }
+
+    /**
+     * @param maxBytes    most bytes this command may read (inline downloads are bounded by the message size)
+     * @param wholePadded offsets into a padded buffer's whole padded array; false = into its interior
      * @param into     where the bytes go (a shared-memory region's slice, at most {@code maxBytes} long); null
      *                 = into the completion (inline)
      */
-    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into)
-            implements Op {
+    public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into,
+                             boolean wholePadded) implements Op {
+
+        public DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into) {
+            this(buffer, offsetBytes, sizeBytes, maxBytes, into, false);
+        }
 
         public DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes) {
-            this(buffer, offsetBytes, sizeBytes, maxBytes, null);
+            this(buffer, offsetBytes, sizeBytes, maxBytes, null, false);
         }
     }
 

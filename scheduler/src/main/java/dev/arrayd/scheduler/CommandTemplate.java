@@ -136,6 +136,49 @@ sealed interface CommandTemplate {
         }
     }
 
+    /**
+     * Interior elements of a padded buffer (its layout {@code layout}): the pieces of the range, one device
+     * command ({@link Pieces}). Buffer list: {@code [buffer]}, or {@code [src, dst]} / {@code [buffer]} for a copy.
+     */
+    sealed interface Interior extends CommandTemplate {}
+
+    /** Writes {@code data} over interior elements from {@code first}. */
+    record InteriorUpload(MemorySegment data, Layout layout, long first, int width) implements Interior {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(Pieces.uploads(data, buffers[0], layout, first, width), null);
+        }
+    }
+
+    /** Reads interior elements {@code [first, first + count)}; {@code into} as for {@link Download}. */
+    record InteriorDownload(Layout layout, long first, long count, int width, MemorySegment into) implements Interior {
+        @Override
+        public Built build(MemRef[] buffers) {
+            if (into != null) {
+                return new Built(Pieces.downloads(buffers[0], layout, first, count, width, into), null);
+            }
+            byte[] out = new byte[(int) (count * width)];
+            return new Built(Pieces.downloads(buffers[0], layout, first, count, width, MemorySegment.ofArray(out)), out);
+        }
+    }
+
+    record InteriorFill(Layout layout, long first, long count, int width, long pattern) implements Interior {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(Pieces.fills(buffers[0], layout, first, count, width, pattern), null);
+        }
+    }
+
+    /** {@code count} elements from interior {@code srcFirst} of the source to interior {@code dstFirst} of the destination. */
+    record InteriorCopy(Layout srcLayout, long srcFirst, Layout dstLayout, long dstFirst, long count, int width)
+            implements Interior {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(Pieces.copies(buffers[0], srcLayout, srcFirst, buffers[buffers.length - 1], dstLayout,
+                    dstFirst, count, width), null);
+        }
+    }
+
     static MemRef slice(MemRef whole, long offset, long bytes) {
         return new MemRef(whole.poolId(), whole.offset() + offset, bytes);
     }

@@ -44,6 +44,9 @@ final class CommandValidator {
 
     private Prepared copy(Session s, CommandSpec spec, CommandSpec.CopyOp c, Map<Stream, DType> merges, Prepared into) {
         Buffer src = s.buffer(c.src(), "copy.src");
+        if (c.dst() == 0) {
+            src = src.storage();
+        }
         if (c.srcStream() != 0) {
             if (!src.perStream) {
                 throw ArraydException.invalid("copy.src_stream: " + Handles.format(c.srcStream()) + " (expected: 0; "
@@ -58,21 +61,49 @@ final class CommandValidator {
             throw ArraydException.invalid("copy.merge: " + c.merge() + " with a dst buffer (expected: no dst; a merge "
                     + "copy fills the merge buffer of its stream)");
         }
-        Buffer dst = s.writableBuffer(c.dst(), "copy.dst");
-        long size = c.sizeBytes() == 0 ? src.sizeBytes() - Math.min(c.srcOffsetBytes(), src.sizeBytes()) : c.sizeBytes();
-        checkRange("copy.src", src, c.srcOffsetBytes(), size);
-        checkRange("copy.dst", dst, c.dstOffsetBytes(), size);
-        if (src == dst && c.srcOffsetBytes() < c.dstOffsetBytes() + size && c.dstOffsetBytes() < c.srcOffsetBytes() + size) {
-            throw ArraydException.invalid("copy: ranges [" + c.srcOffsetBytes() + ", +" + size + ") and ["
-                    + c.dstOffsetBytes() + ", +" + size + ") of " + src + " overlap");
+        Buffer dstView = s.writableBuffer(c.dst(), "copy.dst");
+        Buffer srcView = src;
+        Layout srcLayout = addressed(srcView, c.wholePadded());
+        Layout dstLayout = addressed(dstView, c.wholePadded());
+        src = srcView.storage();
+        Buffer dst = dstView.storage();
+        long srcBytes = srcLayout.elements() * src.dtype().byteSize();
+        long size = c.sizeBytes() == 0 ? srcBytes - Math.min(c.srcOffsetBytes(), srcBytes) : c.sizeBytes();
+        checkRange("copy.src", srcView, c.srcOffsetBytes(), size, srcLayout);
+        checkRange("copy.dst", dstView, c.dstOffsetBytes(), size, dstLayout);
+        CommandTemplate t;
+        if (srcLayout.isPadded() || dstLayout.isPadded()) {
+            int width = src.dtype().byteSize();
+            if (src.dtype() != dst.dtype() || c.srcOffsetBytes() % width != 0 || c.dstOffsetBytes() % width != 0
+                    || size % width != 0) {
+                throw ArraydException.invalid("copy: " + size + " bytes from offset " + c.srcOffsetBytes() + " to offset "
+                        + c.dstOffsetBytes() + " (expected: whole elements of one dtype into or out of the interior of a "
+                        + "padded buffer; " + srcView + " to " + dstView + ")");
+            }
+            long count = size / width;
+            Pieces.count(srcLayout, c.srcOffsetBytes() / width, count, "copy.src");
+            Pieces.count(dstLayout, c.dstOffsetBytes() / width, count, "copy.dst");
+            if (src == dst && count > 0 && overlap(srcLayout, c.srcOffsetBytes() / width, dstLayout,
+                    c.dstOffsetBytes() / width, count)) {
+                throw ArraydException.invalid("copy: interior ranges [" + c.srcOffsetBytes() + ", +" + size + ") and ["
+                        + c.dstOffsetBytes() + ", +" + size + ") of " + src + " may overlap in memory");
+            }
+            t = count == 0 ? new CommandTemplate.Copy(0, 0, 0)
+                    : new CommandTemplate.InteriorCopy(srcLayout, c.srcOffsetBytes() / width, dstLayout,
+                            c.dstOffsetBytes() / width, count, width);
+        } else {
+            if (src == dst && c.srcOffsetBytes() < c.dstOffsetBytes() + size && c.dstOffsetBytes() < c.srcOffsetBytes() + size) {
+                throw ArraydException.invalid("copy: ranges [" + c.srcOffsetBytes() + ", +" + size + ") and ["
+                        + c.dstOffsetBytes() + ", +" + size + ") of " + src + " overlap");
+            }
+            t = new CommandTemplate.Copy(c.srcOffsetBytes(), c.dstOffsetBytes(), size);
         }
         Stream stream = streamOn(s, spec, c.device().isEmpty() ? null : ctx.device(c.device()), dst, "copy");
-        CommandTemplate t = new CommandTemplate.Copy(c.srcOffsetBytes(), c.dstOffsetBytes(), size);
         if (src == dst) {
             return into.set(spec, stream, t, new Buffer[] {src}, new boolean[] {true}, new boolean[] {true},
                     new boolean[1], null, size, null);
         }
-        boolean whole = c.dstOffsetBytes() == 0 && size == dst.sizeBytes();
+        boolean whole = !dstLayout.isPadded() && c.dstOffsetBytes() == 0 && size == dst.sizeBytes();
         return into.set(spec, stream, t, new Buffer[] {src, dst}, new boolean[] {true, false},
                 new boolean[] {false, true}, new boolean[] {false, whole}, null, size, null);
     }
@@ -110,40 +141,58 @@ final class CommandValidator {
     }
 
     private Prepared fill(Session s, CommandSpec spec, CommandSpec.FillOp f, Prepared into) {
-        Buffer b = s.writableBuffer(f.buffer(), "fill.buffer");
+        Buffer v = s.writableBuffer(f.buffer(), "fill.buffer");
+        Buffer b = v.storage();
         if (f.value() == null) {
             throw ArraydException.invalid("fill.value: unset (expected: " + b.dtype().wireName() + " scalar)");
         }
-        long count = f.countElements() == 0 ? b.elements() - Math.min(f.offsetElements(), b.elements()) : f.countElements();
-        if (f.offsetElements() < 0 || count < 0 || f.offsetElements() > b.elements() - count) {
+        Layout layout = addressed(v, f.wholePadded());
+        long elements = layout.elements();
+        long count = f.countElements() == 0 ? elements - Math.min(f.offsetElements(), elements) : f.countElements();
+        if (f.offsetElements() < 0 || count < 0 || f.offsetElements() > elements - count) {
             throw new ArraydException(ErrorCode.OUT_OF_RANGE, "fill: elements [" + f.offsetElements() + ", +" + count
-                    + ") (expected: within the " + b.elements() + " elements of " + b + ")");
+                    + ") (expected: within the " + elements + (layout.isPadded() ? " interior" : "") + " elements of "
+                    + v + ")");
         }
         long pattern = fillPattern(b.dtype(), f.value());
         int width = b.dtype().byteSize();
         Stream stream = streamOn(s, spec, null, b, "fill");
-        CommandTemplate t = new CommandTemplate.Fill(f.offsetElements() * width, count * width, pattern, width);
+        CommandTemplate t;
+        if (layout.isPadded() && count > 0) {
+            Pieces.count(layout, f.offsetElements(), count, "fill");
+            t = new CommandTemplate.InteriorFill(layout, f.offsetElements(), count, width, pattern);
+        } else {
+            t = new CommandTemplate.Fill(f.offsetElements() * width, count * width, pattern, width);
+        }
         return into.set(spec, stream, t, new Buffer[] {b}, new boolean[] {false}, new boolean[] {true},
-                new boolean[] {count == b.elements()}, null, count * width, null);
+                new boolean[] {!layout.isPadded() && count == b.elements()}, null, count * width, null);
     }
 
     private Prepared upload(Session s, CommandSpec spec, CommandSpec.UploadOp u, Prepared into) {
-        Buffer b = s.writableBuffer(u.buffer(), "upload.buffer");
+        Buffer v = s.writableBuffer(u.buffer(), "upload.buffer");
+        Buffer b = v.storage();
         MemorySegment data = u.data();
         int width = b.dtype().byteSize();
         if (u.offsetBytes() % width != 0 || data.byteSize() % width != 0) {
             throw ArraydException.invalid("upload: " + data.byteSize() + " bytes at offset " + u.offsetBytes()
-                    + " (expected: whole " + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + b + ")");
+                    + " (expected: whole " + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + v + ")");
         }
-        checkRange("upload", b, u.offsetBytes(), data.byteSize());
+        Layout layout = addressed(v, u.wholePadded());
+        checkRange("upload", v, u.offsetBytes(), data.byteSize(), layout);
         Stream stream = streamOn(s, spec, null, b, "upload");
+        if (layout.isPadded() && data.byteSize() > 0) {
+            Pieces.count(layout, u.offsetBytes() / width, data.byteSize() / width, "upload");
+            return into.set(spec, stream, new CommandTemplate.InteriorUpload(data, layout, u.offsetBytes() / width, width),
+                    new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, new boolean[1], null, data.byteSize(),
+                    null);
+        }
         boolean whole = u.offsetBytes() == 0 && data.byteSize() == b.sizeBytes();
         return into.set(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
                 new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null, data.byteSize(), null);
     }
 
     private Prepared hostWritten(Session s, CommandSpec spec, CommandSpec.HostWrittenOp h, Prepared into) {
-        Buffer b = s.writableBuffer(h.buffer(), "host_written.buffer");
+        Buffer b = s.writableBuffer(h.buffer(), "host_written.buffer").storage();
         if (b.hostMemory() == null) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "host_written.buffer: " + b + " (expected: a buffer "
                     + "that lives in a shared-memory region, created with host_region)");
@@ -154,9 +203,21 @@ final class CommandValidator {
     }
 
     private Prepared download(Session s, CommandSpec spec, CommandSpec.DownloadOp d, Prepared into) {
-        Buffer b = s.buffer(d.buffer(), "download.buffer");
-        long size = d.sizeBytes() == 0 ? b.sizeBytes() - Math.min(d.offsetBytes(), b.sizeBytes()) : d.sizeBytes();
-        checkRange("download", b, d.offsetBytes(), size);
+        Buffer v = s.buffer(d.buffer(), "download.buffer");
+        Buffer b = v.storage();
+        Layout layout = addressed(v, d.wholePadded());
+        int width = b.dtype().byteSize();
+        long bytes = layout.elements() * width;
+        long size = d.sizeBytes() == 0 ? bytes - Math.min(d.offsetBytes(), bytes) : d.sizeBytes();
+        checkRange("download", v, d.offsetBytes(), size, layout);
+        boolean interior = layout.isPadded() && size > 0;
+        if (interior) {
+            if (d.offsetBytes() % width != 0 || size % width != 0) {
+                throw ArraydException.invalid("download: " + size + " bytes at offset " + d.offsetBytes() + " (expected: "
+                        + "whole " + b.dtype().wireName() + " elements of the interior of " + v + ")");
+            }
+            Pieces.count(layout, d.offsetBytes() / width, size / width, "download");
+        }
         if (d.into() != null) {
             if (size > d.into().byteSize()) {
                 throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "download.into_region: "
@@ -164,7 +225,10 @@ final class CommandValidator {
                         + "holds from into_region.offset_bytes)");
             }
             Stream stream = streamOn(s, spec, null, b, "download");
-            return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size, d.into()), new Buffer[] {b},
+            CommandTemplate t = interior
+                    ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, d.into())
+                    : new CommandTemplate.Download(d.offsetBytes(), size, d.into());
+            return into.set(spec, stream, t, new Buffer[] {b},
                     new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
         }
         if (size > d.maxBytes()) {
@@ -175,7 +239,10 @@ final class CommandValidator {
             throw ArraydException.invalid("download.size_bytes: " + size + " (expected: < 2 GiB per command)");
         }
         Stream stream = streamOn(s, spec, null, b, "download");
-        return into.set(spec, stream, new CommandTemplate.Download(d.offsetBytes(), size, null), new Buffer[] {b},
+        CommandTemplate t = interior
+                ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, null)
+                : new CommandTemplate.Download(d.offsetBytes(), size, null);
+        return into.set(spec, stream, t, new Buffer[] {b},
                 new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
     }
 
@@ -199,11 +266,34 @@ final class CommandValidator {
         return st;
     }
 
-    private static void checkRange(String what, Buffer b, long offset, long size) {
-        if (offset < 0 || size < 0 || offset > b.sizeBytes() - size) {
+    /** {@code [offset, +size)} within the bytes {@code layout} addresses of {@code b} (its interior, or all of it). */
+    private static void checkRange(String what, Buffer b, long offset, long size, Layout layout) {
+        long bytes = layout.elements() * b.dtype().byteSize();
+        if (offset < 0 || size < 0 || offset > bytes - size) {
             throw new ArraydException(ErrorCode.OUT_OF_RANGE, what + ": bytes [" + Long.toUnsignedString(offset) + ", +"
-                    + Long.toUnsignedString(size) + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
+                    + Long.toUnsignedString(size) + ") (expected: within the " + bytes + (layout.isPadded() ? " interior" : "")
+                    + " bytes of " + b + ")");
         }
+    }
+
+    /**
+     * What a data command addresses of buffer {@code v}: its interior, in its own layout; or, with
+     * {@code wholePadded} (and for every unpadded buffer), all of its memory as one dense array.
+     */
+    static Layout addressed(Buffer v, boolean wholePadded) {
+        return !wholePadded && v.isPadded() ? v.layout() : Layout.dense(new long[] {v.elements()});
+    }
+
+    /**
+     * Whether two interior ranges of one memory may share an element: their hulls in memory (first piece's
+     * start to last piece's end) intersect.
+     */
+    private static boolean overlap(Layout a, long aFirst, Layout b, long bFirst, long count) {
+        long aLo = a.piece(aFirst, count, 0).storage();
+        Layout.Piece aLast = a.piece(aFirst, count, a.pieces(aFirst, count) - 1);
+        long bLo = b.piece(bFirst, count, 0).storage();
+        Layout.Piece bLast = b.piece(bFirst, count, b.pieces(bFirst, count) - 1);
+        return aLo < bLast.storage() + bLast.length() && bLo < aLast.storage() + aLast.length();
     }
 
     /** The fill pattern of {@code v} for a buffer of {@code target} (f16 and bf16 buffers take an f32 value). */

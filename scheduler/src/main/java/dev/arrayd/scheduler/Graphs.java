@@ -101,8 +101,8 @@ final class Graphs {
         List<Buffer> scratch = new ArrayList<>(0);
         for (Buffer b : g.buffers) {
             if (b.memoryMode() == MemoryMode.LOCAL && !swap.containsKey(b)) {
-                Buffer fresh = buffers.newBuffer(s, b.dtype(), b.dims(), b.elements(), b.device(), MemoryMode.LOCAL, b.label(),
-                        true);
+                Buffer fresh = buffers.newBuffer(s, b.dtype(), b.layout(), b.padValue(), b.device(), MemoryMode.LOCAL,
+                        b.label(), true);
                 scratch.add(fresh);
                 swap.put(b, fresh);
             }
@@ -143,10 +143,12 @@ final class Graphs {
                     written |= p.buffers()[b] == from && p.writes()[b];
                 }
             }
-            Buffer to = written ? s.writableBuffer(e.getValue(), "rebind") : s.buffer(e.getValue(), "rebind");
-            if (to.dtype() != from.dtype() || to.sizeBytes() != from.sizeBytes()) {
+            Buffer to = (written ? s.writableBuffer(e.getValue(), "rebind") : s.buffer(e.getValue(), "rebind")).storage();
+            if (to.dtype() != from.dtype() || to.sizeBytes() != from.sizeBytes()
+                    || (from.isPadded() || to.isPadded()) && !to.layout().equals(from.layout())) {
                 throw ArraydException.invalid(at + to + " (expected: " + from.dtype().wireName() + " of "
-                        + from.sizeBytes() + " bytes, like " + from + ")");
+                        + from.sizeBytes() + " bytes, like " + from + (from.isPadded() || to.isPadded()
+                        ? ", with the same dims and padding" : "") + ")");
             }
             swap.put(from, to);
         }

@@ -128,7 +128,7 @@ final class LaunchValidator {
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i) instanceof CommandSpec.BufferArg ba) {
                 Buffer b = s.buffers.get(ba.buffer());
-                argBuffers[i] = b != null ? b : s.buffer(ba.buffer(), "launch.args[" + i + "]");
+                argBuffers[i] = (b != null ? b : s.buffer(ba.buffer(), "launch.args[" + i + "]")).storage();
             } else {
                 argBuffers[i] = null;
                 usesMerge |= args.get(i) instanceof CommandSpec.MergeArg;
@@ -206,8 +206,9 @@ final class LaunchValidator {
         if (!info.dtypes().contains(b.dtype())) {
             throw ArraydException.invalid(argAt(i) + b + " (its dtype is not supported by " + d.id() + ")");
         }
-        if (p.access().writes() && s.isReadOnly(b.handle())) {
-            s.writableBuffer(b.handle(), "launch.args[" + i + "]"); // throws PERMISSION_DENIED
+        long handle = ((CommandSpec.BufferArg) a).buffer(); // the handle the client named (a view's, or the buffer's)
+        if (p.access().writes() && s.isReadOnly(handle)) {
+            s.writableBuffer(handle, "launch.args[" + i + "]"); // throws PERMISSION_DENIED
         }
     }
 

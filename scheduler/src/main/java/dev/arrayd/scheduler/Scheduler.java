@@ -211,6 +211,31 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         return buffers.createInHostMemory(s, dtype, dims, device, label, mode, memory);
     }
 
+    /**
+     * A padded buffer (the seed's pre-padded tensor node): memory for {@code dims} grown by
+     * {@code padding}'s elements before and after each axis, its padding filled with {@code padding.value()}
+     * (zero when null) and its interior with zeros, on its first replica; other replicas are copies of the
+     * whole. Kernels index the padded array (its {@link Buffer#elements()} are the bounds); uploads,
+     * downloads, fills and copies address the interior unless they ask for the whole padded array. A
+     * padding of zeros on every axis is a plain buffer. Not with {@link Sharing#PER_STREAM}.
+     */
+    public Buffer createBuffer(Session s, DType dtype, long[] dims, Padding padding, String device, String label,
+            MemoryMode mode) {
+        return buffers.create(s, dtype, dims, padding, device, label, mode, Sharing.SHARED);
+    }
+
+    /**
+     * A view of buffer {@code base} with new {@code dims}: a handle of its own over the same memory — same
+     * replicas, hazards and events, so a write through either is a write of both; no copy is made. Of an
+     * unpadded buffer, or with {@code wholePadded} of a padded one's whole array, any dims with that many
+     * elements; of a padded buffer's interior, dims that keep its padded axes as they are and regroup only the
+     * axes outside them (the view is padded alike). The memory stays until the base and every view are
+     * destroyed. Not of LOCAL or PER_STREAM buffers; a view of a handle held read-only is read-only.
+     */
+    public Buffer createView(Session s, long base, long[] dims, boolean wholePadded, String label) {
+        return buffers.createView(s, base, dims, wholePadded, label);
+    }
+
     public Buffer buffer(Session s, long handle) {
         return s.buffer(handle, "");
     }
@@ -220,7 +245,7 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
      * replicas that exist (allocated, or current).
      */
     public Map<String, ReplicaState> replicaStates(Buffer b) {
-        return buffers.replicaStates(b);
+        return buffers.replicaStates(b.storage());
     }
 
     /**

@@ -6,6 +6,8 @@ import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.CreateBufferRequest;
 import dev.arrayd.proto.v1.CreateBufferResponse;
+import dev.arrayd.proto.v1.CreateViewRequest;
+import dev.arrayd.proto.v1.CreateViewResponse;
 import dev.arrayd.proto.v1.DescribeBufferRequest;
 import dev.arrayd.proto.v1.DescribeBufferResponse;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
@@ -58,7 +60,14 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             long[] dims = ProtoCodec.longs(req.getDimsList());
             // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse. A
             // PER_STREAM buffer holds no memory itself: each stream's instance is charged when it is made.
-            long bytes = sharing == dev.arrayd.scheduler.Sharing.PER_STREAM ? 0 : dataBytes(dims, dtype.byteSize());
+            dev.arrayd.scheduler.Padding padding = padding(req, dims.length);
+            if (padding != null && (sharing == dev.arrayd.scheduler.Sharing.PER_STREAM || req.hasHostRegion())) {
+                throw ArraydException.invalid("padding: " + req.getPaddingCount() + " axes with " + (req.hasHostRegion()
+                        ? "host_region (expected: no padding; a buffer living in a region is the region's bytes)"
+                        : "sharing PER_STREAM (expected: no padding; a per-stream buffer's instances are plain arrays)"));
+            }
+            long bytes = sharing == dev.arrayd.scheduler.Sharing.PER_STREAM ? 0
+                    : dataBytes(padding == null ? dims : paddedDims(dims, padding), dtype.byteSize());
             l.usage.reserveMemory(bytes);
             Buffer b;
             dev.arrayd.scheduler.HostMemory host = null;
@@ -70,6 +79,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                     }
                     host = hostMemory(l, req.getHostRegion(), dataBytes(dims, dtype.byteSize()));
                     b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, host);
+                } else if (padding != null) {
+                    b = scheduler.createBuffer(l.session, dtype, dims, padding, req.getDevice(), req.getLabel(), mode);
                 } else {
                     b = scheduler.createBuffer(l.session, dtype, dims, req.getDevice(), req.getLabel(), mode, sharing);
                 }
@@ -119,6 +130,51 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         });
     }
 
+    /** The request's padding, or null when it has none (or zeros on every axis and no value). */
+    private static dev.arrayd.scheduler.Padding padding(CreateBufferRequest req, int rank) {
+        if (req.getPaddingCount() == 0) {
+            if (req.hasPaddingValue()) {
+                throw ArraydException.invalid("padding_value: set without padding (expected: padding, one entry per axis)");
+            }
+            return null;
+        }
+        if (req.getPaddingCount() != rank) {
+            throw ArraydException.invalid("padding: " + req.getPaddingCount() + " entries (expected: " + rank
+                    + ", one per axis of dims)");
+        }
+        long[] left = new long[rank];
+        long[] right = new long[rank];
+        for (int i = 0; i < rank; i++) {
+            left[i] = Wire.size(req.getPadding(i).getLeft(), "padding[" + i + "].left");
+            right[i] = Wire.size(req.getPadding(i).getRight(), "padding[" + i + "].right");
+        }
+        var value = req.hasPaddingValue() ? ProtoCodec.scalar(req.getPaddingValue(), "padding_value") : null;
+        return new dev.arrayd.scheduler.Padding(left, right, value);
+    }
+
+    /** The padded extents (saturating: an absurd padding is refused by the quota or the scheduler). */
+    private static long[] paddedDims(long[] dims, dev.arrayd.scheduler.Padding padding) {
+        long[] out = new long[dims.length];
+        long[] left = padding.left();
+        long[] right = padding.right();
+        for (int i = 0; i < dims.length; i++) {
+            long e = dims[i] + left[i] + right[i];
+            out[i] = e < 0 || left[i] > Long.MAX_VALUE / 4 || right[i] > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 4 : e;
+        }
+        return out;
+    }
+
+    @Override
+    public void createView(CreateViewRequest req, StreamObserver<CreateViewResponse> out) {
+        Calls.unary(out, () -> {
+            SessionLease l = sessions.lease(req.getSession());
+            Buffer v = scheduler.createView(l.session, req.getBase(), ProtoCodec.longs(req.getDimsList()),
+                    req.getWholePadded(), req.getLabel());
+            l.views.incrementAndGet();
+            return CreateViewResponse.newBuilder().setBuffer(ProtoCodec.bufferInfo(v, scheduler.replicaStates(v))).build();
+        });
+    }
+
     @Override
     public void describeBuffer(DescribeBufferRequest req, StreamObserver<DescribeBufferResponse> out) {
         Calls.unary(out, () -> {
@@ -131,8 +187,12 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     public void destroyBuffer(DestroyBufferRequest req, StreamObserver<DestroyBufferResponse> out) {
         Calls.unary(out, () -> {
             SessionLease l = sessions.lease(req.getSession());
+            Buffer storage = l.views.get() == 0 ? null : scheduler.buffer(l.session, req.getBuffer()).storage();
             scheduler.destroyBuffer(l.session, req.getBuffer());
-            Long bytes = l.ownedBuffers.remove(req.getBuffer());
+            if (storage != null && heldThroughViews(l, storage)) {
+                return DestroyBufferResponse.getDefaultInstance(); // its memory is charged until its last view goes
+            }
+            Long bytes = l.ownedBuffers.remove(storage != null ? storage.handle() : req.getBuffer());
             if (bytes != null) {
                 l.usage.memoryBytes.addAndGet(-bytes);
             }
@@ -167,7 +227,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                     if (limit < 0) {
                         SessionLease l = sessions.lease(c.getSession());
                         // chunks are held until the client half-closes: never more than the buffer holds
-                        limit = scheduler.buffer(l.session, c.getBuffer()).sizeBytes();
+                        limit = addressableBytes(scheduler.buffer(l.session, c.getBuffer()), c.getWholePadded());
                         quota = InFlightCall.reserve(l, "WriteBuffer");
                     }
                 } catch (RuntimeException e) {
@@ -212,7 +272,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         long[] waits = i == 0 ? Wire.events(first.getWaitEventsList(), "wait_events") : null;
                         long event = i == chunks.size() - 1 ? Wire.newEvent(first.getEvent(), "event") : 0;
                         specs.add(new CommandSpec(event, waits, 0, new CommandSpec.UploadOp(buffer,
-                                Wire.size(c.getOffsetBytes(), "chunks[" + i + "].offset_bytes"), ProtoCodec.segment(c.getData()))));
+                                Wire.size(c.getOffsetBytes(), "chunks[" + i + "].offset_bytes"), ProtoCodec.segment(c.getData()),
+                                first.getWholePadded())));
                         bytes += c.getData().size();
                     }
                     long total = bytes;
@@ -270,10 +331,12 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             Buffer b = scheduler.buffer(s, req.getBuffer());
             offset = Wire.size(req.getOffsetBytes(), "offset_bytes");
             long asked0 = Wire.size(req.getSizeBytes(), "size_bytes");
-            long size = asked0 == 0 ? b.sizeBytes() - Math.min(offset, b.sizeBytes()) : asked0;
-            if (offset > b.sizeBytes() - size) {
+            long whole = addressableBytes(b, req.getWholePadded());
+            long size = asked0 == 0 ? whole - Math.min(offset, whole) : asked0;
+            if (offset > whole - size) {
                 throw new ArraydException(dev.arrayd.devices.api.ErrorCode.OUT_OF_RANGE, "read: bytes [" + offset + ", +"
-                        + size + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
+                        + size + ") (expected: within the " + whole + (b.isPadded() && !req.getWholePadded() ? " interior" : "")
+                        + " bytes of " + b + ")");
             }
             long asked = Wire.u32(req.getChunkBytes());
             // what the client accepts bounds the chunk too (with room for the chunk's fields and framing)
@@ -285,7 +348,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
                 long len = Math.min(MAX_WINDOW, size - o);
                 specs.add(new CommandSpec(0, specs.isEmpty() ? waits : null, 0,
-                        new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW), deadline, null));
+                        new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW, null, req.getWholePadded()),
+                        deadline, null));
                 if (len == 0) {
                     break;
                 }
@@ -336,6 +400,21 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     }
 
     /** The data bytes of a buffer of these dims (saturating: the scheduler rejects absurd dims itself). */
+    /** The bytes a write or read of {@code b} addresses: its interior when padded, unless {@code wholePadded}. */
+    static long addressableBytes(Buffer b, boolean wholePadded) {
+        return b.isPadded() && !wholePadded ? dataBytes(b.dims(), b.dtype().byteSize()) : b.sizeBytes();
+    }
+
+    /** Whether the session still holds a handle (a view, or the buffer) over {@code storage}'s memory. */
+    private static boolean heldThroughViews(SessionLease l, Buffer storage) {
+        for (Buffer b : l.session.buffers()) {
+            if (b.storage() == storage) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static long dataBytes(long[] dims, long elementBytes) {
         long n = elementBytes;
         for (long d : dims) {

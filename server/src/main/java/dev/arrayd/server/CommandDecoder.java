@@ -84,7 +84,7 @@ final class CommandDecoder {
                 var k = c.getCopy();
                 yield new CommandSpec.CopyOp(k.getSrc(), k.getDst(), Wire.size(k.getSrcOffsetBytes(), "copy.src_offset_bytes"),
                         Wire.size(k.getDstOffsetBytes(), "copy.dst_offset_bytes"), Wire.size(k.getSizeBytes(), "copy.size_bytes"),
-                        k.getDevice(), ProtoCodec.mergeMode(k.getMerge()), k.getSrcStream());
+                        k.getDevice(), ProtoCodec.mergeMode(k.getMerge()), k.getSrcStream(), k.getWholePadded());
             }
             case FILL -> {
                 var f = c.getFill();
@@ -93,7 +93,7 @@ final class CommandDecoder {
                 }
                 yield new CommandSpec.FillOp(f.getBuffer(), ProtoCodec.scalar(f.getValue(), "fill.value"),
                         Wire.size(f.getOffsetElements(), "fill.offset_elements"),
-                        Wire.size(f.getCountElements(), "fill.count_elements"));
+                        Wire.size(f.getCountElements(), "fill.count_elements"), f.getWholePadded());
             }
             case UPLOAD -> {
                 var u = c.getUpload();
@@ -108,14 +108,14 @@ final class CommandDecoder {
                     }
                     yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
                             regions(regions, call, "upload.from_region").slice(r.getRegion(), r.getOffsetBytes(),
-                                    r.getSizeBytes(), "upload.from_region"));
+                                    r.getSizeBytes(), "upload.from_region"), u.getWholePadded());
                 }
                 if (u.getData().size() > maxInlineBytes) {
                     throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
                             + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
                 }
                 yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
-                        ProtoCodec.segment(u.getData()));
+                        ProtoCodec.segment(u.getData()), u.getWholePadded());
             }
             case DOWNLOAD -> {
                 if (c.getDownload().hasIntoRegion()) {
@@ -126,7 +126,7 @@ final class CommandDecoder {
                             ? table.sliceFrom(r.getRegion(), r.getOffsetBytes(), "download.into_region")
                             : table.slice(r.getRegion(), r.getOffsetBytes(), r.getSizeBytes(), "download.into_region");
                     yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
-                            Wire.size(d.getSizeBytes(), "download.size_bytes"), into.byteSize(), into);
+                            Wire.size(d.getSizeBytes(), "download.size_bytes"), into.byteSize(), into, d.getWholePadded());
                 }
                 if (call == Call.SUBMIT) {
                     throw ArraydException.invalid("download: not available in unary Submit (expected: the session"
@@ -135,7 +135,7 @@ final class CommandDecoder {
                 var d = c.getDownload();
                 // the size is checked against the limit once resolved (0 means "to the end")
                 yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
-                        Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes);
+                        Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes, null, d.getWholePadded());
             }
             case HOST_WRITTEN -> new CommandSpec.HostWrittenOp(c.getHostWritten().getBuffer());
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload, download"

@@ -109,6 +109,18 @@ final class ProtoCodec {
         };
     }
 
+    /** The wire form of a scalar. */
+    static Scalar scalar(KernelArg.Scalar v) {
+        return switch (v.dtype()) {
+            case F32 -> Scalar.newBuilder().setF32(Float.intBitsToFloat((int) v.bits())).build();
+            case F64 -> Scalar.newBuilder().setF64(Double.longBitsToDouble(v.bits())).build();
+            case I32 -> Scalar.newBuilder().setI32((int) v.bits()).build();
+            case I64 -> Scalar.newBuilder().setI64(v.bits()).build();
+            case U8 -> Scalar.newBuilder().setU8((int) (v.bits() & 0xff)).build();
+            case F16, BF16 -> Scalar.newBuilder().setF32(Float.intBitsToFloat((int) v.bits())).build();
+        };
+    }
+
     static KernelArg.Scalar scalar(Scalar s, String field) {
         return switch (s.getValueCase()) {
             case F32 -> KernelArg.Scalar.f32(s.getF32());
@@ -245,6 +257,17 @@ final class ProtoCodec {
         for (long d : b.dims()) {
             out.addDims(d);
         }
+        if (b.isPadded()) {
+            long[] left = b.layout().left();
+            long[] right = b.layout().right();
+            for (int i = 0; i < left.length; i++) {
+                out.addPadding(dev.arrayd.proto.v1.AxisPadding.newBuilder().setLeft(left[i]).setRight(right[i]));
+            }
+            if (b.padValue() != null) {
+                out.setPaddingValue(scalar(b.padValue()));
+            }
+        }
+        out.setView(b.isView());
         replicas.forEach((where, state) -> out.addReplicas(dev.arrayd.proto.v1.Replica.newBuilder().setDevice(where)
                 .setState(switch (state) {
                     case MODIFIED -> dev.arrayd.proto.v1.ReplicaState.REPLICA_STATE_MODIFIED;

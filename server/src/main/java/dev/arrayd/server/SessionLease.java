@@ -27,6 +27,8 @@ final class SessionLease {
     final AtomicInteger liveStreams = new AtomicInteger();
     /** Buffers this session created (not those it opened through a capability) → their bytes. */
     final Map<Long, Long> ownedBuffers = new ConcurrentHashMap<>();
+    /** Views created by the session: while there are any, a destroyed buffer's bytes stay charged until no view of it is left. */
+    final java.util.concurrent.atomic.AtomicLong views = new java.util.concurrent.atomic.AtomicLong();
     final AtomicLong streams = new AtomicLong();
     /** Its shared-memory regions (their bytes count as device memory of the tenant until freed). */
     final dev.arrayd.server.regions.RegionTable regions = new dev.arrayd.server.regions.RegionTable();

@@ -34,4 +34,46 @@ public sealed interface DeviceCommand {
 
     /** Repeats an element pattern of {@code patternBytes} (1, 2, 4 or 8; little-endian {@code pattern}) over {@code dst}. */
     record Fill(MemRef dst, long pattern, int patternBytes) implements DeviceCommand {}
+
+    /**
+     * Data commands ({@link Upload}, {@link Download}, {@link Copy}, {@link Fill}) run in order as one
+     * command, with one completion: how the scheduler moves a range that is not contiguous in device
+     * memory (the interior of a padded array is one piece per row). {@code parts} is not empty; it may
+     * be computed on access (a padded array's rows), so a backend reads each part once, in order.
+     */
+    record Sequence(List<DeviceCommand> parts) implements DeviceCommand {
+        public Sequence {
+            if (parts == null || parts.isEmpty()) {
+                throw ArraydException.invalid("parts: none (expected: at least one data command)");
+            }
+        }
+
+        /**
+         * Part {@code i}, checked to be a data command: a launch, a peer copy or a nested sequence is
+         * refused with INVALID_ARGUMENT naming its position.
+         */
+        public DeviceCommand part(int i) {
+            DeviceCommand p = parts.get(i);
+            if (!(p instanceof Upload || p instanceof Download || p instanceof Copy || p instanceof Fill)) {
+                throw ArraydException.invalid("parts[" + i + "]: " + (p == null ? "null" : p.getClass().getSimpleName())
+                        + " (expected: Upload, Download, Copy or Fill)");
+            }
+            return p;
+        }
+
+        /** Bytes the parts move or write, in all. */
+        public long bytes() {
+            long n = 0;
+            for (int i = 0; i < parts.size(); i++) {
+                n += switch (parts.get(i)) {
+                    case Upload u -> u.dst().bytes();
+                    case Download d -> d.src().bytes();
+                    case Copy c -> c.src().bytes();
+                    case Fill f -> f.dst().bytes();
+                    default -> 0;
+                };
+            }
+            return n;
+        }
+    }
 }

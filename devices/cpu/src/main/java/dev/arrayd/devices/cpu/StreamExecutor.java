@@ -58,6 +58,11 @@ final class StreamExecutor implements AutoCloseable {
             }
             case DeviceCommand.Fill fill -> fill(device.segment(fill.dst(), "dst"), fill);
             case DeviceCommand.PeerCopy peer -> peerCopy(peer);
+            case DeviceCommand.Sequence sequence -> {
+                for (int i = 0; i < sequence.parts().size(); i++) {
+                    execute(sequence.part(i));
+                }
+            }
         }
     }
 

@@ -254,6 +254,11 @@ public final class NullDevice extends AbstractDevice<NativeStream, NullSlab> {
                 }
             }
             case DeviceCommand.Fill f -> fill(f);
+            case DeviceCommand.Sequence seq -> {
+                for (int i = 0; i < seq.parts().size(); i++) {
+                    execute(seq.part(i));
+                }
+            }
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }
     }
