@@ -27,8 +27,10 @@ class Buffer:
     writes it; pass it to :meth:`Session.launch` and the copies."""
 
     def __init__(self, session: "Session", handle: int, dtype: str, shape: tuple[int, ...], device: str, mode: str,
-                 region=None, region_offset: int = 0):
+                 region=None, region_offset: int = 0, padding: tuple[tuple[int, int], ...] | None = None):
         self.session = session
+        #: a padded buffer's (left, right) padding per axis, else None; ``shape`` is then its interior's
+        self.padding = padding
         self.id = handle
         #: the daemon's element type name: "f32", "f64", "i32", "i64", "u8", "f16" or "bf16"
         self.dtype = dtype
@@ -49,6 +51,52 @@ class Buffer:
     @property
     def nbytes(self) -> int:
         return self.size * self.numpy_dtype.itemsize
+
+    @property
+    def padded_shape(self) -> tuple[int, ...]:
+        """The shape of its memory: ``shape`` grown by the padding (``shape`` itself when unpadded)."""
+        if self.padding is None:
+            return self.shape
+        return tuple(l + d + r for d, (l, r) in zip(self.shape, self.padding))
+
+    @property
+    def padded_nbytes(self) -> int:
+        return int(np.prod(self.padded_shape)) * self.numpy_dtype.itemsize
+
+    def numpy_padded(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
+        """The whole padded array (padding included) as a NumPy array of ``padded_shape``."""
+        out = np.empty(self.padded_shape, dtype=self.numpy_dtype)
+        for e in self.session.download(self, whole_padded=True, wait_for=wait_for,
+                                       _into=memoryview(out.reshape(-1).view(np.uint8))):
+            e.wait()
+        return out
+
+    def _linear(self, index: Sequence[int]) -> int:
+        index = (index,) if isinstance(index, (int, np.integer)) else tuple(index)
+        if len(index) != len(self.shape) or any(not 0 <= i < d for i, d in zip(index, self.shape)):
+            raise IndexError(f"index: {index} (expected: {len(self.shape)} indexes inside the shape {self.shape})")
+        return int(np.ravel_multi_index(index, self.shape))
+
+    def set_value(self, index: int | Sequence[int], value: float | int, *, wait_for: Iterable["Event"] = ()) -> "Event":
+        """Writes one element at ``index`` (of a padded buffer's interior), ordered like every other command."""
+        return self.session.fill(self, value, offset=self._linear(index), count=1, wait_for=wait_for)
+
+    def get_value(self, index: int | Sequence[int], *, wait_for: Iterable["Event"] = ()) -> Any:
+        """Reads one element at ``index``, after every command submitted before it."""
+        out = np.empty(1, dtype=self.numpy_dtype)
+        size = self.numpy_dtype.itemsize
+        for e in self.session.download(self, offset_bytes=self._linear(index) * size, size_bytes=size, wait_for=wait_for,
+                                       _into=memoryview(out.view(np.uint8))):
+            e.wait()
+        return out[0]
+
+    def set_values(self, values: Any, *, wait_for: Iterable["Event"] = ()) -> "Event":
+        """Writes every element (of the interior) from ``values``: :meth:`write`, the seed's name."""
+        return self.write(values, wait_for=wait_for)
+
+    def get_values(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
+        """Every element (of the interior): :meth:`numpy`, the seed's name."""
+        return self.numpy(wait_for=wait_for)
 
     def numpy(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
         """The contents as a NumPy array, after every command submitted before on it. A buffer that lives in

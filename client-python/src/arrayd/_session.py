@@ -169,32 +169,60 @@ class Session:
 
     # -- buffers
     def empty(self, shape: int | Sequence[int], dtype: Any = np.float32, *, device: str = "", mode: str = "device",
-              label: str = "", per_stream: bool = False) -> Buffer:
-        """A new buffer of ``shape`` and ``dtype`` (its memory zeroed by the daemon) on ``device`` (empty: the first)."""
+              label: str = "", per_stream: bool = False, padding: int | Sequence[tuple[int, int]] | None = None,
+              pad_value: float | int | None = None) -> Buffer:
+        """A new buffer of ``shape`` and ``dtype`` (its memory zeroed by the daemon) on ``device`` (empty: the first).
+
+        ``padding`` makes it a padded buffer: ``n`` elements on both sides of every axis, or one ``(left, right)``
+        pair per axis; the padding holds ``pad_value`` (default 0). Kernels index the padded array; writes, reads,
+        fills and copies address the interior ``shape`` unless they pass ``whole_padded=True``."""
         dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
         name = _dtypes.name_of(dtype)
+        pads = _padding(padding, len(dims))
         req = buffers_pb2.CreateBufferRequest(session=self.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=_mode(mode),
                                               device=device, label=label,
-                                              sharing=common_pb2.SHARING_PER_STREAM if per_stream else common_pb2.SHARING_SHARED)
+                                              sharing=common_pb2.SHARING_PER_STREAM if per_stream else common_pb2.SHARING_SHARED,
+                                              padding=[buffers_pb2.AxisPadding(left=l, right=r) for l, r in pads or ()])
+        if pad_value is not None:
+            req.padding_value.CopyFrom(_scalar(pad_value, name, "pad_value"))
         info = self._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer
-        return Buffer(self, info.buffer, name, tuple(dims), info.device, mode)
+        return Buffer(self, info.buffer, name, tuple(dims), info.device, mode, padding=pads)
+
+    def view(self, base: Buffer, shape: int | Sequence[int], *, whole_padded: bool = False) -> Buffer:
+        """A view of ``base`` with a new ``shape``: the same memory, replicas and events (nothing copied; a write
+        through either is a write of both). Of a padded buffer's interior, ``shape`` keeps its padded axes as the
+        innermost ones and regroups only the axes outside them; with ``whole_padded`` it views the whole padded
+        array as plain elements. The memory stays until ``base`` and every view are destroyed."""
+        dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
+        info = self._client._unary("BufferService", "CreateView", buffers_pb2.CreateViewRequest(
+            session=self.id, base=base.id, dims=dims, whole_padded=whole_padded), buffers_pb2.CreateViewResponse).buffer
+        pads = tuple((p.left, p.right) for p in info.padding) or None
+        return Buffer(self, info.buffer, base.dtype, tuple(dims), info.device, base.mode, padding=pads)
 
     zeros = empty
 
-    def array(self, data: Any, *, dtype: Any = None, device: str = "", mode: str = "device", label: str = "") -> Buffer:
-        """A new buffer holding ``data`` (a NumPy array or anything ``numpy.asarray`` takes)."""
+    def array(self, data: Any, *, dtype: Any = None, device: str = "", mode: str = "device", label: str = "",
+              padding: int | Sequence[tuple[int, int]] | None = None, pad_value: float | int | None = None) -> Buffer:
+        """A new buffer holding ``data`` (a NumPy array or anything ``numpy.asarray`` takes); with ``padding`` it is
+        the interior of a padded buffer (see :meth:`empty`)."""
         a = np.asarray(data, dtype=_dtypes.numpy_of(_dtypes.name_of(dtype)) if dtype is not None else None)
         if a.ndim == 0:
             a = a.reshape(1)
-        buf = self.empty(a.shape, a.dtype, device=device, mode=mode, label=label)
+        buf = self.empty(a.shape, a.dtype, device=device, mode=mode, label=label, padding=padding, pad_value=pad_value)
         buf.write(a)
         return buf
 
     def upload(self, buffer: Buffer, data: Any, *, offset_bytes: int = 0, wait_for: Iterable[Event] = (),
-               stream: Stream | None = None) -> Event:
-        """Writes ``data``'s bytes into ``buffer`` from ``offset_bytes``; the event of the last part."""
+               stream: Stream | None = None, whole_padded: bool = False) -> Event:
+        """Writes ``data``'s bytes into ``buffer`` from ``offset_bytes`` (of a padded buffer's interior, or of its
+        whole padded array with ``whole_padded``); the event of the last part."""
         raw = np.ascontiguousarray(data)
         view = memoryview(raw.reshape(-1).view(np.uint8)) if raw.size else memoryview(b"")
+        if whole_padded:
+            head = self._command(wait_for=wait_for, stream=stream)
+            head.upload.CopyFrom(execution_pb2.Upload(buffer=buffer.id, offset_bytes=offset_bytes, data=view.tobytes(),
+                                                      whole_padded=True))
+            return self._submit([head])[0]
         if len(view) > UPLOAD_CHUNK and self._recording is None and self._staging_area() is not None:
             return self._staging.upload(buffer, view, offset_bytes, list(wait_for), stream)
         commands: list = []
@@ -210,13 +238,15 @@ class Session:
         return self._submit(commands)[-1]
 
     def download(self, buffer: Buffer, *, offset_bytes: int = 0, size_bytes: int = 0, wait_for: Iterable[Event] = (),
-                 stream: Stream | None = None, _into: memoryview | None = None) -> list[Event]:
-        """Reads bytes of ``buffer`` (0 = to its end) in commands of at most 8 MiB; their events carry the bytes."""
-        size = size_bytes or buffer.nbytes - offset_bytes
+                 stream: Stream | None = None, whole_padded: bool = False,
+                 _into: memoryview | None = None) -> list[Event]:
+        """Reads bytes of ``buffer`` (0 = to its end; of a padded buffer's interior, or of its whole padded array with
+        ``whole_padded``) in commands of at most 8 MiB; their events carry the bytes."""
+        size = size_bytes or (buffer.padded_nbytes if whole_padded else buffer.nbytes) - offset_bytes
         starts = range(0, size, DOWNLOAD_CHUNK)
         commands = [self._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
-            buffer=buffer.id, offset_bytes=offset_bytes + start, size_bytes=min(DOWNLOAD_CHUNK, size - start)))
-            for start in starts]
+            buffer=buffer.id, offset_bytes=offset_bytes + start, size_bytes=min(DOWNLOAD_CHUNK, size - start),
+            whole_padded=whole_padded)) for start in starts]
         if _into is None:
             return self._submit(commands)
         # the bytes go straight into the destination as they arrive (registered before the commands are sent)
@@ -235,21 +265,23 @@ class Session:
         return out
 
     def fill(self, buffer: Buffer, value: float | int, *, offset: int = 0, count: int = 0,
-             wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
-        """Sets ``count`` elements (0: to the end) from ``offset`` to ``value``."""
+             wait_for: Iterable[Event] = (), stream: Stream | None = None, whole_padded: bool = False) -> Event:
+        """Sets ``count`` elements (0: to the end) from ``offset`` to ``value`` (of a padded buffer's interior, or of
+        its whole padded array with ``whole_padded``)."""
         return self._submit([self._command(wait_for=wait_for, stream=stream, fill=execution_pb2.Fill(
             buffer=buffer.id, value=_scalar(value, "f32" if buffer.dtype in ("f16", "bf16") else buffer.dtype, "fill.value"),
-            offset_elements=offset, count_elements=count))])[0]
+            offset_elements=offset, count_elements=count, whole_padded=whole_padded))])[0]
 
     def copy(self, src: Buffer, dst: Buffer | None = None, *, src_offset_bytes: int = 0, dst_offset_bytes: int = 0,
              size_bytes: int = 0, device: str = "", merge: str | None = None, src_stream: Stream | None = None,
-             wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
-        """Copies bytes of ``src`` into ``dst`` (on any devices). Without ``dst``: makes ``src`` current on
-        ``device`` (a prefetch), or with ``merge="copy"|"streaming"`` fills the merge buffer of ``stream``."""
+             wait_for: Iterable[Event] = (), stream: Stream | None = None, whole_padded: bool = False) -> Event:
+        """Copies bytes of ``src`` into ``dst`` (on any devices; padded buffers' interiors, or their whole padded
+        arrays with ``whole_padded``). Without ``dst``: makes ``src`` current on ``device`` (a prefetch), or with
+        ``merge="copy"|"streaming"`` fills the merge buffer of ``stream``."""
         return self._submit([self._command(wait_for=wait_for, stream=stream, copy=execution_pb2.Copy(
             src=src.id, dst=dst.id if dst is not None else 0, src_offset_bytes=src_offset_bytes,
             dst_offset_bytes=dst_offset_bytes, size_bytes=size_bytes, device=device, merge=_MERGE[merge],
-            src_stream=src_stream.id if src_stream else 0))])[0]
+            src_stream=src_stream.id if src_stream else 0, whole_padded=whole_padded))])[0]
 
     def destroy(self, buffer: Buffer) -> None:
         self._client._unary("BufferService", "DestroyBuffer",
@@ -432,6 +464,18 @@ class Graph:
 def _access(a: str) -> int:
     return {"read": common_pb2.ACCESS_READ, "write": common_pb2.ACCESS_WRITE,
             "read_write": common_pb2.ACCESS_READ_WRITE}[a.lower()]
+
+
+def _padding(padding: Any, rank: int) -> tuple[tuple[int, int], ...] | None:
+    """``n`` (both sides of every axis) or one ``(left, right)`` pair per axis, as pairs; None for no padding."""
+    if padding is None:
+        return None
+    if isinstance(padding, (int, np.integer)):
+        return tuple((int(padding), int(padding)) for _ in range(rank))
+    pairs = tuple((int(l), int(r)) for l, r in padding)
+    if len(pairs) != rank:
+        raise ValueError(f"padding: {len(pairs)} pairs (expected: {rank}, one (left, right) pair per axis)")
+    return pairs
 
 
 def _scalar(value: Any, dtype: str, what: str) -> common_pb2.Scalar:

@@ -40,6 +40,7 @@ final class ReportCommand implements Tool {
             new String[] {"tenants", "tenants: fair share under saturation, a polite client during a flood"},
             new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
             new String[] {"python", "python: the Python client vs raw grpcio and client-java"},
+            new String[] {"padding", "padding: a stencil on a padded buffer vs position tests; the cost of a view"},
             new String[] {"jmh", "jmh: micro-benchmarks of the hot paths"});
 
     private static final Pattern IMAGE = Pattern.compile("!\\[([^\\]]*)\\]\\(([^)/]+\\.png)\\)");

@@ -10,9 +10,10 @@ import java.util.List;
 
 /**
  * The IR kernels of {@code arrayd demo --kernel NAME}, exactly as docs/kernels.md shows them. All of
- * them run on a daemon without {@code --allow-native-source}.
+ * them run on a daemon without {@code --allow-native-source}. The stencils are public: {@code bench padding}
+ * measures them.
  */
-final class DemoKernels {
+public final class DemoKernels {
 
     /** The names {@code --kernel} takes. */
     static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "softmax", "stencil");
@@ -30,7 +31,7 @@ final class DemoKernels {
      * w x h grid reads its four neighbours without a test: out[y][x] = 0.2 * (in[y][x] + its four neighbours),
      * in interior coordinates.
      */
-    static IrKernelSpec stencil() {
+    public static IrKernelSpec stencil() {
         IrExpr w2 = Ir.param("w").add(Ir.i64(2));
         return Ir.kernel("stencil").gridDims(2)
                 .buffer("in", DType.F32, Access.READ, Ir.param("h").add(Ir.i64(2)).mul(w2))
@@ -53,7 +54,7 @@ final class DemoKernels {
      * The same stencil on a plain h x w array: each neighbour outside it is the boundary value {@code edge},
      * so every load is guarded by a test of the work-item's position.
      */
-    static IrKernelSpec stencilGuarded() {
+    public static IrKernelSpec stencilGuarded() {
         return Ir.kernel("stencil_guarded").gridDims(2)
                 .buffer("in", DType.F32, Access.READ, Ir.param("h").mul(Ir.param("w")))
                 .buffer("out", DType.F32, Access.WRITE, Ir.param("h").mul(Ir.param("w")))

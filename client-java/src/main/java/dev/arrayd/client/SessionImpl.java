@@ -1037,7 +1037,7 @@ final class SessionImpl implements Session {
         for (long d : dims) {
             req.addDims(d);
         }
-        return orderedUnary(req.build(), stubs.buffers()::createView, r -> Protos.buffer(r.getBuffer(), base.dtype()));
+        return unary(req.build(), stubs.buffers()::createView, r -> Protos.buffer(r.getBuffer(), base.dtype()));
     }
 
     private static <Q, R, T> CompletableFuture<T> unary(Q request, BiConsumer<Q, StreamObserver<R>> method,
