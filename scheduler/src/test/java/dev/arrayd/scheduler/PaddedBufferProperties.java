@@ -17,16 +17,25 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.statistics.Statistics;
 
 /**
- * Random programs on a padded buffer, views of it and a plain buffer, across two devices: uploads, fills, reads and copies of interior ranges,
+ * Random programs on a padded buffer, views of it and a plain buffer, across two small devices: uploads, fills, reads and copies of interior ranges,
  * writes of the whole padded array, launches that index the padded memory (and so write the padding),
- * transfers, and the base destroyed while its views go on. Every read, taken while later commands are
+ * transfers, the base destroyed while its views go on, and a large buffer made on one device now and then, which
+ * evicts what is there (the only current copy written back to the host, and brought back later). Every read, taken while later commands are
  * already queued, must equal a model: one array for the padded memory, updated command by command in
- * submission order; and the padding holds its value wherever no kernel or whole write touched it. (Eviction
- * of a padded buffer is {@link PaddedBufferTest}'s.)
+ * submission order; and the padding holds its value wherever no kernel or whole write touched it.
  */
 class PaddedBufferProperties {
+
+    /** What the scheduler may use of a test device's 16 KiB: 90%. */
+    static final long BUDGET = (1L << 14) * 9 / 10;
+
+    /** {@code bytes} as a block of the test devices' slab pools (64-byte aligned). */
+    static long align(long bytes) {
+        return (bytes + 63) / 64 * 64;
+    }
 
     /** The padded buffer: dims and (left, right) per axis, its padding value; the program. */
     record Shape(long[] dims, long[] left, long[] right, long pad) {}
@@ -45,7 +54,7 @@ class PaddedBufferProperties {
 
     @Provide
     Arbitrary<List<Step>> programs() {
-        return Combinators.combine(Arbitraries.integers().between(0, 8), Arbitraries.integers().between(0, 2),
+        return Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.integers().between(0, 2),
                 Arbitraries.longs().between(0, 1000), Arbitraries.longs().between(0, 1000),
                 Arbitraries.longs().between(-20, 20), Arbitraries.integers().between(0, 1)).as(Step::new)
                 .list().ofMinSize(1).ofMaxSize(25);
@@ -54,7 +63,8 @@ class PaddedBufferProperties {
     @Property(tries = 150, shrinking = ShrinkingMode.BOUNDED)
     void interiorsViewsAndKernelsMatchTheModel(@ForAll("shapes") Shape shape, @ForAll("programs") List<Step> program)
             throws Exception {
-        try (SchedulerFixture f = new SchedulerFixture(2)) {
+        // 16 KiB per device, one slab (a budget of 14,745 bytes): see the filler step
+        try (SchedulerFixture f = new SchedulerFixture(2, 1L << 14, 1L << 14)) {
             new Run(f, shape).run(program);
         }
     }
@@ -200,6 +210,19 @@ class PaddedBufferProperties {
                                     List.of(arg(dense), arg(dense), sc(st.k())), device));
                         }
                     }
+                    case 9 -> { // a buffer 64 bytes too large to fit beside the plain and the padded one
+                        long room = BUDGET - align(dense.sizeBytes()) - align(base.sizeBytes()) + 64;
+                        try {
+                            Buffer filler = sch.createBuffer(s, DType.I64, new long[] {Math.max(1, room / 8)}, device,
+                                    "filler", MemoryMode.DEVICE);
+                            sch.destroyBuffer(s, filler.handle());
+                        } catch (dev.arrayd.devices.api.ArraydException e) {
+                            // memory of evicted replicas that commands still use is fenced: no room yet, which is
+                            // RESOURCE_EXHAUSTED (after evicting what it could; the data is where the model says)
+                            org.junit.jupiter.api.Assertions.assertEquals(dev.arrayd.devices.api.ErrorCode.RESOURCE_EXHAUSTED,
+                                    e.code(), e::getMessage);
+                        }
+                    }
                     default -> throw new IllegalStateException();
                 }
             }
@@ -209,6 +232,9 @@ class PaddedBufferProperties {
             for (int i = 0; i < reads.size(); i++) {
                 assertArrayEquals(expected.get(i), MultiDeviceProperties.longs(reads.get(i)), "read " + i);
             }
+            long evicted = sch.devices().get(0).evictions() + sch.devices().get(1).evictions();
+            Statistics.label("replicas evicted").collect(evicted > 0)
+                    .coverage(c -> c.check(true).percentage(p -> p >= 8)); // the eviction path is really taken (about 20%)
             sch.closeSession(s);
         }
 

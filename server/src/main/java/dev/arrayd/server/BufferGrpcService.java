@@ -148,6 +148,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             left[i] = Wire.size(req.getPadding(i).getLeft(), "padding[" + i + "].left");
             right[i] = Wire.size(req.getPadding(i).getRight(), "padding[" + i + "].right");
         }
+        // an absurd padding is a bad argument, not a quota matter: checked before any memory is reserved
+        long elements = 1;
+        for (int i = 0; i < rank; i++) {
+            long extent = req.getDims(i) + left[i] + right[i];
+            if (left[i] > 1L << 62 || right[i] > 1L << 62 || extent <= 0
+                    || (elements = dev.arrayd.devices.api.support.Saturating.multiply(elements, extent)) > 1L << 62) {
+                throw ArraydException.invalid("padding[" + i + "]: (" + left[i] + ", " + right[i] + ") (expected: padded "
+                        + "extents whose product is at most 2^62 elements)");
+            }
+        }
         var value = req.hasPaddingValue() ? ProtoCodec.scalar(req.getPaddingValue(), "padding_value") : null;
         return new dev.arrayd.scheduler.Padding(left, right, value);
     }
