@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
  *       buffer (a halo of one element holding the boundary value: no test per neighbour) against the same
  *       stencil on a plain buffer, whose kernel tests each neighbour's position ({@code select}). The launches
  *       alternate; the figure is the ratio of the median device times, and both outputs are checked equal.</li>
- *   <li><b>Reshape:</b> a view with new dims of a 1 MiB and a 1 GiB buffer: the CreateView round trip (median)
+ *   <li><b>Reshape:</b> a view with new dims of a 1 MiB and a 1 GiB buffer ({@code --view-sizes}): the CreateView round trip (median)
  *       and the device memory in use before and after (a view allocates and moves nothing), against a reshape by
  *       copy into a new buffer of the same size.</li>
  * </ol>
@@ -39,20 +39,28 @@ import picocli.CommandLine.Option;
                 + " plain one (goal: padded >= 1.2x faster), and the cost of a view (reshape) at 1 MiB and 1 GiB"
                 + " against a copy.",
                 "Writes stencil.csv, reshape.csv and padding.png; the last line of stdout is: RESULT padding"
-                        + " padded_ms=.. guarded_ms=.. speedup=.. view_1MiB_us=.. view_1GiB_us=.. view_bytes_moved=.."
-                        + " copy_1GiB_ms=.."})
+                        + " padded_ms=.. guarded_ms=.. speedup=.. small_MiB=.. large_MiB=.. view_small_us=.. view_large_us=.."
+                        + " view_bytes_moved=.. copy_large_ms=.."})
 final class PaddingScenario implements Scenario {
 
     static final int DEFAULT_RUNS = 15;
     static final int DEFAULT_WARMUP = 3;
     static final double GOAL = 1.2;
-    static final int VIEWS = 20;
+    static final int VIEWS = 200;
 
     @Mixin
     BenchOptions options = new BenchOptions();
 
     @Option(names = "--size", defaultValue = "4096", description = "Edge of the square grid (default: ${DEFAULT-VALUE}).")
     int size;
+
+    @Option(names = "--view-sizes", paramLabel = "MIB", split = ",", defaultValue = "1,1024",
+            description = "The two buffer sizes in MiB whose views are compared (default: ${DEFAULT-VALUE}).")
+    long[] viewSizesMib;
+
+    @Option(names = "--view-warmup", defaultValue = "3000",
+            description = "Views made and destroyed before the measured ones (default: ${DEFAULT-VALUE}).")
+    int viewWarmup;
 
     @Override
     public String name() {
@@ -75,7 +83,12 @@ final class PaddingScenario implements Scenario {
             double paddedMs = ThroughputScenario.median(stencil[0]);
             double guardedMs = ThroughputScenario.median(stencil[1]);
             double speedup = guardedMs / paddedMs;
-            long[] sizes = {1L << 20, 1L << 30};
+            if (viewSizesMib.length != 2 || viewSizesMib[0] <= 0 || viewSizesMib[1] <= 0) {
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--view-sizes: "
+                        + Arrays.toString(viewSizesMib) + " (expected: two sizes in MiB, e.g. 1,1024)");
+            }
+            warmViews(s, progress);
+            long[] sizes = {viewSizesMib[0] << 20, viewSizesMib[1] << 20};
             double[][] views = new double[sizes.length][];
             long[] moved = new long[sizes.length];
             double[] copyMs = new double[sizes.length];
@@ -102,24 +115,24 @@ final class PaddingScenario implements Scenario {
             double view1 = ThroughputScenario.median(views[0]);
             double view2 = ThroughputScenario.median(views[1]);
             new BarChart(String.format(Locale.ROOT, "arrayd padded buffers: %d x %d f32 stencil, views (median)", size,
-                    size), "relative to the plain buffer / a 1 MiB view", List.of("stencil device time",
-                    "reshape of 1 GiB"))
-                    .add("plain buffer, position tests / view of 1 MiB", List.of(1.0, 1.0))
-                    .add("padded buffer / view of 1 GiB", List.of(paddedMs / guardedMs, view2 / view1))
+                    size), "relative to the plain buffer / the smaller view", List.of("stencil device time",
+                    "view of the larger buffer"))
+                    .add("plain buffer, position tests / view of " + mib(sizes[0]), List.of(1.0, 1.0))
+                    .add("padded buffer / view of " + mib(sizes[1]), List.of(paddedMs / guardedMs, view2 / view1))
                     .writePng(ctx.outDir().resolve("padding.png"));
             long movedMax = Math.max(moved[0], moved[1]);
-            String result = String.format(Locale.ROOT, "padded_ms=%.3f guarded_ms=%.3f speedup=%.3f view_1MiB_us=%.1f"
-                    + " view_1GiB_us=%.1f view_bytes_moved=%d copy_1GiB_ms=%.2f", paddedMs, guardedMs, speedup, view1, view2,
-                    movedMax, copyMs[1]);
+            String result = String.format(Locale.ROOT, "padded_ms=%.3f guarded_ms=%.3f speedup=%.3f small_MiB=%d large_MiB=%d"
+                    + " view_small_us=%.1f view_large_us=%.1f view_bytes_moved=%d copy_large_ms=%.2f", paddedMs, guardedMs,
+                    speedup, sizes[0] >> 20, sizes[1] >> 20, view1, view2, movedMax, copyMs[1]);
             List<String> lines = new ArrayList<>();
             lines.add(String.format(Locale.ROOT, "padding: %d x %d f32 5-point stencil, %d runs each, alternating", size,
                     size, runs));
             lines.add(String.format(Locale.ROOT, "  padded buffer (halo, no tests):  %8.3f ms device time (median)", paddedMs));
             lines.add(String.format(Locale.ROOT, "  plain buffer (position tests):   %8.3f ms device time (median), "
                     + "padded %.2fx faster (goal >= %.1f)", guardedMs, speedup, GOAL));
-            lines.add(String.format(Locale.ROOT, "  view of 1 MiB: %.1f µs, of 1 GiB: %.1f µs (CreateView round trip, median of"
-                    + " %d); device memory grown by %d bytes; reshape by copy: %.2f ms (1 MiB), %.2f ms (1 GiB)", view1,
-                    view2, VIEWS, movedMax, copyMs[0], copyMs[1]));
+            lines.add(String.format(Locale.ROOT, "  view of %s: %.1f µs, of %s: %.1f µs (CreateView round trip, median of"
+                    + " %d); device memory grown by %d bytes; reshape by copy: %.2f ms, %.2f ms", mib(sizes[0]), view1,
+                    mib(sizes[1]), view2, VIEWS, movedMax, copyMs[0], copyMs[1]));
             lines.add("results: " + ctx.outDir());
             String section = String.format(Locale.ROOT, """
                     What is measured (%d runs after %d warm-up runs of each, alternating; device times from the \
@@ -131,26 +144,33 @@ final class PaddingScenario implements Scenario {
                     (`Padding.halo(2, 1, 1.0)`), so no neighbour needs a test. Plain: `DemoKernels.stencilGuarded` \
                     reads an unpadded buffer and chooses each neighbour or the boundary value with a `select` on the \
                     work-item's position. Both outputs are compared element by element.
-                    - **reshape:** `createView` of a %d-element-per-row regrouping of a 1 MiB and a 1 GiB f32 buffer, \
-                    %d views each (the round trip of the unary call), the daemon's device memory in use read before and \
-                    after; and the same reshape by copy (a new buffer and a copy into it, to its completion).
+                    - **reshape:** `createView` of a %d-element-per-row regrouping of a %s and a %s f32 buffer, \
+                    %d views each (the round trip of the unary call, after %d views made and destroyed to warm up both \
+                    JITs), the daemon's device memory in use read before and after; and the same reshape by copy (a new \
+                    buffer and a copy into it, to its completion).
 
                     | %d × %d stencil | device time (median) | ratio |
                     | --- | --- | --- |
                     | plain buffer, position tests | %.3f ms | 1.00 |
                     | padded buffer, halo | %.3f ms | **%.2f× faster** (goal ≥ %.1f) |
 
-                    | reshape | 1 MiB | 1 GiB |
+                    | reshape | %s | %s |
                     | --- | --- | --- |
                     | view (CreateView round trip, median) | %.1f µs | %.1f µs |
                     | device memory added by %d views | %d B | %d B |
                     | copy into a new buffer | %.2f ms | %.2f ms |
 
                     ![padding](padding.png)
-                    """, runs, warmup, size, size, 1024, VIEWS, size, size, guardedMs, paddedMs, speedup, GOAL, view1, view2,
+                    """, runs, warmup, size, size, 1024, mib(sizes[0]), mib(sizes[1]), VIEWS, viewWarmup, size, size, guardedMs,
+                    paddedMs, speedup, GOAL, mib(sizes[0]), mib(sizes[1]), view1, view2,
                     VIEWS, moved[0], moved[1], copyMs[0], copyMs[1]);
             return new Report(lines, result, section);
         }
+    }
+
+    /** {@code 1 MiB}, {@code 1 GiB}. */
+    static String mib(long bytes) {
+        return bytes >= 1L << 30 && bytes % (1L << 30) == 0 ? (bytes >> 30) + " GiB" : (bytes >> 20) + " MiB";
     }
 
     /** Median-ready device times in ms: [0] padded, [1] plain with position tests; checks the outputs agree. */
@@ -193,6 +213,18 @@ final class PaddingScenario implements Scenario {
             s.destroy(h).get(30, TimeUnit.SECONDS);
         }
         return out;
+    }
+
+    /** Makes and destroys views so that the daemon's and this process's JITs have compiled the path (cold: ~2 ms a call). */
+    private void warmViews(Session s, Progress progress) throws Exception {
+        BufferHandle small = s.createBuffer(DType.F32, 1024).get(60, TimeUnit.SECONDS);
+        for (int i = 0; i < viewWarmup; i++) {
+            if (i % 500 == 0) {
+                progress.update(String.format(Locale.ROOT, "padding: warming up views, %d of %d", i, viewWarmup));
+            }
+            s.destroy(s.createView(small, new long[] {32, 32}, false).get(30, TimeUnit.SECONDS)).get(30, TimeUnit.SECONDS);
+        }
+        s.destroy(small).get(30, TimeUnit.SECONDS);
     }
 
     /**

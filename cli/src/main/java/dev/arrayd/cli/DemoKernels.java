@@ -29,7 +29,8 @@ public final class DemoKernels {
      * A 2-D 5-point stencil on a padded array: {@code in} is an h x w interior with a halo of one element on every
      * side ((h + 2) x (w + 2) in memory, the halo holding the boundary value), so every work-item (x, y) of the
      * w x h grid reads its four neighbours without a test: out[y][x] = 0.2 * (in[y][x] + its four neighbours),
-     * in interior coordinates.
+     * in interior coordinates. Each index is a sum of non-negative terms ((y + 1) * row + x, not c - 1), so the
+     * IR's range analysis proves all six accesses and the kernel runs without a guard.
      */
     public static IrKernelSpec stencil() {
         IrExpr w2 = Ir.param("w").add(Ir.i64(2));
@@ -42,17 +43,21 @@ public final class DemoKernels {
                     IrExpr x = b.let("x", Ir.globalId(0));
                     IrExpr y = b.let("y", Ir.globalId(1));
                     IrExpr row = b.let("row", Ir.param("w").add(Ir.i64(2)));
-                    IrExpr c = b.let("c", y.add(Ir.i64(1)).mul(row).add(x).add(Ir.i64(1)));
-                    IrExpr sum = Ir.load("in", c).add(Ir.load("in", c.sub(Ir.i64(1)))).add(Ir.load("in", c.add(Ir.i64(1))))
-                            .add(Ir.load("in", c.sub(row))).add(Ir.load("in", c.add(row)));
-                    b.when(x.lt(Ir.param("w")).and(y.lt(Ir.param("h"))), then ->
-                            then.store("out", y.mul(Ir.param("w")).add(x), Ir.f32(0.2f).mul(sum)));
+                    b.when(x.lt(Ir.param("w")).andThen(y.lt(Ir.param("h"))), then -> {
+                        IrExpr mid = then.let("mid", y.add(Ir.i64(1)).mul(row).add(x)); // the left neighbour
+                        IrExpr sum = Ir.load("in", mid.add(Ir.i64(1)))
+                                .add(Ir.load("in", mid))
+                                .add(Ir.load("in", mid.add(Ir.i64(2))))
+                                .add(Ir.load("in", y.mul(row).add(x).add(Ir.i64(1))))
+                                .add(Ir.load("in", y.add(Ir.i64(2)).mul(row).add(x).add(Ir.i64(1))));
+                        then.store("out", y.mul(Ir.param("w")).add(x), Ir.f32(0.2f).mul(sum));
+                    });
                 });
     }
 
     /**
      * The same stencil on a plain h x w array: each neighbour outside it is the boundary value {@code edge},
-     * so every load is guarded by a test of the work-item's position.
+     * chosen by a {@code select} on the work-item's position (whose condition also proves the load it guards).
      */
     public static IrKernelSpec stencilGuarded() {
         return Ir.kernel("stencil_guarded").gridDims(2)
@@ -67,12 +72,13 @@ public final class DemoKernels {
                     IrExpr w = Ir.param("w");
                     IrExpr h = Ir.param("h");
                     IrExpr edge = Ir.param("edge");
-                    b.when(x.lt(w).and(y.lt(h)), then -> {
+                    b.when(x.lt(w).andThen(y.lt(h)), then -> {
                         IrExpr i = then.let("i", y.mul(w).add(x));
-                        IrExpr left = Ir.select(x.gt(Ir.i64(0)), Ir.load("in", i.sub(Ir.i64(1))), edge);
-                        IrExpr right = Ir.select(x.lt(w.sub(Ir.i64(1))), Ir.load("in", i.add(Ir.i64(1))), edge);
-                        IrExpr up = Ir.select(y.gt(Ir.i64(0)), Ir.load("in", i.sub(w)), edge);
-                        IrExpr down = Ir.select(y.lt(h.sub(Ir.i64(1))), Ir.load("in", i.add(w)), edge);
+                        IrExpr left = Ir.select(x.gt(Ir.i64(0)), Ir.load("in", y.mul(w).add(x.sub(Ir.i64(1)))), edge);
+                        IrExpr right = Ir.select(x.add(Ir.i64(1)).lt(w), Ir.load("in", y.mul(w).add(x.add(Ir.i64(1)))), edge);
+                        IrExpr up = Ir.select(y.gt(Ir.i64(0)), Ir.load("in", y.sub(Ir.i64(1)).mul(w).add(x)), edge);
+                        IrExpr down = Ir.select(y.add(Ir.i64(1)).lt(h), Ir.load("in", y.add(Ir.i64(1)).mul(w).add(x)),
+                                edge);
                         then.store("out", i, Ir.f32(0.2f).mul(Ir.load("in", i).add(left).add(right).add(up).add(down)));
                     });
                 });

@@ -46,7 +46,14 @@ class CommandStateProperties {
             }
             Map<Long, AtomicInteger> settled = new ConcurrentHashMap<>();
             Map<Long, Event> events = new ConcurrentHashMap<>();
-            EventListener count = e -> settled.computeIfAbsent(e.id(), id -> new AtomicInteger()).incrementAndGet();
+            int total = submitters * perSubmitter;
+            // the submit listener may still be running on another thread when an event's future completes: the
+            // check below waits for every settlement it expects, then counts
+            CountDownLatch allSettled = new CountDownLatch(total);
+            EventListener count = e -> {
+                settled.computeIfAbsent(e.id(), id -> new AtomicInteger()).incrementAndGet();
+                allSettled.countDown();
+            };
             AtomicReference<Throwable> problem = new AtomicReference<>();
             CountDownLatch start = new CountDownLatch(1);
             List<Thread> threads = new ArrayList<>();
@@ -66,7 +73,6 @@ class CommandStateProperties {
                     }
                 }));
             }
-            int total = submitters * perSubmitter;
             threads.add(Thread.ofPlatform().name("canceller").start(() -> {
                 try {
                     start.await();
@@ -100,6 +106,7 @@ class CommandStateProperties {
             for (Event e : events.values()) {
                 e.toFuture().get(60, TimeUnit.SECONDS);
             }
+            assertTrue(allSettled.await(60, TimeUnit.SECONDS), "every submit listener ran");
             Map<Long, Integer> ran = new ConcurrentHashMap<>();
             for (DeviceCommand c : dev.executed) {
                 if (c instanceof DeviceCommand.Fill fl && fl.pattern() != 0) { // 0: the buffer's own zero fill
