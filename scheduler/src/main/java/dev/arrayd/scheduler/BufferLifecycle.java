@@ -54,6 +54,9 @@ final class BufferLifecycle {
             throw ArraydException.invalid("padding: " + layout + " with sharing PER_STREAM (expected: no padding; a "
                     + "per-stream buffer's instances are plain arrays)");
         }
+        if (layout.isPadded()) {
+            Pieces.count(layout, 0, layout.elements(), "padding"); // the first fill is one command: refused now, not after allocating
+        }
         DeviceRuntime d = ctx.device(device);
         String l = label == null ? "" : label;
         FreeText.check(l, "label", FreeText.MAX_LABEL);

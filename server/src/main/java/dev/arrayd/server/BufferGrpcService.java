@@ -130,7 +130,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         });
     }
 
-    /** The request's padding, or null when it has none (or zeros on every axis and no value). */
+    /** The request's padding, or null when it has none (zeros on every axis make a plain buffer). */
     private static dev.arrayd.scheduler.Padding padding(CreateBufferRequest req, int rank) {
         if (req.getPaddingCount() == 0) {
             if (req.hasPaddingValue()) {
@@ -151,6 +151,9 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         // an absurd padding is a bad argument, not a quota matter: checked before any memory is reserved
         long elements = 1;
         for (int i = 0; i < rank; i++) {
+            if (req.getDims(i) <= 0) {
+                return new dev.arrayd.scheduler.Padding(left, right, null); // the scheduler names the bad dim
+            }
             long extent = req.getDims(i) + left[i] + right[i];
             if (left[i] > 1L << 62 || right[i] > 1L << 62 || extent <= 0
                     || (elements = dev.arrayd.devices.api.support.Saturating.multiply(elements, extent)) > 1L << 62) {
