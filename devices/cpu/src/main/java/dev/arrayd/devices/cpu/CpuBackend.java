@@ -47,12 +47,35 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
         super(NAME, true); // memory and transfers work without gcc: only compiling needs it
         this.options = options;
         this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason,
-                new KernelCache(options.cacheDir(), options.cacheMaxBytes()), options.forceGuards());
+                new KernelCache(options.cacheDir(), options.cacheMaxBytes()), options.forceGuards(),
+                () -> gcc().identity());
+    }
+
+    /** The one run of {@code gcc --version}: whether gcc works, and its identity for the compile cache's keys. */
+    private volatile HostProbe.Gcc gcc;
+
+    private HostProbe.Gcc gcc() {
+        HostProbe.Gcc g = gcc;
+        if (g == null) {
+            synchronized (this) {
+                g = gcc;
+                if (g == null) {
+                    g = gcc = HostProbe.gcc(options.gccCommand());
+                }
+            }
+        }
+        return g;
     }
 
     @Override
     protected Optional<String> probe() {
-        return HostProbe.gccProblem(options.gccCommand());
+        return gcc().problem();
+    }
+
+    /** The compile cache's idle libraries are closed with the backend. */
+    @Override
+    protected void closed() {
+        compiler.close();
     }
 
     /** {@code count} devices (0 or 1: one) splitting the cores and half the host's memory. */

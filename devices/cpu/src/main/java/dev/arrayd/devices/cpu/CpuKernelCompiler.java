@@ -30,7 +30,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -115,7 +117,7 @@ final class CpuKernelCompiler implements KernelCompiler {
         IR_FLAGS = List.copyOf(f);
     }
 
-    private static final FunctionDescriptor TRAMPOLINE =
+    static final FunctionDescriptor TRAMPOLINE =
             FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS);
 
     private final String gcc;
@@ -123,19 +125,36 @@ final class CpuKernelCompiler implements KernelCompiler {
     private final Supplier<Optional<String>> unavailableReason;
     private final KernelCache cache;
     private final boolean forceGuards;
-    private volatile String compilerId; // first line of `gcc --version`, probed on the first compile
+    /** The first line of {@code gcc --version} (the backend's probe ran it): part of every cache key. */
+    private final Supplier<String> compilerId;
+    /**
+     * Recent sources and what they translate to, with their cache keys: a module compiled again (a client's
+     * every session compiles its kernels) skips validation, rendering and hashing. Guarded by itself.
+     */
+    private final Map<KernelSource, Translated> translations = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<KernelSource, Translated> eldest) {
+            return size() > MAX_TRANSLATIONS;
+        }
+    };
 
-    CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason) {
-        this(gcc, timeout, unavailableReason, new KernelCache(CpuOptions.defaultCacheDir(), CpuOptions.DEFAULT_CACHE_MAX_BYTES), false);
-    }
+    /** Sources whose translation is kept ({@link #translations}). */
+    static final int MAX_TRANSLATIONS = 256;
+
+    /** The cache's libraries as loaded here, shared by the modules made from them. */
+    private final LoadedLibraries libraries = new LoadedLibraries();
+
+    /** A source's translation unit and its cache key. */
+    record Translated(Unit unit, String key) {}
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
-                      boolean forceGuards) {
+                      boolean forceGuards, Supplier<String> compilerId) {
         this.gcc = gcc;
         this.timeout = timeout;
         this.unavailableReason = unavailableReason;
         this.cache = cache;
         this.forceGuards = forceGuards;
+        this.compilerId = compilerId;
     }
 
     @Override
@@ -234,16 +253,18 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     private List<KernelModule> compileAllCached(List<KernelSource> sources) {
+        Translated[] known = new Translated[sources.size()];
         List<Unit> units = new ArrayList<>(sources.size());
-        for (KernelSource s : sources) {
-            units.add(translationUnit(s));
+        for (int i = 0; i < sources.size(); i++) {
+            synchronized (translations) {
+                known[i] = translations.get(sources.get(i));
+            }
+            units.add(known[i] != null ? known[i].unit() : translationUnit(sources.get(i)));
         }
         Optional<String> reason = unavailableReason.get();
         if (reason.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "cpu backend cannot compile: " + reason.get());
         }
-        String id = compilerId();
-        String target = HostProbe.target();
         int n = units.size();
         String[] keys = new String[n];
         List<CompletableFuture<KernelCache.Artifact>> futures = new ArrayList<>(n);
@@ -251,7 +272,14 @@ final class CpuKernelCompiler implements KernelCompiler {
         List<Integer> toBuild = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Unit u = units.get(i);
-            keys[i] = KernelCache.key(u.files(), u.flags(), id, target);
+            if (known[i] != null) {
+                keys[i] = known[i].key();
+            } else {
+                keys[i] = KernelCache.key(u.files(), u.flags(), compilerId.get(), HostProbe.target());
+                synchronized (translations) {
+                    translations.put(sources.get(i), new Translated(u, keys[i]));
+                }
+            }
             CompletableFuture<KernelCache.Artifact> mine = new CompletableFuture<>();
             CompletableFuture<KernelCache.Artifact> theirs = cache.claim(keys[i], mine);
             if (theirs != null) {
@@ -326,16 +354,6 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    /** The first line of {@code gcc --version}: part of every cache key (a new gcc misses the old entries). */
-    private String compilerId() {
-        String id = compilerId;
-        if (id == null) {
-            id = HostProbe.compilerIdentity(gcc);
-            compilerId = id;
-        }
-        return id;
-    }
-
     /** Runs gcc on {@code unit} and loads the library (no cache): what a cache miss costs. */
     KernelModule build(Unit unit) {
         Path dir = tempDir();
@@ -343,8 +361,8 @@ final class CpuKernelCompiler implements KernelCompiler {
         try {
             String diagnostics = runGcc(dir, writeSingle(dir, unit), unit.flags());
             keep = true;
-            return load(new KernelCache.Artifact(dir.resolve("libkernel.so"), CSourceAssembler.TRAMPOLINE_PREFIX,
-                    diagnostics), unit.entryPoints(), unit.ir(), false, dir);
+            return loadOwn(new KernelCache.Artifact(dir.resolve("libkernel.so"), CSourceAssembler.TRAMPOLINE_PREFIX,
+                    diagnostics), unit.entryPoints(), unit.ir(), dir);
         } finally {
             if (!keep) {
                 CpuKernelModule.deleteRecursively(dir);
@@ -491,18 +509,43 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    private static KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
-                                     boolean cacheHit) {
-        return load(a, entryPoints, ir, cacheHit, null);
+    /**
+     * Makes a module of a library of the compile cache, sharing the library with every other module made from it
+     * ({@link LoadedLibraries}): a hit takes a reference and the downcall handles already made.
+     */
+    private KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
+                              boolean cacheHit) {
+        LoadedLibraries.Loaded loaded;
+        try {
+            loaded = libraries.acquire(a.library());
+        } catch (ArraydException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new ArraydException(ErrorCode.INTERNAL, "cannot load the compiled kernel library: " + e.getMessage(), e);
+        }
+        CpuKernelModule module = new CpuKernelModule(loaded::release, a.diagnostics(), cacheHit, a.library(), null);
+        try {
+            List<Kernel> kernels = new ArrayList<>(entryPoints.size());
+            for (int i = 0; i < entryPoints.size(); i++) {
+                KernelSignature signature = entryPoints.get(i);
+                kernels.add(new CpuKernel(signature, loaded.handle(a.symbolPrefix() + signature.name()), module,
+                        ir == null ? null : ir.get(i)));
+            }
+            module.setKernels(kernels);
+            return module;
+        } catch (RuntimeException e) {
+            module.close();
+            throw e;
+        }
     }
 
-    /** Loads a library; {@code ownDir}, when not null, is deleted with the module. */
-    private static KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
-                                     boolean cacheHit, Path ownDir) {
+    /** Loads a library of its own (a build outside the cache); {@code ownDir} is deleted with the module. */
+    private static KernelModule loadOwn(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
+                                        Path ownDir) {
         Arena arena = Arena.ofShared();
         try {
             SymbolLookup library = SymbolLookup.libraryLookup(a.library(), arena);
-            CpuKernelModule module = new CpuKernelModule(arena, ownDir, a.diagnostics(), cacheHit, a.library());
+            CpuKernelModule module = new CpuKernelModule(arena::close, a.diagnostics(), false, a.library(), ownDir);
             List<Kernel> kernels = new ArrayList<>(entryPoints.size());
             Linker linker = Linker.nativeLinker();
             for (int i = 0; i < entryPoints.size(); i++) {
@@ -522,5 +565,15 @@ final class CpuKernelCompiler implements KernelCompiler {
             }
             throw new ArraydException(ErrorCode.INTERNAL, "cannot load the compiled kernel library: " + e.getMessage(), e);
         }
+    }
+
+    /** Closes the libraries no module uses; the others close with their last module. */
+    void close() {
+        libraries.close();
+    }
+
+    /** Libraries of the cache open in this process (in use, or idle and kept). */
+    int openLibraries() {
+        return libraries.openCount();
     }
 }

@@ -3,30 +3,32 @@ package dev.arrayd.devices.cpu;
 import dev.arrayd.devices.api.support.RefCountedModule;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * A loaded shared library: unloaded (its arena closed, its directory deleted) when the module is closed
- * and the last launch holding it lets go ({@link RefCountedModule}).
+ * A module of a loaded shared library: when the module is closed and the last launch holding it lets go
+ * ({@link RefCountedModule}), it lets go of the library (the compile cache's stays open a while for the next
+ * hit, {@link LoadedLibraries}; a library of its own is closed and its directory deleted).
  */
 final class CpuKernelModule extends RefCountedModule {
 
-    private final Arena arena;
+    private final Runnable unloadLibrary;
     private final Path directory;
     private final boolean cacheHit;
     private final Path library;
 
     /**
-     * @param directory deleted when the module is unloaded (a build outside the cache), or null (the
-     *                  library belongs to the compile cache and stays)
+     * @param unloadLibrary lets go of the loaded library (a reference to the shared one of the compile cache, or
+     *                      the module's own arena)
+     * @param directory     deleted when the module is unloaded (a build outside the cache), or null (the library
+     *                      belongs to the compile cache and stays)
      */
-    CpuKernelModule(Arena arena, Path directory, String diagnostics, boolean cacheHit, Path library) {
+    CpuKernelModule(Runnable unloadLibrary, String diagnostics, boolean cacheHit, Path library, Path directory) {
         super(diagnostics);
-        this.arena = arena;
+        this.unloadLibrary = unloadLibrary;
         this.directory = directory;
         this.cacheHit = cacheHit;
         this.library = library;
@@ -49,7 +51,7 @@ final class CpuKernelModule extends RefCountedModule {
 
     @Override
     protected void unload() {
-        arena.close();
+        unloadLibrary.run();
         deleteRecursively(directory);
     }
 

@@ -47,9 +47,18 @@ final class HostProbe {
 
     /**
      * What {@code -march=native} compiles for: the architecture, the CPU model and a hash of its feature
-     * flags (two machines with one model but different enabled features get different cache keys).
+     * flags (two machines with one model but different enabled features get different cache keys). Read
+     * once: the host does not change under a running daemon.
      */
     static String target() {
+        return Target.VALUE;
+    }
+
+    private static final class Target {
+        static final String VALUE = readTarget();
+    }
+
+    private static String readTarget() {
         String flags = "";
         for (String line : readLines(Path.of("/proc/cpuinfo"))) {
             if (line.startsWith("flags")) {
@@ -60,52 +69,48 @@ final class HostProbe {
         return System.getProperty("os.arch") + " " + cpuModel() + " flags#" + Integer.toHexString(flags.hashCode());
     }
 
-    /** The first line of {@code gcc --version} (e.g. {@code gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0}), or the command when it cannot be read. */
-    static String compilerIdentity(String gcc) {
-        try {
-            Process process = new ProcessBuilder(gcc, "--version").redirectErrorStream(true).start();
-            String first;
-            try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
-                    java.nio.charset.StandardCharsets.UTF_8))) {
-                first = r.readLine();
-                while (r.readLine() != null) {
-                    // drain, so that gcc never blocks on a full pipe
-                }
-            }
-            process.waitFor(10, TimeUnit.SECONDS);
-            return first == null ? gcc : first.strip();
-        } catch (IOException e) {
-            return gcc;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return gcc;
-        }
-    }
+    /**
+     * What one run of {@code gcc --version} says: whether the compiler works ({@code problem} empty) and its
+     * identity, the first line it printed (e.g. {@code gcc (Debian 12.2.0-14) 12.2.0}; the command itself when
+     * it printed nothing), which every compile-cache key includes.
+     */
+    record Gcc(Optional<String> problem, String identity) {}
 
-    /** Empty when {@code gcc --version} runs and exits 0; otherwise exactly what is missing. */
-    static Optional<String> gccProblem(String gcc) {
+    /** Runs {@code gcc --version} once: see {@link Gcc}. */
+    static Gcc gcc(String gcc) {
         Process process;
         try {
-            process = new ProcessBuilder(gcc, "--version").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            process = new ProcessBuilder(gcc, "--version").redirectErrorStream(true).start();
         } catch (IOException e) {
-            return Optional.of("cannot run the C compiler \"" + gcc + "\" (" + e.getMessage()
-                    + "); the cpu backend compiles kernels with gcc: install gcc or point gccCommand at it");
+            return new Gcc(Optional.of("cannot run the C compiler \"" + gcc + "\" (" + e.getMessage()
+                    + "); the cpu backend compiles kernels with gcc: install gcc or point gccCommand at it"), gcc);
         }
+        String first = null;
+        try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8))) {
+            first = r.readLine();
+            while (r.readLine() != null) {
+                // drain, so that gcc never blocks on a full pipe
+            }
+        } catch (IOException e) {
+            // the exit status says what matters
+        }
+        String identity = first == null ? gcc : first.strip();
         try {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                return Optional.of("\"" + gcc + " --version\" did not finish within 10 s");
+                return new Gcc(Optional.of("\"" + gcc + " --version\" did not finish within 10 s"), identity);
             }
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
-            return Optional.of("interrupted while probing \"" + gcc + "\"");
+            return new Gcc(Optional.of("interrupted while probing \"" + gcc + "\""), identity);
         }
         if (process.exitValue() != 0) {
-            return Optional.of("\"" + gcc + " --version\" exited with " + process.exitValue() + " (expected: 0)");
+            return new Gcc(Optional.of("\"" + gcc + " --version\" exited with " + process.exitValue() + " (expected: 0)"),
+                    identity);
         }
-        return Optional.empty();
+        return new Gcc(Optional.empty(), identity);
     }
 
     private static List<String> readLines(Path path) {

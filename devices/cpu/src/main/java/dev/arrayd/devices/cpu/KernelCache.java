@@ -85,14 +85,27 @@ final class KernelCache {
 
     /** Marks {@code a}'s library used now (the trim deletes the least recently used first). */
     void used(Artifact a) {
-        if (a.library().startsWith(dir)) {
-            try {
-                Files.setLastModifiedTime(a.library(), FileTime.fromMillis(System.currentTimeMillis()));
-            } catch (IOException | RuntimeException e) {
-                // a library that cannot be touched is only evicted earlier
-            }
+        if (!a.library().startsWith(dir)) {
+            return;
+        }
+        long now = System.currentTimeMillis();
+        Long last = touched.get(a.library());
+        if (last != null && now - last < TOUCH_INTERVAL_MILLIS) {
+            return; // recent enough for the LRU order: no file system call on every hit
+        }
+        touched.put(a.library(), now);
+        try {
+            Files.setLastModifiedTime(a.library(), FileTime.fromMillis(now));
+        } catch (IOException | RuntimeException e) {
+            // a library that cannot be touched is only evicted earlier
         }
     }
+
+    /** How stale a library's modification time may get before a hit refreshes it (the disk LRU's resolution). */
+    static final long TOUCH_INTERVAL_MILLIS = 60_000;
+
+    /** When each library's modification time was last set by a hit. */
+    private final java.util.concurrent.ConcurrentHashMap<Path, Long> touched = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * Deletes least recently used libraries (and the metas naming them) while the directory holds more than
@@ -157,6 +170,7 @@ final class KernelCache {
                 break;
             }
             Files.deleteIfExists(l.path());
+            touched.remove(l.path());
             total -= l.bytes();
             gone.add(l.path().getFileName().toString());
         }

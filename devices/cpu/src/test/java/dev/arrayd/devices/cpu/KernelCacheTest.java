@@ -57,6 +57,54 @@ class KernelCacheTest {
     }
 
     @Test
+    void hitsShareOneLoadedLibraryThatStaysOpenAWhileUnused() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend b = backend(dir)) {
+            CpuKernelCompiler c = (CpuKernelCompiler) b.compiler();
+            KernelModule first = c.compile(SAXPY);
+            KernelModule second = c.compile(SAXPY);
+            assertTrue(second.cacheHit());
+            assertEquals(1, c.openLibraries(), "one library for both modules");
+            assertTrue(first.kernels().getFirst() != second.kernels().getFirst(), "each module its own kernels");
+            first.close();
+            assertTrue(((CpuKernelModule) second).acquire(), "the other module still holds the library");
+            ((CpuKernelModule) second).release();
+            second.close();
+            assertEquals(1, c.openLibraries(), "kept open, idle, for the next hit");
+            try (KernelModule third = c.compile(SAXPY)) {
+                assertTrue(third.cacheHit());
+                assertEquals(1, c.openLibraries());
+            }
+        }
+    }
+
+    @Test
+    void idleLibrariesBeyondTheLimitAreClosedOldestFirst() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        List<Path> libraries = new ArrayList<>();
+        try (CpuBackend b = backend(dir)) {
+            for (var k : List.of(IrSamples.saxpy(), IrSamples.vaddProven(), IrSamples.vaddGuarded())) {
+                try (KernelModule m = b.compiler().compile(KernelSource.ir(new IrModule(List.of(k))))) {
+                    libraries.add(((CpuKernelModule) m).library());
+                }
+            }
+        }
+        try (LoadedLibraries loaded = new LoadedLibraries(2)) {
+            List<LoadedLibraries.Loaded> refs = new ArrayList<>();
+            for (Path p : libraries) {
+                refs.add(loaded.acquire(p));
+            }
+            assertTrue(refs.getFirst().handle(CSourceAssembler.TRAMPOLINE_PREFIX + "saxpy") != null);
+            assertEquals(3, loaded.openCount());
+            refs.forEach(LoadedLibraries.Loaded::release);
+            assertEquals(2, loaded.openCount(), "the oldest idle one closed");
+            LoadedLibraries.Loaded again = loaded.acquire(libraries.get(2));
+            assertEquals(2, loaded.openCount(), "an idle one is taken back, not opened again");
+            again.release();
+        }
+    }
+
+    @Test
     void concurrentRequestsForOneKeyCompileOnce() throws Exception {
         Path dir = CpuBackendTest.freshCacheDir();
         int n = 6;
