@@ -6,7 +6,6 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
 import dev.arrayd.devices.api.support.AfterMarkers;
-import dev.arrayd.devices.api.support.SequenceParts;
 import dev.arrayd.devices.api.support.CommandQueue;
 import dev.arrayd.devices.api.support.StreamWorker;
 import dev.arrayd.devices.api.support.ThreadConfined;
@@ -79,14 +78,10 @@ final class CudaStream extends StreamWorker {
     }
 
     /** Submits {@code command} to start on the GPU only once every marker in {@code after} is reached. */
-    /** A {@link DeviceCommand.Sequence} goes in as one queue entry per part ({@link SequenceParts}). */
+    /** Its worker enqueues one device operation per entry: a sequence goes in part by part. */
     @Override
-    public void submit(DeviceCommand command, CommandCallback callback) {
-        if (command instanceof DeviceCommand.Sequence sequence) {
-            SequenceParts.submit(sequence, callback, super::submit);
-            return;
-        }
-        super.submit(command, callback);
+    protected boolean runsSequencesWhole() {
+        return false;
     }
 
     @Override

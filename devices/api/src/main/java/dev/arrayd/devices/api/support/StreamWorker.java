@@ -132,9 +132,25 @@ public abstract class StreamWorker implements NativeStream {
     @Override
     public void submit(DeviceCommand command, CommandCallback callback) {
         Objects.requireNonNull(callback, "callback");
+        if (command instanceof DeviceCommand.Sequence sequence && !runsSequencesWhole()) {
+            SequenceParts.submit(sequence, callback, this::submitOne);
+            return;
+        }
+        submitOne(command, callback);
+    }
+
+    private void submitOne(DeviceCommand command, CommandCallback callback) {
         if (!offer(command, callback)) {
             callback.failed(closedError());
         }
+    }
+
+    /**
+     * Whether {@link #work()} runs a {@link DeviceCommand.Sequence} as one entry (the CPU's executor does);
+     * false makes {@link #submit} queue its parts one by one ({@link SequenceParts}), with one answer.
+     */
+    protected boolean runsSequencesWhole() {
+        return true;
     }
 
     /**

@@ -15,7 +15,10 @@ import static dev.arrayd.devices.api.conformance.Conformance.runExpectingFailure
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Moving bytes: uploads, downloads, copies within and between slabs, fills of every pattern width. */
+/**
+ * Moving bytes: uploads, downloads, copies within and between slabs, fills of every pattern width, and
+ * sequences of them as one command (a padded array's interior, row by row).
+ */
 public interface TransferConformance extends ConformanceFixture {
 
     @Test
@@ -47,6 +50,41 @@ public interface TransferConformance extends ConformanceFixture {
         run(stream, new DeviceCommand.Copy(new MemRef(2, 128, 3000), new MemRef(1, 4096, 3000)));
         assertEquals(-1, download(stream, new MemRef(2, 128, 3000)).mismatch(data));
         assertEquals(-1, download(stream, new MemRef(1, 4096, 3000)).mismatch(data));
+        stream.close();
+    }
+
+    @Test
+    default void aSequenceRunsItsPartsInOrderAsOneCommand() {
+        NativeStream stream = device().newStream("s");
+        MemRef all = slab(1, 4096);
+        device().memsetZero(all);
+        MemorySegment data = randomBytes(300, 21);
+        // three rows of 100 bytes, 200 bytes apart; then a fill over part of the second row, after its upload
+        java.util.List<DeviceCommand> parts = new java.util.ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            parts.add(new DeviceCommand.Upload(data.asSlice(r * 100L, 100), new MemRef(1, 64 + r * 300L, 100)));
+        }
+        parts.add(new DeviceCommand.Fill(new MemRef(1, 364 + 10, 20), 0x7f, 1));
+        parts.add(new DeviceCommand.Copy(new MemRef(1, 64, 100), new MemRef(1, 2048, 100)));
+        run(stream, new DeviceCommand.Sequence(parts));
+        MemorySegment back = download(stream, all);
+        for (int r = 0; r < 3; r++) {
+            for (int i = 0; i < 100; i++) {
+                byte expected = r == 1 && i >= 10 && i < 30 ? 0x7f : data.get(ValueLayout.JAVA_BYTE, r * 100L + i);
+                assertEquals(expected, back.get(ValueLayout.JAVA_BYTE, 64 + r * 300L + i), "row " + r + ", byte " + i);
+            }
+            assertEquals(0, back.get(ValueLayout.JAVA_BYTE, 64 + r * 300L + 100), "between the rows");
+        }
+        assertEquals(-1, back.asSlice(2048, 100).mismatch(data.asSlice(0, 100)), "the copy read the first row");
+        MemorySegment rows = host(200);
+        run(stream, new DeviceCommand.Sequence(java.util.List.of(
+                new DeviceCommand.Download(new MemRef(1, 64, 100), rows.asSlice(0, 100)),
+                new DeviceCommand.Download(new MemRef(1, 664, 100), rows.asSlice(100, 100)))));
+        assertEquals(-1, rows.asSlice(0, 100).mismatch(data.asSlice(0, 100)));
+        assertEquals(-1, rows.asSlice(100, 100).mismatch(data.asSlice(200, 100)));
+        ArraydException outside = runExpectingFailure(stream, new DeviceCommand.Sequence(java.util.List.of(
+                new DeviceCommand.Fill(new MemRef(1, 0, 8), 1, 1), new DeviceCommand.Fill(new MemRef(1, 4090, 16), 1, 1))));
+        assertTrue(Set.of(ErrorCode.OUT_OF_RANGE, ErrorCode.INVALID_ARGUMENT).contains(outside.code()), outside::toString);
         stream.close();
     }
 
