@@ -29,8 +29,8 @@ public final class DemoKernels {
      * A 2-D 5-point stencil on a padded array: {@code in} is an h x w interior with a halo of one element on every
      * side ((h + 2) x (w + 2) in memory, the halo holding the boundary value), so every work-item (x, y) of the
      * w x h grid reads its four neighbours without a test: out[y][x] = 0.2 * (in[y][x] + its four neighbours),
-     * in interior coordinates. Each index is a sum of non-negative terms ((y + 1) * row + x, not c - 1), so the
-     * IR's range analysis proves all six accesses and the kernel runs without a guard.
+     * in interior coordinates. The indexes are computed inside the {@code when} that bounds x and y, so the IR's
+     * range analysis proves all six accesses and the kernel runs without a guard.
      */
     public static IrKernelSpec stencil() {
         IrExpr w2 = Ir.param("w").add(Ir.i64(2));

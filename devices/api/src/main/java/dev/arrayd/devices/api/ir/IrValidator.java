@@ -344,7 +344,8 @@ public final class IrValidator {
             if (end.range.hi() - 1 < start.range.lo()) {
                 r = Range.of(start.range.lo(), start.range.lo());
             } else {
-                r = new Range(start.range.lo(), end.range.hi() - 1, Range.map(end.range.uppers(), u -> u.addConstant(-1)));
+                r = new Range(start.range.lo(), end.range.hi() - 1, Range.map(end.range.uppers(), u -> u.addConstant(-1)),
+                        start.range.lowers());
             }
             Scope body = new Scope(scope);
             declare(loop.var(), p + ".var");
@@ -402,7 +403,7 @@ public final class IrValidator {
 
         /** Records whether {@code node}'s access of {@code array} at {@code idx} needs a guard. */
         private void guard(Object node, String array, Range idx) {
-            boolean safe = idx.lo() >= 0 && provenBelowExtent(array, idx);
+            boolean safe = (idx.lo() >= 0 || !idx.nonNegativeLowers(symbols).isEmpty()) && provenBelowExtent(array, idx);
             guards.merge(node, !safe, (a, b) -> a || b);
         }
 
@@ -617,7 +618,7 @@ public final class IrValidator {
                     long lo = sp.min() == null ? t.min() : sp.min();
                     long hi = sp.max() == null ? t.max() : sp.max();
                     List<Poly> u = symbols.containsKey(p.name()) ? List.of(Poly.symbol(p.name())) : List.of();
-                    return new Val(t, new Range(lo, hi, u), true);
+                    return new Val(t, new Range(lo, hi, u, u), true);
                 }
                 case Expr.Var v -> {
                     VarInfo info = s.lookup(v.name());
@@ -722,9 +723,9 @@ public final class IrValidator {
             Poly ls = declaredLocal ? Poly.constant(l) : Poly.symbol("$ls" + d);
             return switch (b.kind()) {
                 case GLOBAL_ID, GROUP_ID -> new Range(0, MAX_GLOBAL_SIZE - 1, List.of(gs.addConstant(-1)));
-                case GLOBAL_SIZE, NUM_GROUPS -> new Range(1, MAX_GLOBAL_SIZE, List.of(gs));
+                case GLOBAL_SIZE, NUM_GROUPS -> new Range(1, MAX_GLOBAL_SIZE, List.of(gs), List.of(gs));
                 case LOCAL_ID -> new Range(0, l - 1, declaredLocal ? List.of() : List.of(ls.addConstant(-1)));
-                case LOCAL_SIZE -> declaredLocal ? Range.of(l, l) : new Range(1, l, List.of(ls));
+                case LOCAL_SIZE -> declaredLocal ? Range.of(l, l) : new Range(1, l, List.of(ls), List.of(ls));
             };
         }
 
@@ -779,21 +780,30 @@ public final class IrValidator {
             return new Val(t, intRange(op, t, l.range, r.range), uniform);
         }
 
-        private static Range intRange(Expr.Binary.Op op, IrType t, Range a, Range b) {
+        private Range intRange(Expr.Binary.Op op, IrType t, Range a, Range b) {
             try {
                 return switch (op) {
                     case ADD -> Range.fit(t, Math.addExact(a.lo(), b.lo()), Math.addExact(a.hi(), b.hi()),
-                            Range.combine(a.allUppers(), b.allUppers(), Poly::add));
-                    case SUB -> Range.fit(t, Math.subtractExact(a.lo(), b.hi()), Math.subtractExact(a.hi(), b.lo()),
-                            Range.map(a.uppers(), u -> u.addConstant(-b.lo())));
+                            Range.combine(a.allUppers(), b.allUppers(), Poly::add),
+                            Range.combine(a.allLowers(), b.allLowers(), Poly::add));
+                    case SUB -> {
+                        // a - b is at most (an upper bound of a) - (a lower bound of b), at least the other way round
+                        List<Poly> u = new ArrayList<>(Range.map(a.uppers(), x -> x.addConstant(-b.lo())));
+                        u.addAll(Range.combine(a.uppers(), b.lowers(), Poly::subtract));
+                        yield Range.fit(t, Math.subtractExact(a.lo(), b.hi()), Math.subtractExact(a.hi(), b.lo()), u,
+                                Range.combine(a.allLowers(), b.allUppers(), Poly::subtract));
+                    }
                     case MUL -> {
                         long[] c = {Math.multiplyExact(a.lo(), b.lo()), Math.multiplyExact(a.lo(), b.hi()),
                                 Math.multiplyExact(a.hi(), b.lo()), Math.multiplyExact(a.hi(), b.hi())};
                         long lo = Math.min(Math.min(c[0], c[1]), Math.min(c[2], c[3]));
                         long hi = Math.max(Math.max(c[0], c[1]), Math.max(c[2], c[3]));
-                        List<Poly> u = a.nonNegative() && b.nonNegative()
-                                ? Range.combine(a.allUppers(), b.allUppers(), Poly::multiply) : List.of();
-                        yield Range.fit(t, lo, hi, u);
+                        boolean both = a.nonNegative() && b.nonNegative();
+                        List<Poly> u = both ? Range.combine(a.allUppers(), b.allUppers(), Poly::multiply) : List.of();
+                        // x >= p >= 0 and y >= q >= 0 give x * y >= p * q; a lower bound that may be negative gives nothing
+                        List<Poly> w = both ? Range.combine(a.nonNegativeLowers(symbols), b.nonNegativeLowers(symbols),
+                                Poly::multiply) : List.of();
+                        yield Range.fit(t, lo, hi, u, w);
                     }
                     case DIV -> a.nonNegative() && b.lo() >= 1
                             ? Range.of(a.lo() / b.hi(), a.hi() / b.lo()) : Range.top(t);
@@ -810,7 +820,11 @@ public final class IrValidator {
                         u.addAll(b.uppers());
                         yield new Range(Math.min(a.lo(), b.lo()), Math.min(a.hi(), b.hi()), u);
                     }
-                    case MAX -> Range.of(Math.max(a.lo(), b.lo()), Math.max(a.hi(), b.hi()));
+                    case MAX -> {
+                        List<Poly> w = new ArrayList<>(a.lowers());
+                        w.addAll(b.lowers());
+                        yield new Range(Math.max(a.lo(), b.lo()), Math.max(a.hi(), b.hi()), List.of(), w);
+                    }
                     case AND -> a.nonNegative() || b.nonNegative()
                             ? Range.of(0, Math.min(a.nonNegative() ? a.hi() : Long.MAX_VALUE, b.nonNegative() ? b.hi() : Long.MAX_VALUE))
                             : Range.top(t);

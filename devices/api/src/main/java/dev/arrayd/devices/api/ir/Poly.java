@@ -40,6 +40,11 @@ final class Poly {
         return terms.isEmpty() || (terms.size() == 1 && terms.containsKey(""));
     }
 
+    /** The constant term (the whole value of a constant polynomial). */
+    long constantValue() {
+        return terms.getOrDefault("", 0L);
+    }
+
     Poly add(Poly o) {
         TreeMap<String, Long> t = new TreeMap<>(terms);
         for (Map.Entry<String, Long> e : o.terms.entrySet()) {

@@ -31,6 +31,38 @@ class RangeAnalysisTest {
         assertEquals(10, elided);
     }
 
+    /**
+     * out[y * w + x] = a[(y + 1) * w + x - w - extra] over a w x h grid, a holding (h + 1) * w elements: the
+     * subtraction is proven not negative through the symbolic lower bound (y + 1) * w + x >= w, but not once it
+     * takes one more.
+     */
+    private static IrKernel rowAbove(long extra) {
+        var f32 = dev.arrayd.devices.api.DType.F32;
+        Expr w = IrDsl.param("w");
+        Expr h = IrDsl.param("h");
+        Expr x = IrDsl.var("x");
+        Expr y = IrDsl.var("y");
+        return new IrKernel("row_above", List.of(
+                new IrParam.Buffer("a", f32, dev.arrayd.devices.api.Access.READ, IrDsl.mul(IrDsl.add(h, IrDsl.i64(1)), w)),
+                new IrParam.Buffer("out", f32, dev.arrayd.devices.api.Access.WRITE, IrDsl.mul(h, w)),
+                new IrParam.Scalar("w", dev.arrayd.devices.api.DType.I64, 1L, 1L << 20),
+                new IrParam.Scalar("h", dev.arrayd.devices.api.DType.I64, 1L, 1L << 20)), 2, List.of(), List.of(
+                IrDsl.let("x", IrDsl.gid(0)),
+                IrDsl.let("y", IrDsl.gid(1)),
+                IrDsl.when(IrDsl.and(IrDsl.lt(x, w), IrDsl.lt(y, h)),
+                        IrDsl.let("c", IrDsl.add(IrDsl.mul(IrDsl.add(y, IrDsl.i64(1)), w), x)),
+                        IrDsl.store("out", IrDsl.add(IrDsl.mul(y, w), x),
+                                IrDsl.load("a", IrDsl.sub(IrDsl.sub(IrDsl.var("c"), w), IrDsl.i64(extra)))))));
+    }
+
+    @Test
+    void aSubtractionIsProvenThroughSymbolicLowerBoundsAndOnlyWhenTheyHold() {
+        CheckedKernel above = check(rowAbove(0));
+        assertEquals(0, above.guardsEmitted(), "a[c - w]: c >= w and c - w <= h * w - 1");
+        CheckedKernel beyond = check(rowAbove(1));
+        assertEquals(1, beyond.guardsEmitted(), "a[c - w - 1] is -1 at x = y = 0: guarded");
+    }
+
     @Test
     void anIndexThatMayWrapIsNeverProven() {
         // i32 index gid * 2^30 may exceed i32 and wrap; the analysis must not trust its bound
