@@ -192,7 +192,7 @@ final class PaddingScenario implements Scenario {
         KernelHandle kp = s.compile(KernelModuleSpec.ir(DemoKernels.stencil())).get(120, TimeUnit.SECONDS).get("stencil");
         KernelHandle kg = s.compile(KernelModuleSpec.ir(DemoKernels.stencilGuarded())).get(120, TimeUnit.SECONDS)
                 .get("stencil_guarded");
-        Launch lp = Launch.of(kp).global(n, n).args(padded, outPadded, (long) n, (long) n);
+        Launch lp = Launch.of(kp).global(n, n).args(padded, outPadded);
         Launch lg = Launch.of(kg).global(n, n).args(plain, outPlain, (long) n, (long) n, 1f);
         double[][] out = new double[2][runs];
         for (int r = -warmup; r < runs; r++) {

@@ -258,7 +258,7 @@ final class DemoCommand implements Callable<Integer> {
         s.write(in, grid).future().get(60, TimeUnit.SECONDS); // the interior; the halo keeps its value
         BufferHandle out = output(s, (long) w * h);
         KernelHandle k = compile(s, KernelModuleSpec.ir(DemoKernels.stencil()), "stencil", t);
-        float[] got = launchAndRead(s, Launch.of(k).global(w, h).args(in, out, (long) w, (long) h), out, t);
+        float[] got = launchAndRead(s, Launch.of(k).global(w, h).args(in, out), out, t);
         float[] want = new float[w * h];
         for (int y = 0; y < h; y++) {
             for (int x = 0; x < w; x++) {

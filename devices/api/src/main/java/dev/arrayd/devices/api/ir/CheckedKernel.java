@@ -195,7 +195,7 @@ public final class CheckedKernel {
             if (kernel.params().get(i) instanceof IrParam.Buffer b && b.minExtent() != null) {
                 long need;
                 try {
-                    need = evalExtent(b.minExtent(), values);
+                    need = evalExtent(b.minExtent(), values, global);
                 } catch (ArithmeticException e) {
                     throw ArraydException.invalid(argsField + "[" + i + "]: the min_extent of " + b.name()
                             + " overflows for these arguments (expected: a value below 2^63)");
@@ -251,15 +251,16 @@ public final class CheckedKernel {
                 + " nothing outside the kernel's buffers was touched");
     }
 
-    private long evalExtent(Expr e, long[] values) {
+    private long evalExtent(Expr e, long[] values, long[] global) {
         return switch (e) {
             case Expr.Const c -> c.bits();
             case Expr.Param p -> values[paramIndex(p.name())];
-            case Expr.Cast c -> evalExtent(c.operand(), values);
+            case Expr.Builtin b when b.kind() == Expr.Builtin.Kind.GLOBAL_SIZE -> global[b.dim()];
+            case Expr.Cast c -> evalExtent(c.operand(), values, global);
             case Expr.Binary b -> switch (b.op()) {
-                case ADD -> Math.addExact(evalExtent(b.left(), values), evalExtent(b.right(), values));
-                case SUB -> Math.subtractExact(evalExtent(b.left(), values), evalExtent(b.right(), values));
-                case MUL -> Math.multiplyExact(evalExtent(b.left(), values), evalExtent(b.right(), values));
+                case ADD -> Math.addExact(evalExtent(b.left(), values, global), evalExtent(b.right(), values, global));
+                case SUB -> Math.subtractExact(evalExtent(b.left(), values, global), evalExtent(b.right(), values, global));
+                case MUL -> Math.multiplyExact(evalExtent(b.left(), values, global), evalExtent(b.right(), values, global));
                 default -> throw new IllegalStateException("validated min_extent has " + b.op());
             };
             default -> throw new IllegalStateException("validated min_extent has " + e);

@@ -173,6 +173,8 @@ public final class IrValidator {
                 return switch (e) {
                     case Expr.Const c -> Poly.constant(c.bits());
                     case Expr.Param p when symbols.containsKey(p.name()) -> Poly.symbol(p.name());
+                    case Expr.Builtin b when b.kind() == Expr.Builtin.Kind.GLOBAL_SIZE && b.dim() >= 0
+                            && b.dim() < kernel.gridDims() -> Poly.symbol("$gs" + b.dim());
                     case Expr.Cast c when c.to() == IrType.I64 -> exactPoly(c.operand(), at + ".cast.operand");
                     case Expr.Binary b when b.op() == Expr.Binary.Op.ADD ->
                             exactPoly(b.left(), at + ".binary.left").add(exactPoly(b.right(), at + ".binary.right"));
@@ -181,7 +183,7 @@ public final class IrValidator {
                     case Expr.Binary b when b.op() == Expr.Binary.Op.MUL ->
                             exactPoly(b.left(), at + ".binary.left").multiply(exactPoly(b.right(), at + ".binary.right"));
                     default -> throw ArraydException.invalid(at + ": " + describe(e) + " (expected: integer constants, integer "
-                            + "scalar parameters with min >= 0, casts to i64, +, - and *)");
+                            + "scalar parameters with min >= 0, global sizes, casts to i64, +, - and *)");
                 };
             } catch (ArithmeticException ex) {
                 throw ArraydException.invalid(at + ": overflows (expected: coefficients below 2^63)");

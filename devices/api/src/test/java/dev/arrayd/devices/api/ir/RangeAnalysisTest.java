@@ -64,6 +64,23 @@ class RangeAnalysisTest {
     }
 
     @Test
+    void anExtentStatedInTheGridsSizeProvesTheWorkItemsOwnIndexAndIsCheckedAtLaunch() {
+        Expr size = new Expr.Builtin(Expr.Builtin.Kind.GLOBAL_SIZE, 0);
+        IrKernel k = new IrKernel("fill_grid", List.of(new IrParam.Buffer("o", dev.arrayd.devices.api.DType.F32,
+                dev.arrayd.devices.api.Access.WRITE, size)), 1, List.of(), List.of(
+                IrDsl.store("o", IrDsl.gid(0), IrDsl.f32(1))));
+        CheckedKernel checked = check(k);
+        assertEquals(0, checked.guardsEmitted(), "o[gid] with min_extent = global_size(0)");
+        checked.checkLaunch(new long[] {10}, null, new long[1], new boolean[1], new long[] {10},
+                dev.arrayd.devices.api.support.LaunchGrid.Names.SPI, "args");
+        var small = org.junit.jupiter.api.Assertions.assertThrows(dev.arrayd.devices.api.ArraydException.class,
+                () -> checked.checkLaunch(new long[] {10}, null, new long[1], new boolean[1], new long[] {9},
+                        dev.arrayd.devices.api.support.LaunchGrid.Names.SPI, "args"));
+        assertEquals("args[0]: buffer of 9 elements for o (expected: at least 10, its declared min_extent)",
+                small.getMessage());
+    }
+
+    @Test
     void anIndexThatMayWrapIsNeverProven() {
         // i32 index gid * 2^30 may exceed i32 and wrap; the analysis must not trust its bound
         IrKernel k = new IrKernel("wrap", List.of(new IrParam.Buffer("o", dev.arrayd.devices.api.DType.U8,
