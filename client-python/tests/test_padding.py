@@ -63,3 +63,20 @@ def test_views_share_memory_and_outlive_their_base(session):
     assert whole[0] == 5.0 and whole[1] == 0.0 and whole[5] == 5.0
     with pytest.raises(arrayd.InvalidArgument, match=r"dims: \[3, 8\]"):
         session.view(rows, (3, 8))
+
+
+def test_padded_buffers_and_views_from_asyncio(daemon):
+    import asyncio
+
+    import arrayd.aio
+
+    async def main():
+        async with await arrayd.aio.connect(daemon.target) as client:
+            async with await client.session("aio-padding") as s:
+                buf = await s.array(np.arange(6, dtype=np.int32).reshape(2, 3), padding=1, pad_value=-1)
+                flat = await s.view(buf, 20, whole_padded=True)
+                return await flat.numpy()
+
+    whole = np.full((4, 5), -1, dtype=np.int32)
+    whole[1:3, 1:4] = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(asyncio.run(main()), whole.reshape(-1))

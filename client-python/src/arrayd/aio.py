@@ -62,6 +62,11 @@ class AsyncSession:
     async def empty(self, shape, dtype: Any = "f32", **kw):
         return AsyncBuffer(await asyncio.to_thread(self.sync.empty, shape, dtype, **kw))
 
+    async def view(self, base, shape, **kw):
+        """A view of ``base`` (see :meth:`arrayd.Session.view`)."""
+        b = base.sync if isinstance(base, AsyncBuffer) else base
+        return AsyncBuffer(await asyncio.to_thread(self.sync.view, b, shape, **kw))
+
     async def compile(self, *kernels, **kw):
         return await asyncio.to_thread(self.sync.compile, *kernels, **kw)
 
