@@ -131,6 +131,14 @@ class ApiFuzzProperties {
                 Arbitraries.of(Long.MAX_VALUE, Long.MIN_VALUE, 1L << 40, (1L << 31) - 1, -1L));
     }
 
+    /** One axis of a padded buffer: {dim, left, right}, mostly small, sometimes absurd. */
+    static Arbitrary<long[]> paddedDims() {
+        Arbitrary<Long> pad = Arbitraries.oneOf(Arbitraries.longs().between(0, 3), Arbitraries.longs(),
+                Arbitraries.of(Long.MAX_VALUE, Long.MIN_VALUE, 1L << 40, -1L));
+        return Combinators.combine(Arbitraries.oneOf(Arbitraries.longs().between(1, 16), sizes()), pad, pad)
+                .as((d, l, r) -> new long[] {d, l, r});
+    }
+
     static Arbitrary<Long> events() {
         return Arbitraries.oneOf(Arbitraries.longs().between(0, 64), Arbitraries.longs(),
                 Arbitraries.of(1L << 62, (1L << 62) - 1, Long.MAX_VALUE, Long.MIN_VALUE, -1L, 1L << 31, 1L << 32));
@@ -196,6 +204,23 @@ class ApiFuzzProperties {
         return Arbitraries.oneOf(submit.map(m -> m), submit.map(m -> m), mutated, random,
                 Combinators.combine(Arbitraries.integers().between(0, 9), sizes().list().ofMaxSize(10))
                         .as((dt, dims) -> CreateBufferRequest.newBuilder().setDtypeValue(dt).addAllDims(dims).build()),
+                // padded buffers: small and hostile dims and paddings, any value, sometimes one padding too few
+                Combinators.combine(Arbitraries.integers().between(0, 9), paddedDims().list().ofMinSize(1).ofMaxSize(3),
+                        Arbitraries.oneOf(scalars(), Arbitraries.just(Scalar.getDefaultInstance())), Arbitraries.of(true, false))
+                        .as((dt, axes, v, short_) -> {
+                            CreateBufferRequest.Builder b = CreateBufferRequest.newBuilder().setDtypeValue(dt);
+                            for (int i = 0; i < axes.size(); i++) {
+                                b.addDims(axes.get(i)[0]);
+                                if (!(short_ && i == 0)) {
+                                    b.addPadding(dev.arrayd.proto.v1.AxisPadding.newBuilder().setLeft(axes.get(i)[1])
+                                            .setRight(axes.get(i)[2]));
+                                }
+                            }
+                            return v.getValueCase() == Scalar.ValueCase.VALUE_NOT_SET ? b.build() : b.setPaddingValue(v).build();
+                        }),
+                Combinators.combine(handles(), sizes().list().ofMaxSize(4), Arbitraries.of(true, false))
+                        .as((h, dims, whole) -> dev.arrayd.proto.v1.CreateViewRequest.newBuilder().setBase(h).addAllDims(dims)
+                                .setWholePadded(whole).build()),
                 handles().map(h -> DestroyBufferRequest.newBuilder().setBuffer(h).build()),
                 handles().map(h -> DescribeBufferRequest.newBuilder().setBuffer(h).build()),
                 Combinators.combine(handles(), sizes(), sizes(), Arbitraries.integers()).as((h, o, n, ch) ->
@@ -366,6 +391,11 @@ class ApiFuzzProperties {
                         h ^= 1; // keep one buffer of each for the other requests (and to check alice's survives)
                     }
                     buffers.destroyBuffer(r.toBuilder().setSession(session).setBuffer(h).build());
+                }
+                case dev.arrayd.proto.v1.CreateViewRequest r -> {
+                    long v = buffers.createView(r.toBuilder().setSession(session).setBase(resolve(r.getBase())).build())
+                            .getBuffer().getBuffer();
+                    buffers.destroyBuffer(DestroyBufferRequest.newBuilder().setSession(session).setBuffer(v).build());
                 }
                 case DescribeBufferRequest r ->
                         buffers.describeBuffer(r.toBuilder().setSession(session).setBuffer(resolve(r.getBuffer())).build()).getBuffer();
