@@ -233,6 +233,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private void submitCounted(int n, Runnable submit) {
         inFlight.addAndGet(n);
         unanswered.addAndGet(n);
+        submitting = Thread.currentThread();
         try {
             admission.admit(lease, n, () -> {
                 submit.run();
@@ -242,8 +243,18 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             inFlight.addAndGet(-n);
             unanswered.addAndGet(-n);
             throw e;
+        } finally {
+            submitting = null;
+            drain(); // what the batch completed inline leaves now, in one message
         }
     }
+
+    /**
+     * The transport thread while it submits a batch of this stream: commands that complete on it during the
+     * submission (the fast path runs short ones inline) are answered together when it returns, in one message,
+     * instead of one message each.
+     */
+    private volatile Thread submitting;
 
     /** A graph replay: like a batch of the graph's commands (rejected as a whole under its batch_id). */
     private void replay(dev.arrayd.proto.v1.ReplayGraphRequest r) {
@@ -285,6 +296,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         completed.add(event);
         inFlight.decrementAndGet();
+        if (submitting == Thread.currentThread()) {
+            return; // completed inline by the batch being submitted: sent with the others when it returns
+        }
         drain();
     }
 
