@@ -140,6 +140,21 @@ class SessionStreamTest {
     }
 
     @Test
+    void aBatchThatCompletesInlineIsAnsweredInOneMessage() throws Exception {
+        attach();
+        BufferInfo x = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        Command[] fills = new Command[8];
+        for (int i = 0; i < fills.length; i++) { // short data commands: the fast path runs them as they are submitted
+            fills[i] = Command.newBuilder().setEvent(i + 1).setFill(dev.arrayd.proto.v1.Fill.newBuilder()
+                    .setBuffer(x.getBuffer()).setValue(dev.arrayd.proto.v1.Scalar.newBuilder().setF32(i))).build();
+        }
+        send(1, fills);
+        ExecuteResponse r = next();
+        assertEquals(8, r.getCompletions().getCompletionsCount(), "one message for the whole batch: " + r);
+        assertTrue(responses.isEmpty(), responses::toString);
+    }
+
+    @Test
     void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
         attach();
         BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
