@@ -281,7 +281,8 @@ final class CommandValidator {
      * {@code wholePadded} (and for every unpadded buffer), all of its memory as one dense array.
      */
     static Layout addressed(Buffer v, boolean wholePadded) {
-        return !wholePadded && v.isPadded() ? v.layout() : Layout.dense(new long[] {v.elements()});
+        // an unpadded layout addresses all of the memory as it is: only a padded one seen whole needs a new one
+        return wholePadded && v.isPadded() ? Layout.dense(v.layout().storageDims()) : v.layout();
     }
 
     /**

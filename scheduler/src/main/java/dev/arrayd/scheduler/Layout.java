@@ -52,7 +52,7 @@ public record Layout(long[] dims, long[] left, long[] right) {
      * The layout of {@code dims} with {@code left} / {@code right} padding, checked: one pair per axis, none
      * negative, the padded element count at most {@code maxElements}.
      */
-    static Layout padded(long[] dims, long[] left, long[] right, long maxElements) {
+    public static Layout padded(long[] dims, long[] left, long[] right, long maxElements) {
         if (left.length != dims.length || right.length != dims.length) {
             throw ArraydException.invalid("padding: " + Math.max(left.length, right.length) + " axes (expected: "
                     + dims.length + ", one (left, right) pair per axis of dims " + Quote.longs(dims) + ")");

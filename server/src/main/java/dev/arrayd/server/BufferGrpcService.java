@@ -60,7 +60,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             long[] dims = ProtoCodec.longs(req.getDimsList());
             // reserve the tenant's quota first; the scheduler's own checks (dims, budget) may still refuse. A
             // PER_STREAM buffer holds no memory itself: each stream's instance is charged when it is made.
-            dev.arrayd.scheduler.Padding padding = padding(req, dims.length);
+            dev.arrayd.scheduler.Padding padding = padding(req, dims, dtype);
             if (padding != null && (sharing == dev.arrayd.scheduler.Sharing.PER_STREAM || req.hasHostRegion())) {
                 throw ArraydException.invalid("padding: " + req.getPaddingCount() + " axes with " + (req.hasHostRegion()
                         ? "host_region (expected: no padding; a buffer living in a region is the region's bytes)"
@@ -131,7 +131,9 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     }
 
     /** The request's padding, or null when it has none (zeros on every axis make a plain buffer). */
-    private static dev.arrayd.scheduler.Padding padding(CreateBufferRequest req, int rank) {
+    private static dev.arrayd.scheduler.Padding padding(CreateBufferRequest req, long[] dims,
+            dev.arrayd.devices.api.DType dtype) {
+        int rank = dims.length;
         if (req.getPaddingCount() == 0) {
             if (req.hasPaddingValue()) {
                 throw ArraydException.invalid("padding_value: set without padding (expected: padding, one entry per axis)");
@@ -148,18 +150,13 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             left[i] = Wire.size(req.getPadding(i).getLeft(), "padding[" + i + "].left");
             right[i] = Wire.size(req.getPadding(i).getRight(), "padding[" + i + "].right");
         }
-        // an absurd padding is a bad argument, not a quota matter: checked before any memory is reserved
-        long elements = 1;
-        for (int i = 0; i < rank; i++) {
-            if (req.getDims(i) <= 0) {
-                return new dev.arrayd.scheduler.Padding(left, right, null); // the scheduler names the bad dim
-            }
-            long extent = req.getDims(i) + left[i] + right[i];
-            if (left[i] > 1L << 62 || right[i] > 1L << 62 || extent <= 0
-                    || (elements = dev.arrayd.devices.api.support.Saturating.multiply(elements, extent)) > 1L << 62) {
-                throw ArraydException.invalid("padding[" + i + "]: (" + left[i] + ", " + right[i] + ") (expected: padded "
-                        + "extents whose product is at most 2^62 elements)");
-            }
+        // an absurd padding is a bad argument, not a quota matter: the scheduler's check, before any memory is reserved
+        boolean dimsValid = true;
+        for (long d : dims) {
+            dimsValid &= d > 0; // else the scheduler names the bad dim
+        }
+        if (dimsValid) {
+            dev.arrayd.scheduler.Layout.padded(dims, left, right, (1L << 62) / dtype.byteSize());
         }
         var value = req.hasPaddingValue() ? ProtoCodec.scalar(req.getPaddingValue(), "padding_value") : null;
         return new dev.arrayd.scheduler.Padding(left, right, value);

@@ -18,13 +18,8 @@ import dev.arrayd.devices.api.ir.IrValidator;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -515,15 +510,26 @@ final class CpuKernelCompiler implements KernelCompiler {
      */
     private KernelModule load(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
                               boolean cacheHit) {
+        return load(libraries, a, entryPoints, ir, cacheHit, null);
+    }
+
+    /** Loads a library of its own (a build outside the cache), closed with the module; {@code ownDir} is deleted then. */
+    private static KernelModule loadOwn(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
+                                        Path ownDir) {
+        return load(new LoadedLibraries(0), a, entryPoints, ir, false, ownDir);
+    }
+
+    private static KernelModule load(LoadedLibraries from, KernelCache.Artifact a, List<KernelSignature> entryPoints,
+                                     List<CheckedKernel> ir, boolean cacheHit, Path ownDir) {
         LoadedLibraries.Loaded loaded;
         try {
-            loaded = libraries.acquire(a.library());
+            loaded = from.acquire(a.library());
         } catch (ArraydException e) {
             throw e;
         } catch (RuntimeException e) {
             throw new ArraydException(ErrorCode.INTERNAL, "cannot load the compiled kernel library: " + e.getMessage(), e);
         }
-        CpuKernelModule module = new CpuKernelModule(loaded::release, a.diagnostics(), cacheHit, a.library(), null);
+        CpuKernelModule module = new CpuKernelModule(loaded::release, a.diagnostics(), cacheHit, a.library(), ownDir);
         try {
             List<Kernel> kernels = new ArrayList<>(entryPoints.size());
             for (int i = 0; i < entryPoints.size(); i++) {
@@ -536,34 +542,6 @@ final class CpuKernelCompiler implements KernelCompiler {
         } catch (RuntimeException e) {
             module.close();
             throw e;
-        }
-    }
-
-    /** Loads a library of its own (a build outside the cache); {@code ownDir} is deleted with the module. */
-    private static KernelModule loadOwn(KernelCache.Artifact a, List<KernelSignature> entryPoints, List<CheckedKernel> ir,
-                                        Path ownDir) {
-        Arena arena = Arena.ofShared();
-        try {
-            SymbolLookup library = SymbolLookup.libraryLookup(a.library(), arena);
-            CpuKernelModule module = new CpuKernelModule(arena::close, a.diagnostics(), false, a.library(), ownDir);
-            List<Kernel> kernels = new ArrayList<>(entryPoints.size());
-            Linker linker = Linker.nativeLinker();
-            for (int i = 0; i < entryPoints.size(); i++) {
-                KernelSignature signature = entryPoints.get(i);
-                String symbol = a.symbolPrefix() + signature.name();
-                MemorySegment address = library.find(symbol).orElseThrow(() -> new ArraydException(ErrorCode.INTERNAL,
-                        "symbol " + symbol + " missing from the compiled library"));
-                MethodHandle handle = linker.downcallHandle(address, TRAMPOLINE);
-                kernels.add(new CpuKernel(signature, handle, module, ir == null ? null : ir.get(i)));
-            }
-            module.setKernels(kernels);
-            return module;
-        } catch (RuntimeException e) {
-            arena.close();
-            if (e instanceof ArraydException ae) {
-                throw ae;
-            }
-            throw new ArraydException(ErrorCode.INTERNAL, "cannot load the compiled kernel library: " + e.getMessage(), e);
         }
     }
 
