@@ -7,7 +7,8 @@
 # Writes into $OUT (default: this folder's out/), at most 8 files:
 #   summary.txt          every step with its time and outcome, the probe, the figures, and the RESULT lines
 #   probe.txt            the GPU, the driver's CUDA version and the NVRTC library, or why CUDA is unavailable
-#   junit.txt            the CUDA conformance suite, the CUDA IR tests and the random IR differential suite
+#   junit.txt            the CUDA conformance suite, the CUDA IR, peer-copy and fast-path tests, the random IR
+#                        differential suite
 #   junit-reports.tar.gz their JUnit XML reports
 #   daemon.log           a daemon serving cpu and cuda
 #   demo.txt             every IR demo kernel on the GPU, and the multi-device demo across cpu:0 and cuda:0
@@ -98,12 +99,13 @@ grep -E '^(cuda|driver|nvrtc):' "$out/probe.txt" | tee -a "$summary"
 cuda=unavailable
 grep -q '^RESULT cuda-probe available=1' "$out/probe.txt" && cuda=available
 
-# 4. the suites: conformance, CUDA IR, the random IR differential suite (skipped, with the reason, without a GPU)
+# 4. the suites: conformance, CUDA IR, peer copies, the fast paths, the random IR differential suite (skipped, with the reason, without a GPU)
 step tests 240 "$out/junit.txt" "$java" "${jvm[@]}" -jar "$launcher" execute --disable-banner --details=summary \
   --class-path "$cp" --reports-dir "$work/junit" \
   --select-class dev.arrayd.devices.cuda.CudaDeviceConformanceTest \
   --select-class dev.arrayd.devices.cuda.CudaIrTest \
   --select-class dev.arrayd.devices.cuda.CudaPeerCopyTest \
+  --select-class dev.arrayd.devices.cuda.CudaFastPathsTest \
   --select-class dev.arrayd.devices.cuda.CudaIrDifferentialProperties
 tests_rc=$?
 grep -E 'tests (successful|failed|skipped|aborted)' "$out/junit.txt" | sed 's/^[^0-9]*\[ *//; s/ *\]$//' | tee -a "$summary"
@@ -141,7 +143,7 @@ fi
 
 # 6. the CUDA benchmark against raw JCuda (says why it is skipped without a GPU)
 step bench 180 "$out/bench.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.devices.cuda.CudaBench
-grep -E '^(device|driver|launch|upload|matmul|ir |guards|cuda benchmark)' "$out/bench.txt" | tee -a "$summary"
+grep -E '^(device|driver|launch|upload|transfer sweep|matmul|ir |guards|cuda benchmark)' "$out/bench.txt" | tee -a "$summary"
 grep '^RESULT cuda' "$out/bench.txt" | tail -n 1 | tee -a "$summary"
 
 outcome=ok

@@ -81,7 +81,7 @@ class GpuKitTest {
         }
         try (JarFile cuda = new JarFile(kit().resolve(one(files, "lib/arrayd-devices-cuda-", "-tests.jar")).toFile())) {
             for (String c : List.of("CudaProbe", "CudaBench", "CudaDeviceConformanceTest", "CudaIrTest",
-                    "CudaIrDifferentialProperties")) {
+                    "CudaPeerCopyTest", "CudaFastPathsTest", "CudaIrDifferentialProperties")) {
                 assertTrue(cuda.getEntry("dev/arrayd/devices/cuda/" + c + ".class") != null, c);
             }
         }

@@ -141,7 +141,8 @@ public final class ArraydServer implements AutoCloseable {
                 // first: another daemon live on this path keeps its sockets (both), and this one stops here
                 UnixSocketListener.clearStale(options.uds().toAbsolutePath());
                 regions = dev.arrayd.server.regions.RegionBroker.start(
-                        options.uds().resolveSibling(options.uds().getFileName() + ".regions"), options.regionMemoryBytes());
+                        options.uds().resolveSibling(options.uds().getFileName() + ".regions"), options.regionMemoryBytes(),
+                        backends::lockHostMemory);
             } catch (IOException | RuntimeException e) {
                 closeScheduler();
                 throw e instanceof IllegalArgumentException iae ? iae : new IllegalArgumentException("--uds "

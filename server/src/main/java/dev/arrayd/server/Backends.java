@@ -8,6 +8,7 @@ import dev.arrayd.devices.cpu.CpuBackend;
 import dev.arrayd.devices.cpu.CpuOptions;
 import dev.arrayd.devices.cuda.CudaBackend;
 import dev.arrayd.devices.opencl.OpenClBackend;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -88,6 +89,20 @@ final class Backends implements AutoCloseable {
 
     List<BackendStatus> statuses() {
         return statuses;
+    }
+
+    /**
+     * Offers {@code segment} to every usable backend to page-lock ({@link Backend#lockHostMemory}); returns what
+     * undoes all of it.
+     */
+    Runnable lockHostMemory(MemorySegment segment) {
+        List<Runnable> undo = new ArrayList<>();
+        for (Backend b : open) {
+            if (b.unavailableReason().isEmpty()) {
+                undo.add(b.lockHostMemory(segment));
+            }
+        }
+        return () -> undo.forEach(Runnable::run);
     }
 
     /** Closes the backends (after the scheduler has closed their devices). */

@@ -14,6 +14,7 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.FileDescriptor;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -24,7 +25,11 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The daemon's shared-memory regions: it creates them (sealed memfds), hands each one's descriptor to
@@ -36,6 +41,8 @@ import java.util.function.LongSupplier;
  * and end of stream. An unknown claim gets end of stream without a descriptor.
  */
 public final class RegionBroker implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RegionBroker.class);
 
     /** Largest claim line accepted (32 hex characters and a newline, with room for a CR). */
     static final int MAX_LINE = 40;
@@ -50,12 +57,15 @@ public final class RegionBroker implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Region> claims = new ConcurrentHashMap<>();
     private final Queue<Region> retiring = new ConcurrentLinkedQueue<>();
+    private final Function<MemorySegment, Runnable> locker;
 
-    private RegionBroker(Path socket, long capBytes, Channel server, EventLoopGroup group) {
+    private RegionBroker(Path socket, long capBytes, Channel server, EventLoopGroup group,
+            Function<MemorySegment, Runnable> locker) {
         this.socket = socket;
         this.capBytes = capBytes;
         this.server = server;
         this.group = group;
+        this.locker = locker;
     }
 
     /** {@link #start(Path, long)} with the default cap. */
@@ -68,6 +78,14 @@ public final class RegionBroker implements AutoCloseable {
      * {@code capBytes} (0: a quarter of the memory this JVM sees, its container's limit in a container).
      */
     public static RegionBroker start(Path socket, long capBytes) throws IOException {
+        return start(socket, capBytes, segment -> () -> { });
+    }
+
+    /**
+     * {@link #start(Path, long)}, offering each new region's memory to {@code locker} (the devices page-lock
+     * it, so that transfers from and to it skip staging) and running what it returns before the memory goes.
+     */
+    public static RegionBroker start(Path socket, long capBytes, Function<MemorySegment, Runnable> locker) throws IOException {
         long cap = capBytes > 0 ? capBytes : defaultCap();
         Path abs = socket.toAbsolutePath();
         // a socket left by a daemon that crashed goes (the gRPC socket beside it was found dead already);
@@ -90,7 +108,7 @@ public final class RegionBroker implements AutoCloseable {
                         }
                     }).bind(new DomainSocketAddress(abs.toString())).sync().channel();
             Files.setPosixFilePermissions(abs, PosixFilePermissions.fromString("rw-------"));
-            self[0] = new RegionBroker(abs, cap, ch, group);
+            self[0] = new RegionBroker(abs, cap, ch, group, locker);
             return self[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -137,6 +155,19 @@ public final class RegionBroker implements AutoCloseable {
             heldBytes.addAndGet(-size);
             throw e;
         }
+        Runnable unlock;
+        try {
+            Runnable undo = locker.apply(memory.segment());
+            AtomicBoolean undone = new AtomicBoolean();
+            unlock = () -> {
+                if (undone.compareAndSet(false, true)) {
+                    undo.run();
+                }
+            };
+        } catch (RuntimeException e) {
+            log.warn("page-locking a region of {} bytes failed; its transfers go through staging", size, e);
+            unlock = () -> { };
+        }
         Runnable freed = onFreed;
         onFreed = () -> {
             heldBytes.addAndGet(-size);
@@ -146,7 +177,7 @@ public final class RegionBroker implements AutoCloseable {
         random.nextBytes(b);
         String claim = HexFormat.of().formatHex(b);
         Region r = new Region(random.nextLong() >>> 1, memory, claim, inFlight, onFreed,
-                new java.util.concurrent.atomic.AtomicInteger());
+                new java.util.concurrent.atomic.AtomicInteger(), unlock);
         claims.put(claim, r);
         return r;
     }
@@ -176,6 +207,7 @@ public final class RegionBroker implements AutoCloseable {
     }
 
     private static boolean free(Region r) {
+        r.unlock().run(); // once, even if the memory is still in use below: it is then merely pageable
         try {
             r.memory().close();
         } catch (IllegalStateException e) {

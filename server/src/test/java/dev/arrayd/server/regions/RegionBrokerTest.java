@@ -87,6 +87,34 @@ class RegionBrokerTest {
         }
     }
 
+    @Test
+    void eachRegionIsOfferedForPageLockingAndUnlockedOnceBeforeItsMemoryGoes() throws Exception {
+        java.util.List<java.lang.foreign.MemorySegment> locked = new java.util.ArrayList<>();
+        AtomicInteger unlocked = new AtomicInteger();
+        AtomicInteger freedWhileLocked = new AtomicInteger();
+        try (RegionBroker broker = RegionBroker.start(dir.resolve("lock.regions"), 0, segment -> {
+            locked.add(segment);
+            return unlocked::incrementAndGet;
+        })) {
+            Region a = broker.create(10_000, () -> 0, () -> freedWhileLocked.addAndGet(unlocked.get() == 0 ? 1 : 0));
+            assertEquals(1, locked.size());
+            assertEquals(12288, locked.getFirst().byteSize(), "the whole mapping, in pages");
+            assertEquals(a.memory().segment().address(), locked.getFirst().address());
+            broker.retire(a);
+            broker.retireReady();
+            assertEquals(1, unlocked.get(), "unlocked once");
+            assertEquals(0, freedWhileLocked.get(), "unlocked before the memory went");
+        }
+        // a locker that throws leaves the region usable (its transfers are merely staged)
+        try (RegionBroker broker = RegionBroker.start(dir.resolve("bad.regions"), 0, segment -> {
+            throw new IllegalStateException("no");
+        })) {
+            Region b = broker.create(4096, () -> 0, () -> { });
+            b.memory().segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) 1);
+            broker.retire(b);
+        }
+    }
+
     /** Sends a claim; the first byte answered (the descriptor's carrier), or -1 at end of stream. */
     static int claim(Path sock, String claim) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.api;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
 
@@ -23,6 +24,16 @@ public interface Backend extends AutoCloseable {
 
     /** The compiler shared by every device of this backend. */
     KernelCompiler compiler();
+
+    /**
+     * Host memory that will be the source or destination of many transfers (a shared-memory region): a
+     * backend whose copy engines reach page-locked memory directly may lock it now (CUDA registers it, so its
+     * transfers skip staging), best effort. Returns what undoes it, to run once before the memory is unmapped.
+     * The default does nothing.
+     */
+    default Runnable lockHostMemory(MemorySegment segment) {
+        return () -> { };
+    }
 
     @Override
     void close();

@@ -40,6 +40,8 @@ final class CudaDevice extends AbstractDevice<CudaStream, CudaSlab> {
     private final CudaOptions options;
     private final Object owner; // the backend that opened this device; peers share it
     private final StagingPool staging;
+    private final CopyLanes copyLanes;
+    private final InlineLanes inline = new InlineLanes(this);
     private final Object slabLock = new Object();
     private CUstream syncStream; // guarded by slabLock; memsetZero and staged peer copies, made on first use
     private volatile PeerAccess peers = PeerAccess.NONE;
@@ -53,6 +55,7 @@ final class CudaDevice extends AbstractDevice<CudaStream, CudaSlab> {
         this.context = context;
         this.options = options;
         this.staging = new StagingPool(options.stagingChunkBytes(), options.stagingBuffers());
+        this.copyLanes = new CopyLanes(id.toString(), options.copyLanes());
     }
 
     CudaDeviceFacts facts() {
@@ -73,6 +76,16 @@ final class CudaDevice extends AbstractDevice<CudaStream, CudaSlab> {
 
     StagingPool staging() {
         return staging;
+    }
+
+    /** The threads of the extra lanes of large transfers. */
+    CopyLanes copyLanes() {
+        return copyLanes;
+    }
+
+    /** Enqueuers for commands run on the caller's thread. */
+    InlineLanes inline() {
+        return inline;
     }
 
     void setPeers(PeerAccess peers) {
@@ -210,6 +223,8 @@ final class CudaDevice extends AbstractDevice<CudaStream, CudaSlab> {
         List<CudaSlab> toFree = slabs.removeAll();
         synchronized (slabLock) {
             JCudaDriver.cuCtxSetCurrent(context);
+            inline.close();
+            copyLanes.close();
             for (CudaSlab s : toFree) {
                 JCudaDriver.cuMemFree(s.ptr());
             }

@@ -12,6 +12,7 @@ import dev.arrayd.devices.api.support.StreamWorker;
 import dev.arrayd.devices.api.support.ThreadConfined;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import jcuda.Pointer;
@@ -34,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * Uploads and downloads go through the device's pinned {@link StagingPool}: cut into chunks
  * ({@link ChunkPlan}), two staging buffers alternating, so the host memcpy of one chunk overlaps the DMA
  * of the previous. A download's last chunks are copied out to the caller's memory when the command
- * completes. Before the worker blocks for staging buffers it completes its own in-flight commands
- * ({@code drainOwn}), so it never holds buffers while waiting for more.
+ * completes. A transfer of many chunks is split over several threads ({@link ParallelTransfer}); one
+ * from or to page-locked host memory is a single DMA, with no staging ({@link PageLocked}). Before
+ * the worker blocks for staging buffers it completes its own in-flight commands ({@code drainOwn}), so it
+ * never holds buffers while waiting for more.
  *
  * <h2>Copies between devices</h2>
  * A {@link DeviceCommand.PeerCopy} runs on a stream of the destination device and pulls from another CUDA
@@ -68,35 +71,54 @@ final class CudaEnqueuer {
     private final String owner;
     /** Completes the stream's own in-flight commands (before blocking for staging). */
     private final Runnable drainOwn;
+    /** Whether each command runs between two timed events (its device time); else one untimed end event. */
+    private final boolean timed;
     private final ArrayDeque<CUevent> spareEvents = new ArrayDeque<>();
-    private final CUevent[] chunkEvents = new CUevent[2];
+    /** Events marking chunk DMAs: two per lane of a transfer, made as needed. */
+    private CUevent[] chunkEvents = new CUevent[0];
     private CUstream stream;
     private ArraydException setupFailure;
     private GuardSlots guards; // made on the first IR launch
 
-    CudaEnqueuer(CudaDevice device, String owner, Runnable drainOwn) {
+    /**
+     * @param timed whether each command's device time is measured on the GPU (two timed events around it);
+     *              when false, one untimed end event and the host time from enqueue to end
+     */
+    CudaEnqueuer(CudaDevice device, String owner, Runnable drainOwn, boolean timed) {
         this.device = device;
         this.owner = owner;
         this.drainOwn = drainOwn;
+        this.timed = timed;
     }
 
-    /** Creates the CUDA stream and its chunk events; a failure fails every command, through its callback. */
-    void open() {
+    /** Creates the CUDA stream; a failure fails every command, through its callback. True when it worked. */
+    boolean open() {
         try {
             device.makeCurrent();
             CUstream s = new CUstream();
             CudaErrors.check(JCudaDriver.cuStreamCreate(s, CU_STREAM_NON_BLOCKING), "cuStreamCreate for " + owner);
             stream = s;
-            for (int i = 0; i < chunkEvents.length; i++) {
-                CUevent e = new CUevent();
-                CudaErrors.check(JCudaDriver.cuEventCreate(e, CU_EVENT_DISABLE_TIMING), "cuEventCreate for " + owner);
-                chunkEvents[i] = e;
-            }
+            chunkEvents(2);
         } catch (ArraydException e) {
             setupFailure = e;
         } catch (Throwable t) {
             setupFailure = new ArraydException(ErrorCode.INTERNAL, "setting up " + owner + " failed: " + t, t);
         }
+        return setupFailure == null;
+    }
+
+    /** At least {@code count} chunk events, made as needed. */
+    private CUevent[] chunkEvents(int count) {
+        if (chunkEvents.length < count) {
+            int had = chunkEvents.length;
+            chunkEvents = Arrays.copyOf(chunkEvents, count); // null until made; close skips those
+            for (int i = had; i < count; i++) {
+                CUevent e = new CUevent();
+                CudaErrors.check(JCudaDriver.cuEventCreate(e, CU_EVENT_DISABLE_TIMING), "cuEventCreate for " + owner);
+                chunkEvents[i] = e;
+            }
+        }
+        return chunkEvents;
     }
 
     /** Releases the stream, its events and guard slots (after the last command completed). */
@@ -128,7 +150,8 @@ final class CudaEnqueuer {
         CUevent e = spareEvents.poll();
         if (e == null) {
             e = new CUevent();
-            CudaErrors.check(JCudaDriver.cuEventCreate(e, CU_EVENT_DEFAULT), "cuEventCreate on " + device.id());
+            CudaErrors.check(JCudaDriver.cuEventCreate(e, timed ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+                    "cuEventCreate on " + device.id());
         }
         return e;
     }
@@ -138,7 +161,13 @@ final class CudaEnqueuer {
      * between two events, or — for {@code mark()} — nothing but the marker's event at the stream's end.
      */
     CudaInFlight start(DeviceCommand command, CommandCallback callback, CudaMarker mark) {
+        return start(command, callback, mark, null);
+    }
+
+    /** {@link #start}, with the staging buffers the command needs already taken ({@code staging}, or null). */
+    CudaInFlight start(DeviceCommand command, CommandCallback callback, CudaMarker mark, StagingPool.Buffer[] staging) {
         CudaInFlight f = new CudaInFlight(command, callback, mark);
+        f.staging = staging;
         try {
             if (setupFailure != null) {
                 throw setupFailure;
@@ -153,8 +182,10 @@ final class CudaEnqueuer {
                 mark.arm(stream, owner);
                 return f;
             }
-            f.start = event();
-            CudaErrors.check(JCudaDriver.cuEventRecord(f.start, stream), "cuEventRecord on " + owner);
+            if (timed) {
+                f.start = event();
+                CudaErrors.check(JCudaDriver.cuEventRecord(f.start, stream), "cuEventRecord on " + owner);
+            }
             enqueue(f, command);
             f.end = event();
             CudaErrors.check(JCudaDriver.cuEventRecord(f.end, stream), "cuEventRecord on " + owner);
@@ -189,7 +220,7 @@ final class CudaEnqueuer {
             }
             if (f.failure == null) {
                 float[] ms = new float[1];
-                if (JCudaDriver.cuEventElapsedTime(ms, f.start, f.end) == CudaErrors.CUDA_SUCCESS) {
+                if (f.start != null && JCudaDriver.cuEventElapsedTime(ms, f.start, f.end) == CudaErrors.CUDA_SUCCESS) {
                     nanos = (long) (ms[0] * 1e6);
                 }
                 if (f.copyTo != null) {
@@ -308,8 +339,14 @@ final class CudaEnqueuer {
     }
 
     private StagingPool.Buffer[] staging(CudaInFlight f, int count) {
+        if (f.staging != null && f.staging.length >= count) {
+            return f.staging; // taken by the caller beforehand (an inline command)
+        }
         if (count == 0) {
             return new StagingPool.Buffer[0];
+        }
+        if (f.staging != null) {
+            throw new IllegalStateException(count + " staging buffers needed, " + f.staging.length + " taken beforehand");
         }
         StagingPool pool = device.staging();
         StagingPool.Buffer[] buffers = pool.tryAcquire(count);
@@ -335,8 +372,18 @@ final class CudaEnqueuer {
         CudaSlab dst = device.slab(upload.dst(), "dst", -1);
         MemorySegment src = Objects.requireNonNull(upload.src(), "src");
         sameSize(src.byteSize(), "src", upload.dst().bytes(), "dst " + upload.dst());
+        Pointer locked = PageLocked.of(src);
+        if (locked != null) {
+            CudaErrors.check(JCudaDriver.cuMemcpyHtoDAsync(dst.at(upload.dst().offset()), locked, src.byteSize(), stream),
+                    "upload to " + upload.dst() + " on " + device.id());
+            return;
+        }
         ChunkPlan plan = new ChunkPlan(src.byteSize(), device.staging().chunkBytes());
+        if (parallel(f, plan, src, dst.at(upload.dst().offset()), true, "upload to " + upload.dst() + " on " + device.id())) {
+            return;
+        }
         StagingPool.Buffer[] buffers = staging(f, plan.buffersNeeded());
+        CUevent[] chunkEvents = chunkEvents(2);
         for (int i = 0; i < plan.count(); i++) {
             int b = i % buffers.length;
             if (i >= buffers.length) {
@@ -358,8 +405,18 @@ final class CudaEnqueuer {
         CudaSlab src = device.slab(download.src(), "src", -1);
         MemorySegment dst = Objects.requireNonNull(download.dst(), "dst");
         sameSize(dst.byteSize(), "dst", download.src().bytes(), "src " + download.src());
+        Pointer locked = PageLocked.of(dst);
+        if (locked != null) {
+            CudaErrors.check(JCudaDriver.cuMemcpyDtoHAsync(locked, src.at(download.src().offset()), dst.byteSize(), stream),
+                    "download of " + download.src() + " on " + device.id());
+            return;
+        }
         ChunkPlan plan = new ChunkPlan(dst.byteSize(), device.staging().chunkBytes());
+        if (parallel(f, plan, dst, src.at(download.src().offset()), false, "download of " + download.src() + " on " + device.id())) {
+            return;
+        }
         StagingPool.Buffer[] buffers = staging(f, plan.buffersNeeded());
+        CUevent[] chunkEvents = chunkEvents(2);
         for (int i = 0; i < plan.count(); i++) {
             int b = i % buffers.length;
             if (i >= buffers.length) {
@@ -375,6 +432,27 @@ final class CudaEnqueuer {
         f.copyTo = dst;
         f.plan = plan;
         f.copyFrom = Math.max(0, plan.count() - buffers.length);
+    }
+
+    /**
+     * Runs a transfer of many chunks on several lanes ({@link ParallelTransfer}) when the device has lanes
+     * and the staging buffers for them are free now; false: the caller runs it serially.
+     */
+    private boolean parallel(CudaInFlight f, ChunkPlan serial, MemorySegment host, CUdeviceptr deviceBase, boolean upload,
+            String what) {
+        ChunkPlan plan = ParallelTransfer.plan(serial, upload);
+        int lanes = ParallelTransfer.lanes(plan, device.options().copyLanes(), device.options().stagingBuffers());
+        if (lanes < 2 || f.staging != null) {
+            return false;
+        }
+        StagingPool.Buffer[] buffers = device.staging().tryAcquire(2 * lanes);
+        if (buffers == null) {
+            return false; // other transfers hold the pool: this one goes serially rather than wait
+        }
+        f.staging = buffers;
+        ParallelTransfer.run(new ParallelTransfer.Job(device, stream, plan, buffers, chunkEvents(2 * lanes), host, deviceBase,
+                upload, what), device.copyLanes());
+        return true;
     }
 
     private void fill(CudaInFlight f, DeviceCommand.Fill fill) {
@@ -458,6 +536,7 @@ final class CudaEnqueuer {
     private void stagedPull(CudaInFlight f, CudaDevice from, CUdeviceptr source, CUdeviceptr target, long bytes, String what) {
         ChunkPlan plan = new ChunkPlan(bytes, device.staging().chunkBytes());
         StagingPool.Buffer[] buffers = staging(f, plan.buffersNeeded());
+        CUevent[] chunkEvents = chunkEvents(2);
         try {
             for (int i = 0; i < plan.count(); i++) {
                 int b = i % buffers.length;

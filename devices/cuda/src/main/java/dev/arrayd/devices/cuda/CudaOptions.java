@@ -13,15 +13,20 @@ import java.util.Objects;
  *                           {@code libnvrtc.so.12} and {@code libnvrtc.so} that the loader finds
  * @param compileTimeout     bound of one NVRTC compilation or PTX JIT; default 60 s (large kernels take
  *                           seconds; a runaway template instantiation should not hold a client forever)
- * @param stagingChunkBytes  size of one pinned staging buffer; default 4 MiB (big enough to reach copy
- *                           bandwidth, small enough that a few of them per device stay cheap)
- * @param stagingBuffers     pinned staging buffers per device at most; default 8 (32 MiB pinned per device);
- *                           a transfer holds at most two of them at a time, so this bounds concurrency, not size
+ * @param stagingChunkBytes  size of one pinned staging buffer; default 4 MiB (DMA out of pinned memory in
+ *                           4 MiB pieces runs at 97% of one whole-buffer copy on an H200)
+ * @param stagingBuffers     pinned staging buffers per device at most; default 32 (128 MiB pinned per device);
+ *                           a serial transfer holds two of them at a time, a parallel one two per lane and at
+ *                           most half of them, so this bounds concurrency, not size
+ * @param copyLanes          threads that copy a large transfer between ordinary host memory and pinned staging
+ *                           at once, the stream's worker included; default half the cores, at most 8 (one
+ *                           thread copies 9 GB/s on an H200's host, 8 copy 42 GB/s, and one PCIe 5 link
+ *                           moves 55); 1 keeps every transfer on the worker
  * @param moduleCacheEntries compiled modules (PTX text) kept by content hash; default 128
  * @param defaultBlockSize   threads per block in x when a launch gives no local dims; default 256
  */
 public record CudaOptions(String driverLibrary, String nvrtcLibrary, Duration compileTimeout, long stagingChunkBytes,
-                          int stagingBuffers, int moduleCacheEntries, int defaultBlockSize) {
+                          int stagingBuffers, int copyLanes, int moduleCacheEntries, int defaultBlockSize) {
 
     public static final String DRIVER_LIBRARY = "libcuda.so.1";
     /** The first of libnvrtc.so.13, libnvrtc.so.12 and libnvrtc.so that loads. */
@@ -40,6 +45,9 @@ public record CudaOptions(String driverLibrary, String nvrtcLibrary, Duration co
         if (stagingBuffers < 2) {
             throw new IllegalArgumentException("stagingBuffers: " + stagingBuffers + " (expected: >= 2, a transfer may hold two)");
         }
+        if (copyLanes < 1 || copyLanes > 64) {
+            throw new IllegalArgumentException("copyLanes: " + copyLanes + " (expected: 1 to 64)");
+        }
         if (moduleCacheEntries < 0) {
             throw new IllegalArgumentException("moduleCacheEntries: " + moduleCacheEntries + " (expected: >= 0)");
         }
@@ -49,26 +57,34 @@ public record CudaOptions(String driverLibrary, String nvrtcLibrary, Duration co
     }
 
     public static CudaOptions defaults() {
-        return new CudaOptions(DRIVER_LIBRARY, NVRTC_LIBRARY, Duration.ofSeconds(60), 4L << 20, 8, 128, 256);
+        return new CudaOptions(DRIVER_LIBRARY, NVRTC_LIBRARY, Duration.ofSeconds(60), 4L << 20, 32, DEFAULT_COPY_LANES, 128, 256);
+    }
+
+    /** Half the cores, 1 to 8. */
+    static final int DEFAULT_COPY_LANES = Math.clamp(Runtime.getRuntime().availableProcessors() / 2, 1, 8);
+
+    public CudaOptions withCopyLanes(int lanes) {
+        return new CudaOptions(driverLibrary, nvrtcLibrary, compileTimeout, stagingChunkBytes, stagingBuffers, lanes,
+                moduleCacheEntries, defaultBlockSize);
     }
 
     public CudaOptions withDriverLibrary(String library) {
-        return new CudaOptions(library, nvrtcLibrary, compileTimeout, stagingChunkBytes, stagingBuffers, moduleCacheEntries,
-                defaultBlockSize);
+        return new CudaOptions(library, nvrtcLibrary, compileTimeout, stagingChunkBytes, stagingBuffers, copyLanes,
+                moduleCacheEntries, defaultBlockSize);
     }
 
     public CudaOptions withNvrtcLibrary(String library) {
-        return new CudaOptions(driverLibrary, library, compileTimeout, stagingChunkBytes, stagingBuffers, moduleCacheEntries,
-                defaultBlockSize);
+        return new CudaOptions(driverLibrary, library, compileTimeout, stagingChunkBytes, stagingBuffers, copyLanes,
+                moduleCacheEntries, defaultBlockSize);
     }
 
     public CudaOptions withStaging(long chunkBytes, int buffers) {
-        return new CudaOptions(driverLibrary, nvrtcLibrary, compileTimeout, chunkBytes, buffers, moduleCacheEntries,
-                defaultBlockSize);
+        return new CudaOptions(driverLibrary, nvrtcLibrary, compileTimeout, chunkBytes, buffers, copyLanes,
+                moduleCacheEntries, defaultBlockSize);
     }
 
     public CudaOptions withCompileTimeout(Duration timeout) {
-        return new CudaOptions(driverLibrary, nvrtcLibrary, timeout, stagingChunkBytes, stagingBuffers, moduleCacheEntries,
-                defaultBlockSize);
+        return new CudaOptions(driverLibrary, nvrtcLibrary, timeout, stagingChunkBytes, stagingBuffers, copyLanes,
+                moduleCacheEntries, defaultBlockSize);
     }
 }

@@ -15,6 +15,7 @@ import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.conformance.AbstractDeviceConformanceTest;
+import dev.arrayd.devices.api.support.StreamWorker;
 import dev.arrayd.devices.api.ir.IrModule;
 import dev.arrayd.devices.api.ir.IrSamples;
 import jcuda.Pointer;
@@ -37,18 +38,23 @@ import java.util.concurrent.TimeUnit;
  * side with its raw-JCuda anchor in the same process, alternating in rounds; medians are reported.
  *
  * <ul>
- *   <li><b>launch</b>: empty-kernel round trip through an arrayd stream (submit → callback) vs raw
- *       {@code cuLaunchKernel} + {@code cuStreamSynchronize} on a stream of the same device;</li>
+ *   <li><b>launch</b>: empty-kernel round trip vs raw {@code cuLaunchKernel} + {@code cuStreamSynchronize} on
+ *       a stream of the same device, through an arrayd stream two ways: run on the calling thread
+ *       ({@code tryRunInline}, what the scheduler does with a short ready launch) and queued to the stream's
+ *       worker ({@code submit}, the caller parked on a future until the callback);</li>
  *   <li><b>transfer</b>: 256 MiB upload / download through arrayd's pinned staging (from / to ordinary
  *       off-heap memory) vs raw {@code cuMemcpyHtoD} / {@code cuMemcpyDtoH} from / to pinned memory
- *       (the goal: arrayd at 80% or more of raw);</li>
+ *       (the goal: arrayd at 80% or more of raw), with the host memory split over several copy lanes and a
+ *       sweep of lane counts and chunk sizes; and the same from memory page-locked by {@code lockHostMemory}
+ *       (what the daemon does with a shared-memory region), which needs no staging;</li>
  *   <li><b>matmul</b>: a 16x16-tiled shared-memory SGEMM in CUDA C, n = 2048, GFLOP/s through arrayd; the same
  *       product as IR kernels, tiled in local memory ({@code IrSamples.tiledMatmul}, the goal: 30% of the native
  *       one) and one work-item per element ({@code IrSamples.matmul});</li>
  *   <li><b>guards</b>: an IR vadd of 64 Mi floats with every access proven in bounds vs the same with its three
  *       guards kept ({@code IrSamples.vaddProven} / {@code vaddGuarded}), device time.</li>
  * </ul>
- * The last line is {@code RESULT cuda device=".." launch_ratio=.. h2d_ratio=.. d2h_ratio=.. matmul_GFLOPs=..
+ * The last line is {@code RESULT cuda device=".." launch_ratio=.. queued_launch_ratio=.. h2d_ratio=.. d2h_ratio=..
+ * matmul_GFLOPs=..
  * ir_matmul_GFLOPs=.. ir_matmul_of_native=.. guards_ratio=.. launch_us=.. ...}.
  *
  * <p>The GPU check kit ({@code gpu-kit}) runs it on a GPU machine with nothing else installed.
@@ -121,10 +127,12 @@ public final class CudaBench {
         Pointer noParams = null; // the empty kernel takes no parameters
 
         double[] arraydUs = new double[ROUNDS];
+        double[] inlineUs = new double[ROUNDS];
         double[] rawUs = new double[ROUNDS];
         DeviceCommand.Launch launch = new DeviceCommand.Launch(emptyKernel, new long[] {1}, null, List.of());
         for (int warm = 0; warm < 200; warm++) {
             run(stream, launch);
+            runInline(stream, launch);
             JCudaDriver.cuLaunchKernel(emptyFn, 1, 1, 1, 1, 1, 1, 0, raw, noParams, null);
             JCudaDriver.cuStreamSynchronize(raw);
         }
@@ -140,13 +148,19 @@ public final class CudaBench {
                 CudaErrors.check(JCudaDriver.cuStreamSynchronize(raw), "raw sync");
             }
             long t2 = System.nanoTime();
+            for (int i = 0; i < LAUNCHES_PER_ROUND; i++) {
+                runInline(stream, launch);
+            }
+            long t3 = System.nanoTime();
             arraydUs[r] = (t1 - t0) / 1e3 / LAUNCHES_PER_ROUND;
             rawUs[r] = (t2 - t1) / 1e3 / LAUNCHES_PER_ROUND;
+            inlineUs[r] = (t3 - t2) / 1e3 / LAUNCHES_PER_ROUND;
         }
-        double launchUs = median(arraydUs);
+        double queuedUs = median(arraydUs);
+        double launchUs = median(inlineUs);
         double rawLaunchUs = median(rawUs);
-        System.out.printf("launch round trip: arrayd %.1f us, raw JCuda %.1f us (rounds %s / %s)%n", launchUs, rawLaunchUs,
-                Arrays.toString(arraydUs), Arrays.toString(rawUs));
+        System.out.printf("launch round trip: arrayd inline %.1f us, queued %.1f us, raw JCuda %.1f us (rounds %s / %s / %s)%n",
+                launchUs, queuedUs, rawLaunchUs, Arrays.toString(inlineUs), Arrays.toString(arraydUs), Arrays.toString(rawUs));
 
         // transfers
         device.allocPool(1, TRANSFER_BYTES, 256);
@@ -155,6 +169,8 @@ public final class CudaBench {
         double[] rawUp = new double[ROUNDS];
         double[] down = new double[ROUNDS];
         double[] rawDown = new double[ROUNDS];
+        double[] lockedUp = new double[ROUNDS];
+        double[] lockedDown = new double[ROUNDS];
         try (Arena arena = Arena.ofShared()) {
             MemorySegment host = arena.allocate(TRANSFER_BYTES, 4096);
             host.fill((byte) 7);
@@ -163,6 +179,9 @@ public final class CudaBench {
             CudaErrors.check(JCudaDriver.cuMemAllocHost(pinned, TRANSFER_BYTES), "cuMemAllocHost");
             CudaSlab slab = device.slab(ref, "ref", -1);
             try {
+                // warm: the copy lanes' threads started, the pinned staging allocated, the copy loops compiled
+                run(stream, new DeviceCommand.Upload(host, ref));
+                run(stream, new DeviceCommand.Download(ref, host));
                 for (int r = 0; r < ROUNDS; r++) {
                     long t0 = System.nanoTime();
                     run(stream, new DeviceCommand.Upload(host, ref));
@@ -180,13 +199,32 @@ public final class CudaBench {
                     down[r] = TRANSFER_BYTES / (double) (t3 - t2);
                     rawDown[r] = TRANSFER_BYTES / (double) (t4 - t3);
                 }
+                // memory the daemon page-locks (a shared-memory region): one DMA, no staging
+                Runnable unlock = backend.lockHostMemory(host);
+                try {
+                    for (int r = 0; r < ROUNDS; r++) {
+                        long t0 = System.nanoTime();
+                        run(stream, new DeviceCommand.Upload(host, ref));
+                        long t1 = System.nanoTime();
+                        run(stream, new DeviceCommand.Download(ref, host));
+                        long t2 = System.nanoTime();
+                        lockedUp[r] = TRANSFER_BYTES / (double) (t1 - t0);
+                        lockedDown[r] = TRANSFER_BYTES / (double) (t2 - t1);
+                    }
+                } finally {
+                    unlock.run();
+                }
             } finally {
                 JCudaDriver.cuMemFreeHost(pinned);
             }
         }
         device.freePool(1);
-        System.out.printf("upload 256 MiB: arrayd %.2f GB/s, raw pinned %.2f GB/s; download: arrayd %.2f GB/s, raw pinned %.2f GB/s%n",
-                median(up), median(rawUp), median(down), median(rawDown));
+        System.out.printf("upload 256 MiB: arrayd %.2f GB/s, raw pinned %.2f GB/s; download: arrayd %.2f GB/s, raw pinned %.2f GB/s "
+                + "(rounds %s / %s / %s / %s)%n", median(up), median(rawUp), median(down), median(rawDown), rounded(up),
+                rounded(rawUp), rounded(down), rounded(rawDown));
+        System.out.printf("upload 256 MiB from page-locked memory (lockHostMemory): arrayd %.2f GB/s; download into it: "
+                + "arrayd %.2f GB/s%n", median(lockedUp), median(lockedDown));
+        transferSweep();
 
         // tiled matmul
         KernelSignature sig = new KernelSignature("matmul", List.of(KernelParam.buffer("a", DType.F32, Access.READ),
@@ -290,12 +328,14 @@ public final class CudaBench {
         device.makeCurrent();
         JCudaDriver.cuStreamDestroy(raw);
         stream.close();
-        System.out.printf("RESULT cuda device=\"%s\" launch_ratio=%.2f h2d_ratio=%.2f d2h_ratio=%.2f matmul_GFLOPs=%.0f "
+        System.out.printf("RESULT cuda device=\"%s\" launch_ratio=%.2f queued_launch_ratio=%.2f h2d_ratio=%.2f d2h_ratio=%.2f matmul_GFLOPs=%.0f "
                         + "ir_matmul_GFLOPs=%.0f ir_matmul_of_native=%.2f guards_ratio=%.2f launch_us=%.1f raw_launch_us=%.1f "
-                        + "upload_GBps=%.2f raw_upload_GBps=%.2f download_GBps=%.2f raw_download_GBps=%.2f%n",
-                device.info().name(), launchUs / rawLaunchUs, median(up) / median(rawUp), median(down) / median(rawDown),
+                        + "upload_GBps=%.2f raw_upload_GBps=%.2f download_GBps=%.2f raw_download_GBps=%.2f "
+                        + "locked_h2d_ratio=%.2f locked_d2h_ratio=%.2f%n",
+                device.info().name(), launchUs / rawLaunchUs, queuedUs / rawLaunchUs, median(up) / median(rawUp), median(down) / median(rawDown),
                 median(gflops), median(irTiled), median(irTiled) / median(gflops), guardRatio, launchUs, rawLaunchUs,
-                median(up), median(rawUp), median(down), median(rawDown));
+                median(up), median(rawUp), median(down), median(rawDown), median(lockedUp) / median(rawUp),
+                median(lockedDown) / median(rawDown));
         if (!failures.isEmpty()) {
             throw new IllegalStateException("the CUDA benchmark ran with failures: " + failures);
         }
@@ -315,6 +355,70 @@ public final class CudaBench {
             }
         });
         return done.get(60, TimeUnit.SECONDS);
+    }
+
+    /** Copy lanes x staging chunk (MiB) tried by {@link #transferSweep}. */
+    private static final int[][] SWEEP = {{1, 4}, {2, 4}, {4, 4}, {8, 4}, {12, 4}, {8, 2}, {8, 8}};
+
+    /**
+     * How staged transfers scale with copy lanes and chunk size: the same 256 MiB upload and download through a
+     * backend of each setting (staging: two buffers per lane, doubled), medians of three.
+     */
+    private static void transferSweep() throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment host = arena.allocate(TRANSFER_BYTES, 4096);
+            host.fill((byte) 9);
+            for (int[] setting : SWEEP) {
+                int lanes = Math.min(setting[0], Runtime.getRuntime().availableProcessors());
+                long chunk = (long) setting[1] << 20;
+                try (CudaBackend b = new CudaBackend(CudaOptions.defaults().withCopyLanes(lanes).withStaging(chunk, 4 * lanes))) {
+                    CudaDevice d = (CudaDevice) b.openDevices(1).getFirst();
+                    NativeStream s = d.newStream("sweep");
+                    d.allocPool(1, TRANSFER_BYTES, 256);
+                    MemRef ref = new MemRef(1, 0, TRANSFER_BYTES);
+                    double[] up = new double[5];
+                    double[] down = new double[5];
+                    run(s, new DeviceCommand.Upload(host, ref));
+                    for (int r = 0; r < up.length; r++) {
+                        long t0 = System.nanoTime();
+                        run(s, new DeviceCommand.Upload(host, ref));
+                        long t1 = System.nanoTime();
+                        run(s, new DeviceCommand.Download(ref, host));
+                        long t2 = System.nanoTime();
+                        up[r] = TRANSFER_BYTES / (double) (t1 - t0);
+                        down[r] = TRANSFER_BYTES / (double) (t2 - t1);
+                    }
+                    s.close();
+                    System.out.printf("transfer sweep: lanes %d, chunk %d MiB: upload %.2f GB/s, download %.2f GB/s%n", lanes,
+                            setting[1], median(up), median(down));
+                }
+            }
+        }
+    }
+
+    /** Runs {@code command} on this thread (the scheduler's path for a short ready command); fails if declined. */
+    private static void runInline(NativeStream stream, DeviceCommand command) {
+        ArraydException[] failure = {null};
+        boolean ran = stream.tryRunInline(command, new CommandCallback() {
+            @Override
+            public void completed(long deviceNanos) {
+            }
+
+            @Override
+            public void failed(ArraydException cause) {
+                failure[0] = cause;
+            }
+        });
+        if (!ran) {
+            throw new IllegalStateException("tryRunInline declined " + StreamWorker.describe(command));
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+    }
+
+    private static String rounded(double[] values) {
+        return Arrays.stream(values).mapToObj(v -> String.format("%.1f", v)).toList().toString();
     }
 
     private static double median(double[] values) {

@@ -1,7 +1,9 @@
 package dev.arrayd.devices.cuda;
 
 import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.DeviceInfo;
 import dev.arrayd.devices.api.Dialect;
 import dev.arrayd.devices.api.ErrorCode;
@@ -37,6 +39,35 @@ class TransferPlansTest {
             sum += big.length(i);
         }
         assertEquals((1L << 30) + 3, sum);
+    }
+
+    @Test
+    void largeTransfersTakeLanesWithinHalfTheStagingAndTwoChunksEach() {
+        long chunk = 4L << 20;
+        assertEquals(1, ParallelTransfer.lanes(new ChunkPlan(7 * chunk, chunk), 8, 32), "too few chunks");
+        assertEquals(4, ParallelTransfer.lanes(new ChunkPlan(8 * chunk, chunk), 8, 32), "two chunks per lane");
+        assertEquals(8, ParallelTransfer.lanes(new ChunkPlan(64 * chunk, chunk), 8, 32));
+        assertEquals(4, ParallelTransfer.lanes(new ChunkPlan(64 * chunk, chunk), 8, 16), "at most half of 16 buffers");
+        assertEquals(1, ParallelTransfer.lanes(new ChunkPlan(64 * chunk, chunk), 1, 32), "one lane: serial");
+        assertEquals(1, ParallelTransfer.lanes(new ChunkPlan(64 * chunk, chunk), 8, 4), "too little staging");
+        ChunkPlan serial = new ChunkPlan(64 * chunk + 5, chunk);
+        assertEquals(new ChunkPlan(64 * chunk + 5, chunk / 2), ParallelTransfer.plan(serial, true), "uploads in half buffers");
+        assertEquals(serial, ParallelTransfer.plan(serial, false), "downloads in whole ones");
+        assertEquals(4096, ParallelTransfer.plan(new ChunkPlan(1 << 20, 4096), true).chunkBytes(), "never below a page");
+    }
+
+    @Test
+    void onlyCommandsThatCannotHoldTheCallerRunInline() {
+        MemRef r = new MemRef(1, 0, 4096);
+        MemRef big = new MemRef(1, 0, 8192);
+        assertEquals(0, InlineLanes.stagingNeeded(new DeviceCommand.Copy(r, r), 4096));
+        assertEquals(0, InlineLanes.stagingNeeded(new DeviceCommand.Fill(r, 7, 1), 4096));
+        assertEquals(1, InlineLanes.stagingNeeded(new DeviceCommand.Fill(r, 7, 4), 4096), "may go through staging");
+        assertEquals(1, InlineLanes.stagingNeeded(new DeviceCommand.Upload(MemorySegment.ofArray(new byte[4096]), r), 4096));
+        assertEquals(-1, InlineLanes.stagingNeeded(new DeviceCommand.Upload(MemorySegment.ofArray(new byte[8192]), big), 4096));
+        assertEquals(-1, InlineLanes.stagingNeeded(new DeviceCommand.Download(big, MemorySegment.ofArray(new byte[8192])), 4096));
+        assertEquals(-1, InlineLanes.stagingNeeded(new DeviceCommand.Sequence(List.of(new DeviceCommand.Fill(r, 7, 1))), 4096));
+        assertEquals(-1, InlineLanes.stagingNeeded(null, 4096));
     }
 
     @Test
