@@ -6,7 +6,8 @@
 # usage, from the repository root:  gpu-kit/target/gpu-kit/run.sh
 # Writes into $OUT (default: this folder's out/), at most 8 files:
 #   summary.txt          every step with its time and outcome, the probe, the figures, and the RESULT lines
-#   probe.txt            the GPU, the driver's CUDA version and the NVRTC library, or why CUDA is unavailable
+#   probe.txt            the GPU, the driver's CUDA version and the NVRTC library, or why CUDA is unavailable;
+#                        the host (CPU, cores, memory, kernel)
 #   junit.txt            the CUDA conformance suite, the CUDA IR, peer-copy and fast-path tests, the random IR
 #                        differential suite
 #   junit-reports.tar.gz their JUnit XML reports
@@ -91,11 +92,15 @@ if [ ${#nvrtc_dirs[@]} -gt 0 ]; then
   say "NVRTC searched in: ${nvrtc_dirs[*]}"
 fi
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
-  >> "$out/probe.txt" 2>&1
+  | sed 's/^/gpu: /' >> "$out/probe.txt" 2>&1
+# the host, for the report (bin/arrayd bench cuda --from): CPU model, cores, memory, system
+host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+host_mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
+echo "host: ${host_cpu:-unknown CPU}; $(nproc) cores; ${host_mem}; $(uname -sr)" >> "$out/probe.txt"
 
 # 3. the probe: is there a GPU, and which NVRTC
 step probe 60 "$out/probe.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.devices.cuda.CudaProbe
-grep -E '^(cuda|driver|nvrtc):' "$out/probe.txt" | tee -a "$summary"
+grep -E '^(host|gpu|cuda|driver|nvrtc):' "$out/probe.txt" | tee -a "$summary"
 cuda=unavailable
 grep -q '^RESULT cuda-probe available=1' "$out/probe.txt" && cuda=available
 

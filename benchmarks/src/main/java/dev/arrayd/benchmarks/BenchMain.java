@@ -54,7 +54,7 @@ public final class BenchMain {
 
     /** Subcommands that are not scenarios: they start no daemon and run as plain picocli commands. */
     static List<Tool> tools() {
-        return List.of(new JmhCommand(), new ReportCommand());
+        return List.of(new JmhCommand(), new CudaCommand(), new ReportCommand());
     }
 
     /** This JVM's JIT compiler threads, lowered as the daemon's are: the client should not take the cores it measures. */

@@ -41,6 +41,8 @@ final class ReportCommand implements Tool {
             new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
             new String[] {"python", "python: the Python client vs raw grpcio and client-java"},
             new String[] {"padding", "padding: a stencil on a padded buffer vs position tests; the cost of a view"},
+            new String[] {"cuda", "cuda: the CUDA backend on a GPU vs raw JCuda",
+                    "`bin/arrayd bench cuda --from DIR` on what the GPU check kit wrote on a GPU machine (see below)"},
             new String[] {"jmh", "jmh: micro-benchmarks of the hot paths"});
 
     private static final Pattern IMAGE = Pattern.compile("!\\[([^\\]]*)\\]\\(([^)/]+\\.png)\\)");
@@ -78,7 +80,7 @@ final class ReportCommand implements Tool {
             md.append("\n## ").append(s[1]).append("\n\n");
             Optional<Path> latest = latest(name);
             if (latest.isEmpty()) {
-                md.append("Not run yet: `bin/arrayd bench ").append(name).append("`.\n");
+                md.append("Not run yet: ").append(s.length > 2 ? s[2] : "`bin/arrayd bench " + name + "`").append(".\n");
                 continue;
             }
             Path dir = latest.get();
@@ -149,7 +151,7 @@ final class ReportCommand implements Tool {
             taken.add(sc.name());
         }
         for (String[] section : SECTIONS) {
-            taken.add(section[0]); // jmh is a tool, not a scenario, but has a section of its own
+            taken.add(section[0]); // jmh and cuda are tools, not scenarios, but have sections of their own
         }
         try (Stream<Path> files = Files.list(dir)) {
             return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".md"))

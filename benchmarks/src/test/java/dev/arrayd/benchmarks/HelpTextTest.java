@@ -20,6 +20,7 @@ class HelpTextTest {
         names.add("");
         BenchMain.scenarios().forEach(s -> names.add(s.name()));
         names.add("jmh");
+        names.add("cuda");
         names.add("report");
         PrintStream systemErr = System.err;
         for (String name : names) {

@@ -115,6 +115,8 @@ class GpuKitTest {
             assertTrue(summary.contains("cuda benchmark skipped: no usable GPU here ("), summary);
             assertTrue(summary.contains("daemon: serving cpu:2"), summary);
         }
+        assertTrue(summary.matches("(?s).*\nhost: [^\n]+; \\d+ cores; \\d+ GiB; Linux [^\n]+\n.*"),
+                "the host, for bench cuda's report:\n" + summary);
         String junit = Files.readString(out.resolve("out/junit.txt"));
         assertTrue(junit.contains("0 tests failed"), junit);
     }

@@ -331,10 +331,11 @@ public final class CudaBench {
         System.out.printf("RESULT cuda device=\"%s\" launch_ratio=%.2f queued_launch_ratio=%.2f h2d_ratio=%.2f d2h_ratio=%.2f matmul_GFLOPs=%.0f "
                         + "ir_matmul_GFLOPs=%.0f ir_matmul_of_native=%.2f guards_ratio=%.2f launch_us=%.1f raw_launch_us=%.1f "
                         + "upload_GBps=%.2f raw_upload_GBps=%.2f download_GBps=%.2f raw_download_GBps=%.2f "
-                        + "locked_h2d_ratio=%.2f locked_d2h_ratio=%.2f%n",
+                        + "locked_upload_GBps=%.2f locked_download_GBps=%.2f locked_h2d_ratio=%.2f locked_d2h_ratio=%.2f%n",
                 device.info().name(), launchUs / rawLaunchUs, queuedUs / rawLaunchUs, median(up) / median(rawUp), median(down) / median(rawDown),
                 median(gflops), median(irTiled), median(irTiled) / median(gflops), guardRatio, launchUs, rawLaunchUs,
-                median(up), median(rawUp), median(down), median(rawDown), median(lockedUp) / median(rawUp),
+                median(up), median(rawUp), median(down), median(rawDown), median(lockedUp), median(lockedDown),
+                median(lockedUp) / median(rawUp),
                 median(lockedDown) / median(rawDown));
         if (!failures.isEmpty()) {
             throw new IllegalStateException("the CUDA benchmark ran with failures: " + failures);
