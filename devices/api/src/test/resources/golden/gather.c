@@ -8,6 +8,10 @@ typedef uint64_t arrayd_u64;
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
+/* overflow-checked arithmetic of the hoisted guards' predicates: any overflow makes *ov 1 */
+ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_add_overflow(a, b, &r)) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_sub_overflow(a, b, &r)) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_mul_overflow(a, b, &r)) *ov = 1; return r; }
 /* the first guard to catch an index records it; the rest only skip their access */
 ARRAYD_FN void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     arrayd_i64 zero = 0;
@@ -90,10 +94,33 @@ ARRAYD_FN arrayd_u16 arrayd_ld_u16(const arrayd_u16 *a, arrayd_i64 i, arrayd_i64
     return 0;
 }
 
-ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard) {
+ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const int arrayd_ok) {
     {
         const arrayd_i64 arrayd_i = (arrayd_i64)(arrayd_global_id(0));
-        if ((arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[1]) p_out[arrayd_i] = arrayd_ld_i32(p_in, (arrayd_i64)(((arrayd_i64)((arrayd_u64)arrayd_global_id(0) * (arrayd_u64)((arrayd_i64)2)))), arrayd_ext[0], arrayd_guard, 0);
+        if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[1]) p_out[arrayd_i] = (arrayd_ok ? p_in[(arrayd_i64)(((arrayd_i64)((arrayd_u64)arrayd_global_id(0) * (arrayd_u64)((arrayd_i64)2))))] : arrayd_ld_i32(p_in, (arrayd_i64)(((arrayd_i64)((arrayd_u64)arrayd_global_id(0) * (arrayd_u64)((arrayd_i64)2)))), arrayd_ext[0], arrayd_guard, 0));
         else arrayd_oob(arrayd_guard, 1, arrayd_i);
     }
+}
+ARRAYD_FN int arrayd_ok_gather(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const arrayd_i32 *p_in, const arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext) {
+    int arrayd_ov = 0;
+    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_a, arrayd_b, arrayd_c;
+    arrayd_mn = 0;
+    arrayd_mx = arrayd_mn;
+    arrayd_a = 0;
+    arrayd_a = arrayd_cadd(arrayd_a, 1, &arrayd_ov);
+    arrayd_b = arrayd_cmul(arrayd_a, arrayd_lo[0], &arrayd_ov);
+    arrayd_c = arrayd_cmul(arrayd_a, arrayd_hi[0], &arrayd_ov);
+    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);
+    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);
+    if (arrayd_ov || arrayd_mn < 0 || arrayd_mx >= arrayd_ext[1]) return 0;
+    arrayd_mn = 0;
+    arrayd_mx = arrayd_mn;
+    arrayd_a = 0;
+    arrayd_a = arrayd_cadd(arrayd_a, arrayd_cmul(1, (arrayd_i64)(((arrayd_i64)2)), &arrayd_ov), &arrayd_ov);
+    arrayd_b = arrayd_cmul(arrayd_a, arrayd_lo[0], &arrayd_ov);
+    arrayd_c = arrayd_cmul(arrayd_a, arrayd_hi[0], &arrayd_ov);
+    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);
+    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);
+    if (arrayd_ov || arrayd_mn < 0 || arrayd_mx >= arrayd_ext[0]) return 0;
+    return 1;
 }

@@ -8,6 +8,10 @@ typedef uint64_t arrayd_u64;
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
+/* overflow-checked arithmetic of the hoisted guards' predicates: any overflow makes *ov 1 */
+ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_add_overflow(a, b, &r)) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_sub_overflow(a, b, &r)) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_mul_overflow(a, b, &r)) *ov = 1; return r; }
 /* the first guard to catch an index records it; the rest only skip their access */
 ARRAYD_FN void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     arrayd_i64 zero = 0;

@@ -72,6 +72,15 @@ final class CSourceAssembler {
      * trampoline per kernel passing the extents and guard record after the declared arguments.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
+        return assembleIr(rendered, entryPoints, phased, java.util.Collections.nCopies(entryPoints.size(), false));
+    }
+
+    /**
+     * {@link #assembleIr(String, List, List)} where {@code hoisted.get(i)} says kernel {@code i} has guards checked
+     * per block ({@code dev.arrayd.devices.api.ir.GuardHoisting}): its trampoline asks the predicate once per
+     * range and runs the kernel with or without those guards.
+     */
+    static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased, List<Boolean> hoisted) {
         for (KernelSignature e : entryPoints) {
             rendered = renameKernel(rendered, e.name());
         }
@@ -81,7 +90,7 @@ final class CSourceAssembler {
         out.append(rendered);
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (int i = 0; i < entryPoints.size(); i++) {
-            out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true));
+            out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true, hoisted.get(i)));
         }
         return out.toString();
     }
@@ -114,6 +123,15 @@ final class CSourceAssembler {
 
     /** With {@code ir}, {@code args[n]} is the extents array and {@code args[n + 1]} the guard record. */
     static String trampoline(KernelSignature signature, boolean ir) {
+        return trampoline(signature, ir, false);
+    }
+
+    /**
+     * With {@code hoisted}, the range is checked once by {@code arrayd_ok_<name>} (every hoisted access in bounds
+     * for every work-item of the range): the loops then call the kernel with {@code arrayd_ok = 1}, which gcc
+     * inlines without those guards, otherwise with 0, which keeps them.
+     */
+    static String trampoline(KernelSignature signature, boolean ir, boolean hoisted) {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
         StringBuilder c = new StringBuilder(512);
@@ -139,6 +157,34 @@ final class CSourceAssembler {
         c.append("""
                     const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
                     const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
+                """);
+        if (!hoisted) {
+            loops(c, signature, ir, "");
+        } else {
+            c.append("""
+                        const arrayd_item_t box = {{0, 0, 0}, {gs0, gs1, gs2}, {0, 0, 0}, {ls0, ls1, ls2}, {0, 0, 0}};
+                        const int64_t lo[3] = {range[0], range[1], range[2]};
+                        const int64_t hi[3] = {range[3] - 1, range[4] - 1, range[5] - 1};
+                    """);
+            c.append("    if (hi[0] >= lo[0] && hi[1] >= lo[1] && hi[2] >= lo[2] && arrayd_ok_").append(signature.name())
+                    .append("(&box, lo, hi");
+            for (int i = 0; i < params.size(); i++) {
+                c.append(", p").append(i);
+            }
+            c.append(", ext)) {\n");
+            loops(c, signature, ir, ", 1");
+            c.append("    } else {\n");
+            loops(c, signature, ir, ", 0");
+            c.append("    }\n");
+        }
+        c.append("}\n");
+        return c.toString();
+    }
+
+    /** The z / y / x loops calling the kernel once per work-item, {@code last} appended to its arguments. */
+    private static void loops(StringBuilder c, KernelSignature signature, boolean ir, String last) {
+        List<KernelParam> params = signature.params();
+        c.append("""
                     for (int64_t z = range[2]; z < range[5]; z++) {
                         for (int64_t y = range[1]; y < range[4]; y++) {
                             for (int64_t x = range[0]; x < range[3]; x++) {
@@ -150,14 +196,12 @@ final class CSourceAssembler {
         for (int i = 0; i < params.size(); i++) {
             c.append(", p").append(i);
         }
-        c.append(ir ? ", ext, guard);\n" : ");\n");
+        c.append(ir ? ", ext, guard" + last + ");\n" : ");\n");
         c.append("""
                             }
                         }
                     }
-                }
                 """);
-        return c.toString();
     }
 
     /**

@@ -196,7 +196,9 @@ final class CpuKernelCompiler implements KernelCompiler {
                         + "signatures " + Quote.list(entries) + ")");
             }
             EntryPoints.check(entries, "entryPoints");
-            return new Unit(CSourceAssembler.assembleIr(new CRenderer().render(checked), entries, phased), null, IR_FLAGS,
+            CRenderer renderer = new CRenderer();
+            List<Boolean> hoisted = checked.stream().map(k -> !renderer.hoisting(k).isEmpty()).toList();
+            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted), null, IR_FLAGS,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {

@@ -114,6 +114,33 @@ class CpuIrTest {
         }
     }
 
+    /**
+     * Blocks of work-items whose accesses are all in bounds run without per-access guards (checked once per
+     * block); the one block that reaches past the end runs guarded: the launch fails with OUT_OF_RANGE and
+     * every in-bounds item still did its work.
+     */
+    @Test
+    void aLargeLaunchWithOneItemOutOfBoundsFailsAndTheRestIsDone() throws Exception {
+        int n = 200_000; // split across the worker threads: many blocks
+        MemRef in = h.alloc(4L * (2 * n - 2)); // the last item reads in[2 * (n - 1)], one past the end
+        MemRef out = h.alloc(4L * n);
+        for (int i = 0; i < 2 * n - 2; i++) {
+            h.segment(in).setAtIndex(ValueLayout.JAVA_INT, i, i ^ 0x55);
+        }
+        ArraydException e = assertThrows(ArraydException.class, () -> h.launch(kernels.get(1), new long[] {n}, null,
+                List.of(new KernelArg.Buffer(in), new KernelArg.Buffer(out))));
+        assertEquals(ErrorCode.OUT_OF_RANGE, e.code(), e::toString);
+        assertTrue(e.getMessage().contains("index " + (2L * (n - 1)) + " of buffer in"), e::getMessage);
+        int[] got = h.segment(out).toArray(ValueLayout.JAVA_INT);
+        for (int i = 0; i < n - 1; i++) {
+            if (got[i] != ((2 * i) ^ 0x55)) {
+                assertEquals((2 * i) ^ 0x55, got[i], "out[" + i + "]");
+            }
+        }
+        // and the same kernel over the items that are in bounds succeeds
+        h.launch(kernels.get(1), new long[] {n - 1}, null, List.of(new KernelArg.Buffer(in), new KernelArg.Buffer(out)));
+    }
+
     @Test
     void launchesAreCheckedAgainstWhatTheKernelDeclares() {
         MemRef x = h.alloc(4 * 10);

@@ -99,6 +99,25 @@ public abstract class CLikeRenderer {
     }
 
     /**
+     * Whether guards that can be checked once per block of work-items ({@link GuardHoisting}) are: such a
+     * kernel (not phased) takes a last parameter {@code const int arrayd_ok} — when 1, its hoisted accesses
+     * skip their guards — and is followed by its predicate {@code arrayd_ok_<name>(ARRAYD_ITEM, lo, hi,
+     * params..., arrayd_ext)}, 1 when every hoisted access is in bounds for every work-item with global ids
+     * in {@code [lo, hi]} (inclusive). The target's caller decides, per block, which to run.
+     */
+    protected boolean hoistsGuards() {
+        return false;
+    }
+
+    /** The hoisting plan this renderer applies to {@code k}: empty unless {@link #hoistsGuards()} and not phased. */
+    public GuardHoisting.Plan hoisting(CheckedKernel k) {
+        if (!hoistsGuards() || (phasedGroups() && GroupPhases.needed(k))) {
+            return GuardHoisting.Plan.NONE;
+        }
+        return GuardHoisting.plan(k);
+    }
+
+    /**
      * Declarations that make the builtins of {@link #builtin} work inside a phased kernel: for the item
      * at local position {@code arrayd_lx, arrayd_ly, arrayd_lz} when {@code item}, else for the group as
      * a whole (local id 0), given the group ids {@code arrayd_g0..2} and global sizes {@code arrayd_gs0..2}.
@@ -209,11 +228,19 @@ public abstract class CLikeRenderer {
         /** In a phased kernel: whether the text being written runs per item (else once per group). */
         private boolean inItem;
 
+        /** Accesses whose guards are checked per block (see {@link #hoistsGuards()}). */
+        private final GuardHoisting.Plan hoisted;
+
         KernelWriter(CheckedKernel k, StringBuilder out) {
             this.k = k;
             this.out = out;
             this.phased = phasedGroups() && GroupPhases.needed(k);
             this.spilled = phased ? GroupPhases.spilled(k) : java.util.Set.of();
+            this.hoisted = hoisting(k);
+        }
+
+        private boolean hoisted(Object node) {
+            return hoisted.hoisted(node);
         }
 
         private String var(String name) {
@@ -238,9 +265,72 @@ public abstract class CLikeRenderer {
                 }
             }
             out.append(first ? "" : ", ").append("const ").append(globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard) {\n");
+                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard").append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
+                    .append(") {\n");
             block(k.kernel().body(), 1);
             out.append("}\n");
+            if (!hoisted.isEmpty()) {
+                predicate();
+            }
+        }
+
+        /** {@code arrayd_ok_<name>}: whether every hoisted access is in bounds over a box of global ids. */
+        private void predicate() {
+            out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(").append(leadingParams())
+                    .append(", const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
+            for (IrParam p : k.kernel().params()) {
+                out.append(", ");
+                switch (p) {
+                    case IrParam.Buffer b -> out.append("const ").append(storageType(b.dtype())).append(" *p_").append(b.name());
+                    case IrParam.Scalar sc -> out.append("const ").append(valueType(IrType.ofScalar(sc.dtype())))
+                            .append(" p_").append(sc.name());
+                }
+            }
+            out.append(", const arrayd_i64 *arrayd_ext) {\n");
+            out.append("    int arrayd_ov = 0;\n    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_a, arrayd_b, arrayd_c;\n");
+            java.util.Map<String, String[]> range = new java.util.HashMap<>();
+            for (int d = 0; d < 3; d++) {
+                range.put("#g" + d, new String[] {"arrayd_lo[" + d + "]", "arrayd_hi[" + d + "]"});
+            }
+            int n = 0;
+            for (GuardHoisting.LoopRange loop : hoisted.loops()) {
+                String lo = "arrayd_r" + n + "_lo";
+                String hi = "arrayd_r" + n++ + "_hi";
+                out.append("    const arrayd_i64 ").append(lo).append(" = (arrayd_i64)(").append(expr(loop.start())).append(");\n");
+                out.append("    const arrayd_i64 ").append(hi).append(" = arrayd_csub((arrayd_i64)(").append(expr(loop.end()))
+                        .append("), 1, &arrayd_ov);\n");
+                range.put(loop.var(), new String[] {lo, hi});
+            }
+            for (GuardHoisting.Access a : hoisted.accesses()) {
+                out.append("    arrayd_mn = 0;\n");
+                for (GuardHoisting.Term t : a.index().constant()) {
+                    out.append("    arrayd_c = ").append(term(t)).append(";\n");
+                    out.append("    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_c, &arrayd_ov);\n");
+                }
+                out.append("    arrayd_mx = arrayd_mn;\n");
+                for (var dim : a.index().coefficients().entrySet()) {
+                    out.append("    arrayd_a = 0;\n");
+                    for (GuardHoisting.Term t : dim.getValue()) {
+                        out.append("    arrayd_a = arrayd_cadd(arrayd_a, ").append(term(t)).append(", &arrayd_ov);\n");
+                    }
+                    String[] r = range.get(dim.getKey());
+                    out.append("    arrayd_b = arrayd_cmul(arrayd_a, ").append(r[0]).append(", &arrayd_ov);\n");
+                    out.append("    arrayd_c = arrayd_cmul(arrayd_a, ").append(r[1]).append(", &arrayd_ov);\n");
+                    out.append("    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);\n");
+                    out.append("    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);\n");
+                }
+                out.append("    if (arrayd_ov || arrayd_mn < 0 || arrayd_mx >= ").append(extent(a.array())).append(") return 0;\n");
+            }
+            out.append("    return 1;\n}\n");
+        }
+
+        /** A term's value, overflow-checked: its scale times its factors, each evaluated as the kernel does. */
+        private String term(GuardHoisting.Term t) {
+            String v = Long.toString(t.scale());
+            for (Expr f : t.factors()) {
+                v = "arrayd_cmul(" + v + ", (arrayd_i64)(" + expr(f) + "), &arrayd_ov)";
+            }
+            return v;
         }
 
         private void indent(int depth) {
@@ -451,7 +541,8 @@ public abstract class CLikeRenderer {
             indent(depth + 1);
             out.append("const arrayd_i64 arrayd_i = (arrayd_i64)(").append(expr(index)).append(");\n");
             indent(depth + 1);
-            out.append("if ((arrayd_u64)arrayd_i < (arrayd_u64)").append(extent(array)).append(") ")
+            out.append(hoisted(node) ? "if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)" : "if ((arrayd_u64)arrayd_i < (arrayd_u64)")
+                    .append(extent(array)).append(") ")
                     .append(body.apply(base + "[arrayd_i]")).append(";\n");
             indent(depth + 1);
             out.append("else arrayd_oob(arrayd_guard, ").append(k.guardId(array)).append(", arrayd_i);\n");
@@ -500,6 +591,9 @@ public abstract class CLikeRenderer {
                                 + (d == DType.F16 || d == DType.BF16 ? "u16" : d.wireName()) + "(" + arrayRef(l.array())
                                 + ", (arrayd_i64)(" + expr(l.index()) + "), " + extent(l.array()) + ", arrayd_guard, "
                                 + k.guardId(l.array()) + ")";
+                        if (hoisted(l)) {
+                            raw = "(arrayd_ok ? " + arrayRef(l.array()) + "[(arrayd_i64)(" + expr(l.index()) + ")] : " + raw + ")";
+                        }
                     } else {
                         raw = arrayRef(l.array()) + "[" + expr(l.index()) + "]";
                     }

@@ -26,6 +26,10 @@ public final class CRenderer extends CLikeRenderer {
                 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
                 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
                 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
+                /* overflow-checked arithmetic of the hoisted guards' predicates: any overflow makes *ov 1 */
+                ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_add_overflow(a, b, &r)) *ov = 1; return r; }
+                ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_sub_overflow(a, b, &r)) *ov = 1; return r; }
+                ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_mul_overflow(a, b, &r)) *ov = 1; return r; }
                 /* the first guard to catch an index records it; the rest only skip their access */
                 ARRAYD_FN void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
                     arrayd_i64 zero = 0;
@@ -100,6 +104,12 @@ public final class CRenderer extends CLikeRenderer {
         return "    const arrayd_item_t " + name + " = {{" + String.join(", ", gid) + "}, {arrayd_gs0, arrayd_gs1, arrayd_gs2}, {"
                 + String.join(", ", lid) + "}, {" + l[0] + ", " + l[1] + ", " + l[2] + "}, {arrayd_g0, arrayd_g1, arrayd_g2}};\n"
                 + "    const arrayd_item_t *arrayd_item__ = &" + name + ";\n";
+    }
+
+    /** The CPU's trampolines check hoistable guards once per block of work-items ({@link GuardHoisting}). */
+    @Override
+    protected boolean hoistsGuards() {
+        return true;
     }
 
     @Override

@@ -1,0 +1,314 @@
+package dev.arrayd.devices.api.ir;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which guarded buffer accesses of a kernel can be checked once per block of work-items instead of once
+ * per access: those whose index is an affine function of the global ids and of loop variables, with
+ * coefficients that do not change within a launch (constants, scalar parameters, global and local sizes).
+ * Over a box of work-items, and loop variables ranging over their loop's bounds, such an index takes its
+ * least and greatest values at the box's corners, so one check of those two values per access covers
+ * every work-item of the box. The CPU backend's trampoline asks {@code arrayd_ok_<kernel>} for each block
+ * it runs: when every hoisted access is in bounds it runs a copy of the kernel with those guards gone
+ * (gcc then vectorizes it like a kernel whose accesses were proven), otherwise the guarded one, so an
+ * out-of-bounds access is still caught by its own guard, before it touches memory.
+ *
+ * <p>Exactness: the predicate evaluates each coefficient exactly as the kernel does (the same rendered
+ * expression) and combines them with overflow-checked 64-bit arithmetic, failing on any overflow; a
+ * kernel's own index arithmetic wraps (gcc's {@code -fwrapv}), so an index whose true value lies in bounds
+ * is computed exactly. Indexes that use anything else — loaded values, mutable variables, products of two
+ * varying terms, divisions of varying terms, 32-bit arithmetic on varying terms — keep their guards.
+ */
+public final class GuardHoisting {
+
+    /** Longest sum of terms kept for one index (beyond it the access keeps its guard). */
+    static final int MAX_TERMS = 64;
+
+    /** {@code scale} times the product of {@code factors}: expressions of the kernel that are the same for every work-item. */
+    record Term(long scale, List<Expr> factors) {}
+
+    /**
+     * An affine index: {@code constant + sum over dims of coefficient(dim) * dim}; a dim is {@code "#g0".."#g2"}
+     * (a global id) or the name of a loop variable.
+     */
+    record Affine(List<Term> constant, Map<String, List<Term>> coefficients) {
+
+        boolean invariant() {
+            return coefficients.isEmpty();
+        }
+
+        int terms() {
+            return constant.size() + coefficients.values().stream().mapToInt(List::size).sum();
+        }
+    }
+
+    /** A loop variable used as a dim: it ranges over {@code [start, end - 1]}. */
+    record LoopRange(String var, Expr start, Expr end) {}
+
+    /**
+     * What a kernel's predicate checks: each hoisted access in the kernel's order (the rendered text is a pure
+     * function of the kernel), the same by node for lookup, and the loops whose variables they use.
+     */
+    public record Plan(List<Access> accesses, Map<Object, Access> byNode, List<LoopRange> loops) {
+
+        static final Plan NONE = new Plan(List.of(), Map.of(), List.of());
+
+        public boolean isEmpty() {
+            return accesses.isEmpty();
+        }
+
+        public boolean hoisted(Object node) {
+            return byNode.containsKey(node);
+        }
+    }
+
+    /** One hoisted access: a buffer parameter and its affine index. */
+    record Access(String array, Affine index) {}
+
+    private final CheckedKernel k;
+    private final Map<String, Expr> lets = new LinkedHashMap<>();
+    private final Map<String, Stmt.For> loops = new LinkedHashMap<>();
+    private final Map<Object, Access> hoisted = new IdentityHashMap<>();
+    private final List<Access> ordered = new ArrayList<>();
+
+    private GuardHoisting(CheckedKernel k) {
+        this.k = k;
+    }
+
+    /** The hoisting plan of {@code k} (empty when nothing can be hoisted). */
+    public static Plan plan(CheckedKernel k) {
+        GuardHoisting h = new GuardHoisting(k);
+        h.declarations(k.kernel().body());
+        h.statements(k.kernel().body());
+        List<LoopRange> used = new ArrayList<>();
+        for (Stmt.For f : h.loops.values()) {
+            boolean needed = h.ordered.stream().anyMatch(a -> a.index().coefficients().containsKey(f.var()));
+            if (needed) {
+                used.add(new LoopRange(f.var(), f.start(), f.end()));
+            }
+        }
+        return new Plan(List.copyOf(h.ordered), h.hoisted, used);
+    }
+
+    /** Immutable lets (substituted) and loops with constant bounds and a positive step (usable as dims). */
+    private void declarations(List<Stmt> body) {
+        for (Stmt s : body) {
+            switch (s) {
+                case Stmt.Let l -> {
+                    if (!l.mutable() && !k.isMutable(l.name())) {
+                        lets.put(l.name(), l.value());
+                    }
+                }
+                case Stmt.If i -> {
+                    declarations(i.thenBody());
+                    declarations(i.elseBody());
+                }
+                case Stmt.For f -> {
+                    if (f.step() > 0 && !k.isMutable(f.var()) && invariant(f.start()) && invariant(f.end())) {
+                        loops.put(f.var(), f);
+                    }
+                    declarations(f.body());
+                }
+                default -> { }
+            }
+        }
+    }
+
+    private void statements(List<Stmt> body) {
+        for (Stmt s : body) {
+            switch (s) {
+                case Stmt.Let l -> expressions(l.value());
+                case Stmt.Assign a -> expressions(a.value());
+                case Stmt.Store st -> {
+                    consider(st, st.array(), st.index());
+                    expressions(st.index());
+                    expressions(st.value());
+                }
+                case Stmt.Accumulate acc -> {
+                    if (acc.index() != null) {
+                        consider(acc, acc.target(), acc.index());
+                        expressions(acc.index());
+                    }
+                    expressions(acc.value());
+                }
+                case Stmt.If i -> {
+                    expressions(i.condition());
+                    statements(i.thenBody());
+                    statements(i.elseBody());
+                }
+                case Stmt.For f -> {
+                    expressions(f.start());
+                    expressions(f.end());
+                    statements(f.body());
+                }
+                case Stmt.LocalArray la -> { }
+                case Stmt.Barrier b -> { }
+            }
+        }
+    }
+
+    private void expressions(Expr e) {
+        switch (e) {
+            case Expr.Load l -> {
+                consider(l, l.array(), l.index());
+                expressions(l.index());
+            }
+            case Expr.Unary u -> expressions(u.operand());
+            case Expr.Binary b -> {
+                expressions(b.left());
+                expressions(b.right());
+            }
+            case Expr.Select x -> {
+                expressions(x.condition());
+                expressions(x.ifTrue());
+                expressions(x.ifFalse());
+            }
+            case Expr.Cast c -> expressions(c.operand());
+            case Expr.Fma f -> {
+                expressions(f.a());
+                expressions(f.b());
+                expressions(f.c());
+            }
+            default -> { }
+        }
+    }
+
+    private void consider(Object node, String array, Expr index) {
+        if (!k.guarded(node) || k.localArray(array) != null) {
+            return;
+        }
+        Affine a = affine(index);
+        if (a != null && !a.invariant() && a.terms() <= MAX_TERMS) {
+            Access access = new Access(array, a);
+            hoisted.put(node, access);
+            ordered.add(access);
+        }
+    }
+
+    /** Whether {@code e} has the same value for every work-item of a launch, and costs nothing to evaluate twice. */
+    private boolean invariant(Expr e) {
+        return switch (e) {
+            case Expr.Const c -> true;
+            case Expr.Param p -> true;
+            case Expr.Builtin b -> b.kind() == Expr.Builtin.Kind.GLOBAL_SIZE || b.kind() == Expr.Builtin.Kind.LOCAL_SIZE;
+            case Expr.Unary u -> invariant(u.operand());
+            case Expr.Binary b -> invariant(b.left()) && invariant(b.right());
+            case Expr.Cast c -> invariant(c.operand());
+            case Expr.Select x -> invariant(x.condition()) && invariant(x.ifTrue()) && invariant(x.ifFalse());
+            case Expr.Fma f -> invariant(f.a()) && invariant(f.b()) && invariant(f.c());
+            case Expr.Var v -> false;
+            case Expr.Load l -> false;
+        };
+    }
+
+    private static boolean integer(IrType t) {
+        return t == IrType.I32 || t == IrType.I64 || t == IrType.U8;
+    }
+
+    /** The affine form of {@code e}, or null. */
+    Affine affine(Expr e) {
+        IrType type = k.type(e);
+        if (!integer(type)) {
+            return null;
+        }
+        if (invariant(e)) {
+            return new Affine(List.of(new Term(1, List.of(e))), Map.of());
+        }
+        switch (e) {
+            case Expr.Var v -> {
+                Stmt.For loop = loops.get(v.name());
+                if (loop != null) {
+                    return type == IrType.I64 || type == IrType.I32 ? dim(v.name()) : null;
+                }
+                Expr value = lets.get(v.name());
+                return value == null ? null : affine(value);
+            }
+            case Expr.Builtin b -> {
+                return b.kind() == Expr.Builtin.Kind.GLOBAL_ID && type == IrType.I64 ? dim("#g" + b.dim()) : null;
+            }
+            case Expr.Cast c -> {
+                // a 32-bit loop variable widened: exact, the loop keeps it within its bounds
+                if (type == IrType.I64 && c.operand() instanceof Expr.Var v && loops.containsKey(v.name())
+                        && k.type(c.operand()) == IrType.I32) {
+                    return dim(v.name());
+                }
+                return null;
+            }
+            case Expr.Unary u -> {
+                if (type != IrType.I64 || u.op() != Expr.Unary.Op.NEG) {
+                    return null;
+                }
+                Affine a = affine(u.operand());
+                return a == null ? null : scale(a, -1);
+            }
+            case Expr.Binary b -> {
+                if (type != IrType.I64) {
+                    return null;
+                }
+                Affine l = affine(b.left());
+                Affine r = affine(b.right());
+                if (l == null || r == null) {
+                    return null;
+                }
+                return switch (b.op()) {
+                    case ADD -> sum(l, r);
+                    case SUB -> sum(l, scale(r, -1));
+                    case MUL -> l.invariant() ? product(r, l.constant()) : r.invariant() ? product(l, r.constant()) : null;
+                    default -> null;
+                };
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    private static Affine dim(String name) {
+        return new Affine(List.of(), Map.of(name, List.of(new Term(1, List.of()))));
+    }
+
+    private static List<Term> scaled(List<Term> terms, long by) {
+        return terms.stream().map(t -> new Term(t.scale() * by, t.factors())).toList();
+    }
+
+    private static Affine scale(Affine a, long by) {
+        Map<String, List<Term>> c = new LinkedHashMap<>();
+        a.coefficients().forEach((d, terms) -> c.put(d, scaled(terms, by)));
+        return new Affine(scaled(a.constant(), by), c);
+    }
+
+    private static List<Term> concat(List<Term> a, List<Term> b) {
+        List<Term> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    private static Affine sum(Affine a, Affine b) {
+        Map<String, List<Term>> c = new LinkedHashMap<>(a.coefficients());
+        b.coefficients().forEach((d, terms) -> c.merge(d, terms, GuardHoisting::concat));
+        return new Affine(concat(a.constant(), b.constant()), c);
+    }
+
+    /** {@code a} times an invariant sum of terms. */
+    private static Affine product(Affine a, List<Term> by) {
+        Map<String, List<Term>> c = new LinkedHashMap<>();
+        a.coefficients().forEach((d, terms) -> c.put(d, times(terms, by)));
+        return new Affine(times(a.constant(), by), c);
+    }
+
+    private static List<Term> times(List<Term> a, List<Term> b) {
+        List<Term> out = new ArrayList<>(a.size() * b.size());
+        for (Term x : a) {
+            for (Term y : b) {
+                List<Expr> f = new ArrayList<>(x.factors());
+                f.addAll(y.factors());
+                out.add(new Term(x.scale() * y.scale(), f));
+            }
+        }
+        return out;
+    }
+}

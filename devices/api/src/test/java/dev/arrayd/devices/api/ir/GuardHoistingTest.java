@@ -1,0 +1,79 @@
+package dev.arrayd.devices.api.ir;
+
+import static dev.arrayd.devices.api.ir.IrDsl.*;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.DType;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** Which guarded accesses are checked per block of work-items, and what the C renderer makes of them. */
+class GuardHoistingTest {
+
+    private static CheckedKernel guarded(IrKernel k) {
+        return IrValidator.check(new IrModule(List.of(k)), "ir").getFirst().withAllGuards();
+    }
+
+    private static Set<String> dims(GuardHoisting.Plan p) {
+        return p.accesses().stream().flatMap(a -> a.index().coefficients().keySet().stream()).collect(Collectors.toSet());
+    }
+
+    @Test
+    void affineIndexesOverGlobalIdsAndLoopVariablesAreHoisted() {
+        GuardHoisting.Plan vadd = GuardHoisting.plan(guarded(IrSamples.vaddGuarded()));
+        assertEquals(3, vadd.accesses().size(), "x, y and out through the let i = gid(0)");
+        assertEquals(Set.of("#g0"), dims(vadd));
+        assertTrue(vadd.loops().isEmpty());
+
+        GuardHoisting.Plan matmul = GuardHoisting.plan(guarded(IrSamples.matmul()));
+        assertEquals(List.of("a", "b", "c"), matmul.accesses().stream().map(GuardHoisting.Access::array).sorted().toList());
+        assertEquals(Set.of("#g0", "#g1", "kk"), dims(matmul));
+        assertEquals(List.of("kk"), matmul.loops().stream().map(GuardHoisting.LoopRange::var).toList());
+    }
+
+    @Test
+    void indexesThatAreNotAffineWithFixedCoefficientsKeepTheirGuards() {
+        IrKernel k = new IrKernel("mixed", List.of(
+                new IrParam.Buffer("idx", DType.I64, Access.READ, null),
+                new IrParam.Buffer("x", DType.F32, Access.READ, null),
+                new IrParam.Buffer("out", DType.F32, Access.WRITE, null)),
+                1, List.of(), List.of(
+                let("i", gid(0)),
+                mut("j", i64(0)),
+                // through a loaded value: gather
+                store("out", var("i"), load("x", load("idx", var("i")))),
+                // a product of two varying terms
+                store("out", mul(var("i"), var("i")), f32(1)),
+                // a mutable variable
+                store("out", var("j"), f32(2)),
+                // a local id
+                store("out", lid(0), f32(3))));
+        GuardHoisting.Plan p = GuardHoisting.plan(guarded(k));
+        // hoisted: idx[i] and out[i] of the first store; x[idx[i]], out[i*i], out[j] and out[lid] keep their guards
+        assertEquals(2, p.accesses().size(), () -> p.accesses().toString());
+        assertEquals(List.of("idx", "out"), p.accesses().stream().map(GuardHoisting.Access::array).sorted().toList());
+    }
+
+    @Test
+    void theCRendererGivesHoistingKernelsAnOkFlagAndAPredicateAndOthersNeither() {
+        CheckedKernel vadd = guarded(IrSamples.vaddGuarded());
+        String c = new CRenderer().render(List.of(vadd));
+        assertTrue(c.contains("arrayd_i64 *arrayd_guard, const int arrayd_ok) {"), c);
+        assertTrue(c.contains("ARRAYD_FN int arrayd_ok_vadd_guarded(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, "
+                + "const arrayd_i64 *arrayd_hi,"), c);
+        assertTrue(c.contains("if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[2])"), c);
+        assertEquals(c, new CRenderer().render(List.of(vadd)), "deterministic");
+        // proven kernels, the OpenCL and CUDA renderings: unchanged
+        String proven = new CRenderer().render(IrValidator.check(new IrModule(List.of(IrSamples.vaddProven())), "ir"));
+        assertFalse(proven.contains("arrayd_ok"), proven);
+        assertFalse(new OpenClRenderer().render(List.of(vadd)).contains("arrayd_ok"));
+        assertFalse(new CudaRenderer().render(List.of(vadd)).contains("arrayd_ok"));
+        // a kernel with local arrays runs in phases on the cpu: not hoisted
+        assertTrue(new CRenderer().hoisting(guarded(IrSamples.tiledMatmul())).isEmpty());
+    }
+}
