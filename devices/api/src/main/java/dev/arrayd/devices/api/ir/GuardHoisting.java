@@ -46,7 +46,7 @@ public final class GuardHoisting {
         }
     }
 
-    /** A loop variable used as a dim: it ranges over {@code [start, end - 1]}. */
+    /** A loop variable used as a dim: it ranges over {@code [start, end - 1]} (an empty loop runs no access). */
     record LoopRange(String var, Expr start, Expr end) {}
 
     /**
@@ -94,7 +94,11 @@ public final class GuardHoisting {
         return new Plan(List.copyOf(h.ordered), h.hoisted, used);
     }
 
-    /** Immutable lets (substituted) and loops with constant bounds and a positive step (usable as dims). */
+    /**
+     * Immutable lets (substituted) and loops with bounds fixed for the launch and a positive step (usable as
+     * dims: the variable stays within {@code start .. end - 1}, since the validator refuses a loop whose
+     * end leaves no room for its last increment, which could otherwise wrap).
+     */
     private void declarations(List<Stmt> body) {
         for (Stmt s : body) {
             switch (s) {

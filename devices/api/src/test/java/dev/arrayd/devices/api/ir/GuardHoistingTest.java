@@ -37,6 +37,18 @@ class GuardHoistingTest {
     }
 
     @Test
+    void loopsWithBoundsFixedForTheLaunchAreDimsAndOthersAreNot() {
+        IrKernel k = new IrKernel("loops", List.of(new IrParam.Buffer("out", DType.F32, Access.WRITE, null),
+                new IrParam.Scalar("n", DType.I64, 0L, 4096L)), 1, List.of(), List.of(
+                new Stmt.For("j", i64(0), param("n"), 3, List.of(store("out", add(gid(0), var("j")), f32(1)))),
+                // bounds that differ between work-items: the variable is no dim, the access keeps its guard
+                loop("u", i64(0), lid(0), store("out", add(gid(0), var("u")), f32(2)))));
+        GuardHoisting.Plan p = GuardHoisting.plan(guarded(k));
+        assertEquals(1, p.accesses().size());
+        assertEquals(Set.of("#g0", "j"), dims(p));
+    }
+
+    @Test
     void indexesThatAreNotAffineWithFixedCoefficientsKeepTheirGuards() {
         IrKernel k = new IrKernel("mixed", List.of(
                 new IrParam.Buffer("idx", DType.I64, Access.READ, null),
