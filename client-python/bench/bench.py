@@ -25,7 +25,12 @@ import arrayd
 from arrayd import _session
 from arrayd.v1 import diagnostics_pb2 as diag
 
-EMPTY_KERNEL = "ARRAYD_KERNEL void empty(ARRAYD_ITEM) { }\n"
+
+@arrayd.kernel(name="empty", grid_dims=1)
+def empty_kernel(k) -> None:
+    """The empty kernel every launch-cost figure measures, in the portable IR (what a default daemon runs)."""
+
+
 #: The largest chunk DiagnosticsService.Source sends.
 SOURCE_CHUNK = 4 << 20
 
@@ -66,7 +71,7 @@ class RawEcho:
 
 def latency(client: arrayd.Client, s: arrayd.Session, n: int) -> dict:
     dev = cpu_device(client)
-    empty = s.compile_source("c", EMPTY_KERNEL, [("empty", [])], backend="cpu")["empty"]
+    empty = s.compile(empty_kernel, backend="cpu")["empty"]
     echo = RawEcho(client)
     launch_us, echo_us = [], []
     for i in range(n // 4):  # warm-up
@@ -86,7 +91,7 @@ def latency(client: arrayd.Client, s: arrayd.Session, n: int) -> dict:
 
 def throughput(client: arrayd.Client, s: arrayd.Session, n: int, window: int) -> dict:
     dev = cpu_device(client)
-    empty = s.compile_source("c", EMPTY_KERNEL, [("empty", [])], backend="cpu")["empty"]
+    empty = s.compile(empty_kernel, backend="cpu")["empty"]
 
     def run(count: int) -> float:
         ring: list = [None] * window

@@ -186,7 +186,7 @@ public final class BenchMain {
         Path socket = socketDir.resolve("arrayd.sock");
         try {
             if (o.inProcess()) {
-                ServerOptions so = ServerOptions.defaults().withPort(0).withAllowNativeSource(true).withUds(socket);
+                ServerOptions so = ServerOptions.defaults().withPort(0).withAllowNativeSource(scenario.nativeSource()).withUds(socket);
                 if (scenario.daemonDevices() != null) {
                     so = so.withDevices(scenario.daemonDevices());
                 }
@@ -196,7 +196,10 @@ public final class BenchMain {
                     progress.clear();
                 }
             }
-            List<String> serveArgs = new ArrayList<>(List.of("--allow-native-source", "--uds", socket.toString()));
+            List<String> serveArgs = new ArrayList<>(List.of("--uds", socket.toString()));
+            if (scenario.nativeSource()) {
+                serveArgs.add("--allow-native-source");
+            }
             if (scenario.daemonDevices() != null) {
                 serveArgs.addAll(List.of("--devices", scenario.daemonDevices()));
             }

@@ -1,9 +1,16 @@
 package dev.arrayd.benchmarks;
 
+import dev.arrayd.client.Access;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelSpec;
+
 /**
- * Task Bench's compute-bound kernel in arrayd's C kernel convention: 64 doubles, each updated
- * {@code a = a * a + a} per iteration, so a task's work is set by one number and no memory traffic
- * competes with it. Run with {@code global = [1]}: one task is one work-item on one core.
+ * Task Bench's compute-bound kernel, as portable IR (what a default daemon runs) and in arrayd's C kernel
+ * convention (a daemon with {@code --allow-native-source}): 64 doubles, each updated {@code a = a * a + a}
+ * per iteration, so a task's work is set by one number and no memory traffic competes with it. Run with
+ * {@code global = [1]}: one task is one work-item on one core.
  */
 final class ComputeKernel {
 
@@ -25,6 +32,31 @@ final class ComputeKernel {
             """;
 
     static final int STATE_DOUBLES = 64;
+
+    /** Most iterations of one task the IR kernel declares (its loop's bound, checked at launch). */
+    static final long MAX_ITERATIONS = 1L << 24;
+
+    /**
+     * The same kernel in IR: the 64 values in variables (registers, like the C kernel's array), loaded once,
+     * updated {@code iterations} times, stored once; every access proven in bounds against the declared 64.
+     */
+    static IrKernelSpec ir() {
+        return Ir.kernel(NAME).buffer("state", DType.F64, Access.READ_WRITE, Ir.i64(STATE_DOUBLES))
+                .scalar("iterations", DType.I64, 0, MAX_ITERATIONS).body(b -> {
+                    for (int i = 0; i < STATE_DOUBLES; i++) {
+                        b.var("v" + i, Ir.load("state", Ir.i64(i)));
+                    }
+                    b.loop("it", Ir.i64(0), Ir.param("iterations"), (loop, it) -> {
+                        for (int i = 0; i < STATE_DOUBLES; i++) {
+                            IrExpr v = Ir.var("v" + i);
+                            loop.assign("v" + i, v.mul(v).add(v));
+                        }
+                    });
+                    for (int i = 0; i < STATE_DOUBLES; i++) {
+                        b.store("state", Ir.i64(i), Ir.var("v" + i));
+                    }
+                });
+    }
 
     private ComputeKernel() {}
 

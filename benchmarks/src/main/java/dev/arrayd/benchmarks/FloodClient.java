@@ -5,10 +5,10 @@ import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.BufferOptions;
 import dev.arrayd.client.DType;
-import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrKernelSpec;
 import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import dev.arrayd.client.StreamHandle;
@@ -39,6 +39,17 @@ public final class FloodClient {
 
     private FloodClient() {}
 
+    /** The flood's kernel in the portable IR: {@code n} dependent multiply-adds on x[0] (TenantsScenario.SPIN in C). */
+    static IrKernelSpec spin() {
+        return Ir.kernel("spin").buffer("x", DType.F32, Access.READ_WRITE, Ir.i64(1))
+                .scalar("n", DType.I32, 0, Integer.MAX_VALUE / 8).body(b -> {
+                    b.var("s", Ir.load("x", Ir.i64(0)));
+                    b.loop("i", Ir.i32(0), Ir.param("n"), (loop, i) -> loop.assign("s",
+                            Ir.var("s").mul(Ir.f32(0.9999f)).add(Ir.f32(1.0f))));
+                    b.store("x", Ir.i64(0), Ir.var("s"));
+                });
+    }
+
     public static void main(String[] args) throws Exception {
         JitThreadPriority jit = new JitThreadPriority(ServerOptions.DEFAULT_JIT_NICE); // as the benchmark's own
         jit.apply();
@@ -51,8 +62,7 @@ public final class FloodClient {
         ManagedChannel channel = NettyChannelBuilder.forAddress(host, port).usePlaintext().directExecutor().build();
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session s = client.openSession("bench-tenants-flood").get(30, TimeUnit.SECONDS)) {
-            KernelHandle k = s.compile(KernelModuleSpec.of(Dialect.C, TenantsScenario.SPIN, KernelSpec.entry("spin")
-                    .buffer("x", DType.F32, Access.READ_WRITE).scalar("n", DType.I32)).backend("cpu"))
+            KernelHandle k = s.compile(KernelModuleSpec.ir(spin()).backend("cpu"))
                     .get(60, TimeUnit.SECONDS).get("spin");
             List<Launch> launches = new ArrayList<>();
             for (int i = 0; i < streams; i++) {

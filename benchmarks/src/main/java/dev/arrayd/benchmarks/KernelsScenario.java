@@ -95,6 +95,12 @@ final class KernelsScenario implements Scenario {
         }
     }
 
+    /** Its columns are native C and OpenCL C (the portable IR's kernels are not among them). */
+    @Override
+    public boolean nativeSource() {
+        return true;
+    }
+
     @Override
     public String name() {
         return "kernels";

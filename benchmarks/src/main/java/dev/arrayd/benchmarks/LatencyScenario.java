@@ -2,10 +2,8 @@ package dev.arrayd.benchmarks;
 
 import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.DeviceInfo;
-import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
 import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import io.grpc.Grpc;
@@ -56,7 +54,10 @@ final class LatencyScenario implements Scenario {
     static final int DEFAULT_WARMUP = 30_000;
 
     /** The kernel whose launch is timed: no parameters, no work, so only the path is left. */
-    static final String EMPTY_KERNEL = "ARRAYD_KERNEL void empty(ARRAYD_ITEM) { }\n";
+    /** The empty kernel every launch-cost scenario measures, in the portable IR (a daemon's default). */
+    static KernelModuleSpec emptyKernel() {
+        return KernelModuleSpec.ir(dev.arrayd.client.Ir.kernel("empty").body(b -> { })).backend("cpu");
+    }
 
     static final String LAUNCH = "launch";
     static final String ECHO = "echo";
@@ -207,7 +208,7 @@ final class LatencyScenario implements Scenario {
                 What is measured, alternating in %d rounds so that drift hits every method equally, after %,d warm-up \
                 round trips of each (enough for the JIT to compile every path in the fresh daemon):
 
-                - **launch:** client-java submits one launch of an empty C kernel (`global = [1]`) on the session \
+                - **launch:** client-java submits one launch of an empty IR kernel (`global = [1]`; the daemon runs with default flags) on the session \
                 stream (device %s) and waits for its completion future;
                 - **echo (anchor):** a raw generated stub sends one 16-byte `DiagnosticsService.Echo` message on \
                 the same channel and server stack and waits for it to come back;%s
@@ -251,13 +252,12 @@ final class LatencyScenario implements Scenario {
 
     /** Launches of the empty kernel on {@code device}, one round trip each. */
     private static RoundTrip emptyLaunches(Session session, String device) throws Exception {
-        KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, EMPTY_KERNEL,
-                KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+        KernelHandle empty = session.compile(emptyKernel()).get(60, TimeUnit.SECONDS).get("empty");
         Launch one = Launch.of(empty).global(1).device(device);
         return () -> session.launch(one).future();
     }
 
-    /** The first CPU device: the one the C kernel is compiled for. */
+    /** The first CPU device: the one the empty kernel is compiled for. */
     static String cpuDevice(List<DeviceInfo> devices) {
         return devices.stream().filter(d -> d.backend().equals("cpu")).map(DeviceInfo::id).findFirst()
                 .orElseThrow(() -> new IllegalStateException("devices: " + devices.stream().map(DeviceInfo::id).toList()

@@ -5,11 +5,9 @@ import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.BufferOptions;
 import dev.arrayd.client.DType;
-import dev.arrayd.client.Dialect;
 import dev.arrayd.client.Event;
 import dev.arrayd.client.KernelHandle;
 import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
@@ -224,15 +222,12 @@ final class MultiDeviceScenario implements Scenario {
         ScalingRig(String label, int devices, List<String> serveArgs) throws Exception {
             this.label = label;
             this.devices = devices;
-            List<String> args = new ArrayList<>(List.of("--allow-native-source"));
-            args.addAll(serveArgs);
+            List<String> args = new ArrayList<>(serveArgs);
             daemon = new DaemonChild(args);
             channel = ManagedChannelBuilder.forAddress("127.0.0.1", daemon.port()).usePlaintext().directExecutor().build();
             client = ArraydClient.builder().channel(channel).build();
             session = client.openSession("bench-multidevice").get(30, TimeUnit.SECONDS);
-            kernel = session.compile(KernelModuleSpec.of(Dialect.C, ComputeKernel.SOURCE,
-                    KernelSpec.entry(ComputeKernel.NAME).buffer("state", DType.F64, Access.READ_WRITE)
-                            .scalar("iterations", DType.I64)).backend("cpu")).get(60, TimeUnit.SECONDS)
+            kernel = session.compile(KernelModuleSpec.ir(ComputeKernel.ir()).backend("cpu")).get(60, TimeUnit.SECONDS)
                     .get(ComputeKernel.NAME);
             for (int g = 0; g < graphs; g++) {
                 states.add(session.createBuffer(DType.F64, new long[] {ComputeKernel.STATE_DOUBLES},
@@ -278,9 +273,10 @@ final class MultiDeviceScenario implements Scenario {
         ManagedChannel channel = Channels.open(ctx);
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session s = client.openSession("bench-multidevice-transfer").get(30, TimeUnit.SECONDS)) {
-            KernelHandle touch = s.compile(KernelModuleSpec.of(Dialect.C, """
-                    ARRAYD_KERNEL void touch(ARRAYD_ITEM, const uint8_t *src, uint8_t *out) { out[0] = src[0]; }
-                    """, KernelSpec.entry("touch").buffer("src", DType.U8, Access.READ).buffer("out", DType.U8, Access.WRITE))
+            KernelHandle touch = s.compile(KernelModuleSpec.ir(dev.arrayd.client.Ir.kernel("touch")
+                    .buffer("src", DType.U8, Access.READ, dev.arrayd.client.Ir.i64(1))
+                    .buffer("out", DType.U8, Access.WRITE, dev.arrayd.client.Ir.i64(1))
+                    .body(b -> b.store("out", dev.arrayd.client.Ir.i64(0), dev.arrayd.client.Ir.load("src", dev.arrayd.client.Ir.i64(0)))))
                     .backend("cpu")).get(60, TimeUnit.SECONDS).get("touch");
             BufferHandle src = s.createBuffer(DType.U8, new long[] {bytes}, BufferOptions.defaults().device("cpu:0"))
                     .get(30, TimeUnit.SECONDS);

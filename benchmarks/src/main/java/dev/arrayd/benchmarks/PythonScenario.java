@@ -1,10 +1,7 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.client.ArraydClient;
-import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
-import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
@@ -106,8 +103,7 @@ final class PythonScenario implements Scenario {
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session session = client.openSession("bench-python-java").get(30, TimeUnit.SECONDS)) {
             device = LatencyScenario.cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
-            KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
-                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            KernelHandle empty = session.compile(LatencyScenario.emptyKernel()).get(60, TimeUnit.SECONDS).get("empty");
             Launch one = Launch.of(empty).global(1).device(device);
             RoundTrip launch = () -> session.launch(one).future();
             progress.update("python: warming up client-java");
@@ -178,7 +174,7 @@ final class PythonScenario implements Scenario {
                 wheel, in the build's virtual environment) against the daemon, then client-java's part, one after \
                 the other:
 
-                - **round trip:** an empty C kernel launched on %s (`global = [1]`) and waited for, %d times, \
+                - **round trip:** an empty IR kernel launched on %s (`global = [1]`) and waited for, %d times, \
                 against a 16-byte `DiagnosticsService.Echo` on the same channel sent and answered the same way \
                 (a request queue feeding a gRPC request iterator); medians;
                 - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \

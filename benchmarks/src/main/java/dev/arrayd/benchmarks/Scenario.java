@@ -24,6 +24,15 @@ public interface Scenario {
     Report run(BenchContext ctx) throws Exception;
 
     /**
+     * Whether the daemon the benchmark starts itself must allow native kernel source
+     * ({@code --allow-native-source}); by default it runs with the daemon's default flags, IR kernels only.
+     * Ignored with {@code --target}.
+     */
+    default boolean nativeSource() {
+        return false;
+    }
+
+    /**
      * The {@code --devices} spec of the daemon the benchmark starts itself; null = the daemon's default.
      * Ignored with {@code --target}.
      */

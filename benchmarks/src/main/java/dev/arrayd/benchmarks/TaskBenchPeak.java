@@ -35,10 +35,16 @@ final class TaskBenchPeak implements AutoCloseable {
     private final List<NativeStream> streams = new ArrayList<>();
     private final List<MemRef> states = new ArrayList<>();
 
-    /** Opens {@code devices} CPU devices with {@code streamsPerDevice} streams each. */
-    TaskBenchPeak(int devices, int streamsPerDevice) {
+    /**
+     * Opens {@code devices} CPU devices with {@code streamsPerDevice} streams each, and compiles the kernel: its IR
+     * (read as the daemon reads a client's, {@code ir}) or its C.
+     */
+    TaskBenchPeak(int devices, int streamsPerDevice, boolean ir) {
         try {
-            module = backend.compiler().compile(new KernelSource(Dialect.C, ComputeKernel.SOURCE, List.of(
+            module = backend.compiler().compile(ir
+                    ? KernelSource.ir(dev.arrayd.server.IrCodec.module(dev.arrayd.proto.v1.IrModule.newBuilder()
+                            .addKernels(ComputeKernel.ir().proto()).build(), "ir"))
+                    : new KernelSource(Dialect.C, ComputeKernel.SOURCE, List.of(
                     new KernelSignature(ComputeKernel.NAME, List.of(
                             KernelParam.buffer("state", DType.F64, Access.READ_WRITE),
                             KernelParam.scalar("iterations", DType.I64))))));

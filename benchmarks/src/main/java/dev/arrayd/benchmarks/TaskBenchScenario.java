@@ -95,6 +95,11 @@ final class TaskBenchScenario implements Scenario {
             description = "About how long each run lasts; sets its timesteps (default: ${DEFAULT-VALUE}).")
     int targetMillis;
 
+    @Option(names = "--kernel", paramLabel = "KIND", defaultValue = "ir",
+            description = "The compute-bound kernel as ir (portable IR, what a default daemon runs) or c (native C; "
+                    + "the daemon this benchmark starts then allows native source; a --target daemon must) (default: ${DEFAULT-VALUE}).")
+    String kernelKind;
+
     @Option(names = "--max-steps", paramLabel = "N", defaultValue = "20000",
             description = "Most timesteps of a run (default: ${DEFAULT-VALUE}).")
     int maxSteps;
@@ -136,6 +141,12 @@ final class TaskBenchScenario implements Scenario {
                     String.format(Locale.ROOT, "Task Granularity %.3f us, Efficiency %.1f %%", granularityMicros(),
                             100 * efficiency()));
         }
+    }
+
+    /** Only with {@code --kernel c}. */
+    @Override
+    public boolean nativeSource() {
+        return "c".equals(kernelKind);
     }
 
     @Override
@@ -190,13 +201,17 @@ final class TaskBenchScenario implements Scenario {
             }
             cores = cpus.stream().mapToInt(DeviceInfo::computeUnits).sum();
 
-            peakRunner = new TaskBenchPeak(cpus.size(), perDevice);
+            if (!kernelKind.equals("ir") && !kernelKind.equals("c")) {
+                throw new ParameterException(spec.commandLine(), "--kernel: \"" + kernelKind + "\" (expected: ir or c)");
+            }
+            boolean ir = kernelKind.equals("ir");
+            peakRunner = new TaskBenchPeak(cpus.size(), perDevice, ir);
 
-            progress.update("taskbench: compiling the kernel");
-            KernelHandle kernel = session.compile(KernelModuleSpec.of(Dialect.C, ComputeKernel.SOURCE,
-                    KernelSpec.entry(ComputeKernel.NAME).buffer("state", DType.F64, Access.READ_WRITE)
-                            .scalar("iterations", DType.I64)).backend("cpu")).get(60, TimeUnit.SECONDS)
-                    .get(ComputeKernel.NAME);
+            progress.update("taskbench: compiling the kernel (" + kernelKind + ")");
+            KernelModuleSpec module = ir ? KernelModuleSpec.ir(ComputeKernel.ir())
+                    : KernelModuleSpec.of(Dialect.C, ComputeKernel.SOURCE, KernelSpec.entry(ComputeKernel.NAME)
+                            .buffer("state", DType.F64, Access.READ_WRITE).scalar("iterations", DType.I64));
+            KernelHandle kernel = session.compile(module.backend("cpu")).get(60, TimeUnit.SECONDS).get(ComputeKernel.NAME);
             List<StreamHandle> streams = new ArrayList<>();
             List<BufferHandle> states = new ArrayList<>();
             for (DeviceInfo d : cpus) {
@@ -483,7 +498,7 @@ final class TaskBenchScenario implements Scenario {
                     ? "NaN" : String.format(Locale.ROOT, "%.1f", e.getValue().medianMicros())).append(' ');
         }
         result.append(String.format(Locale.ROOT, "peak_gflops=%.3f peak_min_gflops=%.3f peak_max_gflops=%.3f width=%d "
-                + "sweeps=%d", peak / 1e9, peakMin / 1e9, peakMax / 1e9, width, sweeps));
+                + "sweeps=%d kernel=%s", peak / 1e9, peakMin / 1e9, peakMax / 1e9, width, sweeps, kernelKind));
 
         List<String> lines = new ArrayList<>(log);
         lines.add(String.format(Locale.ROOT, "taskbench: %s daemon at %s, devices %s, width %d, %d cores, in-process "
@@ -505,7 +520,7 @@ final class TaskBenchScenario implements Scenario {
 
         String section = String.format(Locale.ROOT, """
                 Task Bench's graphs (Slaughter et al., SC'20) through the daemon: width %d (devices %s x %d \
-                streams, column x on stream x), each task one launch of the compute-bound kernel \
+                streams, column x on stream x), each task one launch of the compute-bound kernel, written %s \
                 (`a = a * a + a` on 64 doubles, `iterations` times; %s FLOPs per task as Task Bench counts them) \
                 with `waitFor` on its dependencies' events of the timestep before; each timestep is sent as one \
                 batch (`Session.launchAll`) from one client thread. The kernel's iterations are swept over \
@@ -531,7 +546,9 @@ final class TaskBenchScenario implements Scenario {
 
                 Every run's Task Bench lines (`Total Tasks`, `Total FLOPs`, `Elapsed Time`, `FLOP/s`) are in \
                 `taskbench.txt` of the results folder, and in `runs.csv`.
-                """, width, deviceIds, width / Math.max(1, deviceIds.size()), "2·64·iterations + 64", minPower,
+                """, width, deviceIds, width / Math.max(1, deviceIds.size()), kernelKind.equals("ir")
+                        ? "in the portable IR (`--kernel ir`, the default: what a daemon with default flags runs)"
+                        : "in native C (`--kernel c`)", "2·64·iterations + 64", minPower,
                 maxPower, targetMillis, sweeps, width, PEAK_MEASUREMENTS, PEAK_MEASUREMENTS, peak / 1e9, peakMin / 1e9,
                 peakMax / 1e9, cores, table);
         return new Report(lines, result.toString().trim(), section);

@@ -4,8 +4,6 @@ import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.DType;
 import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
-import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import dev.arrayd.devices.api.Access;
@@ -69,6 +67,7 @@ final class TenantsScenario implements Scenario {
     /** Round trips discarded after a flood starts, while it fills its windows. */
     static final int SETTLE = 200;
 
+    /** The flood's kernel in C, for the in-process part (a scheduler without a daemon; the flood client sends {@link FloodClient#spin}). */
     static final String SPIN = """
             ARRAYD_KERNEL void spin(ARRAYD_ITEM, float *x, int32_t n) {
                 float s = x[0];
@@ -117,8 +116,7 @@ final class TenantsScenario implements Scenario {
         try (ArraydClient polite = ArraydClient.builder().channel(politeChannel).build();
              Session ps = polite.openSession("bench-tenants-polite").get(30, TimeUnit.SECONDS)) {
             device = LatencyScenario.cpuDevice(polite.devices().get(30, TimeUnit.SECONDS));
-            KernelHandle empty = ps.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
-                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            KernelHandle empty = ps.compile(LatencyScenario.emptyKernel()).get(60, TimeUnit.SECONDS).get("empty");
             Launch one = Launch.of(empty).global(1).device(device);
             progress.update("tenants: starting the flooding client");
             try (FloodProcess flooder = new FloodProcess(ctx.host(), ctx.port(), device, floodStreams, spin, 8)) {

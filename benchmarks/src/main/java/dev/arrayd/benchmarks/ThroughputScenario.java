@@ -1,10 +1,7 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.client.ArraydClient;
-import dev.arrayd.client.Dialect;
 import dev.arrayd.client.KernelHandle;
-import dev.arrayd.client.KernelModuleSpec;
-import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
@@ -99,8 +96,7 @@ final class ThroughputScenario implements Scenario {
              PipelinedEcho echoes = new PipelinedEcho(channel)) {
             device = LatencyScenario.cpuDevice(client.devices().get(30, TimeUnit.SECONDS));
             progress.update("throughput: compiling the empty kernel for " + device);
-            KernelHandle empty = session.compile(KernelModuleSpec.of(Dialect.C, LatencyScenario.EMPTY_KERNEL,
-                    KernelSpec.entry("empty")).backend("cpu")).get(60, TimeUnit.SECONDS).get("empty");
+            KernelHandle empty = session.compile(LatencyScenario.emptyKernel()).get(60, TimeUnit.SECONDS).get("empty");
             Launch one = Launch.of(empty).global(1).device(device);
             RoundTrip launches = () -> session.launch(one).future();
             for (int half = 0; half < 2; half++) {
@@ -175,7 +171,7 @@ final class ThroughputScenario implements Scenario {
                 requests back to back with at most %d unanswered, each with its own future, and the rate is \
                 requests / time until the last answer.
 
-                - **launch:** client-java submits launches of an empty C kernel (`global = [1]`) on the session \
+                - **launch:** client-java submits launches of an empty IR kernel (`global = [1]`; the daemon runs with default flags) on the session \
                 stream (device %s);
                 - **echo (anchor):** a raw generated stub sends 16-byte `DiagnosticsService.Echo` messages on the \
                 same channel and server stack.

@@ -22,7 +22,7 @@ import java.util.List;
  * here is then type-checked and range-checked by {@link dev.arrayd.devices.api.ir.IrValidator}, with the same
  * paths.
  */
-final class IrCodec {
+public final class IrCodec {
 
     /**
      * Deepest nesting of statements and expressions in a kernel: each statement inside a statement's body and
@@ -36,7 +36,11 @@ final class IrCodec {
 
     private IrCodec() {}
 
-    static IrModule module(dev.arrayd.proto.v1.IrModule m, String at) {
+    /**
+     * The IR module a request carries, as the daemon reads it (bounded depth, every field checked; INVALID_ARGUMENT
+     * naming the field under {@code at}). Public for in-process tools that run a client's IR without a daemon.
+     */
+    public static IrModule module(dev.arrayd.proto.v1.IrModule m, String at) {
         List<IrKernel> kernels = new ArrayList<>(m.getKernelsCount());
         for (int i = 0; i < m.getKernelsCount(); i++) {
             kernels.add(kernel(m.getKernels(i), at + ".kernels[" + i + "]"));
