@@ -42,7 +42,7 @@ public final class FloodClient {
     /** The flood's kernel in the portable IR: {@code n} dependent multiply-adds on x[0] (TenantsScenario.SPIN in C). */
     static IrKernelSpec spin() {
         return Ir.kernel("spin").buffer("x", DType.F32, Access.READ_WRITE, Ir.i64(1))
-                .scalar("n", DType.I32, 0, Integer.MAX_VALUE / 8).body(b -> {
+                .scalar("n", DType.I32, 0, 1 << 24).body(b -> {
                     b.var("s", Ir.load("x", Ir.i64(0)));
                     b.loop("i", Ir.i32(0), Ir.param("n"), (loop, i) -> loop.assign("s",
                             Ir.var("s").mul(Ir.f32(0.9999f)).add(Ir.f32(1.0f))));

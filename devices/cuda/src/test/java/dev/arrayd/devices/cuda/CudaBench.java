@@ -202,15 +202,7 @@ public final class CudaBench {
                 // memory the daemon page-locks (a shared-memory region): one DMA, no staging
                 Runnable unlock = backend.lockHostMemory(host);
                 try {
-                    for (int r = 0; r < ROUNDS; r++) {
-                        long t0 = System.nanoTime();
-                        run(stream, new DeviceCommand.Upload(host, ref));
-                        long t1 = System.nanoTime();
-                        run(stream, new DeviceCommand.Download(ref, host));
-                        long t2 = System.nanoTime();
-                        lockedUp[r] = TRANSFER_BYTES / (double) (t1 - t0);
-                        lockedDown[r] = TRANSFER_BYTES / (double) (t2 - t1);
-                    }
+                    upAndDown(stream, host, ref, lockedUp, lockedDown);
                 } finally {
                     unlock.run();
                 }
@@ -380,20 +372,26 @@ public final class CudaBench {
                     double[] up = new double[5];
                     double[] down = new double[5];
                     run(s, new DeviceCommand.Upload(host, ref));
-                    for (int r = 0; r < up.length; r++) {
-                        long t0 = System.nanoTime();
-                        run(s, new DeviceCommand.Upload(host, ref));
-                        long t1 = System.nanoTime();
-                        run(s, new DeviceCommand.Download(ref, host));
-                        long t2 = System.nanoTime();
-                        up[r] = TRANSFER_BYTES / (double) (t1 - t0);
-                        down[r] = TRANSFER_BYTES / (double) (t2 - t1);
-                    }
+                    upAndDown(s, host, ref, up, down);
                     s.close();
                     System.out.printf("transfer sweep: lanes %d, chunk %d MiB: upload %.2f GB/s, download %.2f GB/s%n", lanes,
                             setting[1], median(up), median(down));
                 }
             }
+        }
+    }
+
+    /** {@code up.length} rounds of an upload of {@code host} into {@code ref} and a download back; GB/s of each. */
+    private static void upAndDown(NativeStream stream, MemorySegment host, MemRef ref, double[] up, double[] down)
+            throws Exception {
+        for (int r = 0; r < up.length; r++) {
+            long t0 = System.nanoTime();
+            run(stream, new DeviceCommand.Upload(host, ref));
+            long t1 = System.nanoTime();
+            run(stream, new DeviceCommand.Download(ref, host));
+            long t2 = System.nanoTime();
+            up[r] = TRANSFER_BYTES / (double) (t1 - t0);
+            down[r] = TRANSFER_BYTES / (double) (t2 - t1);
         }
     }
 
