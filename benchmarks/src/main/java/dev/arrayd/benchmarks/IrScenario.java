@@ -82,7 +82,7 @@ final class IrScenario implements Scenario {
             }
             ctx.progress().update("ir: compiling");
             // gcc per kernel (misses), then memory hits, then a disk hit from a fresh backend
-            List<IrKernel> kernels = List.of(vadd(), saxpy(), sum(), matmul());
+            List<IrKernel> kernels = List.of(vadd(), saxpy(), sum(), matmul(), softmax());
             double gccTotal = 0;
             List<KernelModule> modules = new ArrayList<>();
             for (IrKernel k : kernels) {
@@ -166,7 +166,10 @@ final class IrScenario implements Scenario {
                                 KernelArg.Scalar.i64(n)), vecBytes, false),
                         new Launch("matmul", new long[] {mm, mm}, List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb),
                                 new KernelArg.Buffer(mc), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm),
-                                KernelArg.Scalar.i32(mm)), 2.0 * mm * mm * mm, true));
+                                KernelArg.Scalar.i32(mm)), 2.0 * mm * mm * mm, true),
+                        // rows of 256: a read of x and a write of y counted (the kernel reads x twice and y once more)
+                        new Launch("softmax", new long[] {n / SOFTMAX_COLS}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(c),
+                                KernelArg.Scalar.i64(n / SOFTMAX_COLS), KernelArg.Scalar.i64(SOFTMAX_COLS)), 2.0 * vecBytes, false));
                 double vaddGBps = 0;
                 double matmulGflops = 0;
                 StringBuilder guards = new StringBuilder();
@@ -346,6 +349,15 @@ final class IrScenario implements Scenario {
                         new Stmt.Barrier())),
                 new Stmt.If(bin(Expr.Binary.Op.EQ, l, i64(0)), List.of(new Stmt.Store("partial",
                         new Expr.Builtin(Expr.Builtin.Kind.GROUP_ID, 0), load("tile", i64(0)))), List.of())));
+    }
+
+    /** Columns of a softmax row. */
+    static final int SOFTMAX_COLS = 256;
+
+    /** The demo's row softmax (one work-item per row, max-subtracted), read as the daemon reads a client's IR. */
+    static IrKernel softmax() {
+        return dev.arrayd.server.IrCodec.module(dev.arrayd.proto.v1.IrModule.newBuilder()
+                .addKernels(dev.arrayd.cli.DemoKernels.softmax().proto()).build(), "ir").kernels().getFirst();
     }
 
     static IrKernel matmul() {

@@ -22,7 +22,7 @@ class TaskBenchScenarioTest {
                 results.toString());
         String metg = "(\\d+\\.\\d|NaN)";
         run.assertComplete(results, "RESULT taskbench metg_stencil_1d_us=" + metg + " metg_fft_us=" + metg
-                + " peak_gflops=\\d+\\.\\d{3} peak_min_gflops=\\d+\\.\\d{3} peak_max_gflops=\\d+\\.\\d{3} width=2 sweeps=2",
+                + " peak_gflops=\\d+\\.\\d{3} peak_min_gflops=\\d+\\.\\d{3} peak_max_gflops=\\d+\\.\\d{3} width=2 sweeps=2 kernel=ir",
                 "taskbench.png");
         List<String[]> runs = BenchRun.csv(results.resolve("runs.csv"), "sweep,graph,iterations,timesteps,width,tasks,"
                 + "dependencies,flops,elapsed_s,flops_per_s,granularity_us,efficiency", 12);

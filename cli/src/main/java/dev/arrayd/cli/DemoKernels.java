@@ -174,7 +174,7 @@ public final class DemoKernels {
     }
 
     /** y[r, :] = softmax(x[r, :]) for each of `rows` rows of `cols` f32, one work-item per row (max-subtracted). */
-    static IrKernelSpec softmax() {
+    public static IrKernelSpec softmax() {
         IrExpr rows = Ir.param("rows");
         IrExpr cols = Ir.param("cols");
         return Ir.kernel("softmax")
