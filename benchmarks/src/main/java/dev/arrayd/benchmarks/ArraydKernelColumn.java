@@ -37,14 +37,18 @@ final class ArraydKernelColumn implements KernelColumn {
      * them on {@code device}.
      */
     ArraydKernelColumn(String key, String label, Session session, String backend, String device) throws Exception {
+        this(key, label, session, KernelModuleSpec.of(backend.equals("opencl") ? Dialect.OPENCL_C : Dialect.C,
+                backend.equals("opencl") ? BenchKernels.OPENCL_SOURCE : BenchKernels.C_SOURCE,
+                BenchKernels.SPECS.toArray(KernelSpec[]::new)).backend(backend), device);
+    }
+
+    /** Compiles {@code module} (the same entry points as {@link BenchKernels}, e.g. {@link IrBenchKernels}) and runs it on {@code device}. */
+    ArraydKernelColumn(String key, String label, Session session, KernelModuleSpec module, String device) throws Exception {
         this.key = key;
         this.label = label;
         this.session = session;
         this.device = device;
-        boolean openCl = backend.equals("opencl");
-        kernels = session.compile(KernelModuleSpec.of(openCl ? Dialect.OPENCL_C : Dialect.C,
-                openCl ? BenchKernels.OPENCL_SOURCE : BenchKernels.C_SOURCE,
-                BenchKernels.SPECS.toArray(KernelSpec[]::new)).backend(backend)).get(120, TimeUnit.SECONDS);
+        kernels = session.compile(module).get(120, TimeUnit.SECONDS);
         empty = Launch.of(kernels.get(BenchKernels.EMPTY)).global(1).device(device);
     }
 

@@ -60,6 +60,8 @@ final class KernelsScenario implements Scenario {
     static final String CPU = "cpu";
     static final String OPENCL = "opencl";
     static final String JOCL = "jocl";
+    static final String CPU_IR = "cpu_ir";
+    static final String OPENCL_IR = "opencl_ir";
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -151,6 +153,9 @@ final class KernelsScenario implements Scenario {
                 progress.update("kernels: compiling C for " + cpuDevice);
                 columns.add(new ArraydKernelColumn(CPU, String.format(Locale.ROOT, "arrayd %s (C, %d threads)",
                         cpuDevice, cpuInfo.computeUnits()), session, CPU, cpuDevice));
+                progress.update("kernels: compiling IR for " + cpuDevice);
+                columns.add(new ArraydKernelColumn(CPU_IR, String.format(Locale.ROOT, "arrayd %s (IR, %d threads)",
+                        cpuDevice, cpuInfo.computeUnits()), session, IrBenchKernels.module(CPU), cpuDevice));
                 if (cl.isEmpty()) {
                     skipped.add("the OpenCL columns did not run: " + openClMissing(inventory));
                 } else {
@@ -158,6 +163,9 @@ final class KernelsScenario implements Scenario {
                     progress.update("kernels: compiling OpenCL C for " + openClDevice);
                     columns.add(new ArraydKernelColumn(OPENCL, "arrayd " + openClDevice + " (" + cl.get().name() + ")",
                             session, OPENCL, openClDevice));
+                    progress.update("kernels: compiling IR for " + openClDevice);
+                    columns.add(new ArraydKernelColumn(OPENCL_IR, "arrayd " + openClDevice + " (IR, " + cl.get().name() + ")",
+                            session, IrBenchKernels.module(OPENCL), openClDevice));
                     Optional<String> direct = OpenClProbe.unavailableReason();
                     if (direct.isPresent()) {
                         skipped.add("the direct JOCL column did not run: " + direct.get());
@@ -338,6 +346,7 @@ final class KernelsScenario implements Scenario {
         // RESULT: a rate per kernel and column, the round trips, and how many kernels the CPU wins
         StringBuilder result = new StringBuilder();
         int cpuWins = 0;
+        int irWins = 0;
         int compared = 0;
         for (KernelWorkload w : workloads) {
             Map<String, Cell> row = byKernel.get(w.name());
@@ -349,6 +358,9 @@ final class KernelsScenario implements Scenario {
                 compared++;
                 if (row.get(CPU).rate() >= pocl.rate()) {
                     cpuWins++;
+                }
+                if (row.get(CPU_IR).rate() >= pocl.rate()) {
+                    irWins++;
                 }
             }
         }
@@ -362,7 +374,8 @@ final class KernelsScenario implements Scenario {
         if (openClDevice == null) {
             result.append("opencl=none");
         } else {
-            result.append(String.format(Locale.ROOT, "cpu_at_least_pocl=%d/%d", cpuWins, compared));
+            result.append(String.format(Locale.ROOT, "cpu_at_least_pocl=%d/%d cpu_ir_at_least_pocl=%d/%d", cpuWins, compared,
+                    irWins, compared));
         }
 
         String pocl = System.getenv("POCL_DEVICES");
@@ -403,7 +416,7 @@ final class KernelsScenario implements Scenario {
             String openClDevice, int iterations, int warmup, String pocl) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, """
-                The same kernels in up to three columns, in one run, each checked against a Java reference before \
+                The same kernels in up to five columns, in one run, each checked against a Java reference before \
                 it is timed; %d timed runs per kernel and column after %d warm-up runs, the columns taking turns in \
                 %d rounds. `POCL_DEVICES=%s`.
 
@@ -411,8 +424,11 @@ final class KernelsScenario implements Scenario {
         for (String k : keys) {
             s.append("- **").append(k).append(":** ").append(labels.get(k)).append(switch (k) {
                 case CPU -> ": C source compiled by the daemon with gcc, launched on the session stream;";
+                case CPU_IR -> ": the same kernels in the portable IR (`IrBenchKernels`), rendered to C by the daemon, "
+                        + "launched on the session stream;";
                 case OPENCL -> ": OpenCL C (`ARRAYD_KERNEL` functions, wrapped by arrayd), launched on the session "
                         + "stream;";
+                case OPENCL_IR -> ": the same IR rendered to OpenCL C by the daemon, launched on the session stream;";
                 default -> ": the same OpenCL C as plain `__kernel` functions, run in the benchmark's JVM with its own "
                         + "context, queue and buffers: `clEnqueueNDRangeKernel` per pass, then `clFinish` (the anchor).";
             }).append('\n');
@@ -430,10 +446,10 @@ final class KernelsScenario implements Scenario {
             s.append(' ').append(k).append(" wall µs | ").append(k).append(" device µs | ").append(k).append(" rate |");
         }
         if (keys.contains(JOCL)) {
-            s.append(" cpu / jocl |");
+            s.append(" cpu / jocl | cpu_ir / jocl |");
         }
         s.append("\n| --- | --- |").append(" --- | --- | --- |".repeat(keys.size()))
-                .append(keys.contains(JOCL) ? " --- |" : "").append('\n');
+                .append(keys.contains(JOCL) ? " --- | --- |" : "").append('\n');
         for (KernelWorkload w : workloads) {
             Map<String, Cell> row = byKernel.get(w.name());
             s.append("| ").append(w.name()).append(" | ").append(w.unit()).append(" |");
@@ -443,7 +459,8 @@ final class KernelsScenario implements Scenario {
                         c.rate()));
             }
             if (keys.contains(JOCL)) {
-                s.append(String.format(Locale.ROOT, " **%.2f** |", row.get(CPU).rate() / row.get(JOCL).rate()));
+                s.append(String.format(Locale.ROOT, " **%.2f** | **%.2f** |", row.get(CPU).rate() / row.get(JOCL).rate(),
+                        row.get(CPU_IR).rate() / row.get(JOCL).rate()));
             }
             s.append('\n');
         }
@@ -453,7 +470,8 @@ final class KernelsScenario implements Scenario {
         for (String k : keys) {
             s.append(String.format(Locale.ROOT, "| %s | %.1f |%n", k.equals(JOCL)
                     ? "direct JOCL enqueue + clFinish (anchor)"
-                    : "arrayd launch on " + (k.equals(CPU) ? cpuDevice : openClDevice), trip.get(k)));
+                    : "arrayd launch on " + (k.startsWith(CPU) ? cpuDevice : openClDevice)
+                            + (k.endsWith("_ir") ? " (IR)" : ""), trip.get(k)));
         }
         if (trip.containsKey(OPENCL) && trip.containsKey(JOCL)) {
             s.append(String.format(Locale.ROOT, "%n**Ratio %.1f** (arrayd on %s / direct JOCL).%n", trip.get(OPENCL)
@@ -467,7 +485,9 @@ final class KernelsScenario implements Scenario {
     private static String legend(String key, String cpuDevice, String openClDevice) {
         return switch (key) {
             case CPU -> "arrayd " + cpuDevice + " (C)";
+            case CPU_IR -> "arrayd " + cpuDevice + " (IR)";
             case OPENCL -> "arrayd " + openClDevice + " (OpenCL C)";
+            case OPENCL_IR -> "arrayd " + openClDevice + " (IR)";
             default -> "direct JOCL (anchor)";
         };
     }

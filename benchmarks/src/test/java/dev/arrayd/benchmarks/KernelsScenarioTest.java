@@ -22,7 +22,7 @@ class KernelsScenarioTest {
     @Timeout(60)
     void runsEveryKernelInEveryAvailableColumnAndWritesTheReport(@TempDir Path dir) throws Exception {
         boolean openCl = OpenClProbe.unavailableReason().isEmpty();
-        List<String> columns = openCl ? List.of("cpu", "opencl", "jocl") : List.of("cpu");
+        List<String> columns = openCl ? List.of("cpu", "cpu_ir", "opencl", "opencl_ir", "jocl") : List.of("cpu", "cpu_ir");
         Path results = dir.resolve("run");
         BenchRun run = new BenchRun("kernels", "--in-process", "--small", "--iterations", "3", "--warmup", "1",
                 "--round-trips", "20", "--out", results.toString());
@@ -34,9 +34,9 @@ class KernelsScenarioTest {
                         .append(rate);
             }
         }
-        regex.append(" launch_cpu_us=\\d+\\.\\d");
-        regex.append(openCl ? " launch_opencl_us=\\d+\\.\\d jocl_enqueue_us=\\d+\\.\\d launch_ratio=\\d+\\.\\d{3} "
-                + "cpu_at_least_pocl=\\d/5" : " opencl=none");
+        regex.append(" launch_cpu_us=\\d+\\.\\d launch_cpu_ir_us=\\d+\\.\\d");
+        regex.append(openCl ? " launch_opencl_us=\\d+\\.\\d launch_opencl_ir_us=\\d+\\.\\d jocl_enqueue_us=\\d+\\.\\d "
+                + "launch_ratio=\\d+\\.\\d{3} cpu_at_least_pocl=\\d/5 cpu_ir_at_least_pocl=\\d/5" : " opencl=none");
         run.assertComplete(results, regex.toString(), "kernels.png", "roundtrip.png");
 
         List<String[]> rows = BenchRun.csv(results.resolve("kernels.csv"), "kernel,column,run,wall_us,device_us", 5);

@@ -1,0 +1,150 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.Access;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrBlock;
+import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelSpec;
+import dev.arrayd.client.KernelModuleSpec;
+
+/**
+ * The kernels of {@code bench kernels} in the portable IR, what a daemon with default flags runs: the same
+ * entry points, parameters and algorithms as {@link BenchKernels}' C and OpenCL C (a two-pass sum, a matmul
+ * tiled {@value BenchKernels#TILE_M} x {@value BenchKernels#TILE_N} in registers, a softmax per row), so
+ * every column runs the same launches. Buffers declare their extents from the scalars; what the validator
+ * cannot prove is guarded, on the CPU once per block of work-items where the index is affine.
+ */
+final class IrBenchKernels {
+
+    private static final int INT_MAX = Integer.MAX_VALUE;
+    /** Loop bounds declared by the scalars that bound loops: a column count, a chunk, k. */
+    private static final int LOOP_MAX = 1 << 16;
+
+    private IrBenchKernels() {}
+
+    /** Every kernel in one module, for {@code backend}. */
+    static KernelModuleSpec module(String backend) {
+        return KernelModuleSpec.ir(empty(), vadd(), saxpy(), sumPartial(), sumFinal(), matmul(), softmax()).backend(backend);
+    }
+
+    private static IrExpr i64(String scalar) {
+        return Ir.param(scalar).toI64();
+    }
+
+    static IrKernelSpec empty() {
+        return Ir.kernel(BenchKernels.EMPTY).body(b -> { });
+    }
+
+    static IrKernelSpec vadd() {
+        IrExpr n = i64("n");
+        return Ir.kernel("vadd").buffer("a", DType.F32, Access.READ, n).buffer("b", DType.F32, Access.READ, n)
+                .buffer("c", DType.F32, Access.WRITE, n).scalar("n", DType.I32, 0, INT_MAX).body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(n), t -> t.store("c", i, Ir.load("a", i).add(Ir.load("b", i))));
+                });
+    }
+
+    static IrKernelSpec saxpy() {
+        IrExpr n = i64("n");
+        return Ir.kernel("saxpy").scalar("alpha", DType.F32).buffer("x", DType.F32, Access.READ, n)
+                .buffer("y", DType.F32, Access.READ_WRITE, n).scalar("n", DType.I32, 0, INT_MAX).body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(n), t -> t.store("y", i, Ir.param("alpha").mul(Ir.load("x", i)).add(Ir.load("y", i))));
+                });
+    }
+
+    /** Work-item i sums x[i * chunk .. min((i + 1) * chunk, n)) into partial[i]. */
+    static IrKernelSpec sumPartial() {
+        IrExpr n = i64("n");
+        IrExpr chunk = i64("chunk");
+        return Ir.kernel("sum_partial").buffer("x", DType.F32, Access.READ, n)
+                .buffer("partial", DType.F32, Access.WRITE, Ir.globalSize(0))
+                .scalar("n", DType.I32, 0, INT_MAX).scalar("chunk", DType.I32, 1, LOOP_MAX).body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    IrExpr lo = b.let("lo", i.mul(chunk));
+                    IrExpr s = b.var("s", Ir.f32(0));
+                    b.loop("j", Ir.i64(0), chunk, (l, j) -> {
+                        IrExpr k = l.let("k", lo.add(j));
+                        l.when(k.lt(n), t -> t.accumulate("s", IrBlock.Accumulate.ADD, Ir.load("x", k)));
+                    });
+                    b.store("partial", i, s);
+                });
+    }
+
+    static IrKernelSpec sumFinal() {
+        IrExpr parts = i64("parts");
+        return Ir.kernel("sum_final").buffer("partial", DType.F32, Access.READ, parts)
+                .buffer("out", DType.F32, Access.WRITE, Ir.i64(1)).scalar("parts", DType.I32, 0, 1 << 24).body(b -> {
+                    IrExpr s = b.var("s", Ir.f32(0));
+                    b.loop("k", Ir.i64(0), parts, (l, k) -> l.accumulate("s", IrBlock.Accumulate.ADD, Ir.load("partial", k)));
+                    b.store("out", Ir.i64(0), s);
+                });
+    }
+
+    /** Work-item (x, y) computes rows 2y, 2y + 1 and columns 8x .. 8x + 7 of C. */
+    static IrKernelSpec matmul() {
+        IrExpr m = i64("m");
+        IrExpr n = i64("n");
+        IrExpr k = i64("k");
+        int tm = BenchKernels.TILE_M;
+        int tn = BenchKernels.TILE_N;
+        return Ir.kernel("matmul").gridDims(2).buffer("a", DType.F32, Access.READ, m.mul(k)).buffer("b", DType.F32, Access.READ, k.mul(n))
+                .buffer("c", DType.F32, Access.WRITE, m.mul(n)).scalar("m", DType.I32, 0, LOOP_MAX)
+                .scalar("n", DType.I32, 0, LOOP_MAX).scalar("k", DType.I32, 0, LOOP_MAX).body(b -> {
+                    IrExpr col = b.let("col", Ir.globalId(0).mul(Ir.i64(tn)));
+                    IrExpr row = b.let("row", Ir.globalId(1).mul(Ir.i64(tm)));
+                    for (int r = 0; r < tm; r++) {
+                        for (int t = 0; t < tn; t++) {
+                            b.var(acc(r, t), Ir.f32(0));
+                        }
+                    }
+                    b.loop("p", Ir.i64(0), k, (l, p) -> {
+                        IrExpr[] av = new IrExpr[tm];
+                        for (int r = 0; r < tm; r++) {
+                            av[r] = l.let("a" + r, Ir.load("a", row.add(Ir.i64(r)).mul(k).add(p)));
+                        }
+                        for (int t = 0; t < tn; t++) {
+                            IrExpr bv = l.let("b" + t, Ir.load("b", p.mul(n).add(col).add(Ir.i64(t))));
+                            for (int r = 0; r < tm; r++) {
+                                l.accumulate(acc(r, t), IrBlock.Accumulate.ADD, av[r].mul(bv));
+                            }
+                        }
+                    });
+                    for (int r = 0; r < tm; r++) {
+                        for (int t = 0; t < tn; t++) {
+                            b.store("c", row.add(Ir.i64(r)).mul(n).add(col).add(Ir.i64(t)), Ir.var(acc(r, t)));
+                        }
+                    }
+                });
+    }
+
+    private static String acc(int row, int col) {
+        return "acc" + row + "_" + col;
+    }
+
+    /** y[r, :] = softmax(x[r, :]), one work-item per row: the maximum, the exponentials and their sum, the scale. */
+    static IrKernelSpec softmax() {
+        IrExpr rows = i64("rows");
+        IrExpr cols = i64("cols");
+        return Ir.kernel("softmax").buffer("x", DType.F32, Access.READ, rows.mul(cols))
+                .buffer("y", DType.F32, Access.WRITE, rows.mul(cols)).scalar("rows", DType.I32, 0, INT_MAX)
+                .scalar("cols", DType.I32, 1, LOOP_MAX).body(b -> {
+                    IrExpr r = b.let("r", Ir.globalId(0));
+                    b.when(r.lt(rows), row -> {
+                        IrExpr base = row.let("base", r.mul(cols));
+                        IrExpr max = row.var("mx", Ir.load("x", base));
+                        row.loop("j", Ir.i64(1), cols, (l, j) ->
+                                l.accumulate("mx", IrBlock.Accumulate.MAX, Ir.load("x", base.add(j))));
+                        IrExpr total = row.var("s", Ir.f32(0));
+                        row.loop("j2", Ir.i64(0), cols, (l, j) -> {
+                            IrExpr e = l.let("e", Ir.load("x", base.add(j)).sub(max).exp());
+                            l.store("y", base.add(j), e);
+                            l.accumulate("s", IrBlock.Accumulate.ADD, e);
+                        });
+                        IrExpr inv = row.let("inv", Ir.f32(1).div(total));
+                        row.loop("j3", Ir.i64(0), cols, (l, j) -> l.store("y", base.add(j), Ir.load("y", base.add(j)).mul(inv)));
+                    });
+                });
+    }
+}
