@@ -38,7 +38,6 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -281,41 +280,25 @@ final class SessionImpl implements Session {
     @Override
     public Event write(BufferHandle buffer, float[] data) {
         checkDtype(buffer, DType.F32, "data", "float[" + data.length + "]");
-        ByteBuffer b = littleEndian(data.length, Float.BYTES);
-        b.asFloatBuffer().put(data);
-        return writeOwned(buffer, 0, b);
+        return writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, double[] data) {
         checkDtype(buffer, DType.F64, "data", "double[" + data.length + "]");
-        ByteBuffer b = littleEndian(data.length, Double.BYTES);
-        b.asDoubleBuffer().put(data);
-        return writeOwned(buffer, 0, b);
+        return writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, int[] data) {
         checkDtype(buffer, DType.I32, "data", "int[" + data.length + "]");
-        ByteBuffer b = littleEndian(data.length, Integer.BYTES);
-        b.asIntBuffer().put(data);
-        return writeOwned(buffer, 0, b);
+        return writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, long[] data) {
         checkDtype(buffer, DType.I64, "data", "long[" + data.length + "]");
-        ByteBuffer b = littleEndian(data.length, Long.BYTES);
-        b.asLongBuffer().put(data);
-        return writeOwned(buffer, 0, b);
-    }
-
-    private static ByteBuffer littleEndian(int count, int width) {
-        if ((long) count * width > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("data: " + count + " values (expected: at most "
-                    + Integer.MAX_VALUE / width + " per call; write a range)");
-        }
-        return ByteBuffer.allocate(count * width).order(ByteOrder.LITTLE_ENDIAN);
+        return writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
@@ -388,41 +371,25 @@ final class SessionImpl implements Session {
     @Override
     public CompletableFuture<float[]> readFloats(BufferHandle buffer) {
         checkDtype(buffer, DType.F32, "buffer", "readFloats");
-        return read(buffer).thenApply(b -> {
-            float[] out = new float[b.remaining() / Float.BYTES];
-            b.asFloatBuffer().get(out);
-            return out;
-        });
+        return read(buffer).thenApply(TypedArrays::floats);
     }
 
     @Override
     public CompletableFuture<double[]> readDoubles(BufferHandle buffer) {
         checkDtype(buffer, DType.F64, "buffer", "readDoubles");
-        return read(buffer).thenApply(b -> {
-            double[] out = new double[b.remaining() / Double.BYTES];
-            b.asDoubleBuffer().get(out);
-            return out;
-        });
+        return read(buffer).thenApply(TypedArrays::doubles);
     }
 
     @Override
     public CompletableFuture<int[]> readInts(BufferHandle buffer) {
         checkDtype(buffer, DType.I32, "buffer", "readInts");
-        return read(buffer).thenApply(b -> {
-            int[] out = new int[b.remaining() / Integer.BYTES];
-            b.asIntBuffer().get(out);
-            return out;
-        });
+        return read(buffer).thenApply(TypedArrays::ints);
     }
 
     @Override
     public CompletableFuture<long[]> readLongs(BufferHandle buffer) {
         checkDtype(buffer, DType.I64, "buffer", "readLongs");
-        return read(buffer).thenApply(b -> {
-            long[] out = new long[b.remaining() / Long.BYTES];
-            b.asLongBuffer().get(out);
-            return out;
-        });
+        return read(buffer).thenApply(TypedArrays::longs);
     }
 
     // ---- kernels ----
@@ -473,7 +440,7 @@ final class SessionImpl implements Session {
     @Override
     public Event launch(Launch launch) {
         checkOpen();
-        Command.Builder cmd = launchCommand(launch);
+        Command.Builder cmd = LaunchCommands.of(launch);
         return submit(cmd, launch.waitFor(), launch.stream());
     }
 
@@ -484,7 +451,7 @@ final class SessionImpl implements Session {
         for (int i = 0; i < launches.size(); i++) {
             Launch l = launches.get(i);
             try {
-                cmds.add(launchCommand(l).addAllWaitEvents(l.waitFor()).setStream(l.stream()));
+                cmds.add(LaunchCommands.of(l).addAllWaitEvents(l.waitFor()).setStream(l.stream()));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("launches[" + i + "]: " + e.getMessage(), e);
             }
@@ -494,75 +461,6 @@ final class SessionImpl implements Session {
             out.add(new Event(p.id, p.future));
         }
         return out;
-    }
-
-    /** The launch as a command, checked against the kernel's signature; no event, waits or stream yet. */
-    private Command.Builder launchCommand(Launch launch) {
-        KernelSpec sig = launch.kernel().signature();
-        dev.arrayd.proto.v1.Launch.Builder lb = dev.arrayd.proto.v1.Launch.newBuilder()
-                .setKernel(launch.kernel().id())
-                .setDevice(launch.device());
-        List<Long> global = launch.global();
-        if (global.isEmpty() || global.size() > 3) {
-            throw new IllegalArgumentException("global: " + global + " (expected: 1 to 3 extents)");
-        }
-        for (int i = 0; i < global.size(); i++) {
-            if (global.get(i) <= 0) {
-                throw new IllegalArgumentException("global[" + i + "]: " + global.get(i) + " (expected: > 0)");
-            }
-            lb.addGlobalDims(global.get(i));
-        }
-        List<Long> local = launch.local();
-        if (!local.isEmpty() && local.size() != global.size()) {
-            throw new IllegalArgumentException("local: " + local + " (expected: " + global.size()
-                    + " extents, like global, or none)");
-        }
-        for (int i = 0; i < local.size(); i++) {
-            long l = local.get(i);
-            if (l <= 0 || global.get(i) % l != 0) {
-                throw new IllegalArgumentException("local[" + i + "]: " + l + " (expected: a divisor of global["
-                        + i + "] = " + global.get(i) + ")");
-            }
-            lb.addLocalDims(l);
-        }
-        List<Object> args = launch.args();
-        List<KernelSpec.Param> params = sig.params();
-        if (args.size() != params.size()) {
-            throw new IllegalArgumentException("args: " + args.size() + " values (expected: " + params.size()
-                    + ", one per parameter of " + sig.name() + ")");
-        }
-        for (int i = 0; i < args.size(); i++) {
-            lb.addArgs(arg(i, args.get(i), params.get(i)));
-        }
-        return Command.newBuilder().setLaunch(lb);
-    }
-
-    private static Arg arg(int i, Object value, KernelSpec.Param param) {
-        String what = "args[" + i + "]";
-        return switch (param) {
-            case KernelSpec.BufferParam p when value == MergeBuffer.INSTANCE -> {
-                if (p.access() != Access.READ) {
-                    throw Scalars.bad(what, value, "a READ parameter for the merge buffer (" + p.name() + " is "
-                            + p.access() + ")");
-                }
-                yield Arg.newBuilder().setMergeBuffer(true).build();
-            }
-            case KernelSpec.BufferParam p -> {
-                if (!(value instanceof BufferHandle b)) {
-                    throw Scalars.bad(what, value, "a BufferHandle for buffer parameter " + p.name() + " of type "
-                            + p.dtype());
-                }
-                if (b.dtype() != p.dtype()) {
-                    throw Scalars.bad(what, value, "a buffer of type " + p.dtype() + " for buffer parameter "
-                            + p.name());
-                }
-                yield Arg.newBuilder().setBuffer(b.id()).build();
-            }
-            case KernelSpec.ScalarParam p -> Arg.newBuilder()
-                    .setScalar(Scalars.of(value, p.dtype(), what, "scalar parameter " + p.name() + " of type "
-                            + p.dtype()))
-                    .build();
-        };
     }
 
     @Override
@@ -623,7 +521,7 @@ final class SessionImpl implements Session {
 
     @Override
     public GraphRecorder graphRecorder() {
-        return new GraphRecorder(this::launchCommand);
+        return new GraphRecorder(LaunchCommands::of);
     }
 
     @Override
