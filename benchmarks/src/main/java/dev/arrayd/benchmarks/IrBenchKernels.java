@@ -123,28 +123,8 @@ final class IrBenchKernels {
         return "acc" + row + "_" + col;
     }
 
-    /** y[r, :] = softmax(x[r, :]), one work-item per row: the maximum, the exponentials and their sum, the scale. */
+    /** The demo's row softmax (one work-item per row: the maximum, the exponentials and their sum, the scale), with int counts. */
     static IrKernelSpec softmax() {
-        IrExpr rows = i64("rows");
-        IrExpr cols = i64("cols");
-        return Ir.kernel("softmax").buffer("x", DType.F32, Access.READ, rows.mul(cols))
-                .buffer("y", DType.F32, Access.WRITE, rows.mul(cols)).scalar("rows", DType.I32, 0, INT_MAX)
-                .scalar("cols", DType.I32, 1, LOOP_MAX).body(b -> {
-                    IrExpr r = b.let("r", Ir.globalId(0));
-                    b.when(r.lt(rows), row -> {
-                        IrExpr base = row.let("base", r.mul(cols));
-                        IrExpr max = row.var("mx", Ir.load("x", base));
-                        row.loop("j", Ir.i64(1), cols, (l, j) ->
-                                l.accumulate("mx", IrBlock.Accumulate.MAX, Ir.load("x", base.add(j))));
-                        IrExpr total = row.var("s", Ir.f32(0));
-                        row.loop("j2", Ir.i64(0), cols, (l, j) -> {
-                            IrExpr e = l.let("e", Ir.load("x", base.add(j)).sub(max).exp());
-                            l.store("y", base.add(j), e);
-                            l.accumulate("s", IrBlock.Accumulate.ADD, e);
-                        });
-                        IrExpr inv = row.let("inv", Ir.f32(1).div(total));
-                        row.loop("j3", Ir.i64(0), cols, (l, j) -> l.store("y", base.add(j), Ir.load("y", base.add(j)).mul(inv)));
-                    });
-                });
+        return dev.arrayd.cli.DemoKernels.softmax(DType.I32);
     }
 }

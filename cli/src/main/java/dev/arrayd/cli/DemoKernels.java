@@ -175,13 +175,18 @@ public final class DemoKernels {
 
     /** y[r, :] = softmax(x[r, :]) for each of `rows` rows of `cols` f32, one work-item per row (max-subtracted). */
     public static IrKernelSpec softmax() {
-        IrExpr rows = Ir.param("rows");
-        IrExpr cols = Ir.param("cols");
+        return softmax(DType.I64);
+    }
+
+    /** {@link #softmax()} with its row and column counts of type {@code counts} (I64, or I32 as C's {@code int}). */
+    public static IrKernelSpec softmax(DType counts) {
+        IrExpr rows = counts == DType.I64 ? Ir.param("rows") : Ir.param("rows").toI64();
+        IrExpr cols = counts == DType.I64 ? Ir.param("cols") : Ir.param("cols").toI64();
         return Ir.kernel("softmax")
                 .buffer("x", DType.F32, Access.READ, rows.mul(cols))
                 .buffer("y", DType.F32, Access.WRITE, rows.mul(cols))
-                .scalar("rows", DType.I64, 0, 1L << 24)
-                .scalar("cols", DType.I64, 1, 1L << 16)
+                .scalar("rows", counts, 0, 1L << 24)
+                .scalar("cols", counts, 1, 1L << 16)
                 .body(b -> {
                     IrExpr r = b.let("r", Ir.globalId(0));
                     b.when(r.lt(rows), row -> {
