@@ -25,6 +25,7 @@ import dev.arrayd.client.Launch;
 import dev.arrayd.client.MemoryMode;
 import dev.arrayd.client.MergeBuffer;
 import dev.arrayd.client.MergeMode;
+import dev.arrayd.client.Padding;
 import dev.arrayd.client.Session;
 import dev.arrayd.client.StreamHandle;
 import io.grpc.Status;
@@ -149,6 +150,20 @@ class MultiDeviceEndToEndTest {
             assertEquals(2f * 9 + 3f * 9, await(s.readFloats(acc))[9], "the recorded accumulator untouched");
             assertTrue(second.getFirst().id() > first.getLast().id(), "replays take new event ids");
 
+            // a graph over a padded buffer: an interior fill keeps the halo, a whole-padded fill reaches it
+            BufferHandle padded = await(s.createBuffer(DType.F32, new long[] {4},
+                    BufferOptions.defaults().device("cpu:0").padding(Padding.halo(1, 1, 9f))));
+            GraphRecorder pr = s.graphRecorder();
+            int interior = pr.fill(padded, 2f);
+            GraphHandle pg = await(s.recordGraph(pr));
+            await(s.replay(pg, GraphReplay.defaults()).getLast().future());
+            assertArrayEquals(new float[] {9, 2, 2, 2, 2, 9}, wholeFloats(s, padded), "the halo keeps its value");
+            GraphRecorder wr = s.graphRecorder();
+            wr.fill(padded, 3f, true);
+            await(s.replay(await(s.recordGraph(wr)), GraphReplay.defaults()).getLast().future());
+            assertArrayEquals(new float[] {3, 3, 3, 3, 3, 3}, wholeFloats(s, padded), "whole padded: the halo too");
+            assertEquals(0, interior);
+
             // a replay the daemon refuses fails all its events, and the session goes on
             BufferHandle unused = await(s.createBuffer(DType.F32, n));
             List<Event> refused = s.replay(g, GraphReplay.defaults().rebind(unused, acc2));
@@ -175,5 +190,13 @@ class MultiDeviceEndToEndTest {
             }
             assertArrayEquals(want, await(s.readFloats(acc)));
         }
+    }
+
+    /** A padded buffer's whole padded array (halo included), read inline. */
+    private static float[] wholeFloats(Session s, BufferHandle buffer) throws Exception {
+        java.nio.ByteBuffer b = await(s.download(buffer, 0, 0, CommandOptions.defaults().wholePadded(true)).future()).data();
+        float[] out = new float[b.remaining() / Float.BYTES];
+        b.order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
+        return out;
     }
 }

@@ -34,9 +34,18 @@ public final class GraphRecorder {
         return add(encoder.encode(launch).setStream(launch.stream()), launch.kernel(), after);
     }
 
-    /** Copies all of {@code src} into {@code dst} (any devices). */
+    /** Copies all of {@code src} into {@code dst} (any devices); padded buffers: their interiors. */
     public int copy(BufferHandle src, BufferHandle dst, int... after) {
-        return add(Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDst(dst.id())), null, after);
+        return copy(src, dst, false, after);
+    }
+
+    /**
+     * {@link #copy(BufferHandle, BufferHandle, int...)}; with {@code wholePadded}, padded buffers' whole padded
+     * arrays (halo included), as {@link CommandOptions#wholePadded()} does for a session's copy.
+     */
+    public int copy(BufferHandle src, BufferHandle dst, boolean wholePadded, int... after) {
+        return add(Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDst(dst.id())
+                .setWholePadded(wholePadded)), null, after);
     }
 
     /** Makes {@code src} current on {@code device} (an explicit transfer). */
@@ -50,11 +59,16 @@ public final class GraphRecorder {
                 .setMerge(Protos.mergeMode(mode))), null, after);
     }
 
-    /** Sets every element of {@code buffer} to {@code value}. */
+    /** Sets every element of {@code buffer} to {@code value}; a padded buffer: its interior (the halo keeps its value). */
     public int fill(BufferHandle buffer, Number value, int... after) {
+        return fill(buffer, value, false, after);
+    }
+
+    /** {@link #fill(BufferHandle, Number, int...)}; with {@code wholePadded}, a padded buffer's halo too. */
+    public int fill(BufferHandle buffer, Number value, boolean wholePadded, int... after) {
         return add(Command.newBuilder().setFill(dev.arrayd.proto.v1.Fill.newBuilder().setBuffer(buffer.id())
                 .setValue(Scalars.of(value, buffer.dtype(), "value", "buffer " + buffer.id() + " of type "
-                        + buffer.dtype()))), null, after);
+                        + buffer.dtype())).setWholePadded(wholePadded)), null, after);
     }
 
     /** Number of commands so far. */
