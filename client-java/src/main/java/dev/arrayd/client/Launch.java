@@ -15,7 +15,8 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>Arguments are checked against the kernel's signature when the launch is enqueued: a
- * {@link BufferHandle} of the declared dtype for a buffer parameter, a {@link Number} for a scalar
+ * {@link BufferHandle} of the declared dtype (or a {@link BufferRange} of any buffer) for a buffer parameter, a
+ * {@link Number} for a scalar
  * parameter, converted to the declared dtype (integers must fit; f16/bf16 scalars are sent as f32).
  *
  * @param kernel  the kernel

@@ -65,9 +65,13 @@ final class LaunchCommands {
                 }
                 yield Arg.newBuilder().setMergeBuffer(true).build();
             }
+            case KernelSpec.BufferParam p when value instanceof BufferRange r -> Arg.newBuilder()
+                    .setRange(dev.arrayd.proto.v1.BufferRange.newBuilder().setBuffer(r.buffer().id())
+                            .setOffsetBytes(r.offsetBytes()).setSizeBytes(r.sizeBytes()))
+                    .build();
             case KernelSpec.BufferParam p -> {
                 if (!(value instanceof BufferHandle b)) {
-                    throw Scalars.bad(what, value, "a BufferHandle for buffer parameter " + p.name() + " of type "
+                    throw Scalars.bad(what, value, "a BufferHandle (or BufferRange) for buffer parameter " + p.name() + " of type "
                             + p.dtype());
                 }
                 if (b.dtype() != p.dtype()) {

@@ -150,4 +150,10 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
 
     /** The merge buffer of the launch's stream (filled by a merge copy on that stream); read-only. */
     public record MergeArg() implements Arg {}
+
+    /**
+     * {@code sizeBytes} bytes of a buffer's memory from {@code offsetBytes}, seen by the kernel as an array of the
+     * parameter's dtype (whatever the buffer's): how a daemon addresses the slabs it keeps on a peer.
+     */
+    public record RangeArg(long buffer, long offsetBytes, long sizeBytes) implements Arg {}
 }

@@ -22,7 +22,16 @@ sealed interface CommandTemplate {
 
     record Built(DeviceCommand op, Object result) {}
 
-    /** @param args per kernel parameter: an {@link Integer} index into the buffer list, or a {@link KernelArg.Scalar} */
+    /**
+     * A byte range of buffer {@code index} of the command's buffer list bound to a parameter (a launch's
+     * {@link CommandSpec.RangeArg}).
+     */
+    record Range(int index, long offset, long bytes) {}
+
+    /**
+     * @param args per kernel parameter: an {@link Integer} index into the buffer list, a {@link Range} of one, or a
+     *             {@link KernelArg.Scalar}
+     */
     record Launch(Kernel kernel, long[] globalDims, long[] localDims, Object[] args) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
@@ -40,7 +49,11 @@ sealed interface CommandTemplate {
             }
             KernelArg[] kargs = new KernelArg[args.length];
             for (int a = 0; a < args.length; a++) {
-                kargs[a] = args[a] instanceof Integer i ? new KernelArg.Buffer(buffers[i]) : (KernelArg.Scalar) args[a];
+                kargs[a] = switch (args[a]) {
+                    case Integer i -> new KernelArg.Buffer(buffers[i]);
+                    case Range r -> new KernelArg.Buffer(slice(buffers[r.index()], r.offset(), r.bytes()));
+                    default -> (KernelArg.Scalar) args[a];
+                };
             }
             return new DeviceCommand.Launch(kernel, globalDims, localDims, java.util.Arrays.asList(kargs));
         }
@@ -54,6 +67,10 @@ sealed interface CommandTemplate {
                 KernelArg have = op.args().get(a);
                 if (args[a] instanceof Integer i) {
                     if (!(have instanceof KernelArg.Buffer b) || !b.ref().equals(buffers[i])) {
+                        return false;
+                    }
+                } else if (args[a] instanceof Range r) {
+                    if (!(have instanceof KernelArg.Buffer b) || !b.ref().equals(slice(buffers[r.index()], r.offset(), r.bytes()))) {
                         return false;
                     }
                 } else if (!args[a].equals(have)) {

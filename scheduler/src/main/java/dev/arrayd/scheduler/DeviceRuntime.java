@@ -106,6 +106,16 @@ public final class DeviceRuntime {
         return queue.depth();
     }
 
+    /** Whether the device can take commands now (a peer's device: while its link is up). */
+    public boolean isReachable() {
+        return device.isReachable();
+    }
+
+    /** Runs {@code onChange} after every change of {@link #isReachable()}. */
+    public void watchReachability(Runnable onChange) {
+        device.watchReachability(onChange);
+    }
+
     Device device() {
         return device;
     }

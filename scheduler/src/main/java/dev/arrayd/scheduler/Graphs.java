@@ -208,6 +208,8 @@ final class Graphs {
                 given[a] = true;
             } else if (args[a] instanceof Integer b && recorded.buffers()[b] != null) {
                 extents[a] = recorded.buffers()[b].elements(); // a rebound buffer has the same size
+            } else if (args[a] instanceof CommandTemplate.Range r) {
+                extents[a] = r.bytes() / l.kernel().signature().params().get(a).dtype().byteSize();
             } else {
                 extents[a] = Long.MAX_VALUE; // the merge buffer: checked by the device
             }

@@ -77,12 +77,13 @@ final class LaunchValidator {
             } else {
                 Buffer b = argBuffers[i];
                 checkBuffer(s, i, p, a, b, d);
-                value = acc.touch(b, p.access().reads(), p.access().writes());
+                int at = acc.touch(b, p.access().reads(), p.access().writes());
+                value = a instanceof CommandSpec.RangeArg r ? new CommandTemplate.Range(at, r.offsetBytes(), r.sizeBytes()) : at;
             }
             targs = arg(targs, lastArgs, i, value);
         }
         if (native_.ir() != null) {
-            checkIr(native_.ir(), global, local, args, argBuffers);
+            checkIr(native_.ir(), global, local, args, argBuffers, params);
         }
         CommandTemplate.Launch t;
         if (targs == lastArgs && Arrays.equals(last.globalDims(), global) && Arrays.equals(last.localDims(), local)) {
@@ -106,7 +107,7 @@ final class LaunchValidator {
      * writer of a buffer. (The merge buffer's extent is only known when the launch runs; the device checks it.)
      */
     private static void checkIr(CheckedKernel ir, long[] global, long[] local, List<CommandSpec.Arg> args,
-            Buffer[] argBuffers) {
+            Buffer[] argBuffers, List<KernelParam> params) {
         int n = args.size();
         long[] values = new long[n];
         boolean[] given = new boolean[n];
@@ -115,6 +116,8 @@ final class LaunchValidator {
             if (args.get(i) instanceof CommandSpec.ScalarArg sa) {
                 values[i] = sa.value().bits();
                 given[i] = true;
+            } else if (args.get(i) instanceof CommandSpec.RangeArg r) {
+                extents[i] = r.sizeBytes() / params.get(i).dtype().byteSize();
             } else {
                 extents[i] = argBuffers[i] != null ? argBuffers[i].elements() : Long.MAX_VALUE;
             }
@@ -126,9 +129,14 @@ final class LaunchValidator {
     private static boolean resolveBuffers(Session s, List<CommandSpec.Arg> args, Buffer[] argBuffers) {
         boolean usesMerge = false;
         for (int i = 0; i < args.size(); i++) {
-            if (args.get(i) instanceof CommandSpec.BufferArg ba) {
-                Buffer b = s.buffers.get(ba.buffer());
-                argBuffers[i] = (b != null ? b : s.buffer(ba.buffer(), "launch.args[" + i + "]")).storage();
+            long handle = switch (args.get(i)) {
+                case CommandSpec.BufferArg ba -> ba.buffer();
+                case CommandSpec.RangeArg ra -> ra.buffer();
+                case null, default -> 0;
+            };
+            if (handle != 0) {
+                Buffer b = s.buffers.get(handle);
+                argBuffers[i] = (b != null ? b : s.buffer(handle, "launch.args[" + i + "]")).storage();
             } else {
                 argBuffers[i] = null;
                 usesMerge |= args.get(i) instanceof CommandSpec.MergeArg;
@@ -194,21 +202,43 @@ final class LaunchValidator {
 
     /** Buffer {@code b} for buffer parameter {@code p} on device {@code d}. */
     private static void checkBuffer(Session s, int i, KernelParam p, CommandSpec.Arg a, Buffer b, DeviceRuntime d) {
-        if (!(a instanceof CommandSpec.BufferArg)) {
+        long handle; // the handle the client named (a view's, or the buffer's)
+        DeviceInfo info = d.info();
+        if (a instanceof CommandSpec.RangeArg r) {
+            checkRange(i, p, r, b, info);
+            handle = r.buffer();
+        } else if (a instanceof CommandSpec.BufferArg ba) {
+            if (b.dtype() != p.dtype()) {
+                throw ArraydException.invalid(argAt(i) + b + " (expected: buffer of " + p.dtype().wireName()
+                        + " for parameter " + p.name() + ")");
+            }
+            handle = ba.buffer();
+        } else {
             throw ArraydException.invalid(argAt(i) + describeArg(a) + " (expected: buffer of " + p.dtype().wireName()
                     + " for parameter " + p.name() + ")");
         }
-        if (b.dtype() != p.dtype()) {
-            throw ArraydException.invalid(argAt(i) + b + " (expected: buffer of " + p.dtype().wireName()
-                    + " for parameter " + p.name() + ")");
-        }
-        DeviceInfo info = d.info();
-        if (!info.dtypes().contains(b.dtype())) {
+        if (!info.dtypes().contains(p.dtype())) {
             throw ArraydException.invalid(argAt(i) + b + " (its dtype is not supported by " + d.id() + ")");
         }
-        long handle = ((CommandSpec.BufferArg) a).buffer(); // the handle the client named (a view's, or the buffer's)
         if (p.access().writes() && s.isReadOnly(handle)) {
             s.writableBuffer(handle, "launch.args[" + i + "]"); // throws PERMISSION_DENIED
+        }
+    }
+
+    /** A byte range of {@code b} for buffer parameter {@code p}: aligned, whole elements, inside the buffer's memory. */
+    private static void checkRange(int i, KernelParam p, CommandSpec.RangeArg r, Buffer b, DeviceInfo info) {
+        int width = p.dtype().byteSize();
+        if (r.offsetBytes() % info.baseAlignment() != 0) {
+            throw ArraydException.invalid(argAt(i) + "range.offset_bytes: " + r.offsetBytes() + " (expected: a multiple of "
+                    + info.baseAlignment() + ", the base alignment of " + info.id() + ")");
+        }
+        if (r.sizeBytes() == 0 || r.sizeBytes() % width != 0) {
+            throw ArraydException.invalid(argAt(i) + "range.size_bytes: " + r.sizeBytes() + " (expected: a positive "
+                    + "multiple of " + width + ", the size of " + p.dtype().wireName() + " for parameter " + p.name() + ")");
+        }
+        if (r.offsetBytes() > b.sizeBytes() || r.sizeBytes() > b.sizeBytes() - r.offsetBytes()) {
+            throw new ArraydException(ErrorCode.OUT_OF_RANGE, argAt(i) + "range [" + r.offsetBytes() + ", +"
+                    + r.sizeBytes() + ") (expected: within the " + b.sizeBytes() + " bytes of " + b + ")");
         }
     }
 
@@ -245,6 +275,7 @@ final class LaunchValidator {
     private static String describeArg(CommandSpec.Arg a) {
         return switch (a) {
             case CommandSpec.BufferArg b -> "buffer " + Handles.format(b.buffer());
+            case CommandSpec.RangeArg r -> "a range of buffer " + Handles.format(r.buffer());
             case CommandSpec.ScalarArg sa when sa.value() != null -> sa.value().dtype().wireName() + " scalar";
             case CommandSpec.ScalarArg sa -> "unset scalar";
             case CommandSpec.MergeArg m -> "the merge buffer";

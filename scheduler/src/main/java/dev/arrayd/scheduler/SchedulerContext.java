@@ -42,7 +42,7 @@ final class SchedulerContext {
         this.nanoTime = nanoTime;
         this.observer = observer;
         for (Device d : devices) {
-            byId.put(d.id(), new DeviceRuntime(d, d.id().backend(), config, byId.size(), nanoTime));
+            byId.put(d.id(), new DeviceRuntime(d, d.backend(), config, byId.size(), nanoTime));
         }
         this.devices = List.copyOf(byId.values());
     }

@@ -8,6 +8,8 @@ import dev.arrayd.devices.cpu.CpuBackend;
 import dev.arrayd.devices.cpu.CpuOptions;
 import dev.arrayd.devices.cuda.CudaBackend;
 import dev.arrayd.devices.opencl.OpenClBackend;
+import dev.arrayd.devices.remote.RemoteBackend;
+import dev.arrayd.devices.remote.RemoteOptions;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,18 +37,15 @@ final class Backends implements AutoCloseable {
     Backends(List<DeviceRequest> requests, ServerOptions options) {
         try {
             for (DeviceRequest r : requests) {
-                Backend b = create(r.backend(), options);
-                open.add(b);
-                var reason = b.unavailableReason();
-                if (reason.isPresent()) {
-                    log.warn("backend {} unavailable: {}", b.name(), reason.get());
-                    statuses.add(new BackendStatus(b.name(), false, reason.get(), List.of()));
-                    continue;
-                }
-                List<Device> ds = b.openDevices(r.count());
-                devices.addAll(ds);
-                compilers.put(b.name(), b.compiler());
-                statuses.add(new BackendStatus(b.name(), true, "", ds.stream().map(Device::id).toList()));
+                open(create(r.backend(), options), r.count());
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        try {
+            if (!options.peers().isBlank()) {
+                open(new RemoteBackend(RemoteOptions.parse(options.peers(), peerToken(options), "arrayd-peer")), 0);
             }
         } catch (RuntimeException e) {
             close();
@@ -55,6 +54,33 @@ final class Backends implements AutoCloseable {
         if (devices.isEmpty()) {
             close();
             throw new IllegalStateException("no device could be opened: " + statuses);
+        }
+    }
+
+    private void open(Backend b, int count) {
+        open.add(b);
+        var reason = b.unavailableReason();
+        if (reason.isPresent()) {
+            log.warn("backend {} unavailable: {}", b.name(), reason.get());
+            statuses.add(new BackendStatus(b.name(), false, reason.get(), List.of()));
+            return;
+        }
+        List<Device> ds = b.openDevices(count);
+        devices.addAll(ds);
+        compilers.put(b.name(), b.compiler());
+        statuses.add(new BackendStatus(b.name(), true, "", ds.stream().map(Device::id).toList()));
+    }
+
+    /** The first line of {@code peer-token-file}, or empty. */
+    private static String peerToken(ServerOptions options) {
+        if (options.peerTokenFile() == null) {
+            return "";
+        }
+        try {
+            var lines = java.nio.file.Files.readAllLines(options.peerTokenFile());
+            return lines.isEmpty() ? "" : lines.getFirst().strip();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("peer-token-file: " + options.peerTokenFile() + ": " + e.getMessage(), e);
         }
     }
 

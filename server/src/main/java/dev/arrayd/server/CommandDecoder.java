@@ -173,8 +173,11 @@ final class CommandDecoder {
                     }
                     yield new CommandSpec.MergeArg();
                 }
+                case RANGE -> new CommandSpec.RangeArg(a.getRange().getBuffer(),
+                        Wire.size(a.getRange().getOffsetBytes(), "launch.args[" + i + "].range.offset_bytes"),
+                        Wire.size(a.getRange().getSizeBytes(), "launch.args[" + i + "].range.size_bytes"));
                 case VALUE_NOT_SET -> throw ArraydException.invalid("launch.args[" + i
-                        + "]: unset (expected: a buffer handle, a scalar or merge_buffer)");
+                        + "]: unset (expected: a buffer handle, a byte range, a scalar or merge_buffer)");
             });
         }
         return new CommandSpec.LaunchOp(l.getKernel(), Wire.dims(l.getGlobalDimsList(), "launch.global_dims"),

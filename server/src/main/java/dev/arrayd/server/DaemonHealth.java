@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * {@code grpc.health.v1.Health}: the overall service {@code ""} and one service per device,
  * {@code arrayd.device.<id>} (e.g. {@code arrayd.device.cpu:0}). A device is SERVING once it is
- * open; the overall service is SERVING when every opened device is. On shutdown everything turns
+ * open, a peer's device while its peer is reachable; the overall service is SERVING once the devices are open. On shutdown everything turns
  * NOT_SERVING at once and stays so (Kubernetes readiness probes stop routing before the drain).
  */
 final class DaemonHealth {
@@ -30,10 +30,18 @@ final class DaemonHealth {
         return manager.getHealthService();
     }
 
-    /** The devices are open and the server listens. */
+    /**
+     * The devices are open and the server listens. A peer's device follows its link from now on: NOT_SERVING while
+     * the peer is unreachable, SERVING again when it is back (the overall service stays SERVING: the daemon's
+     * other devices still work).
+     */
     void serving(List<DeviceRuntime> devices) {
         for (DeviceRuntime d : devices) {
-            manager.setStatus(serviceName(d.id().toString()), ServingStatus.SERVING);
+            String name = serviceName(d.id().toString());
+            Runnable update = () -> manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING
+                    : ServingStatus.NOT_SERVING);
+            d.watchReachability(update);
+            update.run();
         }
         manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
     }

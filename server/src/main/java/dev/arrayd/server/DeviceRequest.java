@@ -12,12 +12,15 @@ import java.util.Set;
  */
 record DeviceRequest(String backend, int count) {
 
-    /** Parses {@code cpu}, {@code cpu:2}, {@code cpu,opencl}. */
+    /** Parses {@code cpu}, {@code cpu:2}, {@code cpu,opencl}; {@code none} is no device of this host's. */
     static List<DeviceRequest> parseList(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("--devices: empty (expected: e.g. cpu, cpu:2 or cpu,opencl)");
         }
         List<DeviceRequest> out = new ArrayList<>();
+        if (spec.strip().equals("none")) {
+            return out; // a daemon that only serves its peers' devices
+        }
         Set<String> seen = new LinkedHashSet<>();
         for (String part : spec.split(",")) {
             String p = part.trim();

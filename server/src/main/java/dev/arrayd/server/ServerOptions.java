@@ -33,13 +33,16 @@ import java.nio.file.Path;
  * @param uds               a Unix domain socket to listen on too (null = none)
  * @param regionMemoryBytes most bytes all shared-memory regions together may hold (0 = a quarter of the memory
  *                          the JVM sees: the container's limit in a container, else the machine's)
+ * @param peers             peer daemons whose devices this one presents, {@code [name=]host:port,...} (empty = none)
+ * @param peerTokenFile     file whose first line is the token presented to the peers (null = none)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
-        int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes) {
+        int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
+        String peers, Path peerTokenFile) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -57,7 +60,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                DEFAULT_JIT_NICE, "", 0, false, null, 0);
+                DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null);
     }
 
     /**
@@ -83,6 +86,14 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
 
     public ServerOptions withUds(Path path) {
         return with(b -> b.uds = path);
+    }
+
+    public ServerOptions withPeers(String list) {
+        return with(b -> b.peers = list);
+    }
+
+    public ServerOptions withPeerTokenFile(Path file) {
+        return with(b -> b.peerTokenFile = file);
     }
 
     public ServerOptions withRegionMemoryBytes(long bytes) {
@@ -174,6 +185,8 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         boolean tracing;
         Path uds;
         long regionMemoryBytes;
+        String peers;
+        Path peerTokenFile;
 
         Copy(ServerOptions o) {
             bind = o.bind;
@@ -199,10 +212,12 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             tracing = o.tracing;
             uds = o.uds;
             regionMemoryBytes = o.regionMemoryBytes;
+            peers = o.peers;
+            peerTokenFile = o.peerTokenFile;
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile);
         }
     }
 }

@@ -43,8 +43,20 @@ public final class ArraydConfig {
             "host:port, e.g. 127.0.0.1:7700, or empty", "host:port to listen on; when set it overrides `bind` and `port`.");
 
     public static final ConfigKey<String> DEVICES = new ConfigKey<>("devices", "list", "cpu", Parsers.text(false),
-            "a device list, e.g. cpu or cpu:2", "Devices to open: `cpu` (one device with every core), `cpu:2` (two "
-                    + "devices splitting the cores); other backends as they are built.");
+            "a device list, e.g. cpu or cpu:2, or none", "Devices to open: `cpu` (one device with every core), `cpu:2` (two "
+                    + "devices splitting the cores), `opencl`, `cuda`; `none` for a daemon that only serves its `peers`' devices.");
+
+    public static final ConfigKey<String> PEERS = new ConfigKey<>("peers", "list", "", Parsers.text(true),
+            "a list of [name=]host:port, e.g. gpu-1=10.0.0.7:7700,gpu-2=10.0.0.8:7700, or empty",
+            "Peer daemons whose devices this daemon presents as its own, named `<peer>/<device>` (e.g. "
+                    + "`gpu-1/cuda:0`); without `name=` a peer is named after its host and port. Commands for them go "
+                    + "to the peer over its gRPC API, in batches on one session per peer. With `devices = none` the "
+                    + "daemon has no device of its own. See docs/operations.md, \"Peers\".");
+
+    public static final ConfigKey<Path> PEER_TOKEN_FILE = new ConfigKey<>("peer-token-file", "path", "",
+            Parsers.optionalPath(), "a path, or empty",
+            "File whose first line is the bearer token this daemon presents to its `peers` (a token of their "
+                    + "`auth-tokens`: the peers apply that tenant's quotas and fair share to this daemon).");
 
     public static final ConfigKey<Boolean> ALLOW_NATIVE_SOURCE = new ConfigKey<>("allow-native-source", "boolean",
             "false", Parsers.bool(), "true or false",
@@ -179,7 +191,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);

@@ -12,6 +12,14 @@ public interface Device extends AutoCloseable {
     DeviceInfo info();
 
     /**
+     * The backend whose compiler builds this device's kernels: the id's backend for a device of this host; the
+     * remote backend's name for a peer's device (whose id names the peer's own backend).
+     */
+    default String backend() {
+        return id().backend();
+    }
+
+    /**
      * Allocates the slab {@code poolId} of {@code bytes}, aligned to at least {@code alignment}.
      *
      * @throws ArraydException RESOURCE_EXHAUSTED when the device cannot provide it;
@@ -49,6 +57,18 @@ public interface Device extends AutoCloseable {
 
     /** Forgets a range made by {@link #mapHost} (no command may still use it). Unknown ranges are ignored. */
     default void unmapHost(MemRef ref) {
+    }
+
+    /**
+     * Whether the device can take commands now. Always true for a device of this host; a peer's device is
+     * unreachable while the link to its daemon is down (its commands fail with UNAVAILABLE naming the peer).
+     */
+    default boolean isReachable() {
+        return true;
+    }
+
+    /** Runs {@code onChange} after every change of {@link #isReachable()} (never, for a device of this host). */
+    default void watchReachability(Runnable onChange) {
     }
 
     /** A new in-order stream on this device. */

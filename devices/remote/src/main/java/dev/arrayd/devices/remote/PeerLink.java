@@ -1,0 +1,283 @@
+package dev.arrayd.devices.remote;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.ArraydCommandException;
+import dev.arrayd.client.DeviceInfo;
+import dev.arrayd.client.Session;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.support.GuardedBy;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This daemon's connection to one peer daemon: a client and one session on it, through which every command for
+ * the peer's devices goes (batched on the session stream). A link that fails is lost as a whole: its session's
+ * slabs, streams and kernels are gone with it (the peer may have restarted), so what lived only there is lost.
+ * The next use, or the backend's probe, connects again with a new session: a new {@link Connection#generation()}.
+ */
+final class PeerLink implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(PeerLink.class);
+
+    /** One connected session on the peer; everything made through it is valid while it is the link's current one. */
+    record Connection(int generation, ArraydClient client, Session session) {}
+
+    private final PeerAddress address;
+    private final RemoteOptions options;
+    private final List<Runnable> watchers = new CopyOnWriteArrayList<>();
+    private final Object lock = new Object();
+    private volatile Connection current;
+    @GuardedBy("lock")
+    private int generations;
+    @GuardedBy("lock")
+    private String downReason = "not connected yet";
+    @GuardedBy("lock")
+    private boolean closed;
+    /** When the last connection attempt failed: commands fail at once until the probe interval has passed. */
+    @GuardedBy("lock")
+    private long failedAtNanos;
+    @GuardedBy("lock")
+    private boolean failedOnce;
+
+    /**
+     * Where completions of this link's commands are reported: never a client thread, since what a completion
+     * starts (the next command of a stream) may wait for the peer's answer to a call, which a client thread
+     * delivers.
+     */
+    private final java.util.concurrent.Executor completions;
+    private final EventLoopGroup eventLoop;
+
+    PeerLink(PeerAddress address, RemoteOptions options, java.util.concurrent.Executor completions,
+            EventLoopGroup eventLoop) {
+        this.address = address;
+        this.options = options;
+        this.completions = completions;
+        this.eventLoop = eventLoop;
+    }
+
+    java.util.concurrent.Executor completions() {
+        return completions;
+    }
+
+    String name() {
+        return address.name();
+    }
+
+    String target() {
+        return address.target();
+    }
+
+    RemoteOptions options() {
+        return options;
+    }
+
+    /** Whether the link has a live session now. */
+    boolean isUp() {
+        return current != null;
+    }
+
+    /** Why the link is down; empty while it is up. */
+    String downReason() {
+        synchronized (lock) {
+            return current != null ? "" : downReason;
+        }
+    }
+
+    /** Runs {@code r} after every change between up and down. */
+    void watch(Runnable r) {
+        watchers.add(r);
+    }
+
+    /** The live connection, connecting first when there is none. */
+    Connection connection() {
+        Connection c = current;
+        if (c != null) {
+            return c;
+        }
+        synchronized (lock) {
+            if (current != null) {
+                return current;
+            }
+            if (closed) {
+                throw unavailable("closed");
+            }
+            if (failedOnce && System.nanoTime() - failedAtNanos < options.probeInterval().toNanos()) {
+                throw unavailable(downReason);
+            }
+            return connectLocked();
+        }
+    }
+
+    /** The live connection, or null: never connects. */
+    Connection currentOrNull() {
+        return current;
+    }
+
+    /** The peer's devices, through the live connection. */
+    List<DeviceInfo> devices() {
+        Connection c = connection();
+        return await(c, c.client().devices());
+    }
+
+    /** Checks a live link (a call with the call timeout), or tries a lost one again. */
+    void probe() {
+        Connection c = current;
+        try {
+            if (c == null) {
+                connection();
+            } else {
+                await(c, c.client().devices());
+            }
+        } catch (ArraydException e) {
+            log.debug("peer {} probe: {}", name(), e.getMessage());
+        }
+    }
+
+    @GuardedBy("lock")
+    private Connection connectLocked() {
+        ArraydClient client = null;
+        try {
+            // a channel on the link's own event loop: the server's handlers run on the shared transport threads and
+            // may wait for a peer's answer (a slab, a stream), which must not need one of those threads to arrive
+            var b = ArraydClient.builder().channel(NettyChannelBuilder.forTarget(address.target(),
+                            InsecureChannelCredentials.create())
+                    .eventLoopGroup(eventLoop).channelType(NioSocketChannel.class).directExecutor()
+                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build());
+            if (!options.token().isEmpty()) {
+                b.bearerToken(options.token());
+            }
+            client = b.build();
+            Session s = client.openSession(options.clientName()).get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            Connection c = new Connection(++generations, client, s);
+            current = c;
+            log.info("peer {} ({}) connected (session {})", name(), target(), s.id());
+            watchers.forEach(Runnable::run);
+            return c;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeQuietly(client);
+            throw unavailable("interrupted while connecting");
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            closeQuietly(client);
+            downReason = describe(e instanceof ExecutionException ? e.getCause() : e);
+            failedOnce = true;
+            failedAtNanos = System.nanoTime();
+            throw unavailable(downReason);
+        }
+    }
+
+    /** {@code c} failed as a whole (the peer went away): the link is down until it connects again. */
+    void lost(Connection c, String reason) {
+        synchronized (lock) {
+            if (current != c) {
+                return;
+            }
+            current = null;
+            downReason = reason;
+        }
+        log.warn("peer {} ({}) lost: {}", name(), target(), reason);
+        closeQuietly(c.client());
+        watchers.forEach(Runnable::run);
+    }
+
+    /** Waits for a call through {@code c}; its failure as an {@link ArraydException} naming the peer. */
+    <T> T await(Connection c, CompletableFuture<T> call) {
+        try {
+            return call.get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw unavailable("interrupted");
+        } catch (TimeoutException e) {
+            call.cancel(false);
+            lost(c, "no answer in " + options.callTimeout().toSeconds() + " s");
+            throw unavailable("no answer in " + options.callTimeout().toSeconds() + " s");
+        } catch (ExecutionException e) {
+            throw failure(c, e.getCause());
+        }
+    }
+
+    /**
+     * A failure a peer reported, or the failure to reach it, as an {@link ArraydException} with the same code and a
+     * message naming the peer. An unreachable peer loses the link ({@code c}).
+     */
+    ArraydException failure(Connection c, Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        Status status = t instanceof ArraydCommandException ace ? ace.status()
+                : t instanceof StatusRuntimeException sre ? sre.getStatus() : null;
+        if (t instanceof ArraydException ae) {
+            return ae;
+        }
+        if (status == null) {
+            return new ArraydException(ErrorCode.INTERNAL, "peer " + name() + ": " + describe(t));
+        }
+        String message = status.getDescription() == null ? status.getCode().name() : status.getDescription();
+        if (status.getCode() == Status.Code.UNAVAILABLE && c != null) {
+            lost(c, message);
+            return unavailable(message);
+        }
+        return new ArraydException(ErrorCode.valueOf(status.getCode().name()), "peer " + name() + ": " + message);
+    }
+
+    ArraydException unavailable(String reason) {
+        return new ArraydException(ErrorCode.UNAVAILABLE, "peer " + name() + " (" + target() + ") unreachable: " + reason);
+    }
+
+    private static String describe(Throwable t) {
+        if (t instanceof StatusRuntimeException sre) {
+            Status s = sre.getStatus();
+            return s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
+        }
+        if (t instanceof ArraydCommandException ace) {
+            return ace.code() + ": " + ace.status().getDescription();
+        }
+        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    }
+
+    private static void closeQuietly(ArraydClient client) {
+        if (client == null) {
+            return;
+        }
+        Thread.ofVirtual().name("arrayd-peer-close").start(() -> {
+            try {
+                client.close();
+            } catch (RuntimeException e) {
+                log.debug("closing a lost peer client", e);
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        Connection c;
+        synchronized (lock) {
+            closed = true;
+            c = current;
+            current = null;
+            downReason = "closed";
+        }
+        if (c != null) {
+            try {
+                c.session().close();
+            } catch (RuntimeException e) {
+                log.debug("closing the session on peer {}", name(), e);
+            }
+            c.client().close();
+        }
+    }
+}

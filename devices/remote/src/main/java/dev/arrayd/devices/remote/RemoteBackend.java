@@ -1,0 +1,98 @@
+package dev.arrayd.devices.remote;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.Backend;
+import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.KernelCompiler;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The devices of peer daemons ({@code --peers}), presented as this daemon's own and named by peer
+ * ({@code gpu-node-1/cuda:0}). This daemon is a client of each peer: one session per peer, whose tenant, quotas and
+ * fair share the peer applies as to any client. A probe checks every link each {@link RemoteOptions#probeInterval()}
+ * and connects lost ones again; a peer's devices are unreachable (health NOT_SERVING, commands UNAVAILABLE) while
+ * its link is down.
+ */
+public final class RemoteBackend implements Backend {
+
+    /** The backend name: the compiler of peers' devices, and their devices' backend in launches and metrics. */
+    public static final String NAME = "remote";
+
+    private static final Logger log = LoggerFactory.getLogger(RemoteBackend.class);
+
+    private final RemoteOptions options;
+    private final List<PeerLink> links = new ArrayList<>();
+    private final RemoteCompiler compiler;
+    private final List<RemoteDevice> devices = new ArrayList<>();
+    private ScheduledExecutorService probe;
+    /** The peers' channels' transport threads: not the server's (see {@link PeerLink}). */
+    private final EventLoopGroup eventLoop = new NioEventLoopGroup(2,
+            Thread.ofPlatform().daemon().name("arrayd-peer-io-", 0).factory());
+    /** Reports completions of peers' commands (see {@link PeerLink#completions()}); its threads retire when idle. */
+    private final ExecutorService completions = Executors.newCachedThreadPool(
+            r -> Thread.ofPlatform().daemon().name("arrayd-peer-completion-", 0).unstarted(r));
+
+    public RemoteBackend(RemoteOptions options) {
+        this.options = options;
+        for (PeerAddress p : options.peers()) {
+            links.add(new PeerLink(p, options, completions, eventLoop));
+        }
+        this.compiler = new RemoteCompiler(List.copyOf(links));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+        return options.peers().isEmpty() ? Optional.of("no peers (--peers)") : Optional.empty();
+    }
+
+    /**
+     * Connects to every peer and opens all their devices ({@code count} is ignored). A peer unreachable now adds no
+     * devices (logged); its devices join when this daemon restarts while it is up.
+     */
+    @Override
+    public List<Device> openDevices(int count) {
+        for (PeerLink link : links) {
+            try {
+                for (var info : link.devices()) {
+                    devices.add(new RemoteDevice(link, info));
+                }
+            } catch (ArraydException e) {
+                log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), e.getMessage());
+            }
+        }
+        probe = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("arrayd-peer-probe").unstarted(r));
+        long every = options.probeInterval().toMillis();
+        probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
+        return List.copyOf(devices);
+    }
+
+    @Override
+    public KernelCompiler compiler() {
+        return compiler;
+    }
+
+    @Override
+    public void close() {
+        if (probe != null) {
+            probe.shutdownNow();
+        }
+        links.forEach(PeerLink::close);
+        completions.shutdown();
+        eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,46 @@
+package dev.arrayd.devices.remote;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * How this daemon reaches its peers.
+ *
+ * @param peers          the peers, each named once
+ * @param token          the bearer token presented to every peer (empty: none, for peers without authentication)
+ * @param clientName     how this daemon names itself in its sessions on the peers
+ * @param callTimeout    longest wait for a peer's answer to a synchronous call (a slab, a stream, a compile)
+ * @param probeInterval  how often an idle link is checked, and a lost one tried again
+ */
+public record RemoteOptions(List<PeerAddress> peers, String token, String clientName, Duration callTimeout,
+        Duration probeInterval) {
+
+    public RemoteOptions {
+        peers = List.copyOf(peers);
+        Set<String> names = new HashSet<>();
+        for (PeerAddress p : peers) {
+            if (!names.add(p.name())) {
+                throw new IllegalArgumentException("peers: " + p.name() + " named twice (expected: one entry per peer)");
+            }
+        }
+    }
+
+    /** {@code --peers}: a comma-separated list of {@code [name=]host:port}. */
+    public static RemoteOptions parse(String peers, String token, String clientName) {
+        List<PeerAddress> out = new ArrayList<>();
+        for (String part : peers.split(",")) {
+            if (!part.isBlank()) {
+                out.add(PeerAddress.parse(part));
+            }
+        }
+        return new RemoteOptions(out, token == null ? "" : token.strip(), clientName, Duration.ofSeconds(30),
+                Duration.ofSeconds(1));
+    }
+
+    public RemoteOptions withProbeInterval(Duration interval) {
+        return new RemoteOptions(peers, token, clientName, callTimeout, interval);
+    }
+}
