@@ -37,8 +37,13 @@ final class DaemonProcess implements AutoCloseable {
 
     /** With these environment variables added to this JVM's. */
     DaemonProcess(java.util.Map<String, String> env, String... extraArgs) throws Exception {
+        this(0, env, extraArgs);
+    }
+
+    /** On {@code listenPort} (0: any free one), with these environment variables added to this JVM's. */
+    DaemonProcess(int listenPort, java.util.Map<String, String> env, String... extraArgs) throws Exception {
         List<String> cmd = new ArrayList<>(javaCommand("dev.arrayd.cli.Main"));
-        cmd.addAll(List.of("serve", "--port", "0"));
+        cmd.addAll(List.of("serve", "--port", Integer.toString(listenPort)));
         cmd.addAll(List.of(extraArgs));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);

@@ -1,0 +1,39 @@
+package dev.arrayd.devices.remote;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.devices.api.DeviceId;
+import org.junit.jupiter.api.Test;
+
+class PeerAddressTest {
+
+    @Test
+    void namedAndUnnamedPeers() {
+        assertEquals(new PeerAddress("gpu-1", "10.0.0.7:7700"), PeerAddress.parse(" gpu-1=10.0.0.7:7700 "));
+        assertEquals(new PeerAddress("127.0.0.1-7811", "127.0.0.1:7811"), PeerAddress.parse("127.0.0.1:7811"));
+        assertEquals("pool-a.svc-7700", PeerAddress.parse("Pool-A.svc:7700").name());
+    }
+
+    @Test
+    void badPeersAreRefusedWithTheValue() {
+        var e = assertThrows(IllegalArgumentException.class, () -> PeerAddress.parse("nohost"));
+        assertTrue(e.getMessage().contains("nohost"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> PeerAddress.parse("Bad_Name=h:1"));
+        assertTrue(e.getMessage().contains("Bad_Name"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> RemoteOptions.parse("a=h:1,a=h:2", "", "me"));
+        assertTrue(e.getMessage().contains("named twice"), e.getMessage());
+    }
+
+    @Test
+    void deviceIdsCarryThePeer() {
+        DeviceId id = DeviceId.parse("gpu-1/cuda:0");
+        assertEquals(new DeviceId("cuda", 0, "gpu-1"), id);
+        assertEquals("gpu-1/cuda:0", id.toString());
+        assertEquals(DeviceId.parse("cuda:0").onPeer("gpu-1"), id);
+        assertThrows(IllegalArgumentException.class, () -> DeviceId.parse("/cuda:0"));
+        assertThrows(IllegalArgumentException.class, () -> DeviceId.parse("GPU/cuda:0"));
+    }
+}

@@ -1,0 +1,276 @@
+package dev.arrayd.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arrayd.client.Access;
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.ArraydCommandException;
+import dev.arrayd.client.BufferHandle;
+import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.DeviceInfo;
+import dev.arrayd.client.Event;
+import dev.arrayd.client.GraphHandle;
+import dev.arrayd.client.GraphRecorder;
+import dev.arrayd.client.GraphReplay;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelSpec;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.Launch;
+import dev.arrayd.client.MergeBuffer;
+import dev.arrayd.client.MergeMode;
+import dev.arrayd.client.Session;
+import dev.arrayd.client.StreamHandle;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three daemons on loopback: peer {@code a} with two CPU devices, peer {@code b} with a CPU device and, where an
+ * OpenCL runtime exists, an OpenCL one, and an entry daemon with no device of its own ({@code --devices none
+ * --peers a=…,b=…}), the peers requiring a token. Random graphs of launches, copies, fills, transfers, merge
+ * buffers and replays spanning every device, checked against plain Java; a peer killed in the middle and
+ * restarted; an entry without the token refused.
+ */
+class ClusterTest {
+
+    static final String TOKEN = "peer-token-0123456789";
+    static final int N = 1000;
+
+    @TempDir
+    Path dir;
+
+    static <T> T await(CompletableFuture<T> f) throws Exception {
+        return f.get(120, TimeUnit.SECONDS);
+    }
+
+    /** y[i] = y[i] + k * x[i] for i < n, over i32 (wrapping: exact on every device). */
+    static IrKernelSpec axpy() {
+        return Ir.kernel("axpy")
+                .scalar("k", DType.I32)
+                .buffer("x", DType.I32, Access.READ, Ir.param("n"))
+                .buffer("y", DType.I32, Access.READ_WRITE, Ir.param("n"))
+                .scalar("n", DType.I64, 0, 1L << 40)
+                .body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(Ir.param("n")), t -> t.store("y", i, Ir.load("y", i).add(Ir.param("k").mul(Ir.load("x", i)))));
+                });
+    }
+
+    private DaemonProcess peer(int port, String devices) throws Exception {
+        Path tokens = dir.resolve("tokens");
+        Files.writeString(tokens, TOKEN + " entry\n");
+        return new DaemonProcess(port, Map.of(), "--devices", devices, "--auth-tokens", tokens.toString(),
+                "--metrics-port", "-1", "--cpu-memory", "268435456");
+    }
+
+    private DaemonProcess entry(String peers, boolean withToken) throws Exception {
+        Path token = dir.resolve("peer-token");
+        Files.writeString(token, TOKEN + "\n");
+        List<String> args = new ArrayList<>(List.of("--devices", "none", "--peers", peers, "--metrics-port", "-1"));
+        if (withToken) {
+            args.addAll(List.of("--peer-token-file", token.toString()));
+        }
+        return new DaemonProcess(0, Map.of(), args.toArray(String[]::new));
+    }
+
+    @Test
+    @Timeout(300)
+    void randomGraphsSpanningThreeDaemonsMatchPlainJava() throws Exception {
+        try (DaemonProcess a = peer(0, "cpu:2"); DaemonProcess b = peer(0, "cpu:1,opencl");
+                DaemonProcess e = entry("a=" + a.target() + ",b=" + b.target(), true);
+                ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-cluster"))) {
+            List<String> devices = await(c.devices()).stream().map(DeviceInfo::id).toList();
+            assertTrue(devices.containsAll(List.of("a/cpu:0", "a/cpu:1", "b/cpu:0")), devices::toString);
+            assertTrue(devices.stream().allMatch(d -> d.startsWith("a/") || d.startsWith("b/")), devices::toString);
+            System.out.println("[cluster] devices through the entry daemon: " + devices);
+            KernelHandle axpy = await(s.compile(KernelModuleSpec.ir(axpy()))).get("axpy");
+            Map<String, StreamHandle> streams = new HashMap<>();
+            for (String d : devices) {
+                streams.put(d, await(s.createStream(d)));
+            }
+            Random rnd = new Random(42);
+            int nb = 5;
+            List<BufferHandle> bufs = new ArrayList<>();
+            int[][] model = new int[nb][];
+            for (int i = 0; i < nb; i++) {
+                String d = devices.get(i % devices.size());
+                bufs.add(await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device(d))));
+                model[i] = random(rnd);
+                s.write(bufs.get(i), model[i]);
+            }
+            for (int g = 0; g < 6; g++) {
+                for (int step = 0; step < 14; step++) {
+                    int x = rnd.nextInt(nb);
+                    int y = (x + 1 + rnd.nextInt(nb - 1)) % nb;
+                    String d = devices.get(rnd.nextInt(devices.size()));
+                    int k = rnd.nextInt(7) - 3;
+                    switch (rnd.nextInt(6)) {
+                        case 0 -> {
+                            model[y] = random(rnd);
+                            s.write(bufs.get(y), model[y]);
+                        }
+                        case 1 -> {
+                            s.copy(bufs.get(x), bufs.get(y));
+                            model[y] = model[x].clone();
+                        }
+                        case 2 -> {
+                            s.fill(bufs.get(y), k);
+                            java.util.Arrays.fill(model[y], k);
+                        }
+                        case 3 -> s.transfer(bufs.get(x), d);
+                        case 4 -> {
+                            s.mergeCopy(bufs.get(x), streams.get(d), MergeMode.COPY);
+                            s.launch(Launch.of(axpy).global(N).args(k, MergeBuffer.INSTANCE, bufs.get(y), N).on(streams.get(d)));
+                            axpy(model, k, x, y);
+                        }
+                        default -> {
+                            s.launch(Launch.of(axpy).global(N).args(k, bufs.get(x), bufs.get(y), N).device(d));
+                            axpy(model, k, x, y);
+                        }
+                    }
+                }
+                check(s, bufs, model, "graph " + g);
+            }
+            // a graph recorded once, replayed with new scalars, on a device of each peer
+            GraphRecorder rec = s.graphRecorder();
+            int l0 = rec.launch(Launch.of(axpy).global(N).args(1, bufs.get(0), bufs.get(1), N).device("a/cpu:1"));
+            rec.launch(Launch.of(axpy).global(N).args(1, bufs.get(1), bufs.get(2), N).device("b/cpu:0"), l0);
+            GraphHandle graph = await(s.recordGraph(rec));
+            for (int r = 0; r < 4; r++) {
+                int k0 = r - 2;
+                int k1 = 3 - r;
+                List<Event> ev = s.replay(graph, GraphReplay.defaults().scalar(0, 0, k0).scalar(1, 0, k1));
+                await(ev.getLast().future());
+                axpy(model, k0, 0, 1);
+                axpy(model, k1, 1, 2);
+            }
+            check(s, bufs, model, "after the replays");
+        }
+    }
+
+    private static int[] random(Random rnd) {
+        int[] v = new int[N];
+        for (int i = 0; i < N; i++) {
+            v[i] = rnd.nextInt(2001) - 1000;
+        }
+        return v;
+    }
+
+    private static void axpy(int[][] model, int k, int x, int y) {
+        int[] out = model[y].clone();
+        for (int i = 0; i < N; i++) {
+            out[i] += k * model[x][i];
+        }
+        model[y] = out;
+    }
+
+    private static void check(Session s, List<BufferHandle> bufs, int[][] model, String when) throws Exception {
+        for (int i = 0; i < bufs.size(); i++) {
+            assertArrayEquals(model[i], await(s.readInts(bufs.get(i))), when + ": buffer " + i);
+        }
+    }
+
+    /** Blocks on the daemon's health watch until device {@code device} reports {@code want}. */
+    private static void awaitHealth(ManagedChannel ch, String device, ServingStatus want) {
+        Iterator<HealthCheckResponse> it = HealthGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS)
+                .watch(HealthCheckRequest.newBuilder().setService("arrayd.device." + device).build());
+        while (it.next().getStatus() != want) {
+            // the next change
+        }
+    }
+
+    private static Status.Code failure(CompletableFuture<?> f) {
+        var ex = assertThrows(ExecutionException.class, () -> f.get(120, TimeUnit.SECONDS));
+        if (ex.getCause() instanceof ArraydCommandException ace) {
+            return ace.code();
+        }
+        return Status.fromThrowable(ex.getCause()).getCode();
+    }
+
+    @Test
+    @Timeout(300)
+    void aPeerKilledAndRestartedLosesOnlyWhatLivedThere() throws Exception {
+        DaemonProcess a = peer(0, "cpu:1");
+        int aPort = a.port;
+        try (DaemonProcess b = peer(0, "cpu:1"); DaemonProcess e = entry("a=" + a.target() + ",b=" + b.target(), true);
+                ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-faults"))) {
+            ManagedChannel ch = ManagedChannelBuilder.forTarget(e.target()).usePlaintext().build();
+            try {
+                KernelHandle axpy = await(s.compile(KernelModuleSpec.ir(axpy()))).get("axpy");
+                BufferHandle onA = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("a/cpu:0")));
+                BufferHandle onB = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("b/cpu:0")));
+                BufferHandle scratch = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("a/cpu:0")));
+                int[] one = new int[N];
+                java.util.Arrays.fill(one, 1);
+                await(s.write(onA, one).future());
+                await(s.write(onB, one).future());
+                await(s.launch(Launch.of(axpy).global(N).args(2, onB, onA, N).device("a/cpu:0")).future());
+                int[] three = one.clone();
+                java.util.Arrays.fill(three, 3);
+                assertArrayEquals(three, await(s.readInts(onA)));
+
+                a.process.destroyForcibly(); // killed in the middle: no drain
+                a.process.waitFor(30, TimeUnit.SECONDS);
+                awaitHealth(ch, "a/cpu:0", ServingStatus.NOT_SERVING);
+                // (it writes scratch: its failure sticks to scratch, as any failed writer's does to what it writes)
+                var down = s.launch(Launch.of(axpy).global(N).args(1, onB, scratch, N).device("a/cpu:0"));
+                var ex = assertThrows(ExecutionException.class, () -> down.future().get(120, TimeUnit.SECONDS));
+                ArraydCommandException ace = (ArraydCommandException) ex.getCause();
+                assertEquals(Status.Code.UNAVAILABLE, ace.code(), ace.getMessage());
+                assertTrue(ace.getMessage().contains("peer a"), ace.getMessage());
+                // the other peer keeps working
+                await(s.launch(Launch.of(axpy).global(N).args(1, onB, onB, N).device("b/cpu:0")).future());
+                int[] two = one.clone();
+                java.util.Arrays.fill(two, 2);
+                assertArrayEquals(two, await(s.readInts(onB)));
+
+                a = new DaemonProcess(aPort, Map.of(), "--devices", "cpu:1", "--auth-tokens",
+                        dir.resolve("tokens").toString(), "--metrics-port", "-1", "--cpu-memory", "268435456");
+                awaitHealth(ch, "a/cpu:0", ServingStatus.SERVING);
+                // what lived only on a is lost; a new buffer there works
+                assertEquals(Status.Code.DATA_LOSS, failure(s.readInts(onA)));
+                BufferHandle again = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("a/cpu:0")));
+                await(s.write(again, one).future());
+                await(s.launch(Launch.of(axpy).global(N).args(1, onB, again, N).device("a/cpu:0")).future());
+                assertArrayEquals(three, await(s.readInts(again)));
+            } finally {
+                ch.shutdownNow();
+                a.close();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void peersRefuseAnEntryWithoutTheToken() throws Exception {
+        try (DaemonProcess a = peer(0, "cpu:1")) {
+            AssertionError refused = assertThrows(AssertionError.class, () -> entry("a=" + a.target(), false).close());
+            assertTrue(refused.getMessage().contains("UNAUTHENTICATED"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("no device could be opened"), refused.getMessage());
+        }
+    }
+}
