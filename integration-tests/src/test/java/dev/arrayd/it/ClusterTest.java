@@ -80,11 +80,14 @@ class ClusterTest {
                 });
     }
 
-    private DaemonProcess peer(int port, String devices) throws Exception {
+    private DaemonProcess peer(int port, String devices, String... more) throws Exception {
         Path tokens = dir.resolve("tokens");
         Files.writeString(tokens, TOKEN + " entry\n");
-        return new DaemonProcess(port, Map.of(), "--devices", devices, "--auth-tokens", tokens.toString(),
-                "--metrics-port", "-1", "--cpu-memory", "268435456");
+        Files.writeString(dir.resolve("peer-token"), TOKEN + "\n");
+        List<String> args = new ArrayList<>(List.of("--devices", devices, "--auth-tokens", tokens.toString(),
+                "--metrics-port", "-1", "--cpu-memory", "268435456", "--peer-token-file", dir.resolve("peer-token").toString()));
+        args.addAll(List.of(more));
+        return new DaemonProcess(port, Map.of(), args.toArray(String[]::new));
     }
 
     private DaemonProcess entry(String peers, boolean withToken) throws Exception {
@@ -100,7 +103,8 @@ class ClusterTest {
     @Test
     @Timeout(300)
     void randomGraphsSpanningThreeDaemonsMatchPlainJava() throws Exception {
-        try (DaemonProcess a = peer(0, "cpu:2"); DaemonProcess b = peer(0, "cpu:1,opencl");
+        // b fetches from a directly (a is among its peers); a does not know b: copies b -> a are staged
+        try (DaemonProcess a = peer(0, "cpu:2"); DaemonProcess b = peer(0, "cpu:1,opencl", "--peers", "a=" + a.target());
                 DaemonProcess e = entry("a=" + a.target() + ",b=" + b.target(), true);
                 ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-cluster"))) {
             List<String> devices = await(c.devices()).stream().map(DeviceInfo::id).toList();
@@ -169,6 +173,27 @@ class ClusterTest {
                 axpy(model, k1, 1, 2);
             }
             check(s, bufs, model, "after the replays");
+            // explicit copies both ways between the peers
+            await(s.copy(bufs.get(0), bufs.get(1)).future()); // a/cpu:0 -> a/cpu:1: on peer a
+            await(s.transfer(bufs.get(0), "b/cpu:0").future()); // a -> b: fetched by b
+            await(s.transfer(bufs.get(2), "a/cpu:1").future()); // b -> a: staged through the entry
+            model[1] = model[0].clone();
+            check(s, bufs, model, "after the transfers");
+            // a buffer current only on a (written by a launch there), then read by a launch on b: b fetches it
+            BufferHandle onlyA = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("a/cpu:0")));
+            BufferHandle onB = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("b/cpu:0")));
+            int[] ones = new int[N];
+            java.util.Arrays.fill(ones, 1);
+            s.write(onlyA, ones);
+            s.write(onB, ones);
+            s.launch(Launch.of(axpy).global(N).args(5, onB, onlyA, N).device("a/cpu:0")); // onlyA = 6
+            await(s.launch(Launch.of(axpy).global(N).args(2, onlyA, onB, N).device("b/cpu:0")).future()); // onB = 13
+            int[] thirteen = new int[N];
+            java.util.Arrays.fill(thirteen, 13);
+            assertArrayEquals(thirteen, await(s.readInts(onB)));
+            String log = e.output();
+            assertTrue(!log.contains("cannot fetch from peer a"), "b fetches from a itself:\n" + log);
+            assertTrue(log.contains("peer a cannot fetch from peer b"), "a does not know b:\n" + log);
         }
     }
 

@@ -310,6 +310,7 @@ public final class ArraydServer implements AutoCloseable {
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
                 .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
+                .addService(RequestParser.strict(new PeerGrpcService(scheduler, sessions, backends.remote()).bindService()))
                 .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
                 .addService(RequestParser.strict(health.service().bindService()))
                 .addService(RequestParser.strict(ProtoReflectionServiceV1.newInstance().bindService()))

@@ -105,6 +105,16 @@ final class Backends implements AutoCloseable {
         };
     }
 
+    /** The remote backend when this daemon has peers, else null. */
+    RemoteBackend remote() {
+        for (Backend b : open) {
+            if (b instanceof RemoteBackend r && r.unavailableReason().isEmpty()) {
+                return r;
+            }
+        }
+        return null;
+    }
+
     List<Device> devices() {
         return devices;
     }

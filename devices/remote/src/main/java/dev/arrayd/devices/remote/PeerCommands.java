@@ -74,7 +74,8 @@ final class PeerCommands {
             case DeviceCommand.PeerCopy pc -> {
                 if (!(pc.srcDevice() instanceof RemoteDevice src) || src.link() != device.link()) {
                     throw ArraydException.invalid(device.id() + ": peer copy from " + pc.srcDevice().id()
-                            + " (expected: a device of peer " + device.link().name() + ")");
+                            + " (expected: a device of peer " + device.link().name() + "; RemoteStream fetches "
+                            + "from other peers)");
                 }
                 sent(s.copy(src.buffer(c, pc.src(), true, false), pc.src().offset(), written(pc.dst()), pc.dst().offset(),
                         pc.src().bytes(), options()));

@@ -7,15 +7,22 @@ import dev.arrayd.client.Session;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.support.GuardedBy;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -33,8 +40,12 @@ final class PeerLink implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(PeerLink.class);
 
-    /** One connected session on the peer; everything made through it is valid while it is the link's current one. */
-    record Connection(int generation, ArraydClient client, Session session) {}
+    /**
+     * One connected session on the peer; everything made through it is valid while it is the link's current one.
+     * {@code channel} carries the link's token, for the calls the client has no method for (sharing, fetches).
+     */
+    record Connection(int generation, ArraydClient client, Session session, Channel channel,
+            Map<String, Long> opened) {}
 
     private final PeerAddress address;
     private final RemoteOptions options;
@@ -83,6 +94,14 @@ final class PeerLink implements AutoCloseable {
 
     RemoteOptions options() {
         return options;
+    }
+
+    /** Peers this one could not fetch from (their copies to it are staged through this daemon). */
+    private final java.util.Set<String> stagedFrom = ConcurrentHashMap.newKeySet();
+
+    /** Records that copies from peer {@code source} to this one are staged; true the first time. */
+    boolean stagesFrom(String source) {
+        return stagedFrom.add(source);
     }
 
     /** Whether the link has a live session now. */
@@ -153,16 +172,20 @@ final class PeerLink implements AutoCloseable {
         try {
             // a channel on the link's own event loop: the server's handlers run on the shared transport threads and
             // may wait for a peer's answer (a slab, a stream), which must not need one of those threads to arrive
-            var b = ArraydClient.builder().channel(NettyChannelBuilder.forTarget(address.target(),
-                            InsecureChannelCredentials.create())
+            ManagedChannel channel = NettyChannelBuilder.forTarget(address.target(), InsecureChannelCredentials.create())
                     .eventLoopGroup(eventLoop).channelType(NioSocketChannel.class).directExecutor()
-                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build());
+                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build();
+            var b = ArraydClient.builder().channel(channel);
+            Channel calls = channel;
             if (!options.token().isEmpty()) {
                 b.bearerToken(options.token());
+                Metadata auth = new Metadata();
+                auth.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + options.token());
+                calls = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(auth));
             }
             client = b.build();
             Session s = client.openSession(options.clientName()).get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            Connection c = new Connection(++generations, client, s);
+            Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>());
             current = c;
             log.info("peer {} ({}) connected (session {})", name(), target(), s.id());
             watchers.forEach(Runnable::run);

@@ -3,12 +3,15 @@ package dev.arrayd.devices.remote;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Backend;
 import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.api.Quote;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -69,7 +72,9 @@ public final class RemoteBackend implements Backend {
         for (PeerLink link : links) {
             try {
                 for (var info : link.devices()) {
-                    devices.add(new RemoteDevice(link, info));
+                    if (!info.id().contains("/")) { // its own devices only: not those of its peers
+                        devices.add(new RemoteDevice(link, info));
+                    }
                 }
             } catch (ArraydException e) {
                 log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), e.getMessage());
@@ -79,6 +84,44 @@ public final class RemoteBackend implements Backend {
         long every = options.probeInterval().toMillis();
         probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
         return List.copyOf(devices);
+    }
+
+    /** Receives the chunks of a {@link #fetch}, in order, {@code offset} from the start of the range. */
+    public interface ChunkSink {
+        void accept(long offset, java.nio.ByteBuffer data);
+    }
+
+    /**
+     * Streams {@code size} bytes from {@code offset} of a buffer on the peer {@code target} names, opened there
+     * by {@code capability}, to {@code sink} (what a {@code PeerService.Fetch} of another daemon asks of this
+     * one). Completes with the byte count; PERMISSION_DENIED when {@code target} is not one of this daemon's
+     * peers, UNAVAILABLE when it is unreachable.
+     */
+    public CompletableFuture<Long> fetch(String target, String capability, long offset, long size, ChunkSink sink) {
+        try {
+            return PeerReads.read(link(target), capability, offset, size, sink::accept);
+        } catch (ArraydException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Streams {@code bytes} raw bytes from peer {@code target}; completes with the nanoseconds it took. */
+    public CompletableFuture<Long> measureLink(String target, long bytes, int chunkBytes) {
+        try {
+            return PeerReads.measure(link(target), bytes, chunkBytes);
+        } catch (ArraydException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private PeerLink link(String target) {
+        for (PeerLink l : links) {
+            if (l.target().equals(target)) {
+                return l;
+            }
+        }
+        throw new ArraydException(ErrorCode.PERMISSION_DENIED, "source_target: " + Quote.string(target)
+                + " (not one of this daemon's peers: " + links.stream().map(PeerLink::target).toList() + ")");
     }
 
     @Override

@@ -39,6 +39,9 @@ final class RemoteDevice implements Device {
         BufferHandle buffer;
         @GuardedBy("this")
         final LostRanges lost = new LostRanges();
+        /** A read-only capability of {@link #buffer}, for other peers to fetch from it; null until asked for. */
+        @GuardedBy("this")
+        String capability;
 
         Slab(int poolId, int generation, BufferHandle buffer, long bytes) {
             this.poolId = poolId;
@@ -155,6 +158,7 @@ final class RemoteDevice implements Device {
             if (s.generation != c.generation()) {
                 s.buffer = create(c, s.poolId, s.bytes);
                 s.generation = c.generation();
+                s.capability = null;
                 s.lost.loseAll(s.bytes);
             }
             if (reads && s.lost.overlaps(ref.offset(), ref.bytes())) {
@@ -168,9 +172,31 @@ final class RemoteDevice implements Device {
         }
     }
 
+    /**
+     * A read-only capability of the slab {@code ref} lies in (shared once per slab and connection), for another
+     * peer to fetch {@code ref} from; the range is checked as read first.
+     */
+    String capability(PeerLink.Connection c, MemRef ref) {
+        BufferHandle b = buffer(c, ref, true, false);
+        Slab s = slabs.get(ref.poolId());
+        synchronized (s) {
+            if (s.capability == null) {
+                var share = dev.arrayd.proto.v1.SharingServiceGrpc.newFutureStub(c.channel()).shareBuffer(
+                        dev.arrayd.proto.v1.ShareBufferRequest.newBuilder().setSession(c.session().id())
+                                .setBuffer(b.id()).setReadOnly(true).build());
+                s.capability = link.await(c, PeerReads.toCompletable(share)).getCapability();
+            }
+            return s.capability;
+        }
+    }
+
+    /**
+     * Any peer's device: a device of the same peer copies on the peer; a device of another peer is fetched
+     * from directly by this device's peer ({@code PeerService.Fetch}), never through this daemon.
+     */
     @Override
     public boolean canCopyFrom(Device src) {
-        return src instanceof RemoteDevice r && r.link == link;
+        return src instanceof RemoteDevice;
     }
 
     @Override

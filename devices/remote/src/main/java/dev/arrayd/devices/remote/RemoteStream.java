@@ -1,5 +1,6 @@
 package dev.arrayd.devices.remote;
 
+import dev.arrayd.client.BufferHandle;
 import dev.arrayd.client.Event;
 import dev.arrayd.client.EventResult;
 import dev.arrayd.client.StreamHandle;
@@ -7,9 +8,13 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.DeviceId;
+import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.NativeStream;
 import dev.arrayd.devices.api.StreamMarker;
 import dev.arrayd.devices.api.support.GuardedBy;
+import dev.arrayd.proto.v1.FetchRequest;
+import dev.arrayd.proto.v1.PeerServiceGrpc;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,11 +28,17 @@ import org.slf4j.LoggerFactory;
  * link was lost). Commands are sent as they come, without waiting for earlier ones, so a pipeline of commands
  * costs no round trip each; the peer keeps them in order. Streams of the same peer wait for each other's
  * {@link RemoteMarker markers} on the peer.
+ *
+ * <p>A copy from another peer's device is a fetch: this stream's peer reads the bytes from the other peer
+ * ({@code PeerService.Fetch}), so they never pass through this daemon. It starts once the stream's earlier
+ * commands are done, and later commands are sent once it is (the stream's {@code gate}). A peer that cannot
+ * reach the other (not in its {@code peers}) gets the bytes staged through this daemon instead.
  */
 final class RemoteStream implements NativeStream {
 
     private static final Logger log = LoggerFactory.getLogger(RemoteStream.class);
     private static final StreamMarker[] NO_MARKERS = new StreamMarker[0];
+    private static final CompletableFuture<Void> OPEN = CompletableFuture.completedFuture(null);
 
     private final RemoteDevice device;
     private final String name;
@@ -38,8 +49,12 @@ final class RemoteStream implements NativeStream {
     private StreamHandle handle;
     @GuardedBy("sendLock")
     private int handleGeneration;
+    /** Done when commands may be sent: not while a fetch is in progress (later commands queue behind it). */
+    @GuardedBy("sendLock")
+    private CompletableFuture<Void> gate = OPEN;
     private volatile RemoteMarker end;
-    private volatile CompletableFuture<?> tail = CompletableFuture.completedFuture(null);
+    /** Done when everything sent so far is done. */
+    private volatile CompletableFuture<?> tail = OPEN;
 
     RemoteStream(RemoteDevice device, String name) {
         this.device = device;
@@ -59,23 +74,44 @@ final class RemoteStream implements NativeStream {
     @Override
     public StreamMarker mark() {
         RemoteMarker m = end;
-        return m != null ? m : new RemoteMarker(device.link(), 0, null);
+        return m != null ? m : new RemoteMarker(device.link(), 0, null, null);
     }
 
     @Override
     public boolean canWaitFor(StreamMarker marker) {
-        return marker instanceof RemoteMarker m && m.link() == device.link();
+        return marker instanceof RemoteMarker m && m.waitableOn(device.link());
     }
 
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         outstanding.incrementAndGet();
+        synchronized (sendLock) {
+            if (!gate.isDone()) {
+                gate = gate.thenComposeAsync(v -> send(after, command, callback), device.link().completions());
+                return;
+            }
+            CompletableFuture<Void> sent = send(after, command, callback);
+            if (!sent.isDone()) {
+                gate = sent;
+            }
+        }
+    }
+
+    /**
+     * Sends {@code command} (a fetch: starts it). The answer is done when later commands may be sent; it never
+     * fails: failures go to {@code callback}, which is called exactly once.
+     */
+    private CompletableFuture<Void> send(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         PeerLink link = device.link();
         PeerLink.Connection c = null;
         List<CompletableFuture<EventResult>> parts;
         try {
-            c = link.connection();
             synchronized (sendLock) {
+                c = link.connection();
+                if (command instanceof DeviceCommand.PeerCopy pc && pc.srcDevice() instanceof RemoteDevice src
+                        && src.link() != link) {
+                    return fetch(c, pc, src, callback);
+                }
                 List<Long> waits = new ArrayList<>(after.length);
                 for (StreamMarker m : after) {
                     if (m instanceof RemoteMarker r && r.event() != null && r.generation() == c.generation()) {
@@ -87,32 +123,103 @@ final class RemoteStream implements NativeStream {
                 parts = sent.parts();
                 Event last = sent.last();
                 if (last != null) {
-                    end = new RemoteMarker(link, c.generation(), last);
+                    end = new RemoteMarker(link, c.generation(), last, null);
                     tail = last.future();
                 }
             }
-        } catch (ArraydException e) {
-            outstanding.decrementAndGet();
-            callback.failed(e);
-            return;
         } catch (RuntimeException e) {
-            outstanding.decrementAndGet();
-            callback.failed(c == null ? link.unavailable(e.toString()) : link.failure(c, e));
-            return;
+            done(callback, e instanceof ArraydException ae ? ae : c == null ? link.unavailable(e.toString()) : link.failure(c, e));
+            return OPEN;
         }
         PeerLink.Connection conn = c;
         CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, t) -> {
-            outstanding.decrementAndGet();
             if (t != null) {
-                callback.failed(link.failure(conn, t));
+                done(callback, link.failure(conn, t));
                 return;
             }
             long nanos = 0;
             for (CompletableFuture<EventResult> p : parts) {
                 nanos += p.join().deviceNanos();
             }
+            outstanding.decrementAndGet();
             callback.completed(nanos);
         }, link.completions());
+        return OPEN;
+    }
+
+    private void done(CommandCallback callback, ArraydException failure) {
+        outstanding.decrementAndGet();
+        callback.failed(failure);
+    }
+
+    /**
+     * A copy from {@code src}, a device of another peer: this stream's peer fetches the bytes from that peer once
+     * the stream's earlier commands are done. Done (the gate opens) when the bytes are in place.
+     */
+    @GuardedBy("sendLock")
+    private CompletableFuture<Void> fetch(PeerLink.Connection c, DeviceCommand.PeerCopy pc, RemoteDevice src,
+            CommandCallback callback) {
+        PeerLink.Connection from = src.link().connection();
+        String capability = src.capability(from, pc.src());
+        BufferHandle dst = device.buffer(c, pc.dst(), false, true);
+        FetchRequest req = FetchRequest.newBuilder().setSession(c.session().id()).setBuffer(dst.id())
+                .setOffsetBytes(pc.dst().offset()).setSizeBytes(pc.src().bytes()).setSourceTarget(src.link().target())
+                .setSourceCapability(capability).setSourceOffsetBytes(pc.src().offset()).build();
+        PeerLink link = device.link();
+        // (every stage on the completions executor: a stage may wait for a peer's answer, which a link thread brings)
+        CompletableFuture<Void> moved = tail.handle((v, t) -> null)
+                .thenCompose(v -> PeerReads.toCompletable(PeerServiceGrpc.newFutureStub(c.channel()).fetch(req)))
+                .handleAsync((r, t) -> {
+                    if (t == null) {
+                        outstanding.decrementAndGet();
+                        callback.completed(r.getNanos());
+                        return OPEN;
+                    }
+                    ArraydException e = link.failure(c, t);
+                    if (e.code() == ErrorCode.PERMISSION_DENIED || e.code() == ErrorCode.FAILED_PRECONDITION) {
+                        if (link.stagesFrom(src.link().name())) {
+                            log.info("peer {} cannot fetch from peer {} ({}): copies from {} to {} are staged through "
+                                    + "this daemon", link.name(), src.link().name(), e.getMessage(), src.link().name(),
+                                    link.name());
+                        }
+                        return staged(c, from, pc, src, callback);
+                    }
+                    done(callback, e);
+                    return OPEN;
+                }, link.completions()).thenCompose(f -> f);
+        end = new RemoteMarker(link, c.generation(), null, moved);
+        tail = moved;
+        return moved;
+    }
+
+    /** The copy through this daemon: a download from {@code src}'s peer, then an upload on this stream. */
+    private CompletableFuture<Void> staged(PeerLink.Connection c, PeerLink.Connection from, DeviceCommand.PeerCopy pc,
+            RemoteDevice src, CommandCallback callback) {
+        MemorySegment stage = MemorySegment.ofArray(new byte[Math.toIntExact(pc.src().bytes())]);
+        CompletableFuture<Void> out = new CompletableFuture<>();
+        try {
+            PeerCommands down = new PeerCommands(src, from, 0, List.of());
+            down.send(new DeviceCommand.Download(pc.src(), stage));
+            CompletableFuture.allOf(down.parts().toArray(CompletableFuture[]::new)).thenComposeAsync(v -> {
+                synchronized (sendLock) {
+                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), List.of());
+                    up.send(new DeviceCommand.Upload(stage, pc.dst()));
+                    return CompletableFuture.allOf(up.parts().toArray(CompletableFuture[]::new));
+                }
+            }, device.link().completions()).whenCompleteAsync((v, t) -> {
+                if (t != null) {
+                    done(callback, device.link().failure(c, t));
+                } else {
+                    outstanding.decrementAndGet();
+                    callback.completed(0);
+                }
+                out.complete(null);
+            }, device.link().completions());
+        } catch (RuntimeException e) {
+            done(callback, e instanceof ArraydException ae ? ae : device.link().failure(c, e));
+            out.complete(null);
+        }
+        return out;
     }
 
     /** The peer stream of connection {@code c}, made now when this stream has none there yet. */
@@ -132,8 +239,12 @@ final class RemoteStream implements NativeStream {
 
     @Override
     public void close() {
+        CompletableFuture<?> last;
+        synchronized (sendLock) {
+            last = gate.thenCompose(v -> tail);
+        }
         try {
-            tail.handle((v, t) -> null).get(device.link().options().callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            last.handle((v, t) -> null).get(device.link().options().callTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {

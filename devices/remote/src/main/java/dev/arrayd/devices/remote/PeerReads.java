@@ -1,0 +1,129 @@
+package dev.arrayd.devices.remote;
+
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.proto.v1.BufferServiceGrpc;
+import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
+import dev.arrayd.proto.v1.OpenSharedBufferRequest;
+import dev.arrayd.proto.v1.ReadBufferRequest;
+import dev.arrayd.proto.v1.ReadBufferResponse;
+import dev.arrayd.proto.v1.SharingServiceGrpc;
+import dev.arrayd.proto.v1.SourceRequest;
+import dev.arrayd.proto.v1.SourceResponse;
+import io.grpc.stub.StreamObserver;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Reads from a peer on behalf of another daemon: the bytes of a buffer shared by capability (what a
+ * {@code PeerService.Fetch} moves), and raw bytes of its diagnostics source (what {@code MeasureLink} times).
+ * Both stream: the peer sends chunks as flow control allows, and each is handed on as it arrives.
+ */
+final class PeerReads {
+
+    /** Largest chunk asked of the peer. */
+    static final int CHUNK = 4 << 20;
+
+    private PeerReads() {}
+
+    /** Receives a read's chunks in order: {@code offset} from the start of the read range. */
+    interface ChunkSink {
+        void accept(long offset, ByteBuffer data);
+    }
+
+    /**
+     * Streams {@code size} bytes from {@code offset} of the buffer {@code capability} opens on the peer of
+     * {@code link} to {@code sink}; completes with the byte count once the last chunk was handed on.
+     */
+    static CompletableFuture<Long> read(PeerLink link, String capability, long offset, long size, ChunkSink sink) {
+        PeerLink.Connection c = link.connection();
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        long handle;
+        try {
+            handle = opened(link, c, capability);
+        } catch (ArraydException e) {
+            done.completeExceptionally(e);
+            return done;
+        }
+        ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
+                .setOffsetBytes(offset).setSizeBytes(size).setChunkBytes(CHUNK).build();
+        BufferServiceGrpc.newStub(c.channel()).readBuffer(req, new StreamObserver<>() {
+            private long got;
+
+            @Override
+            public void onNext(ReadBufferResponse r) {
+                if (done.isDone()) {
+                    return;
+                }
+                try {
+                    sink.accept(r.getOffsetBytes() - offset, r.getData().asReadOnlyByteBuffer());
+                    got += r.getData().size();
+                } catch (RuntimeException e) {
+                    done.completeExceptionally(e);
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(link.failure(c, t));
+            }
+
+            @Override
+            public void onCompleted() {
+                done.complete(got);
+            }
+        });
+        return done;
+    }
+
+    /** The handle of {@code capability} in this daemon's session on the peer (opened once per connection). */
+    private static long opened(PeerLink link, PeerLink.Connection c, String capability) {
+        Long h = c.opened().get(capability);
+        if (h != null) {
+            return h;
+        }
+        var f = SharingServiceGrpc.newFutureStub(c.channel()).openSharedBuffer(OpenSharedBufferRequest.newBuilder()
+                .setSession(c.session().id()).setCapability(capability).build());
+        long handle = link.await(c, toCompletable(f)).getInfo().getBuffer();
+        c.opened().put(capability, handle);
+        return handle;
+    }
+
+    /** Streams {@code bytes} bytes of the peer's diagnostics source; completes with the nanoseconds it took. */
+    static CompletableFuture<Long> measure(PeerLink link, long bytes, int chunkBytes) {
+        PeerLink.Connection c = link.connection();
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        long start = System.nanoTime();
+        DiagnosticsServiceGrpc.newStub(c.channel()).source(SourceRequest.newBuilder().setTotalBytes(bytes)
+                .setChunkBytes(chunkBytes).build(), new StreamObserver<SourceResponse>() {
+                    @Override
+                    public void onNext(SourceResponse r) {
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        done.completeExceptionally(link.failure(c, t));
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.complete(System.nanoTime() - start);
+                    }
+                });
+        return done;
+    }
+
+    static <T> CompletableFuture<T> toCompletable(com.google.common.util.concurrent.ListenableFuture<T> f) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        f.addListener(() -> {
+            try {
+                out.complete(f.get());
+            } catch (java.util.concurrent.ExecutionException e) {
+                out.completeExceptionally(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                out.completeExceptionally(e);
+            }
+        }, Runnable::run);
+        return out;
+    }
+}
