@@ -49,7 +49,7 @@ public final class BenchMain {
     static List<Scenario> scenarios() {
         return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario(),
                 new KernelsScenario(), new IrScenario(),
-                new TenantsScenario(), new MultiDeviceScenario(), new PythonScenario(), new PaddingScenario());
+                new TenantsScenario(), new MultiDeviceScenario(), new ClusterScenario(), new PythonScenario(), new PaddingScenario());
     }
 
     /** Subcommands that are not scenarios: they start no daemon and run as plain picocli commands. */

@@ -39,6 +39,7 @@ final class ReportCommand implements Tool {
             new String[] {"ir", "ir: IR compile cache, gcc compile time, vadd vs memcpy, matmul vs peak, guards on vs off"},
             new String[] {"tenants", "tenants: fair share under saturation, a polite client during a flood"},
             new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
+            new String[] {"cluster", "cluster: peer daemons as devices through an entry daemon; peer to peer copies; scaling over peers"},
             new String[] {"python", "python: the Python client vs raw grpcio and client-java"},
             new String[] {"padding", "padding: a stencil on a padded buffer vs position tests; the cost of a view"},
             new String[] {"cuda", "cuda: the CUDA backend on a GPU vs raw JCuda",

@@ -1,0 +1,347 @@
+package dev.arrayd.benchmarks;
+
+import dev.arrayd.client.ArraydClient;
+import dev.arrayd.client.BufferHandle;
+import dev.arrayd.client.BufferOptions;
+import dev.arrayd.client.DType;
+import dev.arrayd.client.Event;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.KernelHandle;
+import dev.arrayd.client.KernelModuleSpec;
+import dev.arrayd.client.Launch;
+import dev.arrayd.client.Session;
+import dev.arrayd.proto.v1.MeasureLinkRequest;
+import dev.arrayd.proto.v1.PeerServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import java.io.BufferedWriter;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench cluster}: daemons as devices of another daemon, each figure side by side in one run.
+ *
+ * <ol>
+ *   <li><b>Remote launch:</b> an empty launch's round trip through an entry daemon ({@code --devices none
+ *       --peers p=…}) to a device of its peer, against the same launch sent to the peer directly; rounds
+ *       alternate between the two.</li>
+ *   <li><b>Bulk copy:</b> {@code --size} MiB copied from a device of one peer to a device of another through
+ *       an entry daemon (the receiving peer fetches them from the sending one), against raw gRPC streaming of
+ *       as many bytes between the same two processes ({@code PeerService.MeasureLink}).</li>
+ *   <li><b>Scaling:</b> independent compute-bound tasks (Task Bench's kernel) on 1, 2 and 3 one-thread peer
+ *       daemons through one entry daemon, the tasks spread round-robin over the peers' devices.</li>
+ * </ol>
+ */
+@Command(name = "cluster", sortOptions = false,
+        description = {"Remote daemons as devices: an empty launch through an entry daemon vs sent to the peer directly; "
+                + "a bulk copy between two peers vs raw gRPC streaming between them; compute-bound tasks on 1, 2 and 3 "
+                + "one-thread peers through one entry daemon.",
+                "Writes launch.csv, copy.csv, scaling.csv, summary.csv and cluster.png; the last line of stdout is: RESULT "
+                        + "cluster direct_us=.. entry_us=.. launch_ratio=.. copy_ms=.. raw_ms=.. copy_ratio=.. speedup2=.. speedup3=.."})
+final class ClusterScenario implements Scenario {
+
+    static final int DEFAULT_ROUNDS = 15;
+    static final int DEFAULT_WARMUP = 5;
+    static final int LAUNCHES_PER_ROUND = 200;
+
+    @Mixin
+    BenchOptions options = new BenchOptions();
+
+    @Option(names = "--size", paramLabel = "MIB", defaultValue = "256", description = "MiB per bulk copy (default: ${DEFAULT-VALUE}).")
+    int sizeMib;
+
+    @Option(names = "--tasks", defaultValue = "12", description = "Independent tasks per scaling round (default: ${DEFAULT-VALUE}).")
+    int tasks;
+
+    @Option(names = "--iterations-per-task", defaultValue = "2000000",
+            description = "Kernel iterations of one task (default: ${DEFAULT-VALUE}).")
+    long taskIterations;
+
+    @Override
+    public String name() {
+        return "cluster";
+    }
+
+    @Override
+    public BenchOptions options() {
+        return options;
+    }
+
+    @Override
+    public Report run(BenchContext ctx) throws Exception {
+        int rounds = options.iterations(DEFAULT_ROUNDS);
+        int warmup = options.warmup(DEFAULT_WARMUP);
+        Progress progress = ctx.progress();
+        double[][] launch = launches(progress, rounds, warmup);
+        double[][] copy = copies(progress, rounds, warmup);
+        double[][] scaling = scaling(progress, rounds, warmup);
+        progress.clear();
+
+        double direct = median(launch[0]);
+        double entry = median(launch[1]);
+        double launchRatio = entry / direct;
+        double copyMs = median(copy[0]);
+        double rawMs = median(copy[1]);
+        double copyRatio = rawMs / copyMs;
+        double[] perSecond = {median(scaling[0]), median(scaling[1]), median(scaling[2])};
+        double speedup2 = perSecond[1] / perSecond[0];
+        double speedup3 = perSecond[2] / perSecond[0];
+
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("launch.csv"))) {
+            w.write("path,round,median_us\n");
+            for (int r = 0; r < rounds; r++) {
+                w.write(String.format(Locale.ROOT, "direct,%d,%.2f%nentry,%d,%.2f%n", r + 1, launch[0][r], r + 1, launch[1][r]));
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("copy.csv"))) {
+            w.write("method,round,bytes,ms\n");
+            for (int r = 0; r < rounds; r++) {
+                w.write(String.format(Locale.ROOT, "peer_copy,%d,%d,%.2f%nraw_grpc,%d,%d,%.2f%n", r + 1, (long) sizeMib << 20,
+                        copy[0][r], r + 1, (long) sizeMib << 20, copy[1][r]));
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("scaling.csv"))) {
+            w.write("peers,round,tasks,tasks_per_s\n");
+            for (int p = 0; p < 3; p++) {
+                for (int r = 0; r < rounds; r++) {
+                    w.write(String.format(Locale.ROOT, "%d,%d,%d,%.2f%n", p + 1, r + 1, tasks, scaling[p][r]));
+                }
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("summary.csv"))) {
+            w.write("measure,median,min,max,unit\n");
+            w.write(row("launch_direct", launch[0], "us"));
+            w.write(row("launch_through_entry", launch[1], "us"));
+            w.write(row("peer_copy", copy[0], "ms"));
+            w.write(row("raw_grpc_stream", copy[1], "ms"));
+            for (int p = 0; p < 3; p++) {
+                w.write(row("tasks_" + (p + 1) + "_peers", scaling[p], "tasks/s"));
+            }
+        }
+        new BarChart(String.format(Locale.ROOT, "arrayd cluster: medians of %d rounds", rounds), "ratio",
+                List.of("launch RT (entry / direct)", "copy throughput (peer copy / raw)", "tasks/s (k peers / 1)"))
+                .add("goal", List.of(1.3, 0.9, 1.8))
+                .add("measured (2 peers for tasks)", List.of(launchRatio, copyRatio, speedup2))
+                .writePng(ctx.outDir().resolve("cluster.png"));
+
+        String result = String.format(Locale.ROOT, "direct_us=%.1f entry_us=%.1f launch_ratio=%.3f copy_ms=%.1f raw_ms=%.1f "
+                + "copy_ratio=%.3f speedup2=%.3f speedup3=%.3f", direct, entry, launchRatio, copyMs, rawMs, copyRatio,
+                speedup2, speedup3);
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "cluster: %d rounds (%d warm-up)", rounds, warmup));
+        lines.add(String.format(Locale.ROOT, "empty launch RT: direct %.1f us, through the entry daemon %.1f us (ratio %.2f)",
+                direct, entry, launchRatio));
+        lines.add(String.format(Locale.ROOT, "%d MiB peer to peer: copy %.1f ms, raw gRPC stream %.1f ms (throughput ratio %.2f)",
+                sizeMib, copyMs, rawMs, copyRatio));
+        lines.add(String.format(Locale.ROOT, "tasks/s on 1, 2, 3 one-thread peers: %.1f, %.1f, %.1f (speedup %.2f, %.2f)",
+                perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3));
+        lines.add("results: " + ctx.outDir());
+        String section = String.format(Locale.ROOT, """
+                What is measured (%d rounds after %d warm-up rounds; every daemon a child process of the benchmark on \
+                loopback, medians per round):
+
+                - **remote launch:** a peer (`--devices cpu:1`) and an entry daemon (`--devices none --peers p=…`). Per \
+                round, %d round trips of an empty IR launch (`global = [1]`, wait for its completion before the next) \
+                sent to the peer directly (`cpu:0`), then as many through the entry daemon (`p/cpu:0`); the round's \
+                median of each.
+                - **bulk copy:** two peers (`--devices cpu:1`; the second lists the first in its `peers`) and an entry \
+                daemon listing both. A %d MiB buffer written on `p1/cpu:0` by a fill there is copied into a buffer on \
+                `p2/cpu:0` (the second peer fetches the bytes from the first: `PeerService.Fetch`), timed from the copy's \
+                submission to its completion; against it, the second peer streams as many raw bytes from the first \
+                (`PeerService.MeasureLink`: the diagnostics source, 1 MiB chunks) between the same two processes.
+                - **scaling:** three peers of one CPU device of one thread (`--devices cpu --cpu-threads 1`) and an \
+                entry daemon listing them. A round launches %d independent tasks (Task Bench's compute-bound kernel, \
+                %d iterations, one state buffer each) spread round-robin over the devices of the first k peers, and \
+                waits for the last. This machine has %d cores for the benchmark, four daemons and itself: past two busy \
+                peers there is no core left to gain.
+
+                | measure | direct / raw | through the entry / peer copy | ratio | goal |
+                | --- | --- | --- | --- | --- |
+                | empty launch round trip | %.1f µs | %.1f µs | **%.2f** | ≤ 1.3 |
+                | %d MiB between two peers | %.1f ms | %.1f ms | **%.2f** (throughput) | ≥ 0.9 |
+
+                | one-thread peers | 1 | 2 | 3 |
+                | --- | --- | --- | --- |
+                | tasks/s | %.1f | %.1f | %.1f |
+                | speedup | 1.00 | **%.2f** | %.2f |
+
+                ![cluster](cluster.png)
+                """, rounds, warmup, LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
+                Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
+                perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3);
+        return new Report(lines, result, section);
+    }
+
+    private static String row(String name, double[] v, String unit) {
+        return String.format(Locale.ROOT, "%s,%.3f,%.3f,%.3f,%s%n", name, median(v), Arrays.stream(v).min().orElse(0),
+                Arrays.stream(v).max().orElse(0), unit);
+    }
+
+    static double median(double[] v) {
+        return ThroughputScenario.median(v);
+    }
+
+    /** A client of a daemon child, with one session. */
+    private record Client(ManagedChannel channel, ArraydClient client, Session session) implements AutoCloseable {
+        static Client of(DaemonChild d, String name) throws Exception {
+            ManagedChannel ch = ManagedChannelBuilder.forAddress("127.0.0.1", d.port()).usePlaintext().directExecutor()
+                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build();
+            ArraydClient c = ArraydClient.builder().channel(ch).build();
+            return new Client(ch, c, c.openSession(name).get(60, TimeUnit.SECONDS));
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                session.close();
+                client.close();
+            } finally {
+                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static KernelHandle empty(Session s) throws Exception {
+        return s.compile(KernelModuleSpec.ir(Ir.kernel("empty").body(b -> { }))).get(60, TimeUnit.SECONDS).get("empty");
+    }
+
+    /** Per round: {median µs sent directly, median µs through the entry}. */
+    private double[][] launches(Progress progress, int rounds, int warmup) throws Exception {
+        double[][] out = new double[2][rounds];
+        progress.update("cluster: starting a peer and an entry daemon");
+        try (DaemonChild peer = new DaemonChild(List.of("--devices", "cpu:1", "--metrics-port", "-1"));
+             DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--peers", "p=127.0.0.1:" + peer.port(),
+                     "--metrics-port", "-1"));
+             Client direct = Client.of(peer, "bench-cluster-direct");
+             Client through = Client.of(entry, "bench-cluster-entry")) {
+            Launch d = Launch.of(empty(direct.session())).global(1).device("cpu:0");
+            Launch t = Launch.of(empty(through.session())).global(1).device("p/cpu:0");
+            for (int r = -warmup; r < rounds; r++) {
+                progress.update(String.format(Locale.ROOT, "cluster: launches, %s %d", r < 0 ? "warm-up" : "round",
+                        r < 0 ? r + warmup + 1 : r + 1));
+                double a = roundTrips(direct.session(), d);
+                double b = roundTrips(through.session(), t);
+                if (r >= 0) {
+                    out[0][r] = a;
+                    out[1][r] = b;
+                    progress.line(String.format(Locale.ROOT, "cluster: launch round %d/%d: direct %.1f us, entry %.1f us",
+                            r + 1, rounds, a, b));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static double roundTrips(Session s, Launch l) throws Exception {
+        double[] us = new double[LAUNCHES_PER_ROUND];
+        for (int i = 0; i < us.length; i++) {
+            long t0 = System.nanoTime();
+            s.launch(l).future().get(60, TimeUnit.SECONDS);
+            us[i] = (System.nanoTime() - t0) / 1e3;
+        }
+        return median(us);
+    }
+
+    /** Per round: {peer copy ms, raw gRPC stream ms} of {@code --size} MiB. */
+    private double[][] copies(Progress progress, int rounds, int warmup) throws Exception {
+        long bytes = (long) sizeMib << 20;
+        String memory = Long.toString(Math.max(1L << 30, 2 * bytes));
+        double[][] out = new double[2][rounds];
+        progress.update("cluster: starting two peers and an entry daemon");
+        try (DaemonChild p1 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1"));
+             DaemonChild p2 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1",
+                     "--peers", "p1=127.0.0.1:" + p1.port()));
+             DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--metrics-port", "-1", "--peers",
+                     "p1=127.0.0.1:" + p1.port() + ",p2=127.0.0.1:" + p2.port()));
+             Client c = Client.of(entry, "bench-cluster-copy")) {
+            ManagedChannel toP2 = ManagedChannelBuilder.forAddress("127.0.0.1", p2.port()).usePlaintext().build();
+            try {
+                Session s = c.session();
+                BufferHandle src = s.createBuffer(DType.U8, new long[] {bytes}, BufferOptions.defaults().device("p1/cpu:0"))
+                        .get(60, TimeUnit.SECONDS);
+                BufferHandle dst = s.createBuffer(DType.U8, new long[] {bytes}, BufferOptions.defaults().device("p2/cpu:0"))
+                        .get(60, TimeUnit.SECONDS);
+                var measure = MeasureLinkRequest.newBuilder().setTarget("127.0.0.1:" + p1.port()).setBytes(bytes)
+                        .setChunkBytes(1 << 20).build();
+                for (int r = -warmup; r < rounds; r++) {
+                    progress.update(String.format(Locale.ROOT, "cluster: %d MiB copies, %s %d", sizeMib,
+                            r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1));
+                    s.fill(src, (r + 7) & 0x7f).future().get(120, TimeUnit.SECONDS); // current on p1 only
+                    long t0 = System.nanoTime();
+                    s.copy(src, dst).future().get(300, TimeUnit.SECONDS);
+                    double copyMs = (System.nanoTime() - t0) / 1e6;
+                    long t1 = System.nanoTime();
+                    PeerServiceGrpc.newBlockingStub(toP2).withDeadlineAfter(300, TimeUnit.SECONDS).measureLink(measure);
+                    double rawMs = (System.nanoTime() - t1) / 1e6;
+                    if (r >= 0) {
+                        out[0][r] = copyMs;
+                        out[1][r] = rawMs;
+                        progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms, raw %.1f ms",
+                                r + 1, rounds, copyMs, rawMs));
+                    }
+                }
+                byte[] head = s.read(dst, 0, 16).get(60, TimeUnit.SECONDS).array();
+                if (head[0] != (byte) ((rounds - 1 + 7) & 0x7f)) {
+                    throw new IllegalStateException("the copy on p2 does not hold the last fill of p1 (" + head[0] + ")");
+                }
+            } finally {
+                toP2.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+        return out;
+    }
+
+    /** Per number of peers (1, 2, 3), per round: tasks per second. */
+    private double[][] scaling(Progress progress, int rounds, int warmup) throws Exception {
+        double[][] out = new double[3][rounds];
+        progress.update("cluster: starting three one-thread peers and an entry daemon");
+        List<String> oneThread = List.of("--devices", "cpu", "--cpu-threads", "1", "--metrics-port", "-1");
+        try (DaemonChild p1 = new DaemonChild(oneThread); DaemonChild p2 = new DaemonChild(oneThread);
+             DaemonChild p3 = new DaemonChild(oneThread);
+             DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--metrics-port", "-1", "--peers",
+                     "p1=127.0.0.1:" + p1.port() + ",p2=127.0.0.1:" + p2.port() + ",p3=127.0.0.1:" + p3.port()));
+             Client c = Client.of(entry, "bench-cluster-scaling")) {
+            Session s = c.session();
+            KernelHandle k = s.compile(KernelModuleSpec.ir(ComputeKernel.ir())).get(120, TimeUnit.SECONDS).get(ComputeKernel.NAME);
+            List<String> devices = List.of("p1/cpu:0", "p2/cpu:0", "p3/cpu:0");
+            List<BufferHandle> states = new ArrayList<>();
+            for (int t = 0; t < tasks; t++) {
+                // one state buffer per task and device, so that no task waits for a transfer
+                for (String d : devices) {
+                    states.add(s.createBuffer(DType.F64, new long[] {ComputeKernel.STATE_DOUBLES},
+                            BufferOptions.defaults().device(d)).get(60, TimeUnit.SECONDS));
+                }
+            }
+            for (int r = -warmup; r < rounds; r++) {
+                for (int p = 1; p <= 3; p++) {
+                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %d peers, %s %d", p,
+                            r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1));
+                    long t0 = System.nanoTime();
+                    List<Event> events = new ArrayList<>();
+                    for (int t = 0; t < tasks; t++) {
+                        int d = t % p;
+                        events.add(s.launch(Launch.of(k).global(1).args(states.get(t * 3 + d), taskIterations)
+                                .device(devices.get(d))));
+                    }
+                    for (Event e : events) {
+                        e.future().get(300, TimeUnit.SECONDS);
+                    }
+                    double perSecond = tasks / ((System.nanoTime() - t0) / 1e9);
+                    if (r >= 0) {
+                        out[p - 1][r] = perSecond;
+                        progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %d peers: %.1f tasks/s",
+                                r + 1, rounds, p, perSecond));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+}
