@@ -508,12 +508,18 @@ final class Coherence {
         if (here != null && here.valid()) {
             return 0;
         }
+        double best = Double.MAX_VALUE;
         for (Replica r : reps) {
             if (r != null && r.valid() && d.device().canCopyFrom(r.device.device())) {
-                return b.sizeBytes() * DIRECT_NANOS_PER_BYTE;
+                double measured = d.device().copyNanosPerByte(r.device.device());
+                best = Math.min(best, Double.isNaN(measured) ? DIRECT_NANOS_PER_BYTE : measured);
             }
         }
-        return b.sizeBytes() * STAGED_NANOS_PER_BYTE;
+        if (best != Double.MAX_VALUE) {
+            return b.sizeBytes() * best;
+        }
+        double link = d.device().hostTransferNanosPerByte();
+        return b.sizeBytes() * (Double.isNaN(link) ? STAGED_NANOS_PER_BYTE : STAGED_NANOS_PER_BYTE + link);
     }
 
     /** An internal command (a transfer) on {@code stream}, in stream order; released by the caller later. */

@@ -62,6 +62,12 @@ final class SchedulerFixture implements AutoCloseable {
      * @param clock         the scheduler's clock (deadlines)
      */
     SchedulerFixture(int deviceCount, long memory, long slabBytes, int dispatchDepth, java.util.function.LongSupplier clock) {
+        this(deviceCount, memory, slabBytes, dispatchDepth, clock, (i, d) -> d);
+    }
+
+    /** @param wrap what the scheduler sees of device {@code i} (a wrapper that reports more, or the device itself) */
+    SchedulerFixture(int deviceCount, long memory, long slabBytes, int dispatchDepth, java.util.function.LongSupplier clock,
+            java.util.function.BiFunction<Integer, Device, Device> wrap) {
         testDevices = new TestDevices(deviceCount, memory, Map.of(
                 "mix", (bufs, scalars, global) -> {
                     MemorySegment a = bufs.get(0);
@@ -87,7 +93,11 @@ final class SchedulerFixture implements AutoCloseable {
         devices = testDevices.devices;
         SchedulerConfig config = new SchedulerConfig(true, 0.9, slabBytes, 8, 1L << 40, 16L << 20,
                 SchedulerConfig.DEFAULT_FAST_PATH_NANOS, dispatchDepth);
-        scheduler = new Scheduler(config, devices.stream().<Device>map(d -> d.device).toList(),
+        List<Device> seen = new java.util.ArrayList<>();
+        for (int i = 0; i < devices.size(); i++) {
+            seen.add(wrap.apply(i, devices.get(i).device));
+        }
+        scheduler = new Scheduler(config, seen,
                 Map.of(NullBackend.NAME, testDevices.backend.compiler()), clock);
     }
 

@@ -43,6 +43,24 @@ public interface Device extends AutoCloseable {
     }
 
     /**
+     * Nanoseconds per byte of moving data from host memory into this device, where the device knows it better
+     * than the scheduler's assumption (a peer's device: measured over the network when the link opened); NaN
+     * (the default) for the scheduler's own figure. Placement counts transfers with it.
+     */
+    default double hostTransferNanosPerByte() {
+        return Double.NaN;
+    }
+
+    /**
+     * Nanoseconds per byte of a {@link DeviceCommand.PeerCopy} from {@code src} into this device, where the device
+     * knows it better than the scheduler's assumption (from another peer's device: across the network); NaN (the
+     * default) for the scheduler's own figure.
+     */
+    default double copyNanosPerByte(Device src) {
+        return Double.NaN;
+    }
+
+    /**
      * Unified memory: makes {@code memory} (host memory the caller owns, aligned to the device's base
      * alignment) addressable by this device's commands and launches in place, as a pool of its own with a
      * negative id, without copying (the seed's {@code use_host_memory}). Not counted against the device's

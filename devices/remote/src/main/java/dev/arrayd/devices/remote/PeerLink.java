@@ -96,6 +96,39 @@ final class PeerLink implements AutoCloseable {
         return options;
     }
 
+    /** Bytes of the transfer timed when the link's devices open. */
+    static final int MEASURE_BYTES = 4 << 20;
+
+    /** Measured nanoseconds per byte of a write to the peer (NaN until measured). */
+    private volatile double nanosPerByte = Double.NaN;
+
+    double nanosPerByte() {
+        return nanosPerByte;
+    }
+
+    /**
+     * Times writes of {@link #MEASURE_BYTES} into a scratch buffer on {@code device} of the peer (the second of
+     * two, the first warming the path up): what moving data to the peer costs per byte, network included.
+     */
+    void measure(String device) {
+        Connection c = connection();
+        var b = await(c, c.session().createBuffer(dev.arrayd.client.DType.U8, new long[] {MEASURE_BYTES},
+                new dev.arrayd.client.BufferOptions(device, false, "link measurement")));
+        try {
+            byte[] data = new byte[MEASURE_BYTES];
+            long best = Long.MAX_VALUE;
+            for (int i = 0; i < 2; i++) {
+                long t0 = System.nanoTime();
+                await(c, c.session().write(b, data).future());
+                best = Math.min(best, System.nanoTime() - t0);
+            }
+            nanosPerByte = (double) best / MEASURE_BYTES;
+            log.info("peer {}: writes at {} MB/s", name(), String.format(java.util.Locale.ROOT, "%.0f", 1e3 / nanosPerByte));
+        } finally {
+            c.session().destroy(b);
+        }
+    }
+
     /** Peers this one could not fetch from (their copies to it are staged through this daemon). */
     private final java.util.Set<String> stagedFrom = ConcurrentHashMap.newKeySet();
 

@@ -71,10 +71,15 @@ public final class RemoteBackend implements Backend {
     public List<Device> openDevices(int count) {
         for (PeerLink link : links) {
             try {
+                String first = null;
                 for (var info : link.devices()) {
                     if (!info.id().contains("/")) { // its own devices only: not those of its peers
                         devices.add(new RemoteDevice(link, info));
+                        first = first == null ? info.id() : first;
                     }
+                }
+                if (first != null) {
+                    link.measure(first);
                 }
             } catch (ArraydException e) {
                 log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), e.getMessage());

@@ -94,6 +94,18 @@ final class RemoteDevice implements Device {
         return RemoteBackend.NAME;
     }
 
+    /** The link's measured rate: data from this daemon's host crosses the network. */
+    @Override
+    public double hostTransferNanosPerByte() {
+        return link.nanosPerByte();
+    }
+
+    /** Within the peer: its own figure (NaN); from another peer: across the network, as the link measured. */
+    @Override
+    public double copyNanosPerByte(Device src) {
+        return src instanceof RemoteDevice r && r.link != link ? link.nanosPerByte() : Double.NaN;
+    }
+
     @Override
     public boolean isReachable() {
         return link.isUp();
