@@ -97,9 +97,43 @@ tls-key = /etc/arrayd/tls/tls.key
 tls-client-ca = /etc/arrayd/tls/{{ .Values.tls.clientCaKey }}
 {{- end }}
 {{- end }}
+{{- $peers := include "arrayd.peers" . }}
+{{- if $peers }}
+# peer daemons (docs/operations.md, "Peers"){{ if eq .Values.mode "pool" }}; a member skips its own entry (named as its host){{ end }}
+peers = {{ $peers }}
+{{- end }}
+{{- if .Values.peerToken.existingSecret }}
+peer-token-file = /etc/arrayd/peer/{{ .Values.peerToken.key }}
+{{- end }}
 {{- range $key, $value := .Values.arrayd.extraConfig }}
 {{ $key }} = {{ $value }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The members of the pool (mode pool) as a peers list, `<pod>=<pod>.<headless service>.<namespace>.svc:<port>`
+each: what the members list of each other, and what an application's sidecar sets as arrayd.peers.
+*/}}
+{{- define "arrayd.pool.peers" -}}
+{{- $name := include "arrayd.fullname" . -}}
+{{- $members := list -}}
+{{- range $i := until (int .Values.pool.replicas) -}}
+{{- $pod := printf "%s-%d" $name $i -}}
+{{- $members = append $members (printf "%s=%s.%s-pool.%s.svc:%v" $pod $pod $name $.Release.Namespace $.Values.arrayd.grpcPort) -}}
+{{- end -}}
+{{- join "," $members -}}
+{{- end -}}
+
+{{/* The peers line: the pool's members in mode pool, then arrayd.peers. */}}
+{{- define "arrayd.peers" -}}
+{{- $all := list -}}
+{{- if eq .Values.mode "pool" -}}
+{{- $all = append $all (include "arrayd.pool.peers" .) -}}
+{{- end -}}
+{{- if .Values.arrayd.peers -}}
+{{- $all = append $all .Values.arrayd.peers -}}
+{{- end -}}
+{{- join "," $all -}}
 {{- end -}}
 
 {{/* Restarts the pods when the config file changes (the daemon reads it at start). */}}
@@ -151,7 +185,15 @@ stopped after it).
     timeoutSeconds: 5
     failureThreshold: 6
   resources:
+    {{- if eq .Values.mode "pool" }}
+    {{- $gpus := dict .Values.pool.gpuResource (toString .Values.pool.gpusPerPod) }}
+    requests:
+      {{- toYaml (merge (dict) $gpus .Values.resources.requests) | nindent 6 }}
+    limits:
+      {{- toYaml (merge (dict) $gpus .Values.resources.limits) | nindent 6 }}
+    {{- else }}
     {{- toYaml .Values.resources | nindent 4 }}
+    {{- end }}
   securityContext:
     allowPrivilegeEscalation: false
     readOnlyRootFilesystem: true
@@ -172,6 +214,11 @@ stopped after it).
     {{- if .Values.tls.secretName }}
     - name: arrayd-tls
       mountPath: /etc/arrayd/tls
+      readOnly: true
+    {{- end }}
+    {{- if .Values.peerToken.existingSecret }}
+    - name: arrayd-peer-token
+      mountPath: /etc/arrayd/peer
       readOnly: true
     {{- end }}
     - name: arrayd-tmp
@@ -197,6 +244,12 @@ stopped after it).
 - name: arrayd-tls
   secret:
     secretName: {{ .Values.tls.secretName }}
+    defaultMode: 0440
+{{- end }}
+{{- if .Values.peerToken.existingSecret }}
+- name: arrayd-peer-token
+  secret:
+    secretName: {{ .Values.peerToken.existingSecret }}
     defaultMode: 0440
 {{- end }}
 - name: arrayd-tmp

@@ -54,6 +54,62 @@ class HelmChartTest {
         }
     }
 
+    /**
+     * mode pool: a StatefulSet of GPU daemons behind a headless Service, each listing every member as a peer
+     * (the server drops its own entry by its host name, the pod's), asking for the GPU resource on the nodes the
+     * values select; its peer token mounted from the Secret; the members may reach each other.
+     */
+    @Test
+    void aPoolIsAStatefulSetOfGpuDaemonsThatArePeersOfEachOther() throws Exception {
+        Map<String, Object> sets = new LinkedHashMap<>();
+        sets.put("mode", "pool");
+        sets.put("pool.replicas", 3);
+        sets.put("pool.runtimeClassName", "nvidia");
+        sets.put("arrayd.devices", "cuda");
+        sets.put("nodeSelector.nvidia\\.com/gpu\\.product", "NVIDIA-H100-80GB-HBM3");
+        sets.put("tolerations[0].key", "nvidia.com/gpu");
+        sets.put("tolerations[0].operator", "Exists");
+        sets.put("tolerations[0].effect", "NoSchedule");
+        sets.put("auth.existingSecret", "pool-tokens");
+        sets.put("peerToken.existingSecret", "pool-peer-token");
+        List<HasMetadata> resources = standalone(sets);
+        SidecarChecks.Result r = SidecarChecks.check("chart pool", resources, SidecarChecks.Role.POOL);
+        assertEquals("cuda", r.config().get(ArraydConfig.DEVICES));
+        String ns = "apps"; // the namespace Charts renders into
+        assertEquals("demo-arrayd-0=demo-arrayd-0.demo-arrayd-pool." + ns + ".svc:7700,"
+                + "demo-arrayd-1=demo-arrayd-1.demo-arrayd-pool." + ns + ".svc:7700,"
+                + "demo-arrayd-2=demo-arrayd-2.demo-arrayd-pool." + ns + ".svc:7700", r.config().get(ArraydConfig.PEERS));
+        // what the server makes of it on member 1: the other two
+        var peers = dev.arrayd.devices.remote.RemoteOptions.parse(r.config().get(ArraydConfig.PEERS), "", "x")
+                .without("demo-arrayd-1").peers().stream().map(dev.arrayd.devices.remote.PeerAddress::name).toList();
+        assertEquals(List.of("demo-arrayd-0", "demo-arrayd-2"), peers);
+        assertEquals(java.nio.file.Path.of("/etc/arrayd/peer/token"), r.config().get(ArraydConfig.PEER_TOKEN_FILE));
+
+        var set = Kube.one(resources, io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+        assertEquals(3, set.getSpec().getReplicas());
+        assertEquals("demo-arrayd-pool", set.getSpec().getServiceName());
+        assertEquals("Parallel", set.getSpec().getPodManagementPolicy());
+        var pod = set.getSpec().getTemplate().getSpec();
+        assertEquals("nvidia", pod.getRuntimeClassName());
+        assertEquals("NVIDIA-H100-80GB-HBM3", pod.getNodeSelector().get("nvidia.com/gpu.product"));
+        assertEquals("nvidia.com/gpu", pod.getTolerations().getFirst().getKey());
+        Container c = pod.getContainers().getFirst();
+        assertEquals(new Quantity("1"), c.getResources().getLimits().get("nvidia.com/gpu"));
+        assertEquals(new Quantity("1"), c.getResources().getRequests().get("nvidia.com/gpu"));
+
+        Service headless = Kube.ofKind(resources, Service.class).stream()
+                .filter(x -> x.getMetadata().getName().equals("demo-arrayd-pool")).findFirst().orElseThrow();
+        assertEquals("None", headless.getSpec().getClusterIP());
+        assertEquals(true, headless.getSpec().getPublishNotReadyAddresses());
+        assertEquals(set.getSpec().getSelector().getMatchLabels(), headless.getSpec().getSelector());
+        assertTrue(Kube.ofKind(resources, Deployment.class).isEmpty(), "no Deployment in mode pool");
+        NetworkPolicy np = Kube.one(resources, NetworkPolicy.class);
+        assertTrue(np.getSpec().getIngress().stream().flatMap(i -> i.getFrom().stream())
+                .anyMatch(f -> f.getPodSelector() != null && set.getSpec().getSelector().getMatchLabels()
+                        .equals(f.getPodSelector().getMatchLabels())), "members reach each other: " + np.getSpec());
+        Kube.one(resources, PodDisruptionBudget.class);
+    }
+
     @Test
     void standaloneDefaultsAgreeWithTheServer() throws Exception {
         List<HasMetadata> resources = standalone(Map.of());

@@ -55,7 +55,7 @@ final class SidecarChecks {
     record Result(ResolvedConfig config, List<String> probeServices) {}
 
     /** How the daemon runs: beside an application (a native sidecar) or in pods of its own behind a Service. */
-    enum Role { SIDECAR, STANDALONE }
+    enum Role { SIDECAR, STANDALONE, POOL }
 
     private SidecarChecks() {}
 
@@ -64,10 +64,20 @@ final class SidecarChecks {
     }
 
     static Result check(String where, List<HasMetadata> resources, Role role) {
-        Deployment deployment = Kube.one(resources, Deployment.class);
-        PodSpec pod = deployment.getSpec().getTemplate().getSpec();
-        Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
-        assertSubset(deployment.getSpec().getSelector().getMatchLabels(), podLabels, where + ": Deployment selector");
+        io.fabric8.kubernetes.api.model.PodTemplateSpec template;
+        Map<String, String> selector;
+        if (role == Role.POOL) {
+            var set = Kube.one(resources, io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+            template = set.getSpec().getTemplate();
+            selector = set.getSpec().getSelector().getMatchLabels();
+        } else {
+            Deployment deployment = Kube.one(resources, Deployment.class);
+            template = deployment.getSpec().getTemplate();
+            selector = deployment.getSpec().getSelector().getMatchLabels();
+        }
+        PodSpec pod = template.getSpec();
+        Map<String, String> podLabels = template.getMetadata().getLabels();
+        assertSubset(selector, podLabels, where + ": workload selector");
 
         Container arrayd;
         if (role == Role.SIDECAR) {
@@ -111,7 +121,7 @@ final class SidecarChecks {
         assertFalse(authenticated && cfg.get(ArraydConfig.INSECURE), where + ": insecure=true although calls are "
                 + "authenticated");
         for (var key : List.of(ArraydConfig.AUTH_TOKENS, ArraydConfig.TLS_CERT, ArraydConfig.TLS_KEY,
-                ArraydConfig.TLS_CLIENT_CA)) {
+                ArraydConfig.TLS_CLIENT_CA, ArraydConfig.PEER_TOKEN_FILE)) {
             java.nio.file.Path file = cfg.get(key);
             if (file != null) {
                 mountedFromSecret(where, key.name(), file.toString(), arrayd, pod);
@@ -205,7 +215,7 @@ final class SidecarChecks {
         }
 
         // Prometheus: annotations (optional), a Service on the metrics port, a ServiceMonitor on the Service
-        Map<String, String> annotations = deployment.getSpec().getTemplate().getMetadata().getAnnotations();
+        Map<String, String> annotations = template.getMetadata().getAnnotations();
         if (annotations != null && "true".equals(annotations.get("prometheus.io/scrape"))) {
             assertEquals(String.valueOf(metricsPort), annotations.get("prometheus.io/port"), where + ": prometheus.io/port");
             assertEquals("/metrics", annotations.getOrDefault("prometheus.io/path", "/metrics"), where + ": prometheus.io/path");

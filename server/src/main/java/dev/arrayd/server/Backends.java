@@ -45,7 +45,11 @@ final class Backends implements AutoCloseable {
         }
         try {
             if (!options.peers().isBlank()) {
-                open(new RemoteBackend(RemoteOptions.parse(options.peers(), peerToken(options), "arrayd-peer")), 0);
+                RemoteOptions remote = RemoteOptions.parse(options.peers(), peerToken(options), "arrayd-peer")
+                        .without(System.getenv("HOSTNAME")); // one list for every member of a pool
+                if (!remote.peers().isEmpty()) {
+                    open(new RemoteBackend(remote), 0);
+                }
             }
         } catch (RuntimeException e) {
             close();

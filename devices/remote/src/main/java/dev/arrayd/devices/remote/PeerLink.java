@@ -229,9 +229,16 @@ final class PeerLink implements AutoCloseable {
             throw unavailable("interrupted while connecting");
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             closeQuietly(client);
-            downReason = describe(e instanceof ExecutionException ? e.getCause() : e);
+            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+            downReason = describe(cause);
             failedOnce = true;
             failedAtNanos = System.nanoTime();
+            Status.Code code = cause instanceof ArraydCommandException ace ? ace.code() : Status.fromThrowable(cause).getCode();
+            if (code == Status.Code.UNAUTHENTICATED || code == Status.Code.PERMISSION_DENIED) {
+                // not a matter of time: the peer refuses this daemon's token
+                throw new ArraydException(ErrorCode.valueOf(code.name()), "peer " + name() + " (" + target()
+                        + ") refused this daemon: " + downReason + " (see peer-token-file)");
+            }
             throw unavailable(downReason);
         }
     }

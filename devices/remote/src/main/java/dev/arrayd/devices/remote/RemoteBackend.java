@@ -64,15 +64,23 @@ public final class RemoteBackend implements Backend {
     }
 
     /**
-     * Connects to every peer and opens all their devices ({@code count} is ignored). A peer unreachable now adds no
-     * devices (logged); its devices join when this daemon restarts while it is up.
+     * Connects to every peer and opens all their devices ({@code count} is ignored), waiting up to
+     * {@link RemoteOptions#startWait()} for peers that are not up yet. A peer unreachable by then adds no devices
+     * (logged); its devices join when this daemon restarts while it is up.
      */
     @Override
     public List<Device> openDevices(int count) {
+        // every peer at once, each given until the start wait is over to come up (members of a pool start together)
+        List<CompletableFuture<List<dev.arrayd.client.DeviceInfo>>> listed = new ArrayList<>();
+        long until = System.nanoTime() + options.startWait().toNanos();
         for (PeerLink link : links) {
+            listed.add(CompletableFuture.supplyAsync(() -> listWhenUp(link, until), completions));
+        }
+        for (int i = 0; i < links.size(); i++) {
+            PeerLink link = links.get(i);
             try {
                 String first = null;
-                for (var info : link.devices()) {
+                for (var info : listed.get(i).join()) {
                     if (!info.id().contains("/")) { // its own devices only: not those of its peers
                         devices.add(new RemoteDevice(link, info));
                         first = first == null ? info.id() : first;
@@ -81,14 +89,30 @@ public final class RemoteBackend implements Backend {
                 if (first != null) {
                     link.measure(first);
                 }
-            } catch (ArraydException e) {
-                log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), e.getMessage());
+            } catch (ArraydException | java.util.concurrent.CompletionException e) {
+                Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+                log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), cause.getMessage());
             }
         }
         probe = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("arrayd-peer-probe").unstarted(r));
         long every = options.probeInterval().toMillis();
         probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
         return List.copyOf(devices);
+    }
+
+    /** The peer's devices, trying again each probe interval until {@code until} (a {@link System#nanoTime()}). */
+    private List<dev.arrayd.client.DeviceInfo> listWhenUp(PeerLink link, long until) {
+        while (true) {
+            try {
+                return link.devices();
+            } catch (ArraydException e) {
+                long left = until - System.nanoTime();
+                if (left <= 0 || e.code() != ErrorCode.UNAVAILABLE) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, options.probeInterval().toNanos()));
+            }
+        }
     }
 
     /** Receives the chunks of a {@link #fetch}, in order, {@code offset} from the start of the range. */

@@ -14,9 +14,10 @@ import java.util.Set;
  * @param clientName     how this daemon names itself in its sessions on the peers
  * @param callTimeout    longest wait for a peer's answer to a synchronous call (a slab, a stream, a compile)
  * @param probeInterval  how often an idle link is checked, and a lost one tried again
+ * @param startWait      how long opening the devices waits for a peer that is not up yet
  */
 public record RemoteOptions(List<PeerAddress> peers, String token, String clientName, Duration callTimeout,
-        Duration probeInterval) {
+        Duration probeInterval, Duration startWait) {
 
     public RemoteOptions {
         peers = List.copyOf(peers);
@@ -37,10 +38,22 @@ public record RemoteOptions(List<PeerAddress> peers, String token, String client
             }
         }
         return new RemoteOptions(out, token == null ? "" : token.strip(), clientName, Duration.ofSeconds(30),
-                Duration.ofSeconds(1));
+                Duration.ofSeconds(1), Duration.ofSeconds(10));
+    }
+
+    /**
+     * These options without the peer named {@code self} (a pod's name, its HOSTNAME): a pool's members share one
+     * peers list, and each skips itself. Null or no such peer: unchanged.
+     */
+    public RemoteOptions without(String self) {
+        if (self == null || peers.stream().noneMatch(p -> p.name().equals(self))) {
+            return this;
+        }
+        return new RemoteOptions(peers.stream().filter(p -> !p.name().equals(self)).toList(), token, clientName,
+                callTimeout, probeInterval, startWait);
     }
 
     public RemoteOptions withProbeInterval(Duration interval) {
-        return new RemoteOptions(peers, token, clientName, callTimeout, interval);
+        return new RemoteOptions(peers, token, clientName, callTimeout, interval, startWait);
     }
 }

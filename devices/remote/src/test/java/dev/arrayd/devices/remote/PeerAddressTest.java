@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.DeviceId;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class PeerAddressTest {
@@ -25,6 +26,14 @@ class PeerAddressTest {
         e = assertThrows(IllegalArgumentException.class,
                 () -> RemoteOptions.parse("a=h:1,a=h:2", "", "me"));
         assertTrue(e.getMessage().contains("named twice"), e.getMessage());
+    }
+
+    @Test
+    void aPoolMemberSkipsItsOwnEntry() {
+        RemoteOptions o = RemoteOptions.parse("gpu-0=gpu-0.pool:7700,gpu-1=gpu-1.pool:7700", "", "me");
+        assertEquals(List.of("gpu-1"), o.without("gpu-0").peers().stream().map(PeerAddress::name).toList());
+        assertEquals(o, o.without("elsewhere"));
+        assertEquals(o, o.without(null));
     }
 
     @Test
