@@ -64,6 +64,9 @@ final class ClusterScenario implements Scenario {
             description = "Kernel iterations of one task (default: ${DEFAULT-VALUE}).")
     long taskIterations;
 
+    @Option(names = "--copy-only", description = "Measure the bulk copy only (a quick check; writes no report).")
+    boolean copyOnly;
+
     @Override
     public String name() {
         return "cluster";
@@ -82,6 +85,10 @@ final class ClusterScenario implements Scenario {
         double[][] launch = launches(progress, rounds, warmup);
         double[][] copy = copies(progress, rounds, warmup);
         double[][] scaling = scaling(progress, rounds, warmup);
+        if (copyOnly) {
+            return new Report(List.of(String.format(Locale.ROOT, "%d MiB peer to peer: copy %.1f ms, raw %.1f ms (ratio %.2f)",
+                    sizeMib, median(copy[0]), median(copy[1]), median(copy[1]) / median(copy[0]))), "copy_only", "");
+        }
         progress.clear();
 
         double direct = median(launch[0]);
@@ -144,13 +151,13 @@ final class ClusterScenario implements Scenario {
                 perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured (%d rounds after %d warm-up rounds; every daemon a child process of the benchmark on \
-                loopback, medians per round):
+                What is measured (%d rounds; every daemon a child process of the benchmark on loopback; launches' %s; \
+                tasks' %s):
 
                 - **remote launch:** a peer (`--devices cpu:1`) and an entry daemon (`--devices none --peers p=…`). Per \
                 round, %d round trips of an empty IR launch (`global = [1]`, wait for its completion before the next) \
-                sent to the peer directly (`cpu:0`), then as many through the entry daemon (`p/cpu:0`); the round's \
-                median of each.
+                sent to the peer directly (`cpu:0`) and as many through the entry daemon (`p/cpu:0`), which goes \
+                first alternating by round; the round's median of each. Both daemons warm until their JITs are quiet.
                 - **bulk copy:** two peers (`--devices cpu:1`; the second lists the first in its `peers`) and an entry \
                 daemon listing both. A %d MiB buffer written on `p1/cpu:0` by a fill there is copied into a buffer on \
                 `p2/cpu:0` (the second peer fetches the bytes from the first: `PeerService.Fetch`), timed from the copy's \
@@ -159,8 +166,9 @@ final class ClusterScenario implements Scenario {
                 - **scaling:** three peers of one CPU device of one thread (`--devices cpu --cpu-threads 1`) and an \
                 entry daemon listing them. A round launches %d independent tasks (Task Bench's compute-bound kernel, \
                 %d iterations, one state buffer each) spread round-robin over the devices of the first k peers, and \
-                waits for the last. This machine has %d cores for the benchmark, four daemons and itself: past two busy \
-                peers there is no core left to gain.
+                waits for the last; rounds go 1, 2, 3 peers then 3, 2, 1. All daemons warm until their JITs are \
+                quiet. This machine has %d cores for the benchmark, the daemons and itself: past two busy peers \
+                there is no core left to gain.
 
                 | measure | direct / raw | through the entry / peer copy | ratio | goal |
                 | --- | --- | --- | --- | --- |
@@ -173,7 +181,7 @@ final class ClusterScenario implements Scenario {
                 | speedup | 1.00 | **%.2f** | %.2f |
 
                 ![cluster](cluster.png)
-                """, rounds, warmup, LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
+                """, rounds, warm.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
                 perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3);
         return new Report(lines, result, section);
@@ -212,9 +220,16 @@ final class ClusterScenario implements Scenario {
         return s.compile(KernelModuleSpec.ir(Ir.kernel("empty").body(b -> { }))).get(60, TimeUnit.SECONDS).get("empty");
     }
 
-    /** Per round: {median µs sent directly, median µs through the entry}. */
+    /** How the launches' and the tasks' warm-ups went. */
+    private JitWarmUp.Result warm;
+    private JitWarmUp.Result warmScaling;
+
+    /** Per round: {median µs sent directly, median µs through the entry}, the two alternating which goes first. */
     private double[][] launches(Progress progress, int rounds, int warmup) throws Exception {
         double[][] out = new double[2][rounds];
+        if (copyOnly) {
+            return out;
+        }
         progress.update("cluster: starting a peer and an entry daemon");
         try (DaemonChild peer = new DaemonChild(List.of("--devices", "cpu:1", "--metrics-port", "-1"));
              DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--peers", "p=127.0.0.1:" + peer.port(),
@@ -223,17 +238,22 @@ final class ClusterScenario implements Scenario {
              Client through = Client.of(entry, "bench-cluster-entry")) {
             Launch d = Launch.of(empty(direct.session())).global(1).device("cpu:0");
             Launch t = Launch.of(empty(through.session())).global(1).device("p/cpu:0");
-            for (int r = -warmup; r < rounds; r++) {
-                progress.update(String.format(Locale.ROOT, "cluster: launches, %s %d", r < 0 ? "warm-up" : "round",
-                        r < 0 ? r + warmup + 1 : r + 1));
-                double a = roundTrips(direct.session(), d);
+            warm = JitWarmUp.run(progress, "cluster: launches", List.of(direct.channel(), through.channel()), List.of(),
+                    warmup, options.warmupLimit(), () -> {
+                        roundTrips(direct.session(), d);
+                        roundTrips(through.session(), t);
+                    });
+            progress.line("cluster: launches " + warm.describe());
+            for (int r = 0; r < rounds; r++) {
+                progress.update(String.format(Locale.ROOT, "cluster: launches, round %d", r + 1));
+                boolean directFirst = r % 2 == 0;
+                double a = directFirst ? roundTrips(direct.session(), d) : 0;
                 double b = roundTrips(through.session(), t);
-                if (r >= 0) {
-                    out[0][r] = a;
-                    out[1][r] = b;
-                    progress.line(String.format(Locale.ROOT, "cluster: launch round %d/%d: direct %.1f us, entry %.1f us",
-                            r + 1, rounds, a, b));
-                }
+                a = directFirst ? a : roundTrips(direct.session(), d);
+                out[0][r] = a;
+                out[1][r] = b;
+                progress.line(String.format(Locale.ROOT, "cluster: launch round %d/%d: direct %.1f us, entry %.1f us",
+                        r + 1, rounds, a, b));
             }
         }
         return out;
@@ -301,6 +321,9 @@ final class ClusterScenario implements Scenario {
     /** Per number of peers (1, 2, 3), per round: tasks per second. */
     private double[][] scaling(Progress progress, int rounds, int warmup) throws Exception {
         double[][] out = new double[3][rounds];
+        if (copyOnly) {
+            return out;
+        }
         progress.update("cluster: starting three one-thread peers and an entry daemon");
         List<String> oneThread = List.of("--devices", "cpu", "--cpu-threads", "1", "--metrics-port", "-1");
         try (DaemonChild p1 = new DaemonChild(oneThread); DaemonChild p2 = new DaemonChild(oneThread);
@@ -319,29 +342,48 @@ final class ClusterScenario implements Scenario {
                             BufferOptions.defaults().device(d)).get(60, TimeUnit.SECONDS));
                 }
             }
-            for (int r = -warmup; r < rounds; r++) {
-                for (int p = 1; p <= 3; p++) {
-                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %d peers, %s %d", p,
-                            r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1));
-                    long t0 = System.nanoTime();
-                    List<Event> events = new ArrayList<>();
-                    for (int t = 0; t < tasks; t++) {
-                        int d = t % p;
-                        events.add(s.launch(Launch.of(k).global(1).args(states.get(t * 3 + d), taskIterations)
-                                .device(devices.get(d))));
+            List<ManagedChannel> stats = new ArrayList<>(List.of(c.channel()));
+            for (DaemonChild peer : List.of(p1, p2, p3)) {
+                stats.add(ManagedChannelBuilder.forAddress("127.0.0.1", peer.port()).usePlaintext().build());
+            }
+            try {
+                warmScaling = JitWarmUp.run(progress, "cluster: tasks", stats, List.of(), warmup, options.warmupLimit(), () -> {
+                    for (int p = 1; p <= 3; p++) {
+                        tasksRound(s, k, states, devices, p);
                     }
-                    for (Event e : events) {
-                        e.future().get(300, TimeUnit.SECONDS);
-                    }
-                    double perSecond = tasks / ((System.nanoTime() - t0) / 1e9);
-                    if (r >= 0) {
-                        out[p - 1][r] = perSecond;
-                        progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %d peers: %.1f tasks/s",
-                                r + 1, rounds, p, perSecond));
-                    }
+                });
+            } finally {
+                for (ManagedChannel ch : stats.subList(1, stats.size())) {
+                    ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                }
+            }
+            progress.line("cluster: tasks " + warmScaling.describe());
+            for (int r = 0; r < rounds; r++) {
+                for (int i = 0; i < 3; i++) {
+                    int p = r % 2 == 0 ? i + 1 : 3 - i; // 1, 2, 3 then 3, 2, 1: host drift weighs on all alike
+                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %d peers, round %d", p, r + 1));
+                    double perSecond = tasksRound(s, k, states, devices, p);
+                    out[p - 1][r] = perSecond;
+                    progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %d peers: %.1f tasks/s",
+                            r + 1, rounds, p, perSecond));
                 }
             }
         }
         return out;
+    }
+
+    /** One round of {@code --tasks} tasks over the devices of the first {@code peers} peers; tasks per second. */
+    private double tasksRound(Session s, KernelHandle k, List<BufferHandle> states, List<String> devices, int peers)
+            throws Exception {
+        long t0 = System.nanoTime();
+        List<Event> events = new ArrayList<>();
+        for (int t = 0; t < tasks; t++) {
+            int d = t % peers;
+            events.add(s.launch(Launch.of(k).global(1).args(states.get(t * 3 + d), taskIterations).device(devices.get(d))));
+        }
+        for (Event e : events) {
+            e.future().get(300, TimeUnit.SECONDS);
+        }
+        return tasks / ((System.nanoTime() - t0) / 1e9);
     }
 }

@@ -32,47 +32,100 @@ final class PeerReads {
 
     /**
      * Streams {@code size} bytes from {@code offset} of the buffer {@code capability} opens on the peer of
-     * {@code link} to {@code sink}; completes with the byte count once the last chunk was handed on.
+     * {@code link} to {@code sink}; completes with the byte count once the last chunk was handed on. The range is
+     * read in pieces of {@link #PIECE} bytes, {@link #IN_FLIGHT} reads at a time (each its own call, flow
+     * controlled by gRPC): the peer stages one piece while the previous ones stream, and no side holds the whole
+     * range at once.
      */
     static CompletableFuture<Long> read(PeerLink link, String capability, long offset, long size, ChunkSink sink) {
         PeerLink.Connection c = link.connection();
-        CompletableFuture<Long> done = new CompletableFuture<>();
         long handle;
         try {
             handle = opened(link, c, capability);
         } catch (ArraydException e) {
-            done.completeExceptionally(e);
-            return done;
+            return CompletableFuture.failedFuture(e);
         }
-        ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
-                .setOffsetBytes(offset).setSizeBytes(size).setChunkBytes(CHUNK).build();
-        BufferServiceGrpc.newStub(c.channel()).readBuffer(req, new StreamObserver<>() {
-            private long got;
+        Pieces pieces = new Pieces(link, c, handle, offset, size, sink);
+        for (int i = 0; i < IN_FLIGHT; i++) {
+            pieces.next();
+        }
+        return pieces.done;
+    }
 
-            @Override
-            public void onNext(ReadBufferResponse r) {
-                if (done.isDone()) {
-                    return;
+    /** Bytes of one read call. */
+    static final long PIECE = 16L << 20;
+    /** Read calls in flight at once. */
+    static final int IN_FLIGHT = 3;
+
+    /** The pieces of one read: each started as an earlier one ends, until all have arrived. */
+    private static final class Pieces {
+        final PeerLink link;
+        final PeerLink.Connection c;
+        final long handle;
+        final long offset;
+        final long size;
+        final ChunkSink sink;
+        final CompletableFuture<Long> done = new CompletableFuture<>();
+        private long nextAt;
+        private int running;
+        private long got;
+
+        Pieces(PeerLink link, PeerLink.Connection c, long handle, long offset, long size, ChunkSink sink) {
+            this.link = link;
+            this.c = c;
+            this.handle = handle;
+            this.offset = offset;
+            this.size = size;
+            this.sink = sink;
+        }
+
+        /** Starts the next piece, if any is left; completes the read when none is left or running. */
+        synchronized void next() {
+            if (done.isDone()) {
+                return;
+            }
+            if (nextAt >= size) {
+                if (running == 0) {
+                    done.complete(got);
                 }
-                try {
-                    sink.accept(r.getOffsetBytes() - offset, r.getData().asReadOnlyByteBuffer());
-                    got += r.getData().size();
-                } catch (RuntimeException e) {
-                    done.completeExceptionally(e);
+                return;
+            }
+            long at = nextAt;
+            long len = Math.min(PIECE, size - at);
+            nextAt += len;
+            running++;
+            ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
+                    .setOffsetBytes(offset + at).setSizeBytes(len).setChunkBytes(CHUNK).build();
+            BufferServiceGrpc.newStub(c.channel()).readBuffer(req, new StreamObserver<>() {
+                @Override
+                public void onNext(ReadBufferResponse r) {
+                    if (done.isDone()) {
+                        return;
+                    }
+                    try {
+                        sink.accept(r.getOffsetBytes() - offset, r.getData().asReadOnlyByteBuffer());
+                        synchronized (Pieces.this) {
+                            got += r.getData().size();
+                        }
+                    } catch (RuntimeException e) {
+                        done.completeExceptionally(e);
+                    }
                 }
-            }
 
-            @Override
-            public void onError(Throwable t) {
-                done.completeExceptionally(link.failure(c, t));
-            }
+                @Override
+                public void onError(Throwable t) {
+                    done.completeExceptionally(link.failure(c, t));
+                }
 
-            @Override
-            public void onCompleted() {
-                done.complete(got);
-            }
-        });
-        return done;
+                @Override
+                public void onCompleted() {
+                    synchronized (Pieces.this) {
+                        running--;
+                    }
+                    next();
+                }
+            });
+        }
     }
 
     /** The handle of {@code capability} in this daemon's session on the peer (opened once per connection). */
