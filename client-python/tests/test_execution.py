@@ -153,3 +153,21 @@ def test_random_programs_over_two_devices_match_numpy(session, seed):
             model[a] = np.full(n, v, dtype=np.float32)
     for buf, m in zip(bufs, model):
         np.testing.assert_array_equal(buf.numpy(), m)
+
+
+def test_a_kernel_reads_and_writes_byte_ranges_of_a_buffer(session):
+    k = session.compile(K.vadd)["vadd"]
+    align = session.devices()[0].base_alignment_bytes
+    n = 64
+    raw = session.array(np.zeros(3 * align + 12 * n, dtype=np.uint8))
+    a = np.arange(n, dtype=np.float32)
+    data = raw.numpy()
+    data[align:align + 4 * n] = a.view(np.uint8)
+    raw.write(data).wait()
+    at = align + ((4 * n + align - 1) // align) * align
+    k(n, raw.range(align, 4 * n), raw.range(align, 4 * n), raw.range(at, 4 * n), n).wait()
+    np.testing.assert_array_equal(raw.numpy()[at:at + 4 * n].view(np.float32), 2 * a)
+    with pytest.raises(arrayd.InvalidArgument, match="range.size_bytes"):
+        k(n, raw.range(align, 4 * n - 2), raw.range(align, 4 * n), raw.range(at, 4 * n), n).wait()
+    with pytest.raises(arrayd.OutOfRange):
+        k(n, raw.range(align, 4 * n), raw.range(align, 4 * n), raw.range(at, 8 * n * 4), n).wait()

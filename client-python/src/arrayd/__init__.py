@@ -23,7 +23,7 @@ Python, pipelined commands ordered by events, and shared memory with a daemon on
         print(z.numpy()[:4])
 """
 from . import ir
-from ._buffer import MERGE_BUFFER, Buffer, Kernel, Stream
+from ._buffer import MERGE_BUFFER, Buffer, BufferRange, Kernel, Stream
 from ._client import TLS, Client, Device, connect
 from ._dtypes import HAS_BFLOAT16
 from ._errors import (AlreadyExists, ArraydError, Cancelled, CompileError, DeadlineExceeded, FailedPrecondition,
@@ -38,7 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "connect", "Client", "Session", "Device", "TLS", "Buffer", "Kernel", "Stream", "Event", "Graph", "GraphRecorder",
-    "Region", "MERGE_BUFFER", "HAS_BFLOAT16", "kernel", "ir",
+    "Region", "MERGE_BUFFER", "BufferRange", "HAS_BFLOAT16", "kernel", "ir",
     "ArraydError", "InvalidArgument", "OutOfRange", "NotFound", "AlreadyExists", "FailedPrecondition",
     "PermissionDenied", "Unauthenticated", "ResourceExhausted", "DeadlineExceeded", "Cancelled", "Unavailable",
     "Internal", "CompileError",

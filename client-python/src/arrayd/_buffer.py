@@ -22,6 +22,23 @@ class _MergeBuffer:
 MERGE_BUFFER = _MergeBuffer()
 
 
+class BufferRange:
+    """A launch argument: ``size_bytes`` bytes of a buffer's memory from ``offset_bytes``, which the kernel sees as
+    an array of its parameter's dtype whatever the buffer's own (``buf.range(offset, size)``). The offset is a
+    multiple of the device's ``base_alignment_bytes``, the size a positive multiple of the parameter's element
+    size; the daemon refuses others (``InvalidArgument``), and a range past the buffer's end (``OutOfRange``)."""
+
+    def __init__(self, buffer: "Buffer", offset_bytes: int, size_bytes: int):
+        if offset_bytes < 0 or size_bytes <= 0:
+            raise ValueError(f"range [{offset_bytes}, +{size_bytes}) (expected: offset >= 0, size > 0)")
+        self.buffer = buffer
+        self.offset_bytes = offset_bytes
+        self.size_bytes = size_bytes
+
+    def __repr__(self) -> str:
+        return f"BufferRange({self.buffer!r}, {self.offset_bytes}, {self.size_bytes})"
+
+
 class Buffer:
     """A buffer of the daemon: a logical array with replicas on devices. ``numpy()`` reads it; ``write()``
     writes it; pass it to :meth:`Session.launch` and the copies."""
@@ -98,6 +115,10 @@ class Buffer:
         """Every element (of the interior): :meth:`numpy`, the seed's name."""
         return self.numpy(wait_for=wait_for)
 
+    def range(self, offset_bytes: int, size_bytes: int) -> BufferRange:
+        """Bytes of this buffer's memory as a launch argument of any dtype (see :class:`BufferRange`)."""
+        return BufferRange(self, offset_bytes, size_bytes)
+
     def numpy(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
         """The contents as a NumPy array, after every command submitted before on it. A buffer that lives in
         a region returns a view of the region itself (no copy): it changes as the buffer does."""
@@ -166,8 +187,12 @@ class Kernel:
                     out.append(execution_pb2.Arg(merge_buffer=True))
                 elif isinstance(a, Buffer):
                     out.append(execution_pb2.Arg(buffer=a.id))
+                elif isinstance(a, BufferRange):
+                    out.append(execution_pb2.Arg(range=execution_pb2.BufferRange(
+                        buffer=a.buffer.id, offset_bytes=a.offset_bytes, size_bytes=a.size_bytes)))
                 else:
-                    raise TypeError(f"{self.name}: argument {i}: {type(a).__name__} (expected: a Buffer of {dtype})")
+                    raise TypeError(f"{self.name}: argument {i}: {type(a).__name__} (expected: a Buffer of {dtype}, "
+                                    f"or a BufferRange)")
             else:
                 if isinstance(a, Buffer):
                     raise TypeError(f"{self.name}: argument {i}: a Buffer (expected: a {dtype} scalar)")

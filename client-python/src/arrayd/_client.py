@@ -37,6 +37,8 @@ class Device:
     compute_units: int
     unified_memory: bool
     dtypes: tuple[str, ...]
+    #: buffers start at multiples of this; a launch's byte ranges (:class:`BufferRange`) too
+    base_alignment_bytes: int = 1
 
 
 def _pem(value: bytes | str | None) -> bytes | None:
@@ -106,7 +108,7 @@ class Client:
         """The daemon's devices, in the order it numbers them."""
         r = self._unary("DeviceService", "ListDevices", devices_pb2.ListDevicesRequest(), devices_pb2.ListDevicesResponse)
         return [Device(d.id, d.backend, d.name, d.memory_bytes, d.compute_units, d.unified_memory,
-                       tuple(name_of_wire(t) for t in d.dtypes)) for d in r.devices]
+                       tuple(name_of_wire(t) for t in d.dtypes), d.base_alignment_bytes) for d in r.devices]
 
     def session(self, name: str = "python", *, lease: float | None = None) -> "Session":
         """Opens a session (a context manager: closing it frees its buffers, kernels and streams).

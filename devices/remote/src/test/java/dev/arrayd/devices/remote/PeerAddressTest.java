@@ -21,6 +21,8 @@ class PeerAddressTest {
     void badPeersAreRefusedWithTheValue() {
         var e = assertThrows(IllegalArgumentException.class, () -> PeerAddress.parse("nohost"));
         assertTrue(e.getMessage().contains("nohost"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> PeerAddress.parse("dns:///pool.gpu.svc:7700"));
+        assertTrue(e.getMessage().contains("list each daemon"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> PeerAddress.parse("Bad_Name=h:1"));
         assertTrue(e.getMessage().contains("Bad_Name"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
