@@ -289,6 +289,41 @@ class ClusterTest {
         }
     }
 
+    /**
+     * Mutual TLS between daemons: the peer serves TLS and requires a client certificate; the entry trusts the
+     * peer's certificate ({@code peer-tls-ca}) and presents its own ({@code tls-cert}), and its client reaches it
+     * with TLS too. An entry without a certificate of its own is refused by the peer.
+     */
+    @Test
+    @Timeout(180)
+    void peersAuthenticateEachOtherWithMutualTls() throws Exception {
+        var certs = new dev.arrayd.server.TestCertificates(Files.createDirectories(dir.resolve("certs")));
+        String pem = certs.pem("server").toString();
+        String key = certs.key("server").toString();
+        try (DaemonProcess a = new DaemonProcess(0, Map.of(), "--devices", "cpu:1", "--metrics-port", "-1",
+                "--tls-cert", pem, "--tls-key", key, "--tls-client-ca", pem, "--cpu-memory", "268435456");
+             DaemonProcess e = new DaemonProcess(0, Map.of(), "--devices", "none", "--metrics-port", "-1",
+                     "--peers", "a=localhost:" + a.port, "--peer-tls-ca", pem, "--tls-cert", pem, "--tls-key", key);
+             ArraydClient c = ArraydClient.builder().target("localhost:" + e.port).tls(certs.pem("server")).build();
+             Session s = await(c.openSession("it-tls"))) {
+            assertEquals(List.of("a/cpu:0"), await(c.devices()).stream().map(DeviceInfo::id).toList());
+            KernelHandle axpy = await(s.compile(KernelModuleSpec.ir(axpy()))).get("axpy");
+            BufferHandle x = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults().device("a/cpu:0")));
+            int[] ones = new int[N];
+            java.util.Arrays.fill(ones, 1);
+            s.write(x, ones);
+            await(s.launch(Launch.of(axpy).global(N).args(2, x, x, N).device("a/cpu:0")).future());
+            int[] threes = new int[N];
+            java.util.Arrays.fill(threes, 3);
+            assertArrayEquals(threes, await(s.readInts(x)));
+
+            AssertionError refused = assertThrows(AssertionError.class, () -> new DaemonProcess(0, Map.of(),
+                    "--devices", "none", "--metrics-port", "-1", "--peers", "a=localhost:" + a.port,
+                    "--peer-tls-ca", pem).close());
+            assertTrue(refused.getMessage().contains("no device could be opened"), refused.getMessage());
+        }
+    }
+
     @Test
     @Timeout(120)
     void peersRefuseAnEntryWithoutTheToken() throws Exception {

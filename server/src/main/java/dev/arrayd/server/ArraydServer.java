@@ -96,7 +96,7 @@ public final class ArraydServer implements AutoCloseable {
         }
         var auth = new dev.arrayd.server.auth.AuthInterceptor(tokens, security.tlsClientCa() != null,
                 security.tenantQuotas());
-        this.backends = new Backends(DeviceRequest.parseList(options.devices()), options);
+        this.backends = new Backends(DeviceRequest.parseList(options.devices()), options, security);
         SchedulerConfig config = SchedulerConfig.defaults().withAllowNativeSource(options.allowNativeSource())
                 .withFastPathNanos(options.fastPathNanos());
         this.metrics = new ArraydMetrics(backends.devices().stream().map(d -> d.id().toString()).toList(),

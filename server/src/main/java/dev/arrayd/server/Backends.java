@@ -35,6 +35,11 @@ final class Backends implements AutoCloseable {
     private final List<BackendStatus> statuses = new ArrayList<>();
 
     Backends(List<DeviceRequest> requests, ServerOptions options) {
+        this(requests, options, null);
+    }
+
+    /** @param security this daemon's own certificate (presented to TLS peers), or null */
+    Backends(List<DeviceRequest> requests, ServerOptions options, SecurityOptions security) {
         try {
             for (DeviceRequest r : requests) {
                 open(create(r.backend(), options), r.count());
@@ -46,7 +51,9 @@ final class Backends implements AutoCloseable {
         try {
             if (!options.peers().isBlank()) {
                 RemoteOptions remote = RemoteOptions.parse(options.peers(), peerToken(options), "arrayd-peer")
-                        .without(System.getenv("HOSTNAME")); // one list for every member of a pool
+                        .without(System.getenv("HOSTNAME")) // one list for every member of a pool
+                        .withTls(options.peerTlsCa() == null ? null : new RemoteOptions.Tls(options.peerTlsCa(),
+                                security == null ? null : security.tlsCert(), security == null ? null : security.tlsKey()));
                 if (!remote.peers().isEmpty()) {
                     open(new RemoteBackend(remote), 0);
                 }

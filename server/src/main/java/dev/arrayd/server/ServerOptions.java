@@ -35,6 +35,7 @@ import java.nio.file.Path;
  *                          the JVM sees: the container's limit in a container, else the machine's)
  * @param peers             peer daemons whose devices this one presents, {@code [name=]host:port,...} (empty = none)
  * @param peerTokenFile     file whose first line is the token presented to the peers (null = none)
+ * @param peerTlsCa         PEM CA certificates to trust when connecting to the peers with TLS (null = plaintext)
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
@@ -42,7 +43,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
         int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
-        String peers, Path peerTokenFile) {
+        String peers, Path peerTokenFile, Path peerTlsCa) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -60,7 +61,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null);
+                DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
     }
 
     /**
@@ -94,6 +95,10 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
 
     public ServerOptions withPeerTokenFile(Path file) {
         return with(b -> b.peerTokenFile = file);
+    }
+
+    public ServerOptions withPeerTlsCa(Path file) {
+        return with(b -> b.peerTlsCa = file);
     }
 
     public ServerOptions withRegionMemoryBytes(long bytes) {
@@ -187,6 +192,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         long regionMemoryBytes;
         String peers;
         Path peerTokenFile;
+        Path peerTlsCa;
 
         Copy(ServerOptions o) {
             bind = o.bind;
@@ -214,10 +220,11 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             regionMemoryBytes = o.regionMemoryBytes;
             peers = o.peers;
             peerTokenFile = o.peerTokenFile;
+            peerTlsCa = o.peerTlsCa;
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
         }
     }
 }

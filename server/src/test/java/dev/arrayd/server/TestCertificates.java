@@ -12,19 +12,19 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Throwaway self-signed certificates made by the JDK's keytool in a temp directory at test time (no
+ * (Public for the process tests of integration-tests.) Throwaway self-signed certificates made by the JDK's keytool in a temp directory at test time (no
  * private key is ever committed): {@code server} (CN=localhost, SAN 127.0.0.1 and localhost) and one
  * per client (CN = its name). Each certificate is its own trust anchor: the client trusts
  * {@code server.pem}, a mutual-TLS server trusts the client's PEM as its "CA". Two keytool runs per
  * certificate, all certificates in parallel (each run is a JVM start).
  */
-final class TestCertificates {
+public final class TestCertificates {
 
     private static final String PASS = "changeit";
 
     final Path dir;
 
-    TestCertificates(Path dir, String... clients) throws Exception {
+    public TestCertificates(Path dir, String... clients) throws Exception {
         this.dir = dir;
         List<java.util.concurrent.Callable<Void>> jobs = new ArrayList<>();
         jobs.add(() -> issue("server", "CN=localhost", "SAN=ip:127.0.0.1,dns:localhost"));
@@ -38,11 +38,11 @@ final class TestCertificates {
         }
     }
 
-    Path pem(String name) {
+    public Path pem(String name) {
         return dir.resolve(name + ".pem");
     }
 
-    Path key(String name) {
+    public Path key(String name) {
         return dir.resolve(name + ".key");
     }
 

@@ -58,6 +58,12 @@ public final class ArraydConfig {
             "File whose first line is the bearer token this daemon presents to its `peers` (a token of their "
                     + "`auth-tokens`: the peers apply that tenant's quotas and fair share to this daemon).");
 
+    public static final ConfigKey<Path> PEER_TLS_CA = new ConfigKey<>("peer-tls-ca", "path", "",
+            Parsers.optionalPath(), "a PEM file path, or empty for plaintext to the peers",
+            "Connect to the `peers` with TLS, trusting the CA certificates of this PEM file; this daemon presents its "
+                    + "own `tls-cert` / `tls-key`, when set, as its client certificate (mutual TLS: a peer with "
+                    + "`tls-client-ca` takes its CN as the tenant).");
+
     public static final ConfigKey<Boolean> ALLOW_NATIVE_SOURCE = new ConfigKey<>("allow-native-source", "boolean",
             "false", Parsers.bool(), "true or false",
             "Accept native kernel source (C, OpenCL C, CUDA C, PTX). A native kernel can do anything the daemon "
@@ -191,7 +197,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);

@@ -8,6 +8,8 @@ import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.support.GuardedBy;
 import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.ClientInterceptors;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -205,7 +207,7 @@ final class PeerLink implements AutoCloseable {
         try {
             // a channel on the link's own event loop: the server's handlers run on the shared transport threads and
             // may wait for a peer's answer (a slab, a stream), which must not need one of those threads to arrive
-            ManagedChannel channel = NettyChannelBuilder.forTarget(address.target(), InsecureChannelCredentials.create())
+            ManagedChannel channel = NettyChannelBuilder.forTarget(address.target(), credentials())
                     .eventLoopGroup(eventLoop).channelType(NioSocketChannel.class).directExecutor()
                     .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build();
             var b = ArraydClient.builder().channel(channel);
@@ -227,7 +229,7 @@ final class PeerLink implements AutoCloseable {
             Thread.currentThread().interrupt();
             closeQuietly(client);
             throw unavailable("interrupted while connecting");
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        } catch (ExecutionException | TimeoutException | java.io.IOException | RuntimeException e) {
             closeQuietly(client);
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
             downReason = describe(cause);
@@ -241,6 +243,19 @@ final class PeerLink implements AutoCloseable {
             }
             throw unavailable(downReason);
         }
+    }
+
+    /** Plaintext, or TLS trusting the configured CA (with this daemon's certificate when it has one). */
+    private ChannelCredentials credentials() throws java.io.IOException {
+        RemoteOptions.Tls tls = options.tls();
+        if (tls == null) {
+            return InsecureChannelCredentials.create();
+        }
+        var b = TlsChannelCredentials.newBuilder().trustManager(tls.ca().toFile());
+        if (tls.cert() != null) {
+            b.keyManager(tls.cert().toFile(), tls.key().toFile());
+        }
+        return b.build();
     }
 
     /** {@code c} failed as a whole (the peer went away): the link is down until it connects again. */

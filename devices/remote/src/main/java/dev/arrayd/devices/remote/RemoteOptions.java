@@ -15,9 +15,23 @@ import java.util.Set;
  * @param callTimeout    longest wait for a peer's answer to a synchronous call (a slab, a stream, a compile)
  * @param probeInterval  how often an idle link is checked, and a lost one tried again
  * @param startWait      how long opening the devices waits for a peer that is not up yet
+ * @param tls            TLS to the peers, or null for plaintext
  */
 public record RemoteOptions(List<PeerAddress> peers, String token, String clientName, Duration callTimeout,
-        Duration probeInterval, Duration startWait) {
+        Duration probeInterval, Duration startWait, Tls tls) {
+
+    /**
+     * TLS to the peers: trust {@code ca} (PEM); present {@code cert} / {@code key} (PEM; both or neither) as this
+     * daemon's client certificate, for peers that require one.
+     */
+    public record Tls(java.nio.file.Path ca, java.nio.file.Path cert, java.nio.file.Path key) {
+        public Tls {
+            java.util.Objects.requireNonNull(ca, "ca");
+            if ((cert == null) != (key == null)) {
+                throw new IllegalArgumentException("peer TLS: a certificate and a key, or neither");
+            }
+        }
+    }
 
     public RemoteOptions {
         peers = List.copyOf(peers);
@@ -38,7 +52,7 @@ public record RemoteOptions(List<PeerAddress> peers, String token, String client
             }
         }
         return new RemoteOptions(out, token == null ? "" : token.strip(), clientName, Duration.ofSeconds(30),
-                Duration.ofSeconds(1), Duration.ofSeconds(10));
+                Duration.ofSeconds(1), Duration.ofSeconds(10), null);
     }
 
     /**
@@ -50,10 +64,14 @@ public record RemoteOptions(List<PeerAddress> peers, String token, String client
             return this;
         }
         return new RemoteOptions(peers.stream().filter(p -> !p.name().equals(self)).toList(), token, clientName,
-                callTimeout, probeInterval, startWait);
+                callTimeout, probeInterval, startWait, tls);
     }
 
     public RemoteOptions withProbeInterval(Duration interval) {
-        return new RemoteOptions(peers, token, clientName, callTimeout, interval, startWait);
+        return new RemoteOptions(peers, token, clientName, callTimeout, interval, startWait, tls);
+    }
+
+    public RemoteOptions withTls(Tls t) {
+        return new RemoteOptions(peers, token, clientName, callTimeout, probeInterval, startWait, t);
     }
 }
