@@ -1,7 +1,6 @@
 package dev.arrayd.client;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
@@ -34,7 +33,6 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,9 +54,6 @@ import java.util.function.Function;
 
 /** The {@link Session} implementation: one {@code Execute} stream, its outbox and its event table. */
 final class SessionImpl implements Session {
-
-    private static final int READ_CHUNK_BYTES = 4 << 20;
-    private static final int MAX_READ_BYTES = Integer.MAX_VALUE - 8;
 
     private final Stubs stubs;
     private final ScheduledExecutorService timer;
@@ -204,67 +199,17 @@ final class SessionImpl implements Session {
                 stubs.buffers()::destroyBuffer, r -> null);
     }
 
-    /** The staging region over the daemon's Unix socket, or null (TCP, or regions turned off). */
-    private volatile StagingArea staging;
+    /** Writes and reads of a buffer's bytes: through the staging region when it has room, else as commands. */
+    private final BufferBytes bytes = new BufferBytes(this);
 
     /** Gives the session a staging region: writes and reads that fit a free slot go through it. */
     void useStaging(MappedRegion region) {
-        staging = new StagingArea(region);
+        bytes.useStaging(region);
     }
 
-    /**
-     * Writes go through a free slot of the staging region when there is one (one Upload from it), else over
-     * the session stream as Upload commands of at most {@link #MAX_UPLOAD_BYTES}, each waiting on the one
-     * before it: either way they are ordered with every other command of the session exactly as they were
-     * called, and a failed chunk fails the rest.
-     */
     @Override
     public Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
-        StagingArea st = staging;
-        int total = data.remaining();
-        long at;
-        if (st != null && total > 0 && !closing.get()) {
-            checkRange(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
-        }
-        if (st != null && total > 0 && !closing.get() && (at = st.allocate(total)) >= 0) {
-            // through the shared-memory region: one copy into it, an upload the daemon reads from it
-            java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofBuffer(data), 0,
-                    st.region.segment(), at, total);
-            Event e;
-            try {
-                e = upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
-            } catch (RuntimeException ex) {
-                st.release(at, total);
-                throw ex;
-            }
-            e.future().whenComplete((r, err) -> st.release(at, total));
-            return e;
-        }
-        // copy: the caller may reuse its buffer as soon as we return
-        ByteBuffer copy = ByteBuffer.allocate(data.remaining());
-        copy.put(data.duplicate()).flip();
-        return writeOwned(buffer, offsetBytes, copy);
-    }
-
-    /** Like write, for a buffer nobody else touches afterwards: it is sent without copying. */
-    private Event writeOwned(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
-        checkOpen();
-        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
-        Event last = null;
-        int total = data.remaining();
-        int pos = 0;
-        do {
-            int len = Math.min(MAX_UPLOAD_BYTES, total - pos);
-            ByteBuffer chunk = data.duplicate();
-            chunk.position(data.position() + pos).limit(data.position() + pos + len);
-            Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
-                    .setBuffer(buffer.id())
-                    .setOffsetBytes(offsetBytes + pos)
-                    .setData(UnsafeByteOperations.unsafeWrap(chunk)));
-            last = submit(cmd, last == null ? List.of() : List.of(last.id()), 0);
-            pos += len;
-        } while (pos < total);
-        return last;
+        return bytes.write(buffer, offsetBytes, data);
     }
 
     @Override
@@ -280,25 +225,25 @@ final class SessionImpl implements Session {
     @Override
     public Event write(BufferHandle buffer, float[] data) {
         checkDtype(buffer, DType.F32, "data", "float[" + data.length + "]");
-        return writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, double[] data) {
         checkDtype(buffer, DType.F64, "data", "double[" + data.length + "]");
-        return writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, int[] data) {
         checkDtype(buffer, DType.I32, "data", "int[" + data.length + "]");
-        return writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, long[] data) {
         checkDtype(buffer, DType.I64, "data", "long[" + data.length + "]");
-        return writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
@@ -308,59 +253,7 @@ final class SessionImpl implements Session {
 
     @Override
     public CompletableFuture<ByteBuffer> read(BufferHandle buffer, long offsetBytes, long sizeBytes) {
-        checkOpen();
-        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
-        if (sizeBytes > MAX_READ_BYTES) {
-            throw new IllegalArgumentException("sizeBytes: " + sizeBytes + " (expected: <= " + MAX_READ_BYTES
-                    + " to fit one array; read buffer " + buffer.id() + " in ranges)");
-        }
-        if (sizeBytes == 0) {
-            return CompletableFuture.completedFuture(ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN));
-        }
-        StagingArea st = staging;
-        long slot;
-        if (st != null && !closing.get() && (slot = st.allocate(sizeBytes)) >= 0) {
-            // through the shared-memory region: the daemon downloads into it, one copy out of it
-            long at = slot;
-            Event e;
-            try {
-                e = download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults());
-            } catch (RuntimeException ex) {
-                st.release(at, sizeBytes);
-                throw ex;
-            }
-            return e.future()
-                    .handle((r, err) -> {
-                        try {
-                            if (err != null) {
-                                throw err instanceof java.util.concurrent.CompletionException c ? c
-                                        : new java.util.concurrent.CompletionException(err);
-                            }
-                            byte[] out = new byte[(int) sizeBytes];
-                            java.lang.foreign.MemorySegment.copy(st.region.segment(), at,
-                                    java.lang.foreign.MemorySegment.ofArray(out), 0, sizeBytes);
-                            return ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
-                        } finally {
-                            st.release(at, sizeBytes);
-                        }
-                    });
-        }
-        // Reads go over the session stream as Download commands, so they see every command called
-        // before them; the chunks are reassembled into one array.
-        byte[] out = new byte[(int) sizeBytes];
-        List<CompletableFuture<EventResult>> parts = new ArrayList<>();
-        for (long pos = 0; pos < sizeBytes; pos += READ_CHUNK_BYTES) {
-            long len = Math.min(READ_CHUNK_BYTES, sizeBytes - pos);
-            int at = (int) pos;
-            Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
-                    .setBuffer(buffer.id()).setOffsetBytes(offsetBytes + pos).setSizeBytes(len));
-            parts.add(submit(cmd, List.of(), 0).future().thenApply(r -> {
-                r.data().get(out, at, (int) len);
-                return r;
-            }));
-        }
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(v -> ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+        return bytes.read(buffer, offsetBytes, sizeBytes);
     }
 
     @Override
@@ -746,7 +639,7 @@ final class SessionImpl implements Session {
         }
     }
 
-    private Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {
+    Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {
         cmd.addAllWaitEvents(waitFor).setStream(stream);
         EventTable.Pending p = outbox.submit(cmd);
         return new Event(p.id, p.future);
@@ -855,11 +748,7 @@ final class SessionImpl implements Session {
                 requests.cancel("session closed", null);
             }
             streamDone.whenComplete((x, y) -> {
-                StagingArea st = staging;
-                staging = null;
-                if (st != null) {
-                    st.region.unmap(); // the daemon freed it with the session
-                }
+                bytes.dropStaging(); // the daemon freed it with the session
                 onClosed.accept(this);
                 if (error == null) {
                     closed.complete(null);
@@ -890,7 +779,12 @@ final class SessionImpl implements Session {
 
     // ---- helpers ----
 
-    private void checkOpen() {
+    /** Whether {@link #close} has begun. */
+    boolean isClosing() {
+        return closing.get();
+    }
+
+    void checkOpen() {
         if (closing.get()) {
             throw new IllegalStateException("session " + clientName + " (" + id + ") is closed");
         }
@@ -904,7 +798,7 @@ final class SessionImpl implements Session {
     }
 
     /** Checks that [offset, offset + size) lies within the buffer. */
-    private static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size) {
+    static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size) {
         checkRange(buffer, offsetName, offset, sizeName, size, false);
     }
 
