@@ -43,7 +43,7 @@ public final class RemoteBackend implements Backend {
             Thread.ofPlatform().daemon().name("arrayd-peer-io-", 0).factory());
     /** Reports completions of peers' commands (see {@link PeerLink#completions()}); its threads retire when idle. */
     private final ExecutorService completions = Executors.newCachedThreadPool(
-            r -> Thread.ofPlatform().daemon().name("arrayd-peer-completion-", 0).unstarted(r));
+            Thread.ofPlatform().daemon().name("arrayd-peer-completion-", 0).factory());
 
     public RemoteBackend(RemoteOptions options) {
         this.options = options;
