@@ -289,6 +289,91 @@ class ClusterTest {
         }
     }
 
+    /** count[0] += 1 after {@code rounds} million steps of a float recurrence (about a second at 400 here). */
+    static IrKernelSpec countAfterSpinning() {
+        return Ir.kernel("count_after_spinning")
+                .buffer("count", DType.I64, Access.READ_WRITE, Ir.i64(1))
+                .scalar("rounds", DType.I64, 0, 1024)
+                .body(b -> {
+                    b.var("acc", Ir.f64(1.0));
+                    b.loop("r", Ir.i64(0), Ir.param("rounds"), (outer, r) ->
+                            outer.loop("it", Ir.i64(0), Ir.i64(1 << 20), (loop, it) ->
+                                    loop.assign("acc", Ir.var("acc").mul(Ir.f64(0.999999)).add(Ir.f64(1.0)))));
+                    // (the result decides the increment, so the loop cannot be dropped)
+                    b.store("count", Ir.i64(0), Ir.load("count", Ir.i64(0))
+                            .add(Ir.select(Ir.var("acc").lt(Ir.f64(0.0)), Ir.i64(2), Ir.i64(1))));
+                });
+    }
+
+    /**
+     * A cancel reaches the peer: of two launches handed to the peer at once (the second waiting there for the
+     * first), cancelling the second while the first runs keeps it from running there.
+     */
+    @Test
+    @Timeout(180)
+    void aCancelReachesTheCommandWaitingOnThePeer() throws Exception {
+        try (DaemonProcess a = peer(0, "cpu:1"); DaemonProcess e = entry("a=" + a.target(), true);
+                ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-cancel"));
+                ManagedChannelHolder peerStats = new ManagedChannelHolder(a.target())) {
+            KernelHandle spin = await(s.compile(KernelModuleSpec.ir(countAfterSpinning()))).get("count_after_spinning");
+            BufferHandle count = await(s.createBuffer(DType.I64, new long[] {1}, BufferOptions.defaults().device("a/cpu:0")));
+            await(s.fill(count, 0).future());
+            long rounds = 400;
+            Event first = s.launch(Launch.of(spin).global(1).args(count, rounds).device("a/cpu:0"));
+            Event second = s.launch(Launch.of(spin).global(1).args(count, rounds).device("a/cpu:0"));
+            // both on the peer: its queue holds two commands (the second waits for the first)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (peerStats.pending() < 2) {
+                assertTrue(System.nanoTime() < until, "the peer never held both launches");
+                Thread.onSpinWait();
+            }
+            assertTrue(!first.future().isDone(), "the first launch is still running (make it longer on this machine)");
+            var before = peerStats.stats();
+            assertEquals(1, await(s.cancel(second)));
+            assertEquals(Status.Code.CANCELLED, failure(second.future()));
+            await(first.future());
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (peerStats.pending() > 0) {
+                assertTrue(System.nanoTime() < until, "the peer never went idle");
+                Thread.onSpinWait();
+            }
+            // (the count cannot be read back: its last writer is the cancelled launch, and failure is sticky)
+            var after = peerStats.stats();
+            assertEquals(before.getCommandsSucceeded() + 1, after.getCommandsSucceeded(),
+                    "only the first launch ran on the peer; before: " + before + ", after: " + after);
+        }
+    }
+
+    /** A channel to a daemon, and the commands its devices hold (GetStats), without authentication. */
+    private record ManagedChannelHolder(ManagedChannel channel) implements AutoCloseable {
+        ManagedChannelHolder(String target) {
+            this(ManagedChannelBuilder.forTarget(target).usePlaintext().build());
+        }
+
+        dev.arrayd.proto.v1.GetStatsResponse stats() {
+            var auth = new io.grpc.Metadata();
+            auth.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "Bearer " + TOKEN);
+            return dev.arrayd.proto.v1.StatsServiceGrpc.newBlockingStub(channel)
+                    .withInterceptors(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(auth))
+                    .getStats(dev.arrayd.proto.v1.GetStatsRequest.getDefaultInstance());
+        }
+
+        long pending() {
+            long n = 0;
+            for (var d : stats().getDevicesList()) {
+                for (var q : d.getQueuesList()) {
+                    n += q.getPendingCommands();
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public void close() {
+            channel.shutdownNow();
+        }
+    }
+
     /**
      * Mutual TLS between daemons: the peer serves TLS and requires a client certificate; the entry trusts the
      * peer's certificate ({@code peer-tls-ca}) and presents its own ({@code tls-cert}), and its client reaches it

@@ -7,8 +7,10 @@ import java.util.List;
 
 /**
  * Cancelling a session's commands: a queued one leaves its device's queue and fails at once; one still
- * waiting for its dependencies fails without running once they are done; a running one finishes and its
- * event fails with the cause. Whatever waits on them fails with that cause (sticky failure).
+ * waiting for its dependencies fails without running once they are done; one handed to its device is
+ * offered back to it ({@code NativeStream.cancel}: a peer's device drops it if it has not started there),
+ * else it finishes; either way its event fails with the cause. Whatever waits on them fails with that
+ * cause (sticky failure).
  */
 final class Cancellation {
 
@@ -57,5 +59,6 @@ final class Cancellation {
             }
         }
         marked.forEach(Command::dropIfQueued);
+        marked.forEach(Command::cancelOnLane);
     }
 }

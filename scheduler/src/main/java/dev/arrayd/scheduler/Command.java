@@ -364,6 +364,16 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
     }
 
+    /**
+     * The third part of a cancel: a command already handed to its native stream is offered back to it
+     * ({@link NativeStream#cancel}), so a backend that can still drop it (a peer's) does.
+     */
+    void cancelOnLane() {
+        if (onLane && !event.isDone()) { // (lane is written before the volatile onLane)
+            lane.cancel(this);
+        }
+    }
+
     /** After the dispatcher queued it: a cancel that raced with queueing takes it out again. */
     void queuedNow() {
         ArraydException cause = cancelCause;

@@ -50,7 +50,7 @@ final class StatsGrpcService extends StatsServiceGrpc.StatsServiceImplBase {
                 DeviceStats.Builder ds = DeviceStats.newBuilder().setId(d.id().toString())
                         .setMemoryBytes(d.info().memoryBytes()).setMemoryBudgetBytes(p.budgetBytes())
                         .setMemoryUsedBytes(p.usedBytes()).setMemoryReservedBytes(p.reservedBytes())
-                        .setFragmentation(p.fragmentation()).setServing(!scheduler.isShuttingDown());
+                        .setFragmentation(p.fragmentation()).setServing(!scheduler.isShuttingDown() && d.isReachable());
                 for (StreamKind k : StreamKind.values()) {
                     ds.addQueues(StreamQueue.newBuilder().setKind(k.label()).setPendingCommands(d.pendingCommands(k)));
                 }

@@ -53,6 +53,15 @@ public interface NativeStream extends AutoCloseable {
         throw new UnsupportedOperationException(device() + ": no native waits (canWaitFor is false)");
     }
 
+    /**
+     * Best effort: the scheduler cancelled the command it submitted with {@code callback} after handing it over.
+     * A backend that can still drop it (a peer's stream: it cancels the command on the peer, where it may be
+     * waiting) does; it runs otherwise. Either way {@code callback} is called exactly once, as for any command.
+     * The default does nothing.
+     */
+    default void cancel(CommandCallback callback) {
+    }
+
     /** Whether nothing is queued or running. */
     boolean isIdle();
 

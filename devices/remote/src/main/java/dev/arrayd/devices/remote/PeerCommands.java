@@ -31,6 +31,7 @@ final class PeerCommands {
     private final PeerLink.Connection c;
     private final long stream;
     private final List<CompletableFuture<EventResult>> parts = new ArrayList<>();
+    private final List<Event> events = new ArrayList<>();
     private List<Long> waits;
     private Event last;
 
@@ -44,6 +45,11 @@ final class PeerCommands {
     /** The futures of what was sent, one per peer command (a download's completes once its bytes are copied). */
     List<CompletableFuture<EventResult>> parts() {
         return parts;
+    }
+
+    /** The peer events of the commands sent. */
+    List<Event> events() {
+        return events;
     }
 
     /** The peer event of the last command sent. */
@@ -60,6 +66,7 @@ final class PeerCommands {
 
     private void sent(Event e) {
         last = e;
+        events.add(e);
         parts.add(e.future());
     }
 
@@ -154,6 +161,7 @@ final class PeerCommands {
             long at = off;
             Event e = c.session().download(b, src.offset() + off, len, options());
             last = e;
+            events.add(e);
             parts.add(e.future().thenApply(r -> {
                 MemorySegment.copy(MemorySegment.ofBuffer(r.data()), 0, dst, at, len);
                 return r;

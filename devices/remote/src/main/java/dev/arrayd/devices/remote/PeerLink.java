@@ -207,9 +207,9 @@ final class PeerLink implements AutoCloseable {
         try {
             // a channel on the link's own event loop: the server's handlers run on the shared transport threads and
             // may wait for a peer's answer (a slab, a stream), which must not need one of those threads to arrive
-            ManagedChannel channel = NettyChannelBuilder.forTarget(address.target(), credentials())
+            ManagedChannel channel = new DetachedChannel(NettyChannelBuilder.forTarget(address.target(), credentials())
                     .eventLoopGroup(eventLoop).channelType(NioSocketChannel.class).directExecutor()
-                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build();
+                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build());
             var b = ArraydClient.builder().channel(channel);
             Channel calls = channel;
             if (!options.token().isEmpty()) {

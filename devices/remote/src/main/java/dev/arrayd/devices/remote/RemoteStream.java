@@ -43,6 +43,11 @@ final class RemoteStream implements NativeStream {
     private final RemoteDevice device;
     private final String name;
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** The peer events of each command sent and not finished, by its callback (what {@link #cancel} cancels). */
+    private final java.util.Map<CommandCallback, Sent> sent = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The peer events of one command, in the connection they were sent through. */
+    private record Sent(PeerLink.Connection c, List<Event> events) {}
     /** Sends of this stream, one at a time: the peer's order is the order they reach its session. */
     private final Object sendLock = new Object();
     @GuardedBy("sendLock")
@@ -118,10 +123,11 @@ final class RemoteStream implements NativeStream {
                         waits.add(r.event().id());
                     }
                 }
-                PeerCommands sent = new PeerCommands(device, c, stream(c).id(), waits);
-                sent.send(command);
-                parts = sent.parts();
-                Event last = sent.last();
+                PeerCommands out = new PeerCommands(device, c, stream(c).id(), waits);
+                out.send(command);
+                parts = out.parts();
+                sent.put(callback, new Sent(c, out.events()));
+                Event last = out.last();
                 if (last != null) {
                     end = new RemoteMarker(link, c.generation(), last, null);
                     tail = last.future();
@@ -133,6 +139,7 @@ final class RemoteStream implements NativeStream {
         }
         PeerLink.Connection conn = c;
         CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).whenCompleteAsync((v, t) -> {
+            sent.remove(callback);
             if (t != null) {
                 done(callback, link.failure(conn, t));
                 return;
@@ -230,6 +237,15 @@ final class RemoteStream implements NativeStream {
             handleGeneration = c.generation();
         }
         return handle;
+    }
+
+    /** Cancels the command's events on the peer: one still waiting or queued there does not run. */
+    @Override
+    public void cancel(CommandCallback callback) {
+        Sent s = sent.get(callback);
+        if (s != null && s.c() == device.link().currentOrNull()) {
+            s.c().session().cancel(s.events().toArray(Event[]::new));
+        }
     }
 
     @Override
