@@ -1,0 +1,35 @@
+package dev.arrayd.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bench cluster} end to end, tiny: the daemons it starts itself (a peer and an entry; two peers and an
+ * entry; three one-thread peers and an entry), every part measured, its files written.
+ */
+class ClusterScenarioTest {
+
+    @Test
+    @Timeout(300)
+    void writesLaunchCopyScalingSummaryPlotAndResultLine(@TempDir Path dir) throws Exception {
+        Path results = dir.resolve("run");
+        BenchRun run = new BenchRun("cluster", "--in-process", "--iterations", "2", "--warmup", "1", "--warmup-seconds", "0",
+                "--size", "2", "--tasks", "3", "--iterations-per-task", "2000", "--out", results.toString());
+        String f = "\\d+\\.\\d+";
+        run.assertComplete(results, "RESULT cluster direct_us=" + f + " entry_us=" + f + " launch_ratio=" + f + " copy_ms=" + f
+                + " raw_ms=" + f + " copy_ratio=" + f + " speedup2=" + f + " speedup3=" + f, "cluster.png");
+        List<String[]> launch = BenchRun.csv(results.resolve("launch.csv"), "path,round,median_us", 3);
+        assertEquals(4, launch.size());
+        for (String[] row : launch) {
+            assertTrue(Double.parseDouble(row[2]) > 0, String.join(",", row));
+        }
+        assertEquals(4, BenchRun.csv(results.resolve("copy.csv"), "method,round,bytes,ms", 4).size());
+        assertEquals(6, BenchRun.csv(results.resolve("scaling.csv"), "peers,round,tasks,tasks_per_s", 4).size());
+    }
+}
