@@ -105,6 +105,9 @@ peers = {{ $peers }}
 {{- if .Values.peerToken.existingSecret }}
 peer-token-file = /etc/arrayd/peer/{{ .Values.peerToken.key }}
 {{- end }}
+{{- if .Values.peerTls.caSecret }}
+peer-tls-ca = /etc/arrayd/peer-tls/{{ .Values.peerTls.caKey }}
+{{- end }}
 {{- range $key, $value := .Values.arrayd.extraConfig }}
 {{ $key }} = {{ $value }}
 {{- end }}
@@ -221,6 +224,11 @@ stopped after it).
       mountPath: /etc/arrayd/peer
       readOnly: true
     {{- end }}
+    {{- if .Values.peerTls.caSecret }}
+    - name: arrayd-peer-tls
+      mountPath: /etc/arrayd/peer-tls
+      readOnly: true
+    {{- end }}
     - name: arrayd-tmp
       mountPath: /tmp
     {{- if include "arrayd.unixSocket" . }}
@@ -250,6 +258,12 @@ stopped after it).
 - name: arrayd-peer-token
   secret:
     secretName: {{ .Values.peerToken.existingSecret }}
+    defaultMode: 0440
+{{- end }}
+{{- if .Values.peerTls.caSecret }}
+- name: arrayd-peer-tls
+  secret:
+    secretName: {{ .Values.peerTls.caSecret }}
     defaultMode: 0440
 {{- end }}
 - name: arrayd-tmp

@@ -72,6 +72,9 @@ class HelmChartTest {
         sets.put("tolerations[0].effect", "NoSchedule");
         sets.put("auth.existingSecret", "pool-tokens");
         sets.put("peerToken.existingSecret", "pool-peer-token");
+        sets.put("tls.secretName", "pool-tls");
+        sets.put("tls.clientCaKey", "ca.crt");
+        sets.put("peerTls.caSecret", "pool-ca");
         List<HasMetadata> resources = standalone(sets);
         SidecarChecks.Result r = SidecarChecks.check("chart pool", resources, SidecarChecks.Role.POOL);
         assertEquals("cuda", r.config().get(ArraydConfig.DEVICES));
@@ -84,6 +87,9 @@ class HelmChartTest {
                 .without("demo-arrayd-1").peers().stream().map(dev.arrayd.devices.remote.PeerAddress::name).toList();
         assertEquals(List.of("demo-arrayd-0", "demo-arrayd-2"), peers);
         assertEquals(java.nio.file.Path.of("/etc/arrayd/peer/token"), r.config().get(ArraydConfig.PEER_TOKEN_FILE));
+        // mutual TLS among the members: each trusts the pool's CA and presents its own certificate
+        assertEquals(java.nio.file.Path.of("/etc/arrayd/peer-tls/ca.crt"), r.config().get(ArraydConfig.PEER_TLS_CA));
+        assertEquals(java.nio.file.Path.of("/etc/arrayd/tls/tls.crt"), r.config().get(ArraydConfig.TLS_CERT));
 
         var set = Kube.one(resources, io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
         assertEquals(3, set.getSpec().getReplicas());

@@ -121,7 +121,7 @@ final class SidecarChecks {
         assertFalse(authenticated && cfg.get(ArraydConfig.INSECURE), where + ": insecure=true although calls are "
                 + "authenticated");
         for (var key : List.of(ArraydConfig.AUTH_TOKENS, ArraydConfig.TLS_CERT, ArraydConfig.TLS_KEY,
-                ArraydConfig.TLS_CLIENT_CA, ArraydConfig.PEER_TOKEN_FILE)) {
+                ArraydConfig.TLS_CLIENT_CA, ArraydConfig.PEER_TOKEN_FILE, ArraydConfig.PEER_TLS_CA)) {
             java.nio.file.Path file = cfg.get(key);
             if (file != null) {
                 mountedFromSecret(where, key.name(), file.toString(), arrayd, pod);
