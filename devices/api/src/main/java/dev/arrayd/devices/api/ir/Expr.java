@@ -88,6 +88,19 @@ public sealed interface Expr {
             public boolean isShift() {
                 return this == SHL || this == SHR;
             }
+
+            /** The comparison that holds exactly when this one does not; itself for any other operator. */
+            public Op negated() {
+                return switch (this) {
+                    case LT -> GE;
+                    case LE -> GT;
+                    case GT -> LE;
+                    case GE -> LT;
+                    case EQ -> NE;
+                    case NE -> EQ;
+                    default -> this;
+                };
+            }
         }
     }
 

@@ -122,7 +122,7 @@ public final class IrValidator {
                 symbols.put("$ls" + d, new long[] {1, MAX_GROUP_SIZE});
             }
             checkParams();
-            Scope top = new Scope(null);
+            IrScope top = new IrScope(null);
             block(kernel.body(), where + ".body", top, true, 0, 1);
             return new CheckedKernel(kernel, types, guards, varTypes, mutableVars, locals, paramIndex, usesBarrier);
         }
@@ -158,7 +158,7 @@ public final class IrValidator {
             for (int i = 0; i < params.size(); i++) {
                 if (params.get(i) instanceof IrParam.Buffer b && b.minExtent() != null) {
                     String at = where + ".params[" + i + "].buffer.min_extent";
-                    Val v = expr(b.minExtent(), at, new Scope(null), false);
+                    Val v = expr(b.minExtent(), at, new IrScope(null), false);
                     if (!v.type.isInteger() || v.type == IrType.U8) {
                         throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
                     }
@@ -199,13 +199,13 @@ public final class IrValidator {
 
         // ---------------------------------------------------------------- statements
 
-        private void block(List<Stmt> body, String at, Scope scope, boolean uniform, int depth, long trips) {
+        private void block(List<Stmt> body, String at, IrScope scope, boolean uniform, int depth, long trips) {
             for (int i = 0; i < body.size(); i++) {
                 stmt(body.get(i), at + "[" + i + "]", scope, uniform, depth, trips);
             }
         }
 
-        private void stmt(Stmt s, String at, Scope scope, boolean uniform, int depth, long trips) {
+        private void stmt(Stmt s, String at, IrScope scope, boolean uniform, int depth, long trips) {
             switch (s) {
                 case null -> throw ArraydException.invalid(at + ": unset (expected: a statement)");
                 case Stmt.Let let -> {
@@ -216,16 +216,16 @@ public final class IrValidator {
                     varTypes.put(let.name(), v.type);
                     if (let.mutable()) {
                         mutableVars.add(let.name());
-                        scope.vars.put(let.name(), new VarInfo(v.type, true, false, Range.top(v.type)));
+                        scope.vars.put(let.name(), new IrScope.Var(v.type, true, false, Range.top(v.type)));
                     } else {
-                        scope.vars.put(let.name(), new VarInfo(v.type, false, v.uniform, v.range));
+                        scope.vars.put(let.name(), new IrScope.Var(v.type, false, v.uniform, v.range));
                     }
                 }
                 case Stmt.Assign a -> {
                     String p = at + ".assign";
-                    VarInfo var = mutableVar(a.name(), p + ".name", scope);
+                    IrScope.Var var = mutableVar(a.name(), p + ".name", scope);
                     Val v = expr(a.value(), p + ".value", scope, true);
-                    expectType(v.type, var.type, p + ".value");
+                    expectType(v.type, var.type(), p + ".value");
                 }
                 case Stmt.Store st -> {
                     String p = at + ".store";
@@ -242,7 +242,7 @@ public final class IrValidator {
                     }
                     IrType target;
                     if (acc.index() == null) {
-                        target = mutableVar(acc.target(), p + ".target", scope).type;
+                        target = mutableVar(acc.target(), p + ".target", scope).type();
                     } else {
                         target = writableArray(acc.target(), p + ".target");
                         Val idx = index(acc.index(), p + ".index", scope);
@@ -259,9 +259,9 @@ public final class IrValidator {
                     Val c = expr(branch.condition(), p + ".condition", scope, true);
                     expectType(c.type, IrType.BOOL, p + ".condition");
                     boolean inner = uniform && c.uniform;
-                    Scope thenScope = refine(new Scope(scope), branch.condition(), true);
+                    IrScope thenScope = refine(new IrScope(scope), branch.condition(), true);
                     block(branch.thenBody(), p + ".then_body", thenScope, inner, depth + 1, trips);
-                    Scope elseScope = refine(new Scope(scope), branch.condition(), false);
+                    IrScope elseScope = refine(new IrScope(scope), branch.condition(), false);
                     block(branch.elseBody(), p + ".else_body", elseScope, inner, depth + 1, trips);
                 }
                 case Stmt.For loop -> forLoop(loop, at + ".loop", scope, uniform, depth, trips);
@@ -305,7 +305,7 @@ public final class IrValidator {
             }
         }
 
-        private void forLoop(Stmt.For loop, String p, Scope scope, boolean uniform, int depth, long trips) {
+        private void forLoop(Stmt.For loop, String p, IrScope scope, boolean uniform, int depth, long trips) {
             checkName(loop.var(), p + ".var");
             Val start = expr(loop.start(), p + ".start", scope, true);
             Val end = expr(loop.end(), p + ".end", scope, true);
@@ -349,20 +349,20 @@ public final class IrValidator {
                 r = new Range(start.range.lo(), end.range.hi() - 1, Range.map(end.range.uppers(), u -> u.addConstant(-1)),
                         start.range.lowers());
             }
-            Scope body = new Scope(scope);
+            IrScope body = new IrScope(scope);
             declare(loop.var(), p + ".var");
             varTypes.put(loop.var(), start.type);
             boolean u = start.uniform && end.uniform;
-            body.vars.put(loop.var(), new VarInfo(start.type, false, u, r));
+            body.vars.put(loop.var(), new IrScope.Var(start.type, false, u, r));
             block(loop.body(), p + ".body", body, uniform && u, depth + 1, nest);
         }
 
-        private VarInfo mutableVar(String name, String at, Scope scope) {
-            VarInfo v = scope.lookup(name);
+        private IrScope.Var mutableVar(String name, String at, IrScope scope) {
+            IrScope.Var v = scope.lookup(name);
             if (v == null) {
                 throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a variable declared before, in scope)");
             }
-            if (!v.mutable) {
+            if (!v.mutable()) {
                 throw ArraydException.invalid(at + ": " + Quote.string(name) + " is immutable (expected: a variable declared with let mutable)");
             }
             return v;
@@ -395,7 +395,7 @@ public final class IrValidator {
             return IrType.ofElement(b.dtype());
         }
 
-        private Val index(Expr e, String at, Scope scope) {
+        private Val index(Expr e, String at, IrScope scope) {
             Val v = expr(e, at, scope, true);
             if (v.type != IrType.I32 && v.type != IrType.I64) {
                 throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
@@ -437,7 +437,7 @@ public final class IrValidator {
         // ---------------------------------------------------------------- refinement
 
         /** A child scope knowing that {@code cond} is {@code positive}. */
-        private Scope refine(Scope s, Expr cond, boolean positive) {
+        private IrScope refine(IrScope s, Expr cond, boolean positive) {
             switch (cond) {
                 case Expr.Unary u when u.op() == Expr.Unary.Op.NOT -> {
                     return refine(s, u.operand(), !positive);
@@ -450,7 +450,7 @@ public final class IrValidator {
                 }
                 case Expr.Binary b when b.op().isComparison() && types.get(b.left()) != null
                         && types.get(b.left()).isInteger() -> {
-                    Expr.Binary.Op op = positive ? b.op() : negate(b.op());
+                    Expr.Binary.Op op = positive ? b.op() : b.op().negated();
                     Range l = quiet(b.left(), s);
                     Range r = quiet(b.right(), s);
                     switch (op) {
@@ -472,20 +472,8 @@ public final class IrValidator {
             }
         }
 
-        private static Expr.Binary.Op negate(Expr.Binary.Op op) {
-            return switch (op) {
-                case LT -> Expr.Binary.Op.GE;
-                case LE -> Expr.Binary.Op.GT;
-                case GT -> Expr.Binary.Op.LE;
-                case GE -> Expr.Binary.Op.LT;
-                case EQ -> Expr.Binary.Op.NE;
-                case NE -> Expr.Binary.Op.EQ;
-                default -> op;
-            };
-        }
-
         /** Learns {@code a <= b - gap}: a's upper bounds from b, b's lower bound from a. */
-        private void lessThan(Scope s, Expr a, Range ra, Expr b, Range rb, long gap) {
+        private void lessThan(IrScope s, Expr a, Range ra, Expr b, Range rb, long gap) {
             if (stable(a)) {
                 try {
                     long hi = Math.subtractExact(rb.hi(), gap);
@@ -521,47 +509,13 @@ public final class IrValidator {
             };
         }
 
-        private Range quiet(Expr e, Scope s) {
+        private Range quiet(Expr e, IrScope s) {
             return expr(e, "", s, false).range;
         }
 
         // ---------------------------------------------------------------- expressions
 
         private record Val(IrType type, Range range, boolean uniform) {}
-
-        private record VarInfo(IrType type, boolean mutable, boolean uniform, Range range) {}
-
-        /** Variables and learned facts of a block; lookups walk out to the enclosing blocks. */
-        private static final class Scope {
-            final Scope parent;
-            final Map<String, VarInfo> vars = new HashMap<>();
-            final Map<Expr, Range> facts = new HashMap<>();
-
-            Scope(Scope parent) {
-                this.parent = parent;
-            }
-
-            VarInfo lookup(String name) {
-                for (Scope s = this; s != null; s = s.parent) {
-                    VarInfo v = s.vars.get(name);
-                    if (v != null) {
-                        return v;
-                    }
-                }
-                return null;
-            }
-
-            Range fact(Expr e) {
-                Range r = null;
-                for (Scope s = this; s != null; s = s.parent) {
-                    Range f = s.facts.get(e);
-                    if (f != null) {
-                        r = r == null ? f : r.intersect(f);
-                    }
-                }
-                return r;
-            }
-        }
 
         private static void expectType(IrType got, IrType expected, String at) {
             if (got != expected) {
@@ -573,7 +527,7 @@ public final class IrValidator {
          * Types {@code e} and computes its range. {@code record} is false for re-evaluations done by
          * refinement: they neither record types nor guards (the first pass did).
          */
-        private Val expr(Expr e, String at, Scope s, boolean record) {
+        private Val expr(Expr e, String at, IrScope s, boolean record) {
             Val v = exprNoFacts(e, at, s, record);
             if (v.type.isInteger()) {
                 Range f = s.fact(e);
@@ -587,7 +541,7 @@ public final class IrValidator {
             return v;
         }
 
-        private Val exprNoFacts(Expr e, String at, Scope s, boolean record) {
+        private Val exprNoFacts(Expr e, String at, IrScope s, boolean record) {
             switch (e) {
                 case null -> throw ArraydException.invalid(at + ": unset (expected: an expression)");
                 case Expr.Const c -> {
@@ -623,11 +577,11 @@ public final class IrValidator {
                     return new Val(t, new Range(lo, hi, u, u), true);
                 }
                 case Expr.Var v -> {
-                    VarInfo info = s.lookup(v.name());
+                    IrScope.Var info = s.lookup(v.name());
                     if (info == null) {
                         throw ArraydException.invalid(at + ".var: " + Quote.string(v.name()) + " (expected: a variable declared before, in scope)");
                     }
-                    return new Val(info.type, info.range, info.uniform);
+                    return new Val(info.type(), info.range(), info.uniform());
                 }
                 case Expr.Builtin b -> {
                     String p = at + ".builtin";
@@ -637,7 +591,7 @@ public final class IrValidator {
                     if (b.dim() < 0 || b.dim() >= kernel.gridDims()) {
                         throw ArraydException.invalid(p + ".dim: " + b.dim() + " (expected: below grid_dims = " + kernel.gridDims() + ")");
                     }
-                    return new Val(IrType.I64, builtinRange(b), b.kind() != Expr.Builtin.Kind.GLOBAL_ID
+                    return new Val(IrType.I64, IntRanges.builtin(b, kernel.localSize()), b.kind() != Expr.Builtin.Kind.GLOBAL_ID
                             && b.kind() != Expr.Builtin.Kind.LOCAL_ID);
                 }
                 case Expr.Load l -> {
@@ -680,8 +634,8 @@ public final class IrValidator {
                     String p = at + ".select";
                     Val c = expr(x.condition(), p + ".condition", s, record);
                     expectType(c.type, IrType.BOOL, p + ".condition");
-                    Val t = expr(x.ifTrue(), p + ".if_true", refine(new Scope(s), x.condition(), true), record);
-                    Val f = expr(x.ifFalse(), p + ".if_false", refine(new Scope(s), x.condition(), false), record);
+                    Val t = expr(x.ifTrue(), p + ".if_true", refine(new IrScope(s), x.condition(), true), record);
+                    Val f = expr(x.ifFalse(), p + ".if_false", refine(new IrScope(s), x.condition(), false), record);
                     expectType(f.type, t.type, p + ".if_false");
                     return new Val(t.type, t.range.join(f.range), c.uniform && t.uniform && f.uniform);
                 }
@@ -717,30 +671,16 @@ public final class IrValidator {
             }
         }
 
-        private Range builtinRange(Expr.Builtin b) {
-            int d = b.dim();
-            Poly gs = Poly.symbol("$gs" + d);
-            boolean declaredLocal = !kernel.localSize().isEmpty();
-            long l = declaredLocal ? kernel.localSize().get(d) : MAX_GROUP_SIZE;
-            Poly ls = declaredLocal ? Poly.constant(l) : Poly.symbol("$ls" + d);
-            return switch (b.kind()) {
-                case GLOBAL_ID, GROUP_ID -> new Range(0, MAX_GLOBAL_SIZE - 1, List.of(gs.addConstant(-1)));
-                case GLOBAL_SIZE, NUM_GROUPS -> new Range(1, MAX_GLOBAL_SIZE, List.of(gs), List.of(gs));
-                case LOCAL_ID -> new Range(0, l - 1, declaredLocal ? List.of() : List.of(ls.addConstant(-1)));
-                case LOCAL_SIZE -> declaredLocal ? Range.of(l, l) : new Range(1, l, List.of(ls), List.of(ls));
-            };
-        }
-
-        private Val binary(Expr.Binary b, String p, Scope s, boolean record) {
+        private Val binary(Expr.Binary b, String p, IrScope s, boolean record) {
             if (b.op() == null) {
                 throw ArraydException.invalid(p + ".op: unset");
             }
             Val l = expr(b.left(), p + ".left", s, record);
-            Scope rs = s;
+            IrScope rs = s;
             if (b.op() == Expr.Binary.Op.LOGICAL_AND) {
-                rs = refine(new Scope(s), b.left(), true);
+                rs = refine(new IrScope(s), b.left(), true);
             } else if (b.op() == Expr.Binary.Op.LOGICAL_OR) {
-                rs = refine(new Scope(s), b.left(), false);
+                rs = refine(new IrScope(s), b.left(), false);
             }
             Val r = expr(b.right(), p + ".right", rs, record);
             IrType t = l.type;
@@ -779,68 +719,7 @@ public final class IrValidator {
             if (!t.isInteger()) {
                 return new Val(t, Range.top(t), uniform);
             }
-            return new Val(t, intRange(op, t, l.range, r.range), uniform);
-        }
-
-        private Range intRange(Expr.Binary.Op op, IrType t, Range a, Range b) {
-            try {
-                return switch (op) {
-                    case ADD -> Range.fit(t, Math.addExact(a.lo(), b.lo()), Math.addExact(a.hi(), b.hi()),
-                            Range.combine(a.allUppers(), b.allUppers(), Poly::add),
-                            Range.combine(a.allLowers(), b.allLowers(), Poly::add));
-                    case SUB -> {
-                        // a - b is at most (an upper bound of a) - (a lower bound of b), at least the other way round
-                        List<Poly> u = new ArrayList<>(Range.map(a.uppers(), x -> x.addConstant(-b.lo())));
-                        u.addAll(Range.combine(a.uppers(), b.lowers(), Poly::subtract));
-                        yield Range.fit(t, Math.subtractExact(a.lo(), b.hi()), Math.subtractExact(a.hi(), b.lo()), u,
-                                Range.combine(a.allLowers(), b.allUppers(), Poly::subtract));
-                    }
-                    case MUL -> {
-                        long[] c = {Math.multiplyExact(a.lo(), b.lo()), Math.multiplyExact(a.lo(), b.hi()),
-                                Math.multiplyExact(a.hi(), b.lo()), Math.multiplyExact(a.hi(), b.hi())};
-                        long lo = Math.min(Math.min(c[0], c[1]), Math.min(c[2], c[3]));
-                        long hi = Math.max(Math.max(c[0], c[1]), Math.max(c[2], c[3]));
-                        boolean both = a.nonNegative() && b.nonNegative();
-                        List<Poly> u = both ? Range.combine(a.allUppers(), b.allUppers(), Poly::multiply) : List.of();
-                        // x >= p >= 0 and y >= q >= 0 give x * y >= p * q; a lower bound that may be negative gives nothing
-                        List<Poly> w = both ? Range.combine(a.nonNegativeLowers(symbols), b.nonNegativeLowers(symbols),
-                                Poly::multiply) : List.of();
-                        yield Range.fit(t, lo, hi, u, w);
-                    }
-                    case DIV -> a.nonNegative() && b.lo() >= 1
-                            ? Range.of(a.lo() / b.hi(), a.hi() / b.lo()) : Range.top(t);
-                    case REM -> {
-                        if (a.nonNegative() && b.lo() >= 1) {
-                            List<Poly> u = new ArrayList<>(a.uppers());
-                            u.addAll(Range.map(b.uppers(), x -> x.addConstant(-1)));
-                            yield new Range(0, Math.min(a.hi(), b.hi() - 1), u);
-                        }
-                        yield Range.top(t);
-                    }
-                    case MIN -> {
-                        List<Poly> u = new ArrayList<>(a.uppers());
-                        u.addAll(b.uppers());
-                        yield new Range(Math.min(a.lo(), b.lo()), Math.min(a.hi(), b.hi()), u);
-                    }
-                    case MAX -> {
-                        List<Poly> w = new ArrayList<>(a.lowers());
-                        w.addAll(b.lowers());
-                        yield new Range(Math.max(a.lo(), b.lo()), Math.max(a.hi(), b.hi()), List.of(), w);
-                    }
-                    case AND -> a.nonNegative() || b.nonNegative()
-                            ? Range.of(0, Math.min(a.nonNegative() ? a.hi() : Long.MAX_VALUE, b.nonNegative() ? b.hi() : Long.MAX_VALUE))
-                            : Range.top(t);
-                    case SHL -> b.lo() == b.hi() && b.lo() >= 0 && b.lo() < t.bits() - 1 && a.nonNegative()
-                            ? Range.fit(t, Math.multiplyExact(a.lo(), 1L << b.lo()), Math.multiplyExact(a.hi(), 1L << b.lo()),
-                            Range.map(a.uppers(), x -> x.scale(1L << b.lo())))
-                            : Range.top(t);
-                    case SHR -> a.nonNegative() && b.lo() >= 0 && b.hi() < t.bits()
-                            ? Range.of(a.lo() >> b.hi(), a.hi() >> b.lo()) : Range.top(t);
-                    default -> Range.top(t);
-                };
-            } catch (ArithmeticException e) {
-                return Range.top(t);
-            }
+            return new Val(t, IntRanges.binary(op, t, l.range, r.range, symbols), uniform);
         }
 
         private static String describe(Expr e) {
