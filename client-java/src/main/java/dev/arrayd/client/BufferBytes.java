@@ -54,7 +54,7 @@ final class BufferBytes {
         int total = data.remaining();
         long at;
         if (st != null && total > 0 && !session.isClosing()) {
-            SessionImpl.checkRange(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
+            BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
         }
         if (st != null && total > 0 && !session.isClosing() && (at = st.allocate(total)) >= 0) {
             // through the shared-memory region: one copy into it, an upload the daemon reads from it
@@ -79,7 +79,7 @@ final class BufferBytes {
     /** Like write, for a buffer nobody else touches afterwards: it is sent without copying. */
     Event writeOwned(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
         session.checkOpen();
-        SessionImpl.checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", data.remaining());
         Event last = null;
         int total = data.remaining();
         int pos = 0;
@@ -99,7 +99,7 @@ final class BufferBytes {
 
     CompletableFuture<ByteBuffer> read(BufferHandle buffer, long offsetBytes, long sizeBytes) {
         session.checkOpen();
-        SessionImpl.checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
         if (sizeBytes > MAX_READ_BYTES) {
             throw new IllegalArgumentException("sizeBytes: " + sizeBytes + " (expected: <= " + MAX_READ_BYTES
                     + " to fit one array; read buffer " + buffer.id() + " in ranges)");

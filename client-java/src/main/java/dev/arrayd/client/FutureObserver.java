@@ -15,6 +15,14 @@ final class FutureObserver<R, T> implements StreamObserver<R> {
         this.mapper = mapper;
     }
 
+    /** Calls unary {@code method} with {@code request}; the future of its response, mapped. */
+    static <Q, R, T> CompletableFuture<T> call(Q request, java.util.function.BiConsumer<Q, StreamObserver<R>> method,
+            Function<R, T> mapper) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        method.accept(request, new FutureObserver<>(f, mapper));
+        return f;
+    }
+
     @Override
     public void onNext(R response) {
         value = response;

@@ -1,7 +1,6 @@
 package dev.arrayd.client;
 
 import com.google.protobuf.ByteString;
-import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.AwaitStreamResponse;
@@ -22,15 +21,10 @@ import dev.arrayd.proto.v1.DestroyStreamRequest;
 import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.ExecuteRequest;
-import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.Fill;
-import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.proto.v1.Upload;
-import dev.arrayd.proto.v1.WaitEventsRequest;
-import dev.arrayd.proto.v1.WaitEventsResponse;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -88,7 +82,7 @@ final class SessionImpl implements Session {
 
     /** Opens the session stream and attaches; completes when the daemon says {@code attached}. */
     CompletableFuture<Session> start() {
-        stubs.execution().execute(new ExecuteObserver());
+        stubs.execution().execute(new SessionStreamObserver(this));
         requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(id)).build());
         attached.thenRun(this::startKeepalive);
         return attached;
@@ -189,7 +183,7 @@ final class SessionImpl implements Session {
             }
             req.setHostRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id()).setOffsetBytes(regionOffset));
         }
-        return unary(req.build(), stubs.buffers()::createBuffer, r -> Protos.buffer(r.getBuffer(), dtype));
+        return FutureObserver.call(req.build(), stubs.buffers()::createBuffer, r -> Protos.buffer(r.getBuffer(), dtype));
     }
 
     @Override
@@ -201,6 +195,8 @@ final class SessionImpl implements Session {
 
     /** Writes and reads of a buffer's bytes: through the staging region when it has room, else as commands. */
     private final BufferBytes bytes = new BufferBytes(this);
+    /** Shared-memory regions and the commands that name them. */
+    private final SessionRegions regions = new SessionRegions(this);
 
     /** Gives the session a staging region: writes and reads that fit a free slot go through it. */
     void useStaging(MappedRegion region) {
@@ -224,25 +220,25 @@ final class SessionImpl implements Session {
 
     @Override
     public Event write(BufferHandle buffer, float[] data) {
-        checkDtype(buffer, DType.F32, "data", "float[" + data.length + "]");
+        BufferChecks.dtype(buffer, DType.F32, "data", "float[" + data.length + "]");
         return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, double[] data) {
-        checkDtype(buffer, DType.F64, "data", "double[" + data.length + "]");
+        BufferChecks.dtype(buffer, DType.F64, "data", "double[" + data.length + "]");
         return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, int[] data) {
-        checkDtype(buffer, DType.I32, "data", "int[" + data.length + "]");
+        BufferChecks.dtype(buffer, DType.I32, "data", "int[" + data.length + "]");
         return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, long[] data) {
-        checkDtype(buffer, DType.I64, "data", "long[" + data.length + "]");
+        BufferChecks.dtype(buffer, DType.I64, "data", "long[" + data.length + "]");
         return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
     }
 
@@ -263,25 +259,25 @@ final class SessionImpl implements Session {
 
     @Override
     public CompletableFuture<float[]> readFloats(BufferHandle buffer) {
-        checkDtype(buffer, DType.F32, "buffer", "readFloats");
+        BufferChecks.dtype(buffer, DType.F32, "buffer", "readFloats");
         return read(buffer).thenApply(TypedArrays::floats);
     }
 
     @Override
     public CompletableFuture<double[]> readDoubles(BufferHandle buffer) {
-        checkDtype(buffer, DType.F64, "buffer", "readDoubles");
+        BufferChecks.dtype(buffer, DType.F64, "buffer", "readDoubles");
         return read(buffer).thenApply(TypedArrays::doubles);
     }
 
     @Override
     public CompletableFuture<int[]> readInts(BufferHandle buffer) {
-        checkDtype(buffer, DType.I32, "buffer", "readInts");
+        BufferChecks.dtype(buffer, DType.I32, "buffer", "readInts");
         return read(buffer).thenApply(TypedArrays::ints);
     }
 
     @Override
     public CompletableFuture<long[]> readLongs(BufferHandle buffer) {
-        checkDtype(buffer, DType.I64, "buffer", "readLongs");
+        BufferChecks.dtype(buffer, DType.I64, "buffer", "readLongs");
         return read(buffer).thenApply(TypedArrays::longs);
     }
 
@@ -305,7 +301,7 @@ final class SessionImpl implements Session {
             }
             req.addModules(Protos.module(modules[m]));
         }
-        return unary(req.build(), stubs.kernels()::compile, (CompileResponse resp) -> {
+        return FutureObserver.call(req.build(), stubs.kernels()::compile, (CompileResponse resp) -> {
             Map<String, KernelHandle> out = new LinkedHashMap<>();
             for (CompiledModule module : resp.getModulesList()) {
                 for (CompiledKernel k : module.getKernelsList()) {
@@ -432,33 +428,7 @@ final class SessionImpl implements Session {
     @Override
     public List<Event> replay(GraphHandle graph, GraphReplay replay) {
         checkOpen();
-        var req = dev.arrayd.proto.v1.ReplayGraphRequest.newBuilder().setSession(id).setGraph(graph.id());
-        for (Event e : replay.waitFor()) {
-            req.addWaitEvents(e.id());
-        }
-        replay.rebind().forEach((from, to) -> {
-            if (from.dtype() != to.dtype() || from.sizeBytes() != to.sizeBytes()) {
-                throw new IllegalArgumentException("rebind: buffer " + to.id() + " (expected: " + from.dtype() + " of "
-                        + from.sizeBytes() + " bytes, like buffer " + from.id() + ")");
-            }
-            req.addRebind(dev.arrayd.proto.v1.BufferRebind.newBuilder().setFrom(from.id()).setTo(to.id()));
-        });
-        for (int i = 0; i < replay.scalars().size(); i++) {
-            GraphReplay.Scalar sv = replay.scalars().get(i);
-            String what = "scalars[" + i + "]";
-            if (sv.command() < 0 || sv.command() >= graph.size() || graph.kernels().get(sv.command()) == null) {
-                throw new IllegalArgumentException(what + ".command: " + sv.command()
-                        + " (expected: the position of a launch in the graph)");
-            }
-            List<KernelSpec.Param> params = graph.kernels().get(sv.command()).signature().params();
-            if (sv.arg() < 0 || sv.arg() >= params.size() || !(params.get(sv.arg()) instanceof KernelSpec.ScalarParam p)) {
-                throw new IllegalArgumentException(what + ".arg: " + sv.arg() + " (expected: a scalar parameter of "
-                        + graph.kernels().get(sv.command()).signature().name() + ")");
-            }
-            req.addScalars(dev.arrayd.proto.v1.ScalarValue.newBuilder().setCommand(sv.command()).setArg(sv.arg())
-                    .setValue(Scalars.of(sv.value(), p.dtype(), what, "scalar parameter " + p.name() + " of type "
-                            + p.dtype())));
-        }
+        var req = replay.request(id, graph);
         List<Event> out = new ArrayList<>(graph.size());
         for (EventTable.Pending p : outbox.replay(req, graph.size())) {
             out.add(new Event(p.id, p.future));
@@ -483,9 +453,9 @@ final class SessionImpl implements Session {
             CommandOptions options) {
         checkOpen();
         boolean whole = options.wholePadded();
-        checkRange(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes, whole);
-        long n = sizeBytes == 0 ? bytes(src, whole) - srcOffsetBytes : sizeBytes;
-        checkRange(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n, whole);
+        BufferChecks.range(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes, whole);
+        long n = sizeBytes == 0 ? BufferChecks.addressable(src, whole) - srcOffsetBytes : sizeBytes;
+        BufferChecks.range(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n, whole);
         Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder()
                 .setSrc(src.id())
                 .setDst(dst.id())
@@ -505,7 +475,7 @@ final class SessionImpl implements Session {
     public Event fill(BufferHandle buffer, Number value, long offsetElements, long countElements,
             CommandOptions options) {
         checkOpen();
-        long elements = bytes(buffer, options.wholePadded()) / buffer.dtype().byteSize();
+        long elements = BufferChecks.addressable(buffer, options.wholePadded()) / buffer.dtype().byteSize();
         if (offsetElements < 0 || offsetElements > elements) {
             throw new IllegalArgumentException("offsetElements: " + offsetElements + " (expected: 0 to " + elements
                     + ", the element count of buffer " + buffer.id() + ")");
@@ -537,7 +507,7 @@ final class SessionImpl implements Session {
             throw new IllegalArgumentException("data: " + data.remaining() + " bytes (expected: <= "
                     + MAX_UPLOAD_BYTES + " for an inline upload; use write)");
         }
-        checkRange(buffer, "offsetBytes", offsetBytes, "data", data.remaining(), options.wholePadded());
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", data.remaining(), options.wholePadded());
         Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(offsetBytes)
@@ -554,7 +524,7 @@ final class SessionImpl implements Session {
     @Override
     public Event download(BufferHandle buffer, long offsetBytes, long sizeBytes, CommandOptions options) {
         checkOpen();
-        checkRange(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes, options.wholePadded());
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes, options.wholePadded());
         Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
                 .setBuffer(buffer.id())
                 .setOffsetBytes(offsetBytes)
@@ -565,78 +535,24 @@ final class SessionImpl implements Session {
 
     @Override
     public CompletableFuture<MappedRegion> createRegion(long bytes) {
-        checkOpen();
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("bytes: " + bytes + " (expected: > 0)");
-        }
-        return unary(dev.arrayd.proto.v1.CreateRegionRequest.newBuilder().setSession(id).setSizeBytes(bytes).build(),
-                stubs.regions()::createRegion, r -> r).thenApplyAsync(r -> {
-                    // off the transport thread: the claim is a blocking round trip on another socket
-                    java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
-                    try {
-                        var segment = RegionClaim.map(java.nio.file.Path.of(r.getDescriptorSocket()), r.getClaim(),
-                                r.getSizeBytes(), arena);
-                        return new MappedRegion(r.getRegion(), r.getSizeBytes(), arena, segment,
-                                () -> destroyRegion(r.getRegion()));
-                    } catch (java.io.IOException | RuntimeException e) {
-                        arena.close();
-                        destroyRegion(r.getRegion());
-                        throw new java.util.concurrent.CompletionException(e);
-                    }
-                });
-    }
-
-    private void destroyRegion(long region) {
-        if (!closing.get()) { // a closed session has freed its regions
-            orderedUnary(dev.arrayd.proto.v1.DestroyRegionRequest.newBuilder().setSession(id).setRegion(region).build(),
-                    stubs.regions()::destroyRegion, r -> null);
-        }
+        return regions.create(bytes);
     }
 
     @Override
     public Event upload(BufferHandle buffer, long bufferOffset, MappedRegion region, long regionOffset, long bytes,
             CommandOptions options) {
-        checkOpen();
-        checkRange(buffer, "bufferOffset", bufferOffset, "bytes", bytes, options.wholePadded());
-        checkRegion(region, regionOffset, bytes);
-        Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
-                .setBuffer(buffer.id())
-                .setOffsetBytes(bufferOffset)
-                .setWholePadded(options.wholePadded())
-                .setFromRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
-                        .setOffsetBytes(regionOffset).setSizeBytes(bytes)));
-        return submit(cmd, options.waitFor(), options.stream());
+        return regions.upload(buffer, bufferOffset, region, regionOffset, bytes, options);
     }
 
     @Override
     public Event hostWritten(BufferHandle buffer, CommandOptions options) {
-        checkOpen();
-        Command.Builder cmd = Command.newBuilder().setHostWritten(
-                dev.arrayd.proto.v1.HostWritten.newBuilder().setBuffer(buffer.id()));
-        return submit(cmd, options.waitFor(), options.stream());
+        return regions.hostWritten(buffer, options);
     }
 
     @Override
     public Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
             CommandOptions options) {
-        checkOpen();
-        checkRange(buffer, "bufferOffset", bufferOffset, "sizeBytes", sizeBytes, options.wholePadded());
-        checkRegion(region, regionOffset, sizeBytes);
-        Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
-                .setBuffer(buffer.id())
-                .setOffsetBytes(bufferOffset)
-                .setWholePadded(options.wholePadded())
-                .setSizeBytes(sizeBytes)
-                .setIntoRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
-                        .setOffsetBytes(regionOffset)));
-        return submit(cmd, options.waitFor(), options.stream());
-    }
-
-    private static void checkRegion(MappedRegion region, long offset, long bytes) {
-        if (offset < 0 || bytes < 0 || offset > region.size() || bytes > region.size() - offset) {
-            throw new IllegalArgumentException("region: offset " + offset + ", " + bytes + " bytes (expected: inside "
-                    + region + ")");
-        }
+        return regions.download(buffer, bufferOffset, sizeBytes, region, regionOffset, options);
     }
 
     Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {
@@ -650,7 +566,7 @@ final class SessionImpl implements Session {
     @Override
     public CompletableFuture<StreamHandle> createStream(String device) {
         checkOpen();
-        return unary(CreateStreamRequest.newBuilder().setSession(id).setDevice(device).build(),
+        return FutureObserver.call(CreateStreamRequest.newBuilder().setSession(id).setDevice(device).build(),
                 stubs.execution()::createStream, info -> new StreamHandle(info.getStream(), info.getDevice()));
     }
 
@@ -784,41 +700,14 @@ final class SessionImpl implements Session {
         return closing.get();
     }
 
+    Stubs stubs() {
+        return stubs;
+    }
+
     void checkOpen() {
         if (closing.get()) {
             throw new IllegalStateException("session " + clientName + " (" + id + ") is closed");
         }
-    }
-
-    private static void checkDtype(BufferHandle buffer, DType expected, String what, String value) {
-        if (buffer.dtype() != expected) {
-            throw new IllegalArgumentException(what + ": " + value + " (expected: a buffer of type " + expected
-                    + "; buffer " + buffer.id() + " is " + buffer.dtype() + ")");
-        }
-    }
-
-    /** Checks that [offset, offset + size) lies within the buffer. */
-    static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size) {
-        checkRange(buffer, offsetName, offset, sizeName, size, false);
-    }
-
-    /** {@code [offset, +size)} within the bytes a command addresses: a padded buffer's interior unless {@code whole}. */
-    private static void checkRange(BufferHandle buffer, String offsetName, long offset, String sizeName, long size,
-            boolean whole) {
-        long bytes = bytes(buffer, whole);
-        if (offset < 0 || offset > bytes) {
-            throw new IllegalArgumentException(offsetName + ": " + offset + " (expected: 0 to " + bytes
-                    + ", the size of buffer " + buffer.id() + ")");
-        }
-        if (size < 0 || size > bytes - offset) {
-            throw new IllegalArgumentException(sizeName + ": " + size + " bytes at " + offsetName + " " + offset
-                    + " (expected: <= " + (bytes - offset) + ", the rest of buffer " + buffer.id() + ")");
-        }
-    }
-
-    /** The bytes a command addresses of {@code buffer}: its memory when {@code whole}, else its elements. */
-    private static long bytes(BufferHandle buffer, boolean whole) {
-        return whole ? buffer.sizeBytes() : buffer.dataBytes();
     }
 
     @Override
@@ -829,18 +718,11 @@ final class SessionImpl implements Session {
         for (long d : dims) {
             req.addDims(d);
         }
-        return unary(req.build(), stubs.buffers()::createView, r -> Protos.buffer(r.getBuffer(), base.dtype()));
-    }
-
-    private static <Q, R, T> CompletableFuture<T> unary(Q request, BiConsumer<Q, StreamObserver<R>> method,
-            Function<R, T> mapper) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        method.accept(request, new FutureObserver<>(f, mapper));
-        return f;
+        return FutureObserver.call(req.build(), stubs.buffers()::createView, r -> Protos.buffer(r.getBuffer(), base.dtype()));
     }
 
     /** A unary call issued after the commands enqueued before it. */
-    private <Q, R, T> CompletableFuture<T> orderedUnary(Q request, BiConsumer<Q, StreamObserver<R>> method,
+    <Q, R, T> CompletableFuture<T> orderedUnary(Q request, BiConsumer<Q, StreamObserver<R>> method,
             Function<R, T> mapper) {
         CompletableFuture<T> f = new CompletableFuture<>();
         outbox.submitCall(seq -> new CommandOutbox.OrderedCall() {
@@ -857,47 +739,28 @@ final class SessionImpl implements Session {
         return f;
     }
 
-    /** Receives the session stream: attached, completions, rejections, pongs. */
-    private final class ExecuteObserver implements ClientResponseObserver<ExecuteRequest, ExecuteResponse> {
-        @Override
-        public void beforeStart(ClientCallStreamObserver<ExecuteRequest> requestStream) {
-            requests = requestStream;
-        }
+    /** The session stream's request side, once the stream starts ({@link SessionStreamObserver}). */
+    void streamStarted(ClientCallStreamObserver<ExecuteRequest> requestStream) {
+        requests = requestStream;
+    }
 
-        @Override
-        public void onNext(ExecuteResponse response) {
-            switch (response.getMsgCase()) {
-                case ATTACHED -> attached.complete(SessionImpl.this);
-                case COMPLETIONS -> {
-                    for (EventCompletion c : response.getCompletions().getCompletionsList()) {
-                        events.apply(c);
-                    }
-                }
-                case REJECTED -> events.rejected(response.getRejected().getBatchId(),
-                        Protos.status(response.getRejected().getCode(), response.getRejected().getMessage()));
-                default -> { } // pong, or a message this client does not know
-            }
-        }
+    void attachedNow() {
+        attached.complete(this);
+    }
 
-        @Override
-        public void onError(Throwable t) {
-            ended(Status.fromThrowable(t));
-        }
+    EventTable events() {
+        return events;
+    }
 
-        @Override
-        public void onCompleted() {
-            ended(Status.UNAVAILABLE.withDescription("the daemon ended the stream of session " + clientName));
-        }
-
-        private void ended(Status status) {
-            Status s = closing.get()
-                    ? Status.CANCELLED.withDescription("session " + clientName + " closed before the event completed")
-                    : status;
-            stopKeepalive();
-            outbox.terminate(s);
-            events.terminate(s);
-            attached.completeExceptionally(status.asRuntimeException());
-            streamDone.complete(null);
-        }
+    /** The session stream ended: every pending command and the attach fail with {@code status}. */
+    void streamEnded(Status status) {
+        Status s = closing.get()
+                ? Status.CANCELLED.withDescription("session " + clientName + " closed before the event completed")
+                : status;
+        stopKeepalive();
+        outbox.terminate(s);
+        events.terminate(s);
+        attached.completeExceptionally(status.asRuntimeException());
+        streamDone.complete(null);
     }
 }
