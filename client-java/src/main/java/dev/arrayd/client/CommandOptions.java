@@ -1,5 +1,6 @@
 package dev.arrayd.client;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,17 +12,24 @@ import java.util.List;
  * @param stream  stream to run on; 0 (the default) = the session's default stream of the buffer's device
  * @param wholePadded copies, fills, uploads and downloads address padded buffers' whole padded arrays
  *                    (offsets and sizes over their memory) instead of their interiors; default {@code false}
+ * @param deadline when the command must have started; null (the default) = none. One that has not started by then
+ *                 fails with DEADLINE_EXCEEDED instead of running, and so does everything waiting for it
  */
-public record CommandOptions(List<Long> waitFor, long stream, boolean wholePadded) {
-    private static final CommandOptions DEFAULTS = new CommandOptions(List.of(), 0, false);
+public record CommandOptions(List<Long> waitFor, long stream, boolean wholePadded, Instant deadline) {
+    private static final CommandOptions DEFAULTS = new CommandOptions(List.of(), 0, false, null);
 
     public CommandOptions(List<Long> waitFor, long stream) {
-        this(waitFor, stream, false);
+        this(waitFor, stream, false, null);
     }
 
     /** Addresses padded buffers' whole padded arrays (true) or their interiors (false, the default). */
     public CommandOptions wholePadded(boolean whole) {
-        return new CommandOptions(waitFor, stream, whole);
+        return new CommandOptions(waitFor, stream, whole, deadline);
+    }
+
+    /** Must have started by {@code deadline} (null: no deadline). */
+    public CommandOptions deadline(Instant deadline) {
+        return new CommandOptions(waitFor, stream, wholePadded, deadline);
     }
 
     public CommandOptions {
@@ -42,11 +50,11 @@ public record CommandOptions(List<Long> waitFor, long stream, boolean wholePadde
         for (Event e : events) {
             next.add(e.id());
         }
-        return new CommandOptions(next, stream, wholePadded);
+        return new CommandOptions(next, stream, wholePadded, deadline);
     }
 
     /** Runs on {@code stream}. */
     public CommandOptions on(StreamHandle stream) {
-        return new CommandOptions(waitFor, stream.id(), wholePadded);
+        return new CommandOptions(waitFor, stream.id(), wholePadded, deadline);
     }
 }

@@ -11,8 +11,10 @@ import java.util.Map;
  * @param waitFor events the graph's root commands wait for
  * @param rebind  buffer used when recording → buffer to use instead (same dtype and size)
  * @param scalars new scalar argument values
+ * @param deadline when every command of the replay must have started (combined with each one's own); null = none
  */
-public record GraphReplay(List<Event> waitFor, Map<BufferHandle, BufferHandle> rebind, List<Scalar> scalars) {
+public record GraphReplay(List<Event> waitFor, Map<BufferHandle, BufferHandle> rebind, List<Scalar> scalars,
+                          java.time.Instant deadline) {
 
     /** Scalar argument {@code arg} of the launch at position {@code command} of the graph takes {@code value}. */
     public record Scalar(int command, int arg, Number value) {}
@@ -24,19 +26,19 @@ public record GraphReplay(List<Event> waitFor, Map<BufferHandle, BufferHandle> r
     }
 
     public static GraphReplay defaults() {
-        return new GraphReplay(List.of(), Map.of(), List.of());
+        return new GraphReplay(List.of(), Map.of(), List.of(), null);
     }
 
     public GraphReplay waitFor(Event... events) {
         List<Event> next = new ArrayList<>(waitFor);
         next.addAll(List.of(events));
-        return new GraphReplay(next, rebind, scalars);
+        return new GraphReplay(next, rebind, scalars, deadline);
     }
 
     public GraphReplay rebind(BufferHandle recorded, BufferHandle replacement) {
         Map<BufferHandle, BufferHandle> next = new LinkedHashMap<>(rebind);
         next.put(recorded, replacement);
-        return new GraphReplay(waitFor, next, scalars);
+        return new GraphReplay(waitFor, next, scalars, deadline);
     }
 
     /**
@@ -48,6 +50,9 @@ public record GraphReplay(List<Event> waitFor, Map<BufferHandle, BufferHandle> r
         var req = dev.arrayd.proto.v1.ReplayGraphRequest.newBuilder().setSession(session).setGraph(graph.id());
         for (Event e : waitFor) {
             req.addWaitEvents(e.id());
+        }
+        if (deadline != null) {
+            req.setDeadline(Protos.timestamp(deadline));
         }
         rebind.forEach((from, to) -> {
             if (from.dtype() != to.dtype() || from.sizeBytes() != to.sizeBytes()) {
@@ -78,6 +83,11 @@ public record GraphReplay(List<Event> waitFor, Map<BufferHandle, BufferHandle> r
     public GraphReplay scalar(int command, int arg, Number value) {
         List<Scalar> next = new ArrayList<>(scalars);
         next.add(new Scalar(command, arg, value));
-        return new GraphReplay(waitFor, rebind, next);
+        return new GraphReplay(waitFor, rebind, next, deadline);
+    }
+
+    /** Every command of the replay must have started by {@code deadline} (null: no deadline). */
+    public GraphReplay deadline(java.time.Instant deadline) {
+        return new GraphReplay(waitFor, rebind, scalars, deadline);
     }
 }

@@ -1,5 +1,6 @@
 package dev.arrayd.client;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -27,10 +28,12 @@ import java.util.Objects;
  * @param stream  stream to run on; 0 (the default) = the session's default stream of the device
  * @param device  device to run on; empty (the default) = the stream's device, or, with no stream, placement: the
  *                device where the launch is expected to finish first
+ * @param deadline when the launch must have started; null (the default) = none. One that has not started by then
+ *                 fails with DEADLINE_EXCEEDED instead of running, and so does everything waiting for it
  */
 public record Launch(
         KernelHandle kernel, List<Long> global, List<Long> local, List<Object> args, List<Long> waitFor,
-        long stream, String device) {
+        long stream, String device, Instant deadline) {
     public Launch {
         Objects.requireNonNull(kernel, "kernel");
         Objects.requireNonNull(device, "device");
@@ -42,22 +45,22 @@ public record Launch(
 
     /** A launch of {@code kernel} with no grid and no arguments yet. */
     public static Launch of(KernelHandle kernel) {
-        return new Launch(kernel, List.of(), List.of(), List.of(), List.of(), 0, "");
+        return new Launch(kernel, List.of(), List.of(), List.of(), List.of(), 0, "", null);
     }
 
     /** Sets the global grid, 1 to 3 extents. */
     public Launch global(long... dims) {
-        return new Launch(kernel, boxed(dims), local, args, waitFor, stream, device);
+        return new Launch(kernel, boxed(dims), local, args, waitFor, stream, device, deadline);
     }
 
     /** Sets the work-group size; each extent must divide the global one. */
     public Launch local(long... dims) {
-        return new Launch(kernel, global, boxed(dims), args, waitFor, stream, device);
+        return new Launch(kernel, global, boxed(dims), args, waitFor, stream, device, deadline);
     }
 
     /** Sets the arguments, one per kernel parameter. */
     public Launch args(Object... args) {
-        return new Launch(kernel, global, local, Arrays.asList(args.clone()), waitFor, stream, device);
+        return new Launch(kernel, global, local, Arrays.asList(args.clone()), waitFor, stream, device, deadline);
     }
 
     /** Adds events that must complete before the launch starts. */
@@ -66,17 +69,22 @@ public record Launch(
         for (Event e : events) {
             next.add(e.id());
         }
-        return new Launch(kernel, global, local, args, next, stream, device);
+        return new Launch(kernel, global, local, args, next, stream, device, deadline);
     }
 
     /** Runs the launch on {@code stream} (and its device). */
     public Launch on(StreamHandle stream) {
-        return new Launch(kernel, global, local, args, waitFor, stream.id(), stream.device());
+        return new Launch(kernel, global, local, args, waitFor, stream.id(), stream.device(), deadline);
     }
 
     /** Runs the launch on {@code device}'s default stream. */
     public Launch device(String device) {
-        return new Launch(kernel, global, local, args, waitFor, stream, device);
+        return new Launch(kernel, global, local, args, waitFor, stream, device, deadline);
+    }
+
+    /** Must have started by {@code deadline} (null: no deadline). */
+    public Launch deadline(Instant deadline) {
+        return new Launch(kernel, global, local, args, waitFor, stream, device, deadline);
     }
 
     static List<Long> boxed(long[] values) {

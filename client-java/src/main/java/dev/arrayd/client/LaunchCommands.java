@@ -8,7 +8,7 @@ import java.util.List;
  * A {@link Launch} as the command the session stream carries: its grid checked (1 to 3 extents, local
  * dividing global), its arguments checked against the kernel's signature and encoded (buffers by handle,
  * scalars in the parameter's type, the merge buffer for a READ parameter). Pure; the session and graph
- * recorders add the event, the waits and the stream.
+ * recorders add the event, the waits and the stream. A deadline goes with it.
  */
 final class LaunchCommands {
 
@@ -52,7 +52,11 @@ final class LaunchCommands {
         for (int i = 0; i < args.size(); i++) {
             lb.addArgs(arg(i, args.get(i), params.get(i)));
         }
-        return Command.newBuilder().setLaunch(lb);
+        Command.Builder cmd = Command.newBuilder().setLaunch(lb);
+        if (launch.deadline() != null) {
+            cmd.setDeadline(Protos.timestamp(launch.deadline()));
+        }
+        return cmd;
     }
 
     private static Arg arg(int i, Object value, KernelSpec.Param param) {

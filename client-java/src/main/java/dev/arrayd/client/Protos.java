@@ -16,6 +16,11 @@ final class Protos {
     private Protos() {
     }
 
+    /** An instant as the wire's Timestamp (a deadline). */
+    static com.google.protobuf.Timestamp timestamp(java.time.Instant t) {
+        return com.google.protobuf.Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+    }
+
     static dev.arrayd.proto.v1.DataType dtype(DType d) {
         return switch (d) {
             case F32 -> dev.arrayd.proto.v1.DataType.DATA_TYPE_F32;

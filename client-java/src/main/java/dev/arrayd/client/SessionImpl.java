@@ -381,7 +381,7 @@ final class SessionImpl implements Session {
         checkOpen();
         Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDst(dst.id())
                 .setSrcStream(srcStream.id()));
-        return submit(cmd, options.waitFor(), options.stream());
+        return submit(cmd, options);
     }
 
     @Override
@@ -463,7 +463,7 @@ final class SessionImpl implements Session {
                 .setDstOffsetBytes(dstOffsetBytes)
                 .setSizeBytes(sizeBytes)
                 .setWholePadded(whole));
-        return submit(cmd, options.waitFor(), options.stream());
+        return submit(cmd, options);
     }
 
     @Override
@@ -492,7 +492,7 @@ final class SessionImpl implements Session {
                 .setOffsetElements(offsetElements)
                 .setCountElements(countElements)
                 .setWholePadded(options.wholePadded()));
-        return submit(cmd, options.waitFor(), options.stream());
+        return submit(cmd, options);
     }
 
     @Override
@@ -513,7 +513,7 @@ final class SessionImpl implements Session {
                 .setOffsetBytes(offsetBytes)
                 .setData(ByteString.copyFrom(data.duplicate()))
                 .setWholePadded(options.wholePadded()));
-        return submit(cmd, options.waitFor(), options.stream());
+        return submit(cmd, options);
     }
 
     @Override
@@ -530,7 +530,7 @@ final class SessionImpl implements Session {
                 .setOffsetBytes(offsetBytes)
                 .setSizeBytes(sizeBytes)
                 .setWholePadded(options.wholePadded()));
-        return submit(cmd, options.waitFor(), options.stream());
+        return submit(cmd, options);
     }
 
     @Override
@@ -553,6 +553,14 @@ final class SessionImpl implements Session {
     public Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
             CommandOptions options) {
         return regions.download(buffer, bufferOffset, sizeBytes, region, regionOffset, options);
+    }
+
+    /** Submits {@code cmd} with the waits, stream and deadline of {@code options}. */
+    Event submit(Command.Builder cmd, CommandOptions options) {
+        if (options.deadline() != null) {
+            cmd.setDeadline(Protos.timestamp(options.deadline()));
+        }
+        return submit(cmd, options.waitFor(), options.stream());
     }
 
     Event submit(Command.Builder cmd, List<Long> waitFor, long stream) {

@@ -58,7 +58,7 @@ final class SessionRegions {
                 .setWholePadded(options.wholePadded())
                 .setFromRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
                         .setOffsetBytes(regionOffset).setSizeBytes(bytes)));
-        return session.submit(cmd, options.waitFor(), options.stream());
+        return session.submit(cmd, options);
     }
 
     Event download(BufferHandle buffer, long bufferOffset, long sizeBytes, MappedRegion region, long regionOffset,
@@ -73,7 +73,7 @@ final class SessionRegions {
                 .setSizeBytes(sizeBytes)
                 .setIntoRegion(dev.arrayd.proto.v1.RegionSlice.newBuilder().setRegion(region.id())
                         .setOffsetBytes(regionOffset)));
-        return session.submit(cmd, options.waitFor(), options.stream());
+        return session.submit(cmd, options);
     }
 
     private static void checkRegion(MappedRegion region, long offset, long bytes) {
@@ -88,6 +88,6 @@ final class SessionRegions {
         session.checkOpen();
         Command.Builder cmd = Command.newBuilder().setHostWritten(
                 dev.arrayd.proto.v1.HostWritten.newBuilder().setBuffer(buffer.id()));
-        return session.submit(cmd, options.waitFor(), options.stream());
+        return session.submit(cmd, options);
     }
 }

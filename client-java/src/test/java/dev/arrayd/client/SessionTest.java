@@ -241,6 +241,21 @@ class SessionTest {
     }
 
     @Test
+    void deadlinesTravelAsTheCommandsTimestamps() throws Exception {
+        KernelHandle vadd = await(s.compile(KernelModuleSpec.of(Dialect.C, "", VADD))).get("vadd");
+        BufferHandle a = await(s.createBuffer(DType.F32, 4));
+        java.time.Instant at = java.time.Instant.ofEpochSecond(4_000_000_000L, 123_456_789);
+        Event fill = s.fill(a, 1f, 0, 0, CommandOptions.defaults().deadline(at));
+        Event launch = s.launch(Launch.of(vadd).global(4).args(a, a, a, 4).deadline(at.plusNanos(1)));
+        Event plain = s.fill(a, 2f);
+        await(plain.future());
+        assertEquals(com.google.protobuf.Timestamp.newBuilder().setSeconds(4_000_000_000L).setNanos(123_456_789).build(),
+                commandWithEvent(fill.id()).getDeadline());
+        assertEquals(123_456_790, commandWithEvent(launch.id()).getDeadline().getNanos());
+        assertTrue(!commandWithEvent(plain.id()).hasDeadline(), "no deadline unless one is given");
+    }
+
+    @Test
     void failedCommandFailsItsEventWithTheDaemonsStatus() throws Exception {
         KernelHandle other = await(s.compile(KernelModuleSpec.of(Dialect.C, "", KernelSpec.entry("other")))).get("other");
         ArraydCommandException x = failure(s.launch(Launch.of(other).global(4)).future());

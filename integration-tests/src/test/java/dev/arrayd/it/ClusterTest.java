@@ -34,6 +34,8 @@ import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -44,6 +46,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -341,6 +344,59 @@ class ClusterTest {
             var after = peerStats.stats();
             assertEquals(before.getCommandsSucceeded() + 1, after.getCommandsSucceeded(),
                     "only the first launch ran on the peer; before: " + before + ", after: " + after);
+        }
+    }
+
+    /**
+     * A deadline reaches the peer. The entry hands a launch on the peer's CPU device over at once (it waits on the
+     * peer for a long launch on the peer's OpenCL device); the peer holds it (a wait across backends is the host's)
+     * past its deadline, so it fails there with DEADLINE_EXCEEDED instead of running.
+     */
+    @Test
+    @Timeout(180)
+    void aDeadlineHoldsOnThePeerToo() throws Exception {
+        try (DaemonProcess a = peer(0, "cpu:1,opencl"); DaemonProcess e = entry("a=" + a.target(), true);
+                ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-deadline"));
+                ManagedChannelHolder peerStats = new ManagedChannelHolder(a.target())) {
+            KernelHandle spin = await(s.compile(KernelModuleSpec.ir(countAfterSpinning()))).get("count_after_spinning");
+            BufferHandle slow = await(s.createBuffer(DType.I64, new long[] {1}, BufferOptions.defaults().device("a/opencl:0")));
+            BufferHandle quick = await(s.createBuffer(DType.I64, new long[] {1}, BufferOptions.defaults().device("a/cpu:0")));
+            await(s.fill(slow, 0).future());
+            await(s.fill(quick, 0).future());
+            var before = peerStats.stats();
+            Event first = s.launch(Launch.of(spin).global(1).args(slow, 1024L).device("a/opencl:0"));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (peerStats.pending() < 1) { // (once the entry handed it over, the second can wait for it on the peer)
+                assertTrue(System.nanoTime() < until, "the peer never held the first launch");
+                Thread.onSpinWait();
+            }
+            Instant deadline = Instant.now().plusMillis(500);
+            Event second = s.launch(Launch.of(spin).global(1).args(quick, 1L).device("a/cpu:0").waitFor(first)
+                    .deadline(deadline));
+            while (peerStats.pending() < 2) {
+                assertTrue(System.nanoTime() < until, "the peer never held both launches");
+                Thread.onSpinWait();
+            }
+            assertTrue(Instant.now().isBefore(deadline), "the entry handed the second launch over past its deadline "
+                    + "(give it more time on this machine)");
+            assertThrows(TimeoutException.class, () -> first.future().get(
+                    Math.max(1, Duration.between(Instant.now(), deadline).toMillis() + 50), TimeUnit.MILLISECONDS),
+                    "the first launch still runs past the deadline (make it longer on this machine)");
+            ExecutionException x = assertThrows(ExecutionException.class, () -> await(second.future()));
+            ArraydCommandException ace = (ArraydCommandException) x.getCause();
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, ace.code(), ace.getMessage());
+            assertTrue(ace.getMessage().contains("peer a: ") && ace.getMessage().contains("deadline passed"),
+                    ace.getMessage());
+            await(first.future());
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (peerStats.pending() > 0) {
+                assertTrue(System.nanoTime() < until, "the peer never went idle");
+                Thread.onSpinWait();
+            }
+            var after = peerStats.stats();
+            assertEquals(before.getCommandsSucceeded() + 1, after.getCommandsSucceeded(),
+                    "only the first launch ran on the peer; before: " + before + ", after: " + after);
+            assertEquals(before.getCommandsFailed() + 1, after.getCommandsFailed(), "the peer failed the second: " + after);
         }
     }
 

@@ -239,7 +239,8 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
         NativeStream lane = p.lane;
         NativeStream mine = stream.nativeStream();
-        if (lane == null || mine == null || !lane.device().backend().equals(mine.device().backend())) {
+        // (the devices' backends, not their ids': a peer's devices are all the remote backend's, whatever theirs)
+        if (lane == null || mine == null || !p.stream.device().backend().equals(stream.device().backend())) {
             return false;
         }
         NativeWaits nw = nativeWaits;
@@ -443,6 +444,17 @@ final class Command implements EventListener, CommandCallback, Runnable {
             failed(e instanceof ArraydException a ? a
                     : new ArraydException(ErrorCode.INTERNAL, "submit to " + stream + " failed: " + e, e));
         }
+    }
+
+    /** The deadline on System.nanoTime (the scheduler's clock may be another: a test's). */
+    @Override
+    public long startByNanos() {
+        if (deadlineNanos == CommandSpec.NO_DEADLINE) {
+            return Long.MAX_VALUE;
+        }
+        long left = deadlineNanos - queue().clock().getAsLong();
+        long now = System.nanoTime();
+        return left >= Long.MAX_VALUE - now ? Long.MAX_VALUE - 1 : now + left;
     }
 
     @Override

@@ -21,4 +21,13 @@ public interface CommandCallback {
     void completed(long deviceNanos);
 
     void failed(ArraydException cause);
+
+    /**
+     * When the command must have started, on {@link System#nanoTime()}; {@link Long#MAX_VALUE} for no deadline.
+     * The scheduler holds a command back past it; a backend that queues commands where the scheduler cannot see
+     * them (a peer's stream) passes it on, so the command still does not start late.
+     */
+    default long startByNanos() {
+        return Long.MAX_VALUE;
+    }
 }

@@ -13,6 +13,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import java.lang.foreign.MemorySegment;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -33,13 +34,27 @@ final class PeerCommands {
     private final List<CompletableFuture<EventResult>> parts = new ArrayList<>();
     private final List<Event> events = new ArrayList<>();
     private List<Long> waits;
+    private Instant deadline;
     private Event last;
 
-    PeerCommands(RemoteDevice device, PeerLink.Connection c, long stream, List<Long> waits) {
+    /**
+     * @param waits    peer events the first command waits for
+     * @param deadline when the first command must have started on the peer; null for none
+     */
+    PeerCommands(RemoteDevice device, PeerLink.Connection c, long stream, List<Long> waits, Instant deadline) {
         this.device = device;
         this.c = c;
         this.stream = stream;
         this.waits = waits;
+        this.deadline = deadline;
+    }
+
+    /** The wall-clock instant of {@code startByNanos} ({@link System#nanoTime()}); null for none (MAX_VALUE). */
+    static Instant deadline(long startByNanos) {
+        if (startByNanos == Long.MAX_VALUE) {
+            return null;
+        }
+        return Instant.now().plusNanos(startByNanos - System.nanoTime());
     }
 
     /** The futures of what was sent, one per peer command (a download's completes once its bytes are copied). */
@@ -57,10 +72,14 @@ final class PeerCommands {
         return last;
     }
 
-    /** Only the first command waits for the markers; the stream orders the rest after it. */
+    /**
+     * Only the first command waits for the markers and has the deadline; the stream orders the rest after it
+     * (once the first started, so do the others).
+     */
     private CommandOptions options() {
-        CommandOptions o = new CommandOptions(waits, stream);
+        CommandOptions o = new CommandOptions(waits, stream).deadline(deadline);
         waits = List.of();
+        deadline = null;
         return o;
     }
 
@@ -123,7 +142,8 @@ final class PeerCommands {
         }
         CommandOptions o = options();
         Launch launch = Launch.of(h).global(l.globalDims()).args(args).on(new dev.arrayd.client.StreamHandle(stream,
-                device.peerDevice())).waitFor(o.waitFor().stream().map(PeerCommands::event).toArray(Event[]::new));
+                device.peerDevice())).waitFor(o.waitFor().stream().map(PeerCommands::event).toArray(Event[]::new))
+                .deadline(o.deadline());
         if (l.localDims() != null) {
             launch = launch.local(l.localDims());
         }

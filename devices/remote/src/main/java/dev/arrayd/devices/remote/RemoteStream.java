@@ -33,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * ({@code PeerService.Fetch}), so they never pass through this daemon. It starts once the stream's earlier
  * commands are done, and later commands are sent once it is (the stream's {@code gate}). A peer that cannot
  * reach the other (not in its {@code peers}) gets the bytes staged through this daemon instead.
+ *
+ * <p>A command's deadline ({@link CommandCallback#startByNanos}) goes with it as the peer command's deadline (wall
+ * clock: the daemons' clocks are assumed in step), so a command queued on the peer does not start late there
+ * either; a fetch checks it before it starts.
  */
 final class RemoteStream implements NativeStream {
 
@@ -123,7 +127,8 @@ final class RemoteStream implements NativeStream {
                         waits.add(r.event().id());
                     }
                 }
-                PeerCommands out = new PeerCommands(device, c, stream(c).id(), waits);
+                PeerCommands out = new PeerCommands(device, c, stream(c).id(), waits,
+                        PeerCommands.deadline(callback.startByNanos()));
                 out.send(command);
                 parts = out.parts();
                 sent.put(callback, new Sent(c, out.events()));
@@ -175,7 +180,15 @@ final class RemoteStream implements NativeStream {
         PeerLink link = device.link();
         // (every stage on the completions executor: a stage may wait for a peer's answer, which a link thread brings)
         CompletableFuture<Void> moved = tail.handle((v, t) -> null)
-                .thenCompose(v -> PeerReads.toCompletable(PeerServiceGrpc.newFutureStub(c.channel()).fetch(req)))
+                .thenCompose(v -> {
+                    long late = System.nanoTime() - callback.startByNanos();
+                    if (late >= 0) {
+                        return CompletableFuture.failedFuture(new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "copy to "
+                                + device.id() + ": deadline passed " + late / 1_000 + " µs ago, before the fetch "
+                                + "from " + src.id() + " could start"));
+                    }
+                    return PeerReads.toCompletable(PeerServiceGrpc.newFutureStub(c.channel()).fetch(req));
+                })
                 .handleAsync((r, t) -> {
                     if (t == null) {
                         outstanding.decrementAndGet();
@@ -205,11 +218,11 @@ final class RemoteStream implements NativeStream {
         MemorySegment stage = MemorySegment.ofArray(new byte[Math.toIntExact(pc.src().bytes())]);
         CompletableFuture<Void> out = new CompletableFuture<>();
         try {
-            PeerCommands down = new PeerCommands(src, from, 0, List.of());
+            PeerCommands down = new PeerCommands(src, from, 0, List.of(), null);
             down.send(new DeviceCommand.Download(pc.src(), stage));
             CompletableFuture.allOf(down.parts().toArray(CompletableFuture[]::new)).thenComposeAsync(v -> {
                 synchronized (sendLock) {
-                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), List.of());
+                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), List.of(), null);
                     up.send(new DeviceCommand.Upload(stage, pc.dst()));
                     return CompletableFuture.allOf(up.parts().toArray(CompletableFuture[]::new));
                 }

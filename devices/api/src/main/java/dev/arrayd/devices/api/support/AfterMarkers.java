@@ -41,4 +41,9 @@ public record AfterMarkers(CommandCallback inner, StreamMarker[] after) implemen
     public void failed(ArraydException cause) {
         inner.failed(cause);
     }
+
+    @Override
+    public long startByNanos() {
+        return inner.startByNanos();
+    }
 }
