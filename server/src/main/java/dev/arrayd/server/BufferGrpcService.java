@@ -1,7 +1,7 @@
 package dev.arrayd.server;
 
-import com.google.protobuf.UnsafeByteOperations;
 import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.support.ByteArrayPool;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.CreateBufferRequest;
@@ -23,6 +23,7 @@ import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,6 +38,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     static final int DEFAULT_CHUNK = 1 << 20;
     /** One download command covers at most this much (a Java array's limit, with margin). */
     static final long MAX_WINDOW = 1L << 30;
+    /** Reads up to this size (a peer's fetch reads pieces of it) download into arrays kept for the next read. */
+    private static final ByteArrayPool WINDOWS = new ByteArrayPool(8 << 20, 6);
 
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
@@ -322,7 +325,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
 
     /**
      * Submits downloads of the whole range at once (so the client gets one consistent snapshot,
-     * ordered after every earlier write), then streams each window out in chunks as it completes.
+     * ordered after every earlier write), then streams the windows out in chunks once they are done
+     * ({@link ReadBufferSender}).
      * The call holds one place of the tenant's in-flight quota until its downloads are done; its
      * deadline bounds them as in Submit, and a cancelled call cancels them.
      */
@@ -330,11 +334,17 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     public void readBuffer(ReadBufferRequest req, StreamObserver<ReadBufferResponse> responses) {
         ServerCallStreamObserver<ReadBufferResponse> out = (ServerCallStreamObserver<ReadBufferResponse>) responses;
         AtomicReference<Runnable> onCancel = new AtomicReference<>(() -> { });
-        out.setOnCancelHandler(() -> onCancel.get().run());
+        ReadBufferSender sender = new ReadBufferSender(out);
+        out.setOnCancelHandler(() -> {
+            onCancel.get().run();
+            sender.cancelled();
+        });
         List<Event> windows;
         long offset;
         int chunk;
         InFlightCall quota;
+        byte[] into = null;
+        int intoBytes = 0;
         try {
             SessionLease l = sessions.lease(req.getSession());
             Session s = l.session;
@@ -355,7 +365,14 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             long deadline = Calls.deadlineNanos();
-            for (long o = 0; o < size || specs.isEmpty(); o += MAX_WINDOW) {
+            if (size > 0 && size <= WINDOWS.size()) {
+                // one window, into an array of the pool
+                intoBytes = (int) size;
+                into = WINDOWS.take();
+                specs.add(new CommandSpec(0, waits, 0, new CommandSpec.DownloadOp(b.handle(), offset, size, MAX_WINDOW,
+                        MemorySegment.ofArray(into), req.getWholePadded()), deadline, null));
+            }
+            for (long o = 0; o < size && into == null || specs.isEmpty(); o += MAX_WINDOW) {
                 long len = Math.min(MAX_WINDOW, size - o);
                 specs.add(new CommandSpec(0, specs.isEmpty() ? waits : null, 0,
                         new CommandSpec.DownloadOp(b.handle(), offset + o, len, MAX_WINDOW, null, req.getWholePadded()),
@@ -377,36 +394,17 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 onCancel.get().run();
             }
         } catch (RuntimeException e) {
+            if (into != null) {
+                WINDOWS.give(into); // (nothing was submitted into it)
+            }
             Calls.fail(out, e);
             return;
         }
-        // windows complete in order (one stream); send each when it and all before it are done
-        windows.getLast().onDone(last -> {
-            quota.release();
-            long at = offset;
-            for (Event w : windows) {
-                if (w.isFailed()) {
-                    Calls.fail(out, w.failure());
-                    return;
-                }
-                byte[] data = (byte[]) w.result();
-                for (int o = 0; o < data.length || (o == 0 && data.length == 0); o += chunk) {
-                    int len = Math.min(chunk, data.length - o);
-                    if (out.isCancelled()) {
-                        return;
-                    }
-                    out.onNext(ReadBufferResponse.newBuilder().setOffsetBytes(at + o)
-                            .setData(UnsafeByteOperations.unsafeWrap(data, o, len)).build());
-                    if (data.length == 0) {
-                        break;
-                    }
-                }
-                at += data.length;
-            }
-            if (!out.isCancelled()) {
-                out.onCompleted();
-            }
-        });
+        if (into != null) {
+            sender.sendWhenDone(windows.getFirst(), into, intoBytes, WINDOWS, offset, chunk, quota::release);
+        } else {
+            sender.sendWhenDone(windows, offset, chunk, quota::release);
+        }
     }
 
     /** The data bytes of a buffer of these dims (saturating: the scheduler rejects absurd dims itself). */

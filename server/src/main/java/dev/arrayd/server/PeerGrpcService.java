@@ -63,7 +63,7 @@ final class PeerGrpcService extends PeerServiceGrpc.PeerServiceImplBase {
             }
             long start = System.nanoTime();
             AtomicReference<Event> last = new AtomicReference<>();
-            remote().fetch(req.getSourceTarget(), req.getSourceCapability(), from, size, (offset, data) -> {
+            remote().fetch(req.getSourceTarget(), req.getSourceCapability(), from, size, (offset, data, done) -> {
                 if (offset < 0 || offset + data.remaining() > size) {
                     throw new ArraydException(ErrorCode.INTERNAL, "the source sent bytes at " + offset + " (expected: within "
                             + size + ")");
@@ -71,6 +71,7 @@ final class PeerGrpcService extends PeerServiceGrpc.PeerServiceImplBase {
                 List<Event> e = scheduler.submit(s, List.of(new CommandSpec(0, null, 0, new CommandSpec.UploadOp(buffer,
                         at + offset, MemorySegment.ofBuffer(data), false))), null);
                 last.set(e.getLast());
+                e.getLast().onDone(uploaded -> done.run()); // the bytes were copied (or will never be)
             }).whenComplete((bytes, t) -> {
                 if (t != null) {
                     Calls.fail(out, t instanceof java.util.concurrent.CompletionException && t.getCause() != null

@@ -25,9 +25,13 @@ import dev.arrayd.proto.v1.WaitEventsRequest;
 import dev.arrayd.proto.v1.WriteBufferRequest;
 import dev.arrayd.proto.v1.WriteBufferResponse;
 import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -93,6 +97,73 @@ class UnaryCallsTest {
         assertEquals(ByteString.copyFrom(data, 100, 8), part.next().getData());
         assertEquals(bytes, f.buffers.describeBuffer(DescribeBufferRequest.newBuilder().setSession(session)
                 .setBuffer(b.getBuffer()).build()).getBuffer().getSizeBytes());
+    }
+
+    /**
+     * Reads of several sizes at once (at, below and above the size whose windows are kept for reuse), each read by a
+     * client that takes one chunk at a time: every read gets its own buffer's bytes, all of them, in order.
+     */
+    @Test
+    void concurrentSlowReadsEachGetTheirOwnBytes() throws Exception {
+        int[] floats = {1 << 18, 3 << 18, 2 << 20, (9 << 20) / 4, 17};
+        long[] buffers = new long[floats.length];
+        SubmitRequest.Builder fills = SubmitRequest.newBuilder().setSession(session);
+        for (int i = 0; i < floats.length; i++) {
+            buffers[i] = f.buffers.createBuffer(f32(session, floats[i])).getBuffer().getBuffer();
+            fills.addCommands(Command.newBuilder().setFill(Fill.newBuilder().setBuffer(buffers[i])
+                    .setValue(Scalar.newBuilder().setF32(i + 1))));
+        }
+        f.exec.waitEvents(WaitEventsRequest.newBuilder().setSession(session)
+                .addAllEvents(f.exec.submit(fills.build()).getEventsList()).build());
+        for (int round = 0; round < 3; round++) {
+            List<CompletableFuture<ByteArrayOutputStream>> reads = new ArrayList<>();
+            for (int i = 0; i < floats.length; i++) {
+                CompletableFuture<ByteArrayOutputStream> got = new CompletableFuture<>();
+                reads.add(got);
+                f.buffersAsync.readBuffer(ReadBufferRequest.newBuilder().setSession(session).setBuffer(buffers[i])
+                        .setChunkBytes(1 << 20).build(), new ClientResponseObserver<ReadBufferRequest, ReadBufferResponse>() {
+                            private ClientCallStreamObserver<ReadBufferRequest> call;
+                            private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+                            @Override
+                            public void beforeStart(ClientCallStreamObserver<ReadBufferRequest> call) {
+                                this.call = call;
+                                call.disableAutoRequestWithInitial(1);
+                            }
+
+                            @Override
+                            public void onNext(ReadBufferResponse r) {
+                                if (r.getOffsetBytes() != out.size()) {
+                                    got.completeExceptionally(new AssertionError("chunk at " + r.getOffsetBytes()
+                                            + " after " + out.size() + " bytes"));
+                                }
+                                out.writeBytes(r.getData().toByteArray());
+                                call.request(1);
+                            }
+
+                            @Override
+                            public void onError(Throwable t) {
+                                got.completeExceptionally(t);
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                got.complete(out);
+                            }
+                        });
+            }
+            for (int i = 0; i < floats.length; i++) {
+                byte[] bytes = reads.get(i).get(60, TimeUnit.SECONDS).toByteArray();
+                assertEquals(4L * floats[i], bytes.length, "buffer " + i + ": every byte");
+                var values = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+                for (int k = 0; k < floats[i]; k++) {
+                    if (values.get(k) != i + 1) {
+                        throw new AssertionError("buffer " + i + ", round " + round + ": element " + k + " is "
+                                + values.get(k) + " (expected: " + (i + 1) + ")");
+                    }
+                }
+            }
+        }
     }
 
     @Test

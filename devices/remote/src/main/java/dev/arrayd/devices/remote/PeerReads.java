@@ -1,14 +1,14 @@
 package dev.arrayd.devices.remote;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.DiagnosticsServiceGrpc;
 import dev.arrayd.proto.v1.OpenSharedBufferRequest;
 import dev.arrayd.proto.v1.ReadBufferRequest;
-import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.proto.v1.SharingServiceGrpc;
 import dev.arrayd.proto.v1.SourceRequest;
 import dev.arrayd.proto.v1.SourceResponse;
+import io.grpc.CallOptions;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -20,14 +20,15 @@ import java.util.concurrent.CompletableFuture;
  */
 final class PeerReads {
 
-    /** Largest chunk asked of the peer. */
-    static final int CHUNK = 4 << 20;
-
     private PeerReads() {}
 
-    /** Receives a read's chunks in order: {@code offset} from the start of the read range. */
+    /**
+     * Receives a read's chunks in order: {@code offset} from the start of the read range; {@code done} is run once
+     * {@code data} is no longer needed (its array goes back to the pool). A sink that throws keeps nothing and
+     * never runs {@code done}.
+     */
     interface ChunkSink {
-        void accept(long offset, ByteBuffer data);
+        void accept(long offset, ByteBuffer data, Runnable done);
     }
 
     /**
@@ -53,9 +54,9 @@ final class PeerReads {
     }
 
     /** Bytes of one read call. */
-    static final long PIECE = 16L << 20;
+    static final long PIECE = 8L << 20;
     /** Read calls in flight at once. */
-    static final int IN_FLIGHT = 3;
+    static final int IN_FLIGHT = 4;
 
     /** The pieces of one read: each started as an earlier one ends, until all have arrived. */
     private static final class Pieces {
@@ -95,19 +96,23 @@ final class PeerReads {
             nextAt += len;
             running++;
             ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
-                    .setOffsetBytes(offset + at).setSizeBytes(len).setChunkBytes(CHUNK).build();
-            BufferServiceGrpc.newStub(c.channel()).readBuffer(req, new StreamObserver<>() {
+                    .setOffsetBytes(offset + at).setSizeBytes(len).setChunkBytes(ReadChunks.CHUNK).build();
+            ClientCalls.asyncServerStreamingCall(c.channel().newCall(ReadChunks.METHOD, CallOptions.DEFAULT), req,
+                    new StreamObserver<ReadChunks.ReadChunk>() {
                 @Override
-                public void onNext(ReadBufferResponse r) {
+                public void onNext(ReadChunks.ReadChunk r) {
                     if (done.isDone()) {
+                        r.release();
                         return;
                     }
+                    int bytes = r.data().remaining();
                     try {
-                        sink.accept(r.getOffsetBytes() - offset, r.getData().asReadOnlyByteBuffer());
+                        sink.accept(r.offset() - offset, r.data(), r::release);
                         synchronized (Pieces.this) {
-                            got += r.getData().size();
+                            got += bytes;
                         }
                     } catch (RuntimeException e) {
+                        r.release(); // (a sink that throws kept nothing)
                         done.completeExceptionally(e);
                     }
                 }

@@ -115,9 +115,13 @@ public final class RemoteBackend implements Backend {
         }
     }
 
-    /** Receives the chunks of a {@link #fetch}, in order, {@code offset} from the start of the range. */
+    /**
+     * Receives the chunks of a {@link #fetch}, in order, {@code offset} from the start of the range; runs {@code done}
+     * once it no longer needs {@code data} (it may keep it until then: an upload that has not run yet). A sink that
+     * throws keeps nothing and never runs {@code done}.
+     */
     public interface ChunkSink {
-        void accept(long offset, java.nio.ByteBuffer data);
+        void accept(long offset, java.nio.ByteBuffer data, Runnable done);
     }
 
     /**
