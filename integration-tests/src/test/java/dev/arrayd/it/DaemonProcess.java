@@ -21,11 +21,13 @@ import java.util.regex.Pattern;
  */
 final class DaemonProcess implements AutoCloseable {
 
-    private static final Pattern LISTENING = Pattern.compile("arrayd listening on 127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("arrayd listening on (127\\.0\\.0\\.\\d+):(\\d+)");
     private static final Pattern METRICS = Pattern.compile("arrayd metrics on http://[0-9.]+:(\\d+)/metrics");
 
     final Process process;
     final int port;
+    /** The loopback address it listens on (127.0.0.1 unless started with another {@code --bind}). */
+    private volatile String host = "127.0.0.1";
     private final List<String> output = new ArrayList<>();
     private final Thread pump;
     private final CompletableFuture<Integer> portFound = new CompletableFuture<>();
@@ -72,7 +74,7 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     String target() {
-        return "127.0.0.1:" + port;
+        return host + ":" + port;
     }
 
     private void pump() {
@@ -84,7 +86,8 @@ final class DaemonProcess implements AutoCloseable {
                 }
                 Matcher m = LISTENING.matcher(line);
                 if (m.find()) {
-                    portFound.complete(Integer.parseInt(m.group(1)));
+                    host = m.group(1);
+                    portFound.complete(Integer.parseInt(m.group(2)));
                 }
                 Matcher mm = METRICS.matcher(line);
                 if (mm.find()) {

@@ -209,6 +209,24 @@ final class Coherence {
         }
     }
 
+    /**
+     * {@code d} lost its memory's contents: its replicas of data current elsewhere become invalid (their memory and
+     * its users stay: the next transfer there is ordered after them); an only current copy stays current. Returns
+     * how many were invalidated.
+     */
+    @GuardedBy("SchedulerContext.submitLock")
+    static int forgetCopiesOn(DeviceRuntime d) {
+        int n = 0;
+        for (Replica r : List.copyOf(d.resident.keySet())) {
+            if (r.valid() && r.buffer.validCount() > 1) {
+                r.state = ReplicaState.INVALID;
+                normalize(r.buffer);
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Gives {@code r} device memory if it has none, evicting others when the budget is full. */
     void allocate(Replica r, List<Replica> pinned) {
         DeviceRuntime d = r.device;

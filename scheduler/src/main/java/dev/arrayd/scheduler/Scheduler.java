@@ -89,6 +89,7 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         this.submission = new Submission(ctx, validator, placement, buffers);
         this.graphs = new Graphs(ctx, validator, submission, buffers);
         this.deadlines = new DeadlineTimer(ctx);
+        DeviceLoss.watch(ctx);
         LiveResources.register(this);
     }
 

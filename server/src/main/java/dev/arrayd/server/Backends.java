@@ -54,7 +54,7 @@ final class Backends implements AutoCloseable {
                         .without(System.getenv("HOSTNAME")) // one list for every member of a pool
                         .withTls(options.peerTlsCa() == null ? null : new RemoteOptions.Tls(options.peerTlsCa(),
                                 security == null ? null : security.tlsCert(), security == null ? null : security.tlsKey()));
-                if (!remote.peers().isEmpty()) {
+                if (remote.hasPeers()) {
                     open(new RemoteBackend(remote), 0);
                 }
             }

@@ -47,9 +47,11 @@ public final class ArraydConfig {
                     + "devices splitting the cores), `opencl`, `cuda`; `none` for a daemon that only serves its `peers`' devices.");
 
     public static final ConfigKey<String> PEERS = new ConfigKey<>("peers", "list", "", Parsers.text(true),
-            "a list of [name=]host:port, e.g. gpu-1=10.0.0.7:7700,gpu-2=10.0.0.8:7700, or empty",
+            "a list of [name=]host:port and dns:///host:port, e.g. gpu-1=10.0.0.7:7700,gpu-2=10.0.0.8:7700, or empty",
             "Peer daemons whose devices this daemon presents as its own, named `<peer>/<device>` (e.g. "
-                    + "`gpu-1/cuda:0`); without `name=` a peer is named after its host and port. Commands for them go "
+                    + "`gpu-1/cuda:0`); without `name=` a peer is named after its host and port. `dns:///host:port` "
+                    + "is every address the name resolves to (a headless Service), each member named after its "
+                    + "address's name, resolved again every 5 s. Commands for them go "
                     + "to the peer over its gRPC API, in batches on one session per peer. With `devices = none` the "
                     + "daemon has no device of its own. See docs/operations.md, \"Peers\".");
 

@@ -29,9 +29,8 @@ public record PeerAddress(String name, String target) {
     public static PeerAddress parse(String text) {
         String t = text.trim();
         if (t.contains("://")) {
-            // a resolver target names a set of daemons, and a peer is one daemon whose devices stay what they were
             throw new IllegalArgumentException("peer: " + Quote.string(t) + " (expected: host:port or name=host:port of one "
-                    + "daemon; list each daemon of a pool, e.g. the pods of a StatefulSet by their stable names)");
+                    + "daemon, or dns:///host:port for every address a name resolves to)");
         }
         int eq = t.indexOf('=');
         if (eq >= 0) {

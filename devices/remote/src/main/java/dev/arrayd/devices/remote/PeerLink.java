@@ -49,7 +49,8 @@ final class PeerLink implements AutoCloseable {
     record Connection(int generation, ArraydClient client, Session session, Channel channel,
             Map<String, Long> opened) {}
 
-    private final PeerAddress address;
+    /** Where the peer is: its target changes when a set's member comes back at a new address. */
+    private volatile PeerAddress address;
     private final RemoteOptions options;
     private final List<Runnable> watchers = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
@@ -137,6 +138,21 @@ final class PeerLink implements AutoCloseable {
     /** Records that copies from peer {@code source} to this one are staged; true the first time. */
     boolean stagesFrom(String source) {
         return stagedFrom.add(source);
+    }
+
+    /**
+     * Reaches the peer at {@code target} from now on, if the link is down (a live link keeps its connection); the
+     * next use or probe connects there at once. True if the target changed.
+     */
+    boolean retarget(String target) {
+        synchronized (lock) {
+            if (current != null || closed || address.target().equals(target)) {
+                return false;
+            }
+            address = new PeerAddress(address.name(), target);
+            failedOnce = false;
+            return true;
+        }
     }
 
     /** Whether the link has a live session now. */

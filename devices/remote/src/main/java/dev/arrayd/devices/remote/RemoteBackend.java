@@ -45,12 +45,81 @@ public final class RemoteBackend implements Backend {
     private final ExecutorService completions = Executors.newCachedThreadPool(
             Thread.ofPlatform().daemon().name("arrayd-peer-completion-", 0).factory());
 
+    /** When opening the devices stops waiting for peers (a {@link System#nanoTime()}). */
+    private final long startUntil;
+    /** Members of sets that appeared after the start (named once each in the log). */
+    private final java.util.Set<String> unattached = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** How often the sets are resolved again (their members' addresses change as pods come and go). */
+    static final java.time.Duration RESOLVE_INTERVAL = java.time.Duration.ofSeconds(5);
+
     public RemoteBackend(RemoteOptions options) {
         this.options = options;
+        this.startUntil = System.nanoTime() + options.startWait().toNanos();
         for (PeerAddress p : options.peers()) {
             links.add(new PeerLink(p, options, completions, eventLoop));
         }
+        for (PeerSet set : options.sets()) {
+            for (PeerAddress member : firstMembers(set)) {
+                if (member.name().equals(options.self()) || linkNamed(member.name()) != null) {
+                    continue; // this daemon itself, or a member also listed by name
+                }
+                links.add(new PeerLink(member, options, completions, eventLoop));
+            }
+        }
         this.compiler = new RemoteCompiler(List.copyOf(links));
+    }
+
+    /** The members {@code set} resolves to, trying again each probe interval until the start wait is over. */
+    private List<PeerAddress> firstMembers(PeerSet set) {
+        while (true) {
+            var addresses = set.resolve();
+            long left = startUntil - System.nanoTime();
+            if (!addresses.isEmpty() || left <= 0) {
+                List<PeerAddress> members = set.members(addresses);
+                log.info("peer set {}: {}", set, members.isEmpty() ? "no addresses (it adds no devices)" : members);
+                return members;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, options.probeInterval().toNanos()));
+        }
+    }
+
+    private PeerLink linkNamed(String name) {
+        for (PeerLink l : links) {
+            if (l.name().equals(name)) {
+                return l;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Resolves every set again. A member whose name is known at a new address (its pod came back elsewhere) is
+     * reached there once its link is down; a name not seen at the start is logged (its devices are added when this
+     * daemon restarts: the devices are fixed at start).
+     */
+    void resolveSets() {
+        for (PeerSet set : options.sets()) {
+            for (var address : set.resolve()) {
+                String target = set.member(address).target();
+                if (links.stream().anyMatch(l -> l.target().equals(target))) {
+                    continue;
+                }
+                PeerAddress member = set.member(address);
+                PeerLink known = linkNamed(member.name());
+                if (member.name().equals(options.self())) {
+                    continue;
+                }
+                if (known != null) {
+                    if (known.retarget(member.target())) {
+                        log.info("peer {} of {} is now at {}", member.name(), set, member.target());
+                    }
+                } else if (unattached.add(member.name())) {
+                    log.warn("peer {} ({}) of {} appeared after this daemon started: its devices are added when this "
+                            + "daemon restarts", member.name(), member.target(), set);
+                }
+            }
+        }
     }
 
     @Override
@@ -60,7 +129,8 @@ public final class RemoteBackend implements Backend {
 
     @Override
     public Optional<String> unavailableReason() {
-        return options.peers().isEmpty() ? Optional.of("no peers (--peers)") : Optional.empty();
+        return links.isEmpty() ? Optional.of(options.hasPeers() ? "no peers: the sets " + options.sets()
+                + " resolved to no address but this daemon's own" : "no peers (--peers)") : Optional.empty();
     }
 
     /**
@@ -72,7 +142,7 @@ public final class RemoteBackend implements Backend {
     public List<Device> openDevices(int count) {
         // every peer at once, each given until the start wait is over to come up (members of a pool start together)
         List<CompletableFuture<List<dev.arrayd.client.DeviceInfo>>> listed = new ArrayList<>();
-        long until = System.nanoTime() + options.startWait().toNanos();
+        long until = startUntil;
         for (PeerLink link : links) {
             listed.add(CompletableFuture.supplyAsync(() -> listWhenUp(link, until), completions));
         }
@@ -97,6 +167,10 @@ public final class RemoteBackend implements Backend {
         probe = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("arrayd-peer-probe").unstarted(r));
         long every = options.probeInterval().toMillis();
         probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
+        if (!options.sets().isEmpty()) {
+            long resolve = RESOLVE_INTERVAL.toMillis();
+            probe.scheduleWithFixedDelay(this::resolveSets, resolve, resolve, TimeUnit.MILLISECONDS);
+        }
         return List.copyOf(devices);
     }
 

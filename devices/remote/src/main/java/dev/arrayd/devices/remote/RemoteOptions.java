@@ -10,6 +10,8 @@ import java.util.Set;
  * How this daemon reaches its peers.
  *
  * @param peers          the peers, each named once
+ * @param sets           peers found by name ({@code dns:///host:port}): every address is one
+ * @param self           this daemon's own name (a pod's, its HOSTNAME), skipped among peers and sets' members; null
  * @param token          the bearer token presented to every peer (empty: none, for peers without authentication)
  * @param clientName     how this daemon names itself in its sessions on the peers
  * @param callTimeout    longest wait for a peer's answer to a synchronous call (a slab, a stream, a compile)
@@ -17,8 +19,8 @@ import java.util.Set;
  * @param startWait      how long opening the devices waits for a peer that is not up yet
  * @param tls            TLS to the peers, or null for plaintext
  */
-public record RemoteOptions(List<PeerAddress> peers, String token, String clientName, Duration callTimeout,
-        Duration probeInterval, Duration startWait, Tls tls) {
+public record RemoteOptions(List<PeerAddress> peers, List<PeerSet> sets, String self, String token, String clientName,
+        Duration callTimeout, Duration probeInterval, Duration startWait, Tls tls) {
 
     /**
      * TLS to the peers: trust {@code ca} (PEM); present {@code cert} / {@code key} (PEM; both or neither) as this
@@ -35,6 +37,7 @@ public record RemoteOptions(List<PeerAddress> peers, String token, String client
 
     public RemoteOptions {
         peers = List.copyOf(peers);
+        sets = List.copyOf(sets);
         Set<String> names = new HashSet<>();
         for (PeerAddress p : peers) {
             if (!names.add(p.name())) {
@@ -43,35 +46,43 @@ public record RemoteOptions(List<PeerAddress> peers, String token, String client
         }
     }
 
-    /** {@code --peers}: a comma-separated list of {@code [name=]host:port}. */
+    /** {@code --peers}: a comma-separated list of {@code [name=]host:port} and {@code dns:///host:port}. */
     public static RemoteOptions parse(String peers, String token, String clientName) {
         List<PeerAddress> out = new ArrayList<>();
+        List<PeerSet> sets = new ArrayList<>();
         for (String part : peers.split(",")) {
-            if (!part.isBlank()) {
+            if (PeerSet.isSet(part)) {
+                sets.add(PeerSet.parse(part));
+            } else if (!part.isBlank()) {
                 out.add(PeerAddress.parse(part));
             }
         }
-        return new RemoteOptions(out, token == null ? "" : token.strip(), clientName, Duration.ofSeconds(30),
+        return new RemoteOptions(out, sets, null, token == null ? "" : token.strip(), clientName, Duration.ofSeconds(30),
                 Duration.ofSeconds(1), Duration.ofSeconds(10), null);
     }
 
+    /** Whether there is any peer to reach: one listed, or a set to resolve. */
+    public boolean hasPeers() {
+        return !peers.isEmpty() || !sets.isEmpty();
+    }
+
     /**
-     * These options without the peer named {@code self} (a pod's name, its HOSTNAME): a pool's members share one
-     * peers list, and each skips itself. Null or no such peer: unchanged.
+     * These options for the daemon named {@code self} (a pod's name, its HOSTNAME): a pool's members share one
+     * peers list, and each skips itself, among the peers listed and the sets' members. Null: unchanged.
      */
     public RemoteOptions without(String self) {
-        if (self == null || peers.stream().noneMatch(p -> p.name().equals(self))) {
+        if (self == null) {
             return this;
         }
-        return new RemoteOptions(peers.stream().filter(p -> !p.name().equals(self)).toList(), token, clientName,
-                callTimeout, probeInterval, startWait, tls);
+        return new RemoteOptions(peers.stream().filter(p -> !p.name().equals(self)).toList(), sets, self, token,
+                clientName, callTimeout, probeInterval, startWait, tls);
     }
 
     public RemoteOptions withProbeInterval(Duration interval) {
-        return new RemoteOptions(peers, token, clientName, callTimeout, interval, startWait, tls);
+        return new RemoteOptions(peers, sets, self, token, clientName, callTimeout, interval, startWait, tls);
     }
 
     public RemoteOptions withTls(Tls t) {
-        return new RemoteOptions(peers, token, clientName, callTimeout, probeInterval, startWait, t);
+        return new RemoteOptions(peers, sets, self, token, clientName, callTimeout, probeInterval, startWait, t);
     }
 }
