@@ -64,9 +64,13 @@ public record PeerSet(String host, int port) {
 
     /** The member at {@code address}: named after its address's name (or the address), reached at it. */
     PeerAddress member(InetAddress address) {
+        return new PeerAddress(memberName(address), target(address));
+    }
+
+    /** The target of the member at {@code address} ({@code ip:port}; no lookup). */
+    String target(InetAddress address) {
         String ip = address.getHostAddress();
-        String target = (address instanceof Inet6Address ? "[" + ip + "]" : ip) + ":" + port;
-        return new PeerAddress(memberName(address), target);
+        return (address instanceof Inet6Address ? "[" + ip + "]" : ip) + ":" + port;
     }
 
     /** The first label of {@code address}'s name, lower-cased; the address itself ('-' for '.' and ':') without one. */

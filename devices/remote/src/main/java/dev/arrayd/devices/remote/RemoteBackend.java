@@ -38,6 +38,7 @@ public final class RemoteBackend implements Backend {
     private final RemoteCompiler compiler;
     private final List<RemoteDevice> devices = new ArrayList<>();
     private ScheduledExecutorService probe;
+    private ScheduledExecutorService resolver;
     /** The peers' channels' transport threads: not the server's (see {@link PeerLink}). */
     private final EventLoopGroup eventLoop = new NioEventLoopGroup(2,
             Thread.ofPlatform().daemon().name("arrayd-peer-io-", 0).factory());
@@ -101,9 +102,9 @@ public final class RemoteBackend implements Backend {
     void resolveSets() {
         for (PeerSet set : options.sets()) {
             for (var address : set.resolve()) {
-                String target = set.member(address).target();
+                String target = set.target(address);
                 if (links.stream().anyMatch(l -> l.target().equals(target))) {
-                    continue;
+                    continue; // a known member where it was (no reverse lookup)
                 }
                 PeerAddress member = set.member(address);
                 PeerLink known = linkNamed(member.name());
@@ -168,8 +169,17 @@ public final class RemoteBackend implements Backend {
         long every = options.probeInterval().toMillis();
         probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
         if (!options.sets().isEmpty()) {
+            // a thread of its own: a lookup that waits for a slow name server must not hold the links' probes back
+            resolver = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                    .name("arrayd-peer-resolve").unstarted(r));
             long resolve = RESOLVE_INTERVAL.toMillis();
-            probe.scheduleWithFixedDelay(this::resolveSets, resolve, resolve, TimeUnit.MILLISECONDS);
+            resolver.scheduleWithFixedDelay(() -> {
+                try {
+                    resolveSets();
+                } catch (RuntimeException e) { // (an exception would end the schedule)
+                    log.warn("resolving the peer sets {} failed: {}", options.sets(), e.toString());
+                }
+            }, resolve, resolve, TimeUnit.MILLISECONDS);
         }
         return List.copyOf(devices);
     }
@@ -240,6 +250,9 @@ public final class RemoteBackend implements Backend {
     public void close() {
         if (probe != null) {
             probe.shutdownNow();
+        }
+        if (resolver != null) {
+            resolver.shutdownNow();
         }
         links.forEach(PeerLink::close);
         completions.shutdown();
