@@ -325,21 +325,13 @@ class ClusterTest {
             Event first = s.launch(Launch.of(spin).global(1).args(count, rounds).device("a/cpu:0"));
             Event second = s.launch(Launch.of(spin).global(1).args(count, rounds).device("a/cpu:0"));
             // both on the peer: its queue holds two commands (the second waits for the first)
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (peerStats.pending() < 2) {
-                assertTrue(System.nanoTime() < until, "the peer never held both launches");
-                Thread.onSpinWait();
-            }
+            peerStats.awaitPending(n -> n >= 2, "the peer never held both launches");
             assertTrue(!first.future().isDone(), "the first launch is still running (make it longer on this machine)");
             var before = peerStats.stats();
             assertEquals(1, await(s.cancel(second)));
             assertEquals(Status.Code.CANCELLED, failure(second.future()));
             await(first.future());
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (peerStats.pending() > 0) {
-                assertTrue(System.nanoTime() < until, "the peer never went idle");
-                Thread.onSpinWait();
-            }
+            peerStats.awaitPending(n -> n <= 0, "the peer never went idle");
             // (the count cannot be read back: its last writer is the cancelled launch, and failure is sticky)
             var after = peerStats.stats();
             assertEquals(before.getCommandsSucceeded() + 1, after.getCommandsSucceeded(),
@@ -365,18 +357,12 @@ class ClusterTest {
             await(s.fill(quick, 0).future());
             var before = peerStats.stats();
             Event first = s.launch(Launch.of(spin).global(1).args(slow, 1024L).device("a/opencl:0"));
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (peerStats.pending() < 1) { // (once the entry handed it over, the second can wait for it on the peer)
-                assertTrue(System.nanoTime() < until, "the peer never held the first launch");
-                Thread.onSpinWait();
-            }
+            // once the entry handed it over, the second can wait for it on the peer
+            peerStats.awaitPending(n -> n >= 1, "the peer never held the first launch");
             Instant deadline = Instant.now().plusMillis(500);
             Event second = s.launch(Launch.of(spin).global(1).args(quick, 1L).device("a/cpu:0").waitFor(first)
                     .deadline(deadline));
-            while (peerStats.pending() < 2) {
-                assertTrue(System.nanoTime() < until, "the peer never held both launches");
-                Thread.onSpinWait();
-            }
+            peerStats.awaitPending(n -> n >= 2, "the peer never held both launches");
             assertTrue(Instant.now().isBefore(deadline), "the entry handed the second launch over past its deadline "
                     + "(give it more time on this machine)");
             assertThrows(TimeoutException.class, () -> first.future().get(
@@ -388,11 +374,7 @@ class ClusterTest {
             assertTrue(ace.getMessage().contains("peer a: ") && ace.getMessage().contains("deadline passed"),
                     ace.getMessage());
             await(first.future());
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (peerStats.pending() > 0) {
-                assertTrue(System.nanoTime() < until, "the peer never went idle");
-                Thread.onSpinWait();
-            }
+            peerStats.awaitPending(n -> n <= 0, "the peer never went idle");
             var after = peerStats.stats();
             assertEquals(before.getCommandsSucceeded() + 1, after.getCommandsSucceeded(),
                     "only the first launch ran on the peer; before: " + before + ", after: " + after);
@@ -412,6 +394,15 @@ class ClusterTest {
             return dev.arrayd.proto.v1.StatsServiceGrpc.newBlockingStub(channel)
                     .withInterceptors(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(auth))
                     .getStats(dev.arrayd.proto.v1.GetStatsRequest.getDefaultInstance());
+        }
+
+        /** Waits (up to 60 s) until the number of commands the daemon holds satisfies {@code ok}. */
+        void awaitPending(java.util.function.LongPredicate ok, String otherwise) {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!ok.test(pending())) {
+                assertTrue(System.nanoTime() < until, otherwise);
+                Thread.onSpinWait();
+            }
         }
 
         long pending() {

@@ -4,10 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
-import dev.arrayd.devices.api.DeviceId;
-import dev.arrayd.devices.api.DeviceInfo;
-import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
@@ -22,13 +18,12 @@ import org.junit.jupiter.api.Test;
 class DeviceLossTest {
 
     /** A device whose reachability the test turns off, telling the scheduler as a peer's link would. */
-    private static final class Flaky implements Device {
-        final Device d;
+    private static final class Flaky extends DelegatingDevice {
         final List<Runnable> watchers = new CopyOnWriteArrayList<>();
         volatile boolean reachable = true;
 
         Flaky(Device d) {
-            this.d = d;
+            super(d);
         }
 
         void lose() {
@@ -44,46 +39,6 @@ class DeviceLossTest {
         @Override
         public void watchReachability(Runnable onChange) {
             watchers.add(onChange);
-        }
-
-        @Override
-        public DeviceId id() {
-            return d.id();
-        }
-
-        @Override
-        public DeviceInfo info() {
-            return d.info();
-        }
-
-        @Override
-        public boolean canCopyFrom(Device src) {
-            return d.canCopyFrom(src instanceof Flaky f ? f.d : src);
-        }
-
-        @Override
-        public void allocPool(int poolId, long bytes, long alignment) {
-            d.allocPool(poolId, bytes, alignment);
-        }
-
-        @Override
-        public void freePool(int poolId) {
-            d.freePool(poolId);
-        }
-
-        @Override
-        public void memsetZero(MemRef ref) {
-            d.memsetZero(ref);
-        }
-
-        @Override
-        public NativeStream newStream(String name) {
-            return d.newStream(name);
-        }
-
-        @Override
-        public void close() {
-            d.close();
         }
     }
 

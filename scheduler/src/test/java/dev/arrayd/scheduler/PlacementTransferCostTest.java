@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
-import dev.arrayd.devices.api.DeviceId;
-import dev.arrayd.devices.api.DeviceInfo;
-import dev.arrayd.devices.api.MemRef;
-import dev.arrayd.devices.api.NativeStream;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -21,20 +17,12 @@ import org.junit.jupiter.api.Test;
 class PlacementTransferCostTest {
 
     /** A device as the scheduler sees it, whose host transfers cost {@code nanosPerByte}. */
-    private record SlowLink(Device d, double nanosPerByte) implements Device {
-        @Override
-        public DeviceId id() {
-            return d.id();
-        }
+    private static final class SlowLink extends DelegatingDevice {
+        private final double nanosPerByte;
 
-        @Override
-        public DeviceInfo info() {
-            return d.info();
-        }
-
-        @Override
-        public String backend() {
-            return d.backend();
+        SlowLink(Device d, double nanosPerByte) {
+            super(d);
+            this.nanosPerByte = nanosPerByte;
         }
 
         @Override
@@ -45,36 +33,6 @@ class PlacementTransferCostTest {
         @Override
         public double copyNanosPerByte(Device src) {
             return nanosPerByte;
-        }
-
-        @Override
-        public boolean canCopyFrom(Device src) {
-            return d.canCopyFrom(src instanceof SlowLink w ? w.d() : src);
-        }
-
-        @Override
-        public void allocPool(int poolId, long bytes, long alignment) {
-            d.allocPool(poolId, bytes, alignment);
-        }
-
-        @Override
-        public void freePool(int poolId) {
-            d.freePool(poolId);
-        }
-
-        @Override
-        public void memsetZero(MemRef ref) {
-            d.memsetZero(ref);
-        }
-
-        @Override
-        public NativeStream newStream(String name) {
-            return d.newStream(name);
-        }
-
-        @Override
-        public void close() {
-            d.close();
         }
     }
 
