@@ -339,7 +339,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             onCancel.get().run();
             sender.cancelled();
         });
-        List<Event> windows;
+        List<Event> windows = null;
         long offset;
         int chunk;
         InFlightCall quota;
@@ -394,7 +394,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 onCancel.get().run();
             }
         } catch (RuntimeException e) {
-            if (into != null) {
+            if (into != null && windows == null) {
                 WINDOWS.give(into); // (nothing was submitted into it)
             }
             Calls.fail(out, e);
