@@ -115,16 +115,21 @@ peer-tls-ca = /etc/arrayd/peer-tls/{{ .Values.peerTls.caKey }}
 
 {{/*
 The members of the pool (mode pool) as a peers list, `<pod>=<pod>.<headless service>.<namespace>.svc:<port>`
-each: what the members list of each other, and what an application's sidecar sets as arrayd.peers.
+each, or with pool.discovery dns the headless Service itself, `dns:///<headless service>.<namespace>.svc:<port>`:
+what the members list of each other, and what an application's sidecar sets as arrayd.peers.
 */}}
 {{- define "arrayd.pool.peers" -}}
 {{- $name := include "arrayd.fullname" . -}}
+{{- if eq (.Values.pool.discovery | default "list") "dns" -}}
+{{- printf "dns:///%s-pool.%s.svc:%v" $name .Release.Namespace .Values.arrayd.grpcPort -}}
+{{- else -}}
 {{- $members := list -}}
 {{- range $i := until (int .Values.pool.replicas) -}}
 {{- $pod := printf "%s-%d" $name $i -}}
 {{- $members = append $members (printf "%s=%s.%s-pool.%s.svc:%v" $pod $pod $name $.Release.Namespace $.Values.arrayd.grpcPort) -}}
 {{- end -}}
 {{- join "," $members -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The peers line: the pool's members in mode pool, then arrayd.peers. */}}

@@ -116,6 +116,26 @@ class HelmChartTest {
         Kube.one(resources, PodDisruptionBudget.class);
     }
 
+    /** pool.discovery dns: the members and sidecars name the headless Service, which the server takes as a set. */
+    @Test
+    void aPoolFoundByItsHeadlessServiceIsAPeerSet() throws Exception {
+        Map<String, Object> sets = new LinkedHashMap<>();
+        sets.put("mode", "pool");
+        sets.put("pool.replicas", 3);
+        sets.put("pool.discovery", "dns");
+        sets.put("auth.existingSecret", "pool-tokens");
+        sets.put("peerToken.existingSecret", "pool-peer-token");
+        List<HasMetadata> resources = standalone(sets);
+        SidecarChecks.Result r = SidecarChecks.check("chart pool dns", resources, SidecarChecks.Role.POOL);
+        assertEquals("dns:///demo-arrayd-pool.apps.svc:7700", r.config().get(ArraydConfig.PEERS));
+        var remote = dev.arrayd.devices.remote.RemoteOptions.parse(r.config().get(ArraydConfig.PEERS), "", "x")
+                .without("demo-arrayd-1");
+        assertEquals(List.of(new dev.arrayd.devices.remote.PeerSet("demo-arrayd-pool.apps.svc", 7700)), remote.sets());
+        assertTrue(remote.peers().isEmpty());
+        var set = Kube.one(resources, io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+        assertEquals("demo-arrayd-pool", set.getSpec().getServiceName(), "the Service the name resolves through");
+    }
+
     @Test
     void standaloneDefaultsAgreeWithTheServer() throws Exception {
         List<HasMetadata> resources = standalone(Map.of());
