@@ -54,6 +54,16 @@ class HelmChartTest {
         }
     }
 
+    /** A pool of three members with the members' tokens and the token they present to each other. */
+    private static Map<String, Object> poolValues() {
+        Map<String, Object> sets = new LinkedHashMap<>();
+        sets.put("mode", "pool");
+        sets.put("pool.replicas", 3);
+        sets.put("auth.existingSecret", "pool-tokens");
+        sets.put("peerToken.existingSecret", "pool-peer-token");
+        return sets;
+    }
+
     /**
      * mode pool: a StatefulSet of GPU daemons behind a headless Service, each listing every member as a peer
      * (the server drops its own entry by its host name, the pod's), asking for the GPU resource on the nodes the
@@ -61,17 +71,13 @@ class HelmChartTest {
      */
     @Test
     void aPoolIsAStatefulSetOfGpuDaemonsThatArePeersOfEachOther() throws Exception {
-        Map<String, Object> sets = new LinkedHashMap<>();
-        sets.put("mode", "pool");
-        sets.put("pool.replicas", 3);
+        Map<String, Object> sets = poolValues();
         sets.put("pool.runtimeClassName", "nvidia");
         sets.put("arrayd.devices", "cuda");
         sets.put("nodeSelector.nvidia\\.com/gpu\\.product", "NVIDIA-H100-80GB-HBM3");
         sets.put("tolerations[0].key", "nvidia.com/gpu");
         sets.put("tolerations[0].operator", "Exists");
         sets.put("tolerations[0].effect", "NoSchedule");
-        sets.put("auth.existingSecret", "pool-tokens");
-        sets.put("peerToken.existingSecret", "pool-peer-token");
         sets.put("tls.secretName", "pool-tls");
         sets.put("tls.clientCaKey", "ca.crt");
         sets.put("peerTls.caSecret", "pool-ca");
@@ -119,12 +125,8 @@ class HelmChartTest {
     /** pool.discovery dns: the members and sidecars name the headless Service, which the server takes as a set. */
     @Test
     void aPoolFoundByItsHeadlessServiceIsAPeerSet() throws Exception {
-        Map<String, Object> sets = new LinkedHashMap<>();
-        sets.put("mode", "pool");
-        sets.put("pool.replicas", 3);
+        Map<String, Object> sets = poolValues();
         sets.put("pool.discovery", "dns");
-        sets.put("auth.existingSecret", "pool-tokens");
-        sets.put("peerToken.existingSecret", "pool-peer-token");
         List<HasMetadata> resources = standalone(sets);
         SidecarChecks.Result r = SidecarChecks.check("chart pool dns", resources, SidecarChecks.Role.POOL);
         assertEquals("dns:///demo-arrayd-pool.apps.svc:7700", r.config().get(ArraydConfig.PEERS));

@@ -130,8 +130,8 @@ public final class RemoteBackend implements Backend {
 
     @Override
     public Optional<String> unavailableReason() {
-        return links.isEmpty() ? Optional.of(options.hasPeers() ? "no peers: the sets " + options.sets()
-                + " resolved to no address but this daemon's own" : "no peers (--peers)") : Optional.empty();
+        return links.isEmpty() ? Optional.of(options.hasPeers() ? "no peers: " + options.sets() + " named no daemon "
+                + "but this one within " + options.startWait().toSeconds() + " s" : "no peers (--peers)") : Optional.empty();
     }
 
     /**
