@@ -98,3 +98,18 @@ def gather(k):
     i = k.let("i", k.global_id(0))
     with k.when(i < n):
         out[i] = x[idx[i]]
+
+
+@arrayd.kernel(relaxed_math=True)
+def relaxed_row_sums(k):
+    """out[r] = the sum of row r, allowed to add in any order (relaxed floating point)."""
+    m = k.buffer("m", "f32", "read", extent=ir.param("rows") * ir.param("cols"))
+    out = k.buffer("out", "f32", "write", extent="rows")
+    rows = k.scalar("rows", "i64", min=0, max=1 << 20)
+    cols = k.scalar("cols", "i64", min=0, max=1 << 20)
+    r = k.let("r", k.global_id(0))
+    with k.when(r < rows):
+        acc = k.var("acc", 0.0)
+        with k.loop("c", 0, cols) as c:
+            acc.add(m[r * cols + c])
+        out[r] = acc

@@ -36,6 +36,17 @@ def test_local_memory_barriers_and_loops(session):
     np.testing.assert_allclose(out.numpy(), np.abs(m.sum(axis=1)), rtol=1e-5)
 
 
+def test_relaxed_math_is_opt_in_and_sums_stay_close(session):
+    assert K.relaxed_row_sums.proto.relaxed_math and not K.row_sums.proto.relaxed_math
+    m = np.random.default_rng(4).standard_normal((33, 1000)).astype(np.float32)
+    k = session.compile(K.relaxed_row_sums)
+    out = session.empty(33, np.float32)
+    k["relaxed_row_sums"](33, session.array(m), out, 33, 1000)
+    exact = m.astype(np.float64).sum(axis=1)
+    bound = 1000 * np.spacing(np.abs(m).astype(np.float64).sum(axis=1).astype(np.float32))
+    assert np.all(np.abs(out.numpy() - exact) <= bound)
+
+
 def test_a_refused_kernel_names_the_python_line(session):
     @arrayd.kernel
     def bad(k):

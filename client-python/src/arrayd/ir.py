@@ -394,12 +394,13 @@ def cast(x: Any, dtype: Any) -> Expr:
 class IrKernel:
     """A kernel built by :func:`kernel`: its wire form, its parameters, and where each part was written."""
 
-    def __init__(self, builder: KernelBuilder, grid_dims: int | None, local_size: Sequence[int]):
+    def __init__(self, builder: KernelBuilder, grid_dims: int | None, local_size: Sequence[int],
+                 relaxed_math: bool = False):
         self.name = builder.name
         self._builder = builder
         self.proto = ir_pb2.IrKernel(name=builder.name, grid_dims=grid_dims or builtins_max(1, builder._max_dim),
                                      local_size=list(local_size), params=[p for p, _, _ in builder._params],
-                                     body=[_materialize(s) for s in builder._blocks[0]])
+                                     body=[_materialize(s) for s in builder._blocks[0]], relaxed_math=relaxed_math)
         self.params = [sig for _, _, sig in builder._params]
 
     def locate(self, path: str) -> tuple[str, int] | None:
@@ -451,14 +452,17 @@ def _materialize(s: _Stmt) -> ir_pb2.IrStmt:
 
 
 def kernel(fn: Callable | None = None, *, name: str | None = None, grid_dims: int | None = None,
-           local_size: Sequence[int] = ()) -> Any:
+           local_size: Sequence[int] = (), relaxed_math: bool = False) -> Any:
     """Builds an IR kernel from a function of a :class:`KernelBuilder` (usable as ``@kernel`` or
     ``@kernel(grid_dims=2, local_size=(16, 16))``). ``grid_dims`` defaults to the highest dimension the body
-    uses; ``local_size`` fixes the work-group size (needed with local memory and barriers)."""
+    uses; ``local_size`` fixes the work-group size (needed with local memory and barriers).
+    ``relaxed_math=True`` lets the daemon reassociate float additions and multiplications (a loop that
+    accumulates can then be vectorized), fuse multiply-adds and ignore the sign of zero: results may differ
+    from the strict ones in their last bits (the CPU backend uses it; OpenCL and CUDA keep the strict order)."""
     def build(f: Callable) -> IrKernel:
         b = KernelBuilder(name or f.__name__)
         f(b)
-        return IrKernel(b, grid_dims, local_size)
+        return IrKernel(b, grid_dims, local_size, relaxed_math)
     return build(fn) if fn is not None else build
 
 

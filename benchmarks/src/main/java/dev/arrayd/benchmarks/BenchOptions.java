@@ -32,7 +32,8 @@ public final class BenchOptions {
     Integer warmup;
 
     @Option(names = "--warmup-seconds", paramLabel = "S",
-            description = "Longest warm-up of the scenarios that warm up until the JITs are quiet (multidevice, tenants; "
+            description = "Longest warm-up of the scenarios that warm up until the JITs are quiet (cluster, kernels, "
+                    + "multidevice, padding, tenants; "
                     + "default 120; 0 = only the --warmup rounds).")
     Integer warmupSeconds;
 

@@ -58,7 +58,7 @@ final class IrBenchKernels {
     static IrKernelSpec sumPartial() {
         IrExpr n = i64("n");
         IrExpr chunk = i64("chunk");
-        return Ir.kernel("sum_partial").buffer("x", DType.F32, Access.READ, n)
+        return Ir.kernel("sum_partial").relaxedMath().buffer("x", DType.F32, Access.READ, n)
                 .buffer("partial", DType.F32, Access.WRITE, Ir.globalSize(0))
                 .scalar("n", DType.I32, 0, INT_MAX).scalar("chunk", DType.I32, 1, LOOP_MAX).body(b -> {
                     IrExpr i = b.let("i", Ir.globalId(0));
@@ -89,7 +89,7 @@ final class IrBenchKernels {
         IrExpr k = i64("k");
         int tm = BenchKernels.TILE_M;
         int tn = BenchKernels.TILE_N;
-        return Ir.kernel("matmul").gridDims(2).buffer("a", DType.F32, Access.READ, m.mul(k)).buffer("b", DType.F32, Access.READ, k.mul(n))
+        return Ir.kernel("matmul").gridDims(2).relaxedMath().buffer("a", DType.F32, Access.READ, m.mul(k)).buffer("b", DType.F32, Access.READ, k.mul(n))
                 .buffer("c", DType.F32, Access.WRITE, m.mul(n)).scalar("m", DType.I32, 0, LOOP_MAX)
                 .scalar("n", DType.I32, 0, LOOP_MAX).scalar("k", DType.I32, 0, LOOP_MAX).body(b -> {
                     IrExpr col = b.let("col", Ir.globalId(0).mul(Ir.i64(tn)));

@@ -49,11 +49,15 @@ import picocli.CommandLine.Spec;
                         + "results folder; the last line of stdout is: RESULT kernels <kernel>_<column>_<GBps|GFLOPs>=.. "
                         + "launch_cpu_us=.. launch_opencl_us=.. jocl_enqueue_us=.. launch_ratio=..",
                 "Defaults: --iterations " + KernelsScenario.DEFAULT_ITERATIONS + " timed runs per kernel and column, "
-                        + "--warmup " + KernelsScenario.DEFAULT_WARMUP + "."})
+                        + "--warmup " + KernelsScenario.DEFAULT_WARMUP + " runs at least, then on until the JITs are "
+                        + "quiet (at most --warmup-seconds per kernel)."})
 final class KernelsScenario implements Scenario {
 
     static final int DEFAULT_ITERATIONS = 30;
     static final int DEFAULT_WARMUP = 5;
+
+    /** How each kernel's warm-up went, by kernel name. */
+    private final Map<String, JitWarmUp.Result> warmUps = new LinkedHashMap<>();
     static final int ROUNDS = 5;
     static final long SEED = 20261122L;
 
@@ -178,7 +182,7 @@ final class KernelsScenario implements Scenario {
                     labels.put(c.key(), c.label());
                 }
                 for (KernelWorkload w : workloads) {
-                    cells.addAll(measure(w, columns, iterations, warmup, progress));
+                    cells.addAll(measure(w, columns, iterations, warmup, channel, progress));
                 }
                 trips.putAll(roundTrips(columns, progress));
             } finally {
@@ -204,9 +208,14 @@ final class KernelsScenario implements Scenario {
         return "the daemon has no device opencl:" + openClIndex + " (it has " + b.get().devices() + ")";
     }
 
-    /** Checks, warms up and times one kernel in every column, the columns taking turns in rounds. */
-    private static List<Cell> measure(KernelWorkload w, List<KernelColumn> columns, int iterations, int warmup,
-            Progress progress) throws Exception {
+    /**
+     * Checks, warms up and times one kernel in every column, the columns taking turns in rounds. The warm-up
+     * runs every column in turn, at least {@code warmup} times, until the JITs of the daemon and of this process
+     * (the client and the direct JOCL column) are quiet ({@link JitWarmUp}): a compiler thread busy on one of
+     * the two cores would take it from the kernels being timed.
+     */
+    private List<Cell> measure(KernelWorkload w, List<KernelColumn> columns, int iterations, int warmup,
+            ManagedChannel channel, Progress progress) throws Exception {
         for (KernelColumn c : columns) {
             progress.update("kernels: " + w.name() + ": checking " + c.key());
             c.prepare(w);
@@ -217,10 +226,15 @@ final class KernelsScenario implements Scenario {
                         w.name(), c.label(), bad, bad < got.length ? Float.toString(got[bad]) : "missing",
                         Float.toString(w.expected()[bad])));
             }
-            for (int i = 0; i < warmup; i++) {
-                c.run();
-            }
         }
+        JitWarmUp.Result warm = JitWarmUp.run(progress, "kernels: " + w.name(), List.of(channel), List.of(), warmup,
+                options.warmupLimit(), () -> {
+                    for (KernelColumn c : columns) {
+                        c.run();
+                    }
+                });
+        warmUps.put(w.name(), warm);
+        progress.line("kernels: " + w.name() + ": " + warm.describe());
         int rounds = Math.min(ROUNDS, iterations);
         Map<String, long[]> wall = new LinkedHashMap<>();
         Map<String, long[]> device = new LinkedHashMap<>();
@@ -380,7 +394,7 @@ final class KernelsScenario implements Scenario {
 
         String pocl = System.getenv("POCL_DEVICES");
         List<String> lines = new ArrayList<>();
-        lines.add(String.format(Locale.ROOT, "kernels: %s daemon at %s, %d timed runs per kernel and column after %d warm-up, "
+        lines.add(String.format(Locale.ROOT, "kernels: %s daemon at %s, %d timed runs per kernel and column after at least %d warm-up runs, "
                         + "POCL_DEVICES=%s", ctx.inProcess() ? "in-process" : "separate-process", ctx.target(), iterations,
                 warmup, pocl == null ? "(unset)" : pocl));
         keys.forEach(k -> lines.add("  " + k + ": " + labels.get(k)));
@@ -411,16 +425,31 @@ final class KernelsScenario implements Scenario {
                         warmup, pocl));
     }
 
+    /** e.g. "vadd 31.2 s, saxpy 5.1 s, ...; all quiet" or which ones the time limit stopped. */
+    private String warmUpSummary() {
+        StringBuilder b = new StringBuilder();
+        List<String> loud = new ArrayList<>();
+        warmUps.forEach((k, r) -> {
+            b.append(b.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%s %.1f s", k, r.seconds()));
+            if (!r.quiet()) {
+                loud.add(k);
+            }
+        });
+        return b + (loud.isEmpty() ? "; every one ended quiet" : "; stopped by the time limit with a JIT still compiling: "
+                + String.join(", ", loud));
+    }
+
     private String section(List<KernelWorkload> workloads, Map<String, Map<String, Cell>> byKernel, List<String> keys,
             Map<String, String> labels, List<String> skipped, Map<String, Double> trip, String cpuDevice,
             String openClDevice, int iterations, int warmup, String pocl) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, """
                 The same kernels in up to five columns, in one run, each checked against a Java reference before \
-                it is timed; %d timed runs per kernel and column after %d warm-up runs, the columns taking turns in \
-                %d rounds. `POCL_DEVICES=%s`.
+                it is timed; %d timed runs per kernel and column, the columns taking turns in %d rounds, after a \
+                warm-up of at least %d runs of every column that lasts until the JITs of the daemon and of the \
+                benchmark are quiet (%s). `POCL_DEVICES=%s`.
 
-                """, iterations, warmup, Math.min(ROUNDS, iterations), pocl == null ? "(unset)" : pocl));
+                """, iterations, Math.min(ROUNDS, iterations), warmup, warmUpSummary(), pocl == null ? "(unset)" : pocl));
         for (String k : keys) {
             s.append("- **").append(k).append(":** ").append(labels.get(k)).append(switch (k) {
                 case CPU -> ": C source compiled by the daemon with gcc, launched on the session stream;";

@@ -10,6 +10,7 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Padding;
 import dev.arrayd.client.Session;
+import io.grpc.ManagedChannel;
 import java.io.BufferedWriter;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -43,13 +44,16 @@ import picocli.CommandLine.Option;
                         + " view_bytes_moved=.. copy_large_ms=.."})
 final class PaddingScenario implements Scenario {
 
-    static final int DEFAULT_RUNS = 15;
+    static final int DEFAULT_RUNS = 31;
     static final int DEFAULT_WARMUP = 3;
     static final double GOAL = 1.2;
     static final int VIEWS = 200;
 
     @Mixin
     BenchOptions options = new BenchOptions();
+
+    /** How the stencils' warm-up went (set by {@link #stencil}). */
+    private JitWarmUp.Result warm;
 
     @Option(names = "--size", defaultValue = "4096", description = "Edge of the square grid (default: ${DEFAULT-VALUE}).")
     int size;
@@ -77,9 +81,10 @@ final class PaddingScenario implements Scenario {
         int runs = options.iterations(DEFAULT_RUNS);
         int warmup = options.warmup(DEFAULT_WARMUP);
         Progress progress = ctx.progress();
-        try (ArraydClient c = ArraydClient.connect(ctx.target());
+        ManagedChannel channel = Channels.open(ctx);
+        try (ArraydClient c = ArraydClient.builder().channel(channel).build();
              Session s = c.openSession("bench-padding").get(30, TimeUnit.SECONDS)) {
-            double[][] stencil = stencil(s, progress, runs, warmup);
+            double[][] stencil = stencil(channel, s, progress, runs, warmup);
             double paddedMs = ThroughputScenario.median(stencil[0]);
             double guardedMs = ThroughputScenario.median(stencil[1]);
             double speedup = guardedMs / paddedMs;
@@ -135,7 +140,8 @@ final class PaddingScenario implements Scenario {
                     mib(sizes[1]), view2, VIEWS, movedMax, copyMs[0], copyMs[1]));
             lines.add("results: " + ctx.outDir());
             String section = String.format(Locale.ROOT, """
-                    What is measured (%d runs after %d warm-up runs of each, alternating; device times from the \
+                    What is measured (%d runs of each, alternating, after a warm-up of at least %d runs of each that \
+                    lasts until the JITs of the daemon and the benchmark are quiet (%s); device times from the \
                     launches' completions):
 
                     - **stencil:** a 2-D 5-point stencil, `out[y][x] = 0.2 × (in[y][x] + its four neighbours)`, over a \
@@ -161,10 +167,12 @@ final class PaddingScenario implements Scenario {
                     | copy into a new buffer | %.2f ms | %.2f ms |
 
                     ![padding](padding.png)
-                    """, runs, warmup, size, size, 1024, mib(sizes[0]), mib(sizes[1]), VIEWS, viewWarmup, size, size, guardedMs,
+                    """, runs, warmup, warm.describe(), size, size, 1024, mib(sizes[0]), mib(sizes[1]), VIEWS, viewWarmup, size, size, guardedMs,
                     paddedMs, speedup, GOAL, mib(sizes[0]), mib(sizes[1]), view1, view2,
                     VIEWS, moved[0], moved[1], copyMs[0], copyMs[1]);
             return new Report(lines, result, section);
+        } finally {
+            channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
         }
     }
 
@@ -174,7 +182,8 @@ final class PaddingScenario implements Scenario {
     }
 
     /** Median-ready device times in ms: [0] padded, [1] plain with position tests; checks the outputs agree. */
-    private double[][] stencil(Session s, Progress progress, int runs, int warmup) throws Exception {
+    private double[][] stencil(ManagedChannel channel, Session s, Progress progress, int runs, int warmup)
+            throws Exception {
         progress.update("padding: uploading a " + size + " x " + size + " grid twice");
         int n = size;
         float[] grid = new float[n * n];
@@ -194,15 +203,17 @@ final class PaddingScenario implements Scenario {
                 .get("stencil_guarded");
         Launch lp = Launch.of(kp).global(n, n).args(padded, outPadded);
         Launch lg = Launch.of(kg).global(n, n).args(plain, outPlain, (long) n, (long) n, 1f);
+        warm = JitWarmUp.run(progress, "padding: stencils", List.of(channel), List.of(), warmup, options.warmupLimit(),
+                () -> {
+                    s.launch(lp).future().get(120, TimeUnit.SECONDS);
+                    s.launch(lg).future().get(120, TimeUnit.SECONDS);
+                });
+        progress.line("padding: " + warm.describe());
         double[][] out = new double[2][runs];
-        for (int r = -warmup; r < runs; r++) {
-            progress.update(String.format(Locale.ROOT, "padding: stencil run %d of %d", r + warmup + 1, runs + warmup));
-            double p = s.launch(lp).future().get(120, TimeUnit.SECONDS).deviceNanos() / 1e6;
-            double g = s.launch(lg).future().get(120, TimeUnit.SECONDS).deviceNanos() / 1e6;
-            if (r >= 0) {
-                out[0][r] = p;
-                out[1][r] = g;
-            }
+        for (int r = 0; r < runs; r++) {
+            progress.update(String.format(Locale.ROOT, "padding: stencil run %d of %d", r + 1, runs));
+            out[0][r] = s.launch(lp).future().get(120, TimeUnit.SECONDS).deviceNanos() / 1e6;
+            out[1][r] = s.launch(lg).future().get(120, TimeUnit.SECONDS).deviceNanos() / 1e6;
         }
         float[] a = s.readFloats(outPadded).get(120, TimeUnit.SECONDS);
         float[] b = s.readFloats(outPlain).get(120, TimeUnit.SECONDS);

@@ -24,7 +24,7 @@ class KernelsScenarioTest {
         boolean openCl = OpenClProbe.unavailableReason().isEmpty();
         List<String> columns = openCl ? List.of("cpu", "cpu_ir", "opencl", "opencl_ir", "jocl") : List.of("cpu", "cpu_ir");
         Path results = dir.resolve("run");
-        BenchRun run = new BenchRun("kernels", "--in-process", "--small", "--iterations", "3", "--warmup", "1",
+        BenchRun run = new BenchRun("kernels", "--in-process", "--small", "--iterations", "3", "--warmup", "1", "--warmup-seconds", "0",
                 "--round-trips", "20", "--out", results.toString());
         String rate = "\\d+\\.\\d{2}";
         StringBuilder regex = new StringBuilder("RESULT kernels");

@@ -19,7 +19,7 @@ class PaddingScenarioTest {
     @Timeout(180)
     void writesStencilAndReshapeTablesPlotAndResultLine(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("run");
-        BenchRun run = new BenchRun("padding", "--in-process", "--iterations", "2", "--warmup", "1", "--size", "64",
+        BenchRun run = new BenchRun("padding", "--in-process", "--iterations", "2", "--warmup", "1", "--warmup-seconds", "0", "--size", "64",
                 "--view-sizes", "1,2", "--view-warmup", "5", "--out", results.toString());
         String f = "\\d+\\.\\d+";
         run.assertComplete(results, "RESULT padding padded_ms=" + f + " guarded_ms=" + f + " speedup=" + f

@@ -95,6 +95,66 @@ class IrKernelsEndToEndTest {
         }
     }
 
+    /** out[r] = the sum of row r of a rows x cols matrix, in column order unless {@code relaxed}. */
+    static IrKernelSpec rowSums(String name, boolean relaxed) {
+        var k = Ir.kernel(name);
+        if (relaxed) {
+            k.relaxedMath();
+        }
+        return k.buffer("m", DType.F32, Access.READ, Ir.param("rows").mul(Ir.param("cols")))
+                .buffer("out", DType.F32, Access.WRITE, Ir.param("rows"))
+                .scalar("rows", DType.I64, 0, 1 << 20).scalar("cols", DType.I64, 0, 1 << 20)
+                .body(b -> {
+                    IrExpr r = b.let("r", Ir.globalId(0));
+                    b.when(r.lt(Ir.param("rows")), t -> {
+                        t.var("acc", Ir.f32(0));
+                        t.loop("c", Ir.i64(0), Ir.param("cols"), (l, c) -> l.accumulate("acc",
+                                dev.arrayd.client.IrBlock.Accumulate.ADD, Ir.load("m", r.mul(Ir.param("cols")).add(c))));
+                        t.store("out", r, Ir.var("acc"));
+                    });
+                });
+    }
+
+    @Test
+    void relaxedMathIsOptInAndKeepsSumsWithinRounding() throws Exception {
+        IrKernelSpec strict = rowSums("strict_rows", false);
+        IrKernelSpec relaxed = rowSums("relaxed_rows", true);
+        assertTrue(relaxed.proto().getRelaxedMath() && !strict.proto().getRelaxedMath());
+        int rows = 16;
+        int cols = 4096;
+        float[] m = new float[rows * cols];
+        java.util.Random rnd = new java.util.Random(5);
+        for (int i = 0; i < m.length; i++) {
+            m[i] = (float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(5) - 2));
+        }
+        try (ArraydServer server = ArraydServer.start(ServerOptions.defaults().withPort(0).withAllowNativeSource(false)
+                        .withCpuMemoryBytes(64L << 20));
+                ArraydClient c = ArraydClient.connect("127.0.0.1:" + server.port());
+                Session s = await(c.openSession("relaxed"))) {
+            var kernels = await(s.compile(KernelModuleSpec.ir(strict, relaxed)));
+            BufferHandle in = await(s.createBuffer(DType.F32, m.length));
+            BufferHandle outStrict = await(s.createBuffer(DType.F32, rows));
+            BufferHandle outRelaxed = await(s.createBuffer(DType.F32, rows));
+            s.write(in, m);
+            s.launch(Launch.of(kernels.get("strict_rows")).global(rows).args(in, outStrict, (long) rows, (long) cols));
+            s.launch(Launch.of(kernels.get("relaxed_rows")).global(rows).args(in, outRelaxed, (long) rows, (long) cols));
+            float[] gotStrict = await(s.readFloats(outStrict));
+            float[] gotRelaxed = await(s.readFloats(outRelaxed));
+            for (int r = 0; r < rows; r++) {
+                float inOrder = 0;
+                double exact = 0;
+                double magnitude = 0;
+                for (int k = 0; k < cols; k++) {
+                    inOrder += m[r * cols + k];
+                    exact += m[r * cols + k];
+                    magnitude += Math.abs(m[r * cols + k]);
+                }
+                assertEquals(inOrder, gotStrict[r], 0f, "strict row " + r);
+                assertEquals(exact, gotRelaxed[r], cols * Math.ulp((float) magnitude), "relaxed row " + r);
+            }
+        }
+    }
+
     @Test
     void illTypedIrIsInvalidArgumentNamingTheNode() throws Exception {
         IrKernelSpec bad = Ir.kernel("bad").buffer("o", DType.F32, Access.WRITE)

@@ -32,6 +32,17 @@ public final class IrKernelBuilder {
         return this;
     }
 
+    /**
+     * Allows relaxed floating point in this kernel (off by default): the backend may reassociate float
+     * additions and multiplications (a loop that accumulates can then be vectorized), fuse multiply-adds and
+     * ignore the sign of zero, so results may differ from the strict ones in their last bits. The CPU backend
+     * uses it; OpenCL and CUDA keep the strict order. See docs/kernels.md.
+     */
+    public IrKernelBuilder relaxedMath() {
+        kernel.setRelaxedMath(true);
+        return this;
+    }
+
     public IrKernelBuilder buffer(String name, DType dtype, Access access) {
         return buffer(name, dtype, access, null);
     }

@@ -63,7 +63,8 @@ public final class IrCodec {
                         + " (expected: at most 1024)");
             }
         }
-        return new IrKernel(k.getName(), params, k.getGridDims(), local, block(k.getBodyList(), at + ".body", 1));
+        return new IrKernel(k.getName(), params, k.getGridDims(), local, block(k.getBodyList(), at + ".body", 1),
+                k.getRelaxedMath());
     }
 
     private static IrParam param(dev.arrayd.proto.v1.IrParam p, String at) {

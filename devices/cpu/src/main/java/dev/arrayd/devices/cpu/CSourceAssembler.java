@@ -72,15 +72,18 @@ final class CSourceAssembler {
      * trampoline per kernel passing the extents and guard record after the declared arguments.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
-        return assembleIr(rendered, entryPoints, phased, java.util.Collections.nCopies(entryPoints.size(), false));
+        List<Boolean> none = java.util.Collections.nCopies(entryPoints.size(), false);
+        return assembleIr(rendered, entryPoints, phased, none, none);
     }
 
     /**
      * {@link #assembleIr(String, List, List)} where {@code hoisted.get(i)} says kernel {@code i} has guards checked
      * per block ({@code dev.arrayd.devices.api.ir.GuardHoisting}): its trampoline asks the predicate once per
-     * range and runs the kernel with or without those guards.
+     * range and runs the kernel with or without those guards; {@code relaxed.get(i)} says kernel {@code i} allows
+     * relaxed floating point: its trampoline, into which it inlines, is marked like it ({@code CRenderer.RELAXED}).
      */
-    static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased, List<Boolean> hoisted) {
+    static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased, List<Boolean> hoisted,
+            List<Boolean> relaxed) {
         for (KernelSignature e : entryPoints) {
             rendered = renameKernel(rendered, e.name());
         }
@@ -90,6 +93,9 @@ final class CSourceAssembler {
         out.append(rendered);
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (int i = 0; i < entryPoints.size(); i++) {
+            if (relaxed.get(i)) {
+                out.append(dev.arrayd.devices.api.ir.CRenderer.RELAXED);
+            }
             out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true, hoisted.get(i)));
         }
         return out.toString();

@@ -198,7 +198,8 @@ final class CpuKernelCompiler implements KernelCompiler {
             EntryPoints.check(entries, "entryPoints");
             CRenderer renderer = new CRenderer();
             List<Boolean> hoisted = checked.stream().map(k -> !renderer.hoisting(k).isEmpty()).toList();
-            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted), null, IR_FLAGS,
+            List<Boolean> relaxed = checked.stream().map(k -> k.kernel().relaxedMath()).toList();
+            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, relaxed), null, IR_FLAGS,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {

@@ -26,7 +26,7 @@ final class IrEncoder {
 
     static dev.arrayd.proto.v1.IrKernel kernel(IrKernel k) {
         var b = dev.arrayd.proto.v1.IrKernel.newBuilder().setName(k.name()).setGridDims(k.gridDims())
-                .addAllLocalSize(k.localSize());
+                .addAllLocalSize(k.localSize()).setRelaxedMath(k.relaxedMath());
         for (IrParam p : k.params()) {
             b.addParams(param(p));
         }

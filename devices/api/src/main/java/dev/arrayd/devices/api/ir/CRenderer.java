@@ -22,7 +22,10 @@ public final class CRenderer extends CLikeRenderer {
                 typedef uint16_t arrayd_u16;
                 typedef uint32_t arrayd_u32;
                 typedef uint64_t arrayd_u64;
-                #define ARRAYD_FN static inline
+                /* always inlined: gcc would not inline a helper into a kernel marked ARRAYD_RELAXED (different options) */
+                #define ARRAYD_FN static inline __attribute__((always_inline))
+                /* a kernel with relaxed floating point, and its trampoline (see CRenderer#RELAXED) */
+                #define ARRAYD_RELAXED __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math", "fp-contract=fast")))
                 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
                 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
                 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
@@ -53,9 +56,17 @@ public final class CRenderer extends CLikeRenderer {
         return "";
     }
 
+    /**
+     * What a kernel that allows relaxed floating point ({@link IrKernel#relaxedMath()}) is marked with, and its
+     * trampoline beside it (the kernel inlines into it, so both need the same options): gcc may reassociate
+     * (and so vectorize a loop that accumulates), contract into fused multiply-adds and ignore the sign of zero
+     * in them, while NaN and infinity keep their meaning. Strict kernels of the same unit are untouched.
+     */
+    public static final String RELAXED = "ARRAYD_RELAXED ";
+
     @Override
     protected String kernelHead(CheckedKernel k) {
-        return "ARRAYD_KERNEL void " + k.name();
+        return (k.kernel().relaxedMath() ? RELAXED : "") + "ARRAYD_KERNEL void " + k.name();
     }
 
     @Override

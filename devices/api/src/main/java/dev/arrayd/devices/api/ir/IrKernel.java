@@ -10,16 +10,24 @@ import java.util.Objects;
 /**
  * One IR entry point: its body runs once per work-item of a {@code gridDims}-dimensional grid.
  *
- * @param localSize the work-group size (one entry per grid dimension), or empty when the kernel
- *                  uses no local arrays and no barriers and leaves the choice to the launch
+ * @param localSize   the work-group size (one entry per grid dimension), or empty when the kernel
+ *                    uses no local arrays and no barriers and leaves the choice to the launch
+ * @param relaxedMath the kernel allows relaxed floating point: reassociation, contraction into fused
+ *                    multiply-adds, no signed zeros (a permission a backend may use; off: strict IEEE order)
  */
-public record IrKernel(String name, List<IrParam> params, int gridDims, List<Long> localSize, List<Stmt> body) {
+public record IrKernel(String name, List<IrParam> params, int gridDims, List<Long> localSize, List<Stmt> body,
+        boolean relaxedMath) {
 
     public IrKernel {
         Objects.requireNonNull(name, "name");
         params = List.copyOf(params);
         localSize = List.copyOf(localSize);
         body = List.copyOf(body);
+    }
+
+    /** A kernel with strict floating point. */
+    public IrKernel(String name, List<IrParam> params, int gridDims, List<Long> localSize, List<Stmt> body) {
+        this(name, params, gridDims, localSize, body, false);
     }
 
     /** The launch signature every backend checks arguments against. */
