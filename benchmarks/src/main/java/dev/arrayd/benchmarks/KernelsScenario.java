@@ -65,6 +65,8 @@ final class KernelsScenario implements Scenario {
     static final String OPENCL = "opencl";
     static final String JOCL = "jocl";
     static final String CPU_IR = "cpu_ir";
+    /** The IR kernels with every kernel strict (no relaxed_math): what the relaxed sum gains. */
+    static final String CPU_IR_STRICT = "cpu_ir_strict";
     static final String OPENCL_IR = "opencl_ir";
 
     @Mixin
@@ -159,7 +161,11 @@ final class KernelsScenario implements Scenario {
                         cpuDevice, cpuInfo.computeUnits()), session, CPU, cpuDevice));
                 progress.update("kernels: compiling IR for " + cpuDevice);
                 columns.add(new ArraydKernelColumn(CPU_IR, String.format(Locale.ROOT, "arrayd %s (IR, %d threads)",
-                        cpuDevice, cpuInfo.computeUnits()), session, IrBenchKernels.module(CPU), cpuDevice));
+                        cpuDevice, cpuInfo.computeUnits()), session, IrBenchKernels.module(CPU, true), cpuDevice));
+                progress.update("kernels: compiling strict IR for " + cpuDevice);
+                columns.add(new ArraydKernelColumn(CPU_IR_STRICT, String.format(Locale.ROOT,
+                        "arrayd %s (IR, every kernel strict, %d threads)", cpuDevice, cpuInfo.computeUnits()), session,
+                        IrBenchKernels.module(CPU, false), cpuDevice));
                 if (cl.isEmpty()) {
                     skipped.add("the OpenCL columns did not run: " + openClMissing(inventory));
                 } else {
@@ -169,7 +175,7 @@ final class KernelsScenario implements Scenario {
                             session, OPENCL, openClDevice));
                     progress.update("kernels: compiling IR for " + openClDevice);
                     columns.add(new ArraydKernelColumn(OPENCL_IR, "arrayd " + openClDevice + " (IR, " + cl.get().name() + ")",
-                            session, IrBenchKernels.module(OPENCL), openClDevice));
+                            session, IrBenchKernels.module(OPENCL, true), openClDevice));
                     Optional<String> direct = OpenClProbe.unavailableReason();
                     if (direct.isPresent()) {
                         skipped.add("the direct JOCL column did not run: " + direct.get());
@@ -184,7 +190,8 @@ final class KernelsScenario implements Scenario {
                 for (KernelWorkload w : workloads) {
                     cells.addAll(measure(w, columns, iterations, warmup, channel, progress));
                 }
-                trips.putAll(roundTrips(columns, progress));
+                // the strict IR column launches on the same path as cpu_ir: one round trip figure for both
+                trips.putAll(roundTrips(columns.stream().filter(c -> !c.key().equals(CPU_IR_STRICT)).toList(), progress));
             } finally {
                 for (KernelColumn c : columns) {
                     c.close();
@@ -353,6 +360,9 @@ final class KernelsScenario implements Scenario {
         BarChart tripChart = new BarChart(String.format(Locale.ROOT, "Empty-kernel round trip, median of %,d",
                 roundTrips), "µs", List.of("launch + wait"));
         for (String k : keys) {
+            if (!tripMedian.containsKey(k)) {
+                continue;
+            }
             tripChart.add(legend(k, cpuDevice, openClDevice), List.of(tripMedian.get(k)));
         }
         tripChart.writePng(ctx.outDir().resolve("roundtrip.png"));
@@ -378,7 +388,7 @@ final class KernelsScenario implements Scenario {
                 }
             }
         }
-        for (String k : keys) {
+        for (String k : tripMedian.keySet()) {
             String name = k.equals(JOCL) ? "jocl_enqueue_us" : "launch_" + k + "_us";
             result.append(String.format(Locale.ROOT, "%s=%.1f ", name, tripMedian.get(k)));
         }
@@ -454,10 +464,14 @@ final class KernelsScenario implements Scenario {
             s.append("- **").append(k).append(":** ").append(labels.get(k)).append(switch (k) {
                 case CPU -> ": C source compiled by the daemon with gcc, launched on the session stream;";
                 case CPU_IR -> ": the same kernels in the portable IR (`IrBenchKernels`), rendered to C by the daemon, "
-                        + "launched on the session stream;";
+                        + "launched on the session stream; the sum's first pass allows relaxed floating point "
+                        + "(`relaxedMath()`: reassociation), the others are strict;";
+                case CPU_IR_STRICT -> ": the same IR with every kernel strict (each float operation rounded once, in "
+                        + "order), what the relaxed ones are compared with;";
                 case OPENCL -> ": OpenCL C (`ARRAYD_KERNEL` functions, wrapped by arrayd), launched on the session "
                         + "stream;";
-                case OPENCL_IR -> ": the same IR rendered to OpenCL C by the daemon, launched on the session stream;";
+                case OPENCL_IR -> ": the same IR rendered to OpenCL C by the daemon, launched on the session stream "
+                        + "(OpenCL keeps the strict order of relaxed kernels);";
                 default -> ": the same OpenCL C as plain `__kernel` functions, run in the benchmark's JVM with its own "
                         + "context, queue and buffers: `clEnqueueNDRangeKernel` per pass, then `clFinish` (the anchor).";
             }).append('\n');
@@ -497,6 +511,9 @@ final class KernelsScenario implements Scenario {
         s.append(String.format(Locale.ROOT, "Empty-kernel launch round trip (`global = [1]`), median of %,d after as "
                 + "many warm-up, one at a time:\n\n| column | median µs |\n| --- | --- |\n", roundTrips));
         for (String k : keys) {
+            if (!trip.containsKey(k)) {
+                continue;
+            }
             s.append(String.format(Locale.ROOT, "| %s | %.1f |%n", k.equals(JOCL)
                     ? "direct JOCL enqueue + clFinish (anchor)"
                     : "arrayd launch on " + (k.startsWith(CPU) ? cpuDevice : openClDevice)
@@ -515,6 +532,7 @@ final class KernelsScenario implements Scenario {
         return switch (key) {
             case CPU -> "arrayd " + cpuDevice + " (C)";
             case CPU_IR -> "arrayd " + cpuDevice + " (IR)";
+            case CPU_IR_STRICT -> "arrayd " + cpuDevice + " (IR, strict)";
             case OPENCL -> "arrayd " + openClDevice + " (OpenCL C)";
             case OPENCL_IR -> "arrayd " + openClDevice + " (IR)";
             default -> "direct JOCL (anchor)";
