@@ -93,10 +93,9 @@ final class CSourceAssembler {
         out.append(rendered);
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (int i = 0; i < entryPoints.size(); i++) {
-            if (relaxed.get(i)) {
-                out.append(dev.arrayd.devices.api.ir.CRenderer.RELAXED);
-            }
-            out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i)) : trampoline(entryPoints.get(i), true, hoisted.get(i)));
+            String prefix = relaxed.get(i) ? dev.arrayd.devices.api.ir.CRenderer.RELAXED : "";
+            out.append(phased.get(i) ? prefix + groupTrampoline(entryPoints.get(i))
+                    : trampoline(entryPoints.get(i), true, hoisted.get(i), prefix));
         }
         return out.toString();
     }
@@ -135,35 +134,32 @@ final class CSourceAssembler {
     /**
      * With {@code hoisted}, the range is checked once by {@code arrayd_ok_<name>} (every hoisted access in bounds
      * for every work-item of the range): the loops then call the kernel with {@code arrayd_ok = 1}, which gcc
-     * inlines without those guards, otherwise with 0, which keeps them.
+     * inlines without those guards, otherwise {@code arrayd_guarded_<name>} runs the range with them. That
+     * fallback is a function of its own, never inlined: a block fails the check only at an edge of the grid or
+     * just before an out-of-bounds access is reported, and a second copy of the kernel inside the trampoline
+     * made gcc compile the fast loops worse (a softmax ran 1.1-1.2x slower).
      */
     static String trampoline(KernelSignature signature, boolean ir, boolean hoisted) {
+        return trampoline(signature, ir, hoisted, "");
+    }
+
+    /** {@code prefix} goes before each function defined (e.g. {@code CRenderer.RELAXED}). */
+    static String trampoline(KernelSignature signature, boolean ir, boolean hoisted, String prefix) {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
         StringBuilder c = new StringBuilder(512);
+        String guarded = "arrayd_guarded_" + signature.name();
+        if (hoisted) {
+            c.append(prefix).append("static __attribute__((noinline)) void ").append(guarded)
+                    .append("(const int64_t *range, void **args) {\n");
+            head(c, params, ir);
+            loops(c, signature, ir, ", 0");
+            c.append("}\n");
+        }
         // IR trampolines are named through ARRAYD_RUN so that a batch can give each module its own prefix
-        c.append("void ").append(ir ? "ARRAYD_RUN(" + signature.name() + ")" : TRAMPOLINE_PREFIX + signature.name())
+        c.append(prefix).append("void ").append(ir ? "ARRAYD_RUN(" + signature.name() + ")" : TRAMPOLINE_PREFIX + signature.name())
                 .append("(const int64_t *range, void **args) {\n");
-        for (int i = 0; i < params.size(); i++) {
-            KernelParam p = params.get(i);
-            String type = p.dtype().cType();
-            if (p.isBuffer()) {
-                String pointer = (p.access() == Access.READ ? "const " : "") + type + " *";
-                c.append("    ").append(pointer).append("p").append(i)
-                        .append(" = (").append(pointer).append(")args[").append(i).append("];\n");
-            } else {
-                c.append("    const ").append(type).append(" p").append(i)
-                        .append(" = *(const ").append(type).append(" *)args[").append(i).append("];\n");
-            }
-        }
-        if (ir) {
-            c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
-            c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
-        }
-        c.append("""
-                    const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
-                    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
-                """);
+        head(c, params, ir);
         if (!hoisted) {
             loops(c, signature, ir, "");
         } else {
@@ -180,11 +176,24 @@ final class CSourceAssembler {
             c.append(", ext)) {\n");
             loops(c, signature, ir, ", 1");
             c.append("    } else {\n");
-            loops(c, signature, ir, ", 0");
+            c.append("        ").append(guarded).append("(range, args);\n");
             c.append("    }\n");
         }
         c.append("}\n");
         return c.toString();
+    }
+
+    /** The parameters unpacked from {@code args} ({@code p0}...; with {@code ir} the extents and guard record), the sizes. */
+    private static void head(StringBuilder c, List<KernelParam> params, boolean ir) {
+        appendParams(c, params);
+        if (ir) {
+            c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
+            c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+        }
+        c.append("""
+                    const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
+                    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
+                """);
     }
 
     /** The z / y / x loops calling the kernel once per work-item, {@code last} appended to its arguments. */

@@ -37,6 +37,21 @@ class CSourceAssemblerTest {
     }
 
     @Test
+    void aHoistedTrampolineRunsAFailedBlockInItsOwnGuardedFunction() {
+        String c = CSourceAssembler.trampoline(VADD, true, true, "MARK ");
+        int guarded = c.indexOf("MARK static __attribute__((noinline)) void arrayd_guarded_vadd(const int64_t *range, void **args) {\n");
+        int run = c.indexOf("MARK void ARRAYD_RUN(vadd)(const int64_t *range, void **args) {\n");
+        assertTrue(guarded >= 0 && guarded < run, c);
+        // the fallback calls the kernel with its guards on, the trampoline with them off once the block is checked
+        assertTrue(c.substring(guarded, run).contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, 0);"), c);
+        String trampoline = c.substring(run);
+        assertTrue(trampoline.contains("arrayd_ok_vadd(&box, lo, hi, p0, p1, p2, p3, p4, ext)) {"), trampoline);
+        assertTrue(trampoline.contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, 1);"), trampoline);
+        assertTrue(trampoline.contains("} else {\n        arrayd_guarded_vadd(range, args);\n    }"), trampoline);
+        assertTrue(!trampoline.contains(", 0);"), "no guarded copy of the kernel in the trampoline itself: " + trampoline);
+    }
+
+    @Test
     void trampolineLoopsZYXWithXInnermost() {
         String c = CSourceAssembler.trampoline(VADD);
         int z = c.indexOf("for (int64_t z = range[2]; z < range[5]; z++)");
