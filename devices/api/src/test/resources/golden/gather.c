@@ -106,7 +106,7 @@ ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out
 }
 ARRAYD_FN int arrayd_ok_gather(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const arrayd_i32 *p_in, const arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext) {
     int arrayd_ov = 0;
-    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_a, arrayd_b, arrayd_c;
+    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
     arrayd_mn = 0;
     arrayd_mx = arrayd_mn;
     arrayd_a = 0;

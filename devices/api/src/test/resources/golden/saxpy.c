@@ -97,9 +97,27 @@ ARRAYD_FN arrayd_u16 arrayd_ld_u16(const arrayd_u16 *a, arrayd_i64 i, arrayd_i64
     return 0;
 }
 
-ARRAYD_KERNEL void saxpy(ARRAYD_ITEM, const float p_a, const float *p_x, float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard) {
+ARRAYD_KERNEL void saxpy(ARRAYD_ITEM, const float p_a, const float *p_x, float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const int arrayd_ok) {
     const arrayd_i64 v_i = arrayd_global_id(0);
-    if (((arrayd_i32)(v_i < p_n))) {
+    if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {
         p_y[v_i] = ((p_a * p_x[v_i]) + p_y[v_i]);
     }
+}
+ARRAYD_FN int arrayd_ok_saxpy(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const float p_a, const float *p_x, const float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext) {
+    int arrayd_ov = 0;
+    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
+    arrayd_mn = 0;
+    arrayd_mx = arrayd_mn;
+    arrayd_a = 0;
+    arrayd_a = arrayd_cadd(arrayd_a, 1, &arrayd_ov);
+    arrayd_b = arrayd_cmul(arrayd_a, arrayd_lo[0], &arrayd_ov);
+    arrayd_c = arrayd_cmul(arrayd_a, arrayd_hi[0], &arrayd_ov);
+    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);
+    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);
+    arrayd_rmn = 0;
+    arrayd_c = arrayd_cmul(1, (arrayd_i64)(p_n), &arrayd_ov);
+    arrayd_rmn = arrayd_cadd(arrayd_rmn, arrayd_c, &arrayd_ov);
+    arrayd_rmx = arrayd_rmn;
+    if (arrayd_ov || !(arrayd_mx < arrayd_rmn)) return 0;
+    return 1;
 }

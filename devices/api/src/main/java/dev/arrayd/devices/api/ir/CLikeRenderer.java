@@ -101,9 +101,10 @@ public abstract class CLikeRenderer {
     /**
      * Whether guards that can be checked once per block of work-items ({@link GuardHoisting}) are: such a
      * kernel (not phased) takes a last parameter {@code const int arrayd_ok} — when 1, its hoisted accesses
-     * skip their guards — and is followed by its predicate {@code arrayd_ok_<name>(ARRAYD_ITEM, lo, hi,
-     * params..., arrayd_ext)}, 1 when every hoisted access is in bounds for every work-item with global ids
-     * in {@code [lo, hi]} (inclusive). The target's caller decides, per block, which to run.
+     * skip their guards and its hoisted {@code if} conditions are taken as true — and is followed by its predicate
+     * {@code arrayd_ok_<name>(ARRAYD_ITEM, lo, hi, params..., arrayd_ext)}, 1 when every hoisted access is in
+     * bounds and every hoisted condition holds for every work-item with global ids in {@code [lo, hi]}
+     * (inclusive). The target's caller decides, per block, which to run.
      */
     protected boolean hoistsGuards() {
         return false;
@@ -274,7 +275,10 @@ public abstract class CLikeRenderer {
             }
         }
 
-        /** {@code arrayd_ok_<name>}: whether every hoisted access is in bounds over a box of global ids. */
+        /**
+         * {@code arrayd_ok_<name>}: whether every hoisted access is in bounds and every hoisted condition holds over a
+         * box of global ids.
+         */
         private void predicate() {
             out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(").append(leadingParams())
                     .append(", const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
@@ -287,7 +291,7 @@ public abstract class CLikeRenderer {
                 }
             }
             out.append(", const arrayd_i64 *arrayd_ext) {\n");
-            out.append("    int arrayd_ov = 0;\n    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_a, arrayd_b, arrayd_c;\n");
+            out.append("    int arrayd_ov = 0;\n    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;\n");
             java.util.Map<String, String[]> range = new java.util.HashMap<>();
             for (int d = 0; d < 3; d++) {
                 range.put("#g" + d, new String[] {"arrayd_lo[" + d + "]", "arrayd_hi[" + d + "]"});
@@ -302,26 +306,42 @@ public abstract class CLikeRenderer {
                 range.put(loop.var(), new String[] {lo, hi});
             }
             for (GuardHoisting.Access a : hoisted.accesses()) {
-                out.append("    arrayd_mn = 0;\n");
-                for (GuardHoisting.Term t : a.index().constant()) {
-                    out.append("    arrayd_c = ").append(term(t)).append(";\n");
-                    out.append("    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_c, &arrayd_ov);\n");
-                }
-                out.append("    arrayd_mx = arrayd_mn;\n");
-                for (var dim : a.index().coefficients().entrySet()) {
-                    out.append("    arrayd_a = 0;\n");
-                    for (GuardHoisting.Term t : dim.getValue()) {
-                        out.append("    arrayd_a = arrayd_cadd(arrayd_a, ").append(term(t)).append(", &arrayd_ov);\n");
-                    }
-                    String[] r = range.get(dim.getKey());
-                    out.append("    arrayd_b = arrayd_cmul(arrayd_a, ").append(r[0]).append(", &arrayd_ov);\n");
-                    out.append("    arrayd_c = arrayd_cmul(arrayd_a, ").append(r[1]).append(", &arrayd_ov);\n");
-                    out.append("    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);\n");
-                    out.append("    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);\n");
-                }
+                bounds(a.index(), "arrayd_mn", "arrayd_mx", range);
                 out.append("    if (arrayd_ov || arrayd_mn < 0 || arrayd_mx >= ").append(extent(a.array())).append(") return 0;\n");
             }
+            for (GuardHoisting.Condition c : hoisted.conditions()) {
+                for (GuardHoisting.Comparison part : c.parts()) {
+                    // each side bounded on its own: no overflow means the kernel computes each side's true value
+                    bounds(part.left(), "arrayd_mn", "arrayd_mx", range);
+                    bounds(part.right(), "arrayd_rmn", "arrayd_rmx", range);
+                    out.append("    if (arrayd_ov || !(arrayd_mx ").append(part.strict() ? "<" : "<=")
+                            .append(" arrayd_rmn)) return 0;\n");
+                }
+            }
             out.append("    return 1;\n}\n");
+        }
+
+        /** Sets {@code mn} and {@code mx} to the least and greatest value of {@code a} over the box, overflow-checked. */
+        private void bounds(GuardHoisting.Affine a, String mn, String mx, java.util.Map<String, String[]> range) {
+            out.append("    ").append(mn).append(" = 0;\n");
+            for (GuardHoisting.Term t : a.constant()) {
+                out.append("    arrayd_c = ").append(term(t)).append(";\n");
+                out.append("    ").append(mn).append(" = arrayd_cadd(").append(mn).append(", arrayd_c, &arrayd_ov);\n");
+            }
+            out.append("    ").append(mx).append(" = ").append(mn).append(";\n");
+            for (var dim : a.coefficients().entrySet()) {
+                out.append("    arrayd_a = 0;\n");
+                for (GuardHoisting.Term t : dim.getValue()) {
+                    out.append("    arrayd_a = arrayd_cadd(arrayd_a, ").append(term(t)).append(", &arrayd_ov);\n");
+                }
+                String[] r = range.get(dim.getKey());
+                out.append("    arrayd_b = arrayd_cmul(arrayd_a, ").append(r[0]).append(", &arrayd_ov);\n");
+                out.append("    arrayd_c = arrayd_cmul(arrayd_a, ").append(r[1]).append(", &arrayd_ov);\n");
+                out.append("    ").append(mn).append(" = arrayd_cadd(").append(mn)
+                        .append(", arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);\n");
+                out.append("    ").append(mx).append(" = arrayd_cadd(").append(mx)
+                        .append(", arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);\n");
+            }
         }
 
         /** A term's value, overflow-checked: its scale times its factors, each evaluated as the kernel does. */
@@ -495,7 +515,9 @@ public abstract class CLikeRenderer {
                 }
                 case Stmt.If branch -> {
                     indent(depth);
-                    out.append("if (").append(expr(branch.condition())).append(") {\n");
+                    // a hoisted condition holds for the whole block when arrayd_ok is 1 (GuardHoisting)
+                    out.append("if (").append(hoisted.hoistedCondition(branch) ? "arrayd_ok || " : "")
+                            .append(expr(branch.condition())).append(") {\n");
                     block(branch.thenBody(), depth + 1);
                     indent(depth);
                     if (branch.elseBody().isEmpty()) {

@@ -22,6 +22,14 @@ import java.util.Map;
  * kernel's own index arithmetic wraps (gcc's {@code -fwrapv}), so an index whose true value lies in bounds
  * is computed exactly. Indexes that use anything else — loaded values, mutable variables, products of two
  * varying terms, divisions of varying terms, 32-bit arithmetic on varying terms — keep their guards.
+ *
+ * <p>Conditions of {@code if} statements are hoisted the same way when they are comparisons ({@code <}, {@code <=},
+ * {@code >}, {@code >=}, joined by {@code &&}) of such affine expressions, at least one varying: the predicate
+ * bounds each side over the box (exactly, as above, so the kernel computes each side's true value) and requires
+ * the greatest left value below the least right one, so the condition holds for every work-item of the box and
+ * the fast copy skips it ({@code if (arrayd_ok || cond)}). This is the bounds test of an elementwise kernel,
+ * {@code if (i < n)}: only the block at the end of the range, where it fails, runs the copy that tests it per
+ * work-item; the others run a loop gcc vectorizes without masks.
  */
 public final class GuardHoisting {
 
@@ -53,27 +61,41 @@ public final class GuardHoisting {
      * What a kernel's predicate checks: each hoisted access in the kernel's order (the rendered text is a pure
      * function of the kernel), the same by node for lookup, and the loops whose variables they use.
      */
-    public record Plan(List<Access> accesses, Map<Object, Access> byNode, List<LoopRange> loops) {
+    public record Plan(List<Access> accesses, Map<Object, Access> byNode, List<LoopRange> loops,
+            List<Condition> conditions, Map<Object, Condition> conditionByNode) {
 
-        static final Plan NONE = new Plan(List.of(), Map.of(), List.of());
+        static final Plan NONE = new Plan(List.of(), Map.of(), List.of(), List.of(), Map.of());
 
         public boolean isEmpty() {
-            return accesses.isEmpty();
+            return accesses.isEmpty() && conditions.isEmpty();
         }
 
         public boolean hoisted(Object node) {
             return byNode.containsKey(node);
+        }
+
+        /** Whether the condition of {@code node} (an {@code if}) is checked per box instead of per work-item. */
+        public boolean hoistedCondition(Object node) {
+            return conditionByNode.containsKey(node);
         }
     }
 
     /** One hoisted access: a buffer parameter and its affine index. */
     record Access(String array, Affine index) {}
 
+    /** {@code left < right} ({@code strict}) or {@code left <= right}, both affine. */
+    record Comparison(Affine left, Affine right, boolean strict) {}
+
+    /** A hoisted condition: the conjunction of its parts. */
+    record Condition(List<Comparison> parts) {}
+
     private final CheckedKernel k;
     private final Map<String, Expr> lets = new LinkedHashMap<>();
     private final Map<String, Stmt.For> loops = new LinkedHashMap<>();
     private final Map<Object, Access> hoisted = new IdentityHashMap<>();
     private final List<Access> ordered = new ArrayList<>();
+    private final Map<Object, Condition> conditionByNode = new IdentityHashMap<>();
+    private final List<Condition> conditions = new ArrayList<>();
 
     private GuardHoisting(CheckedKernel k) {
         this.k = k;
@@ -86,12 +108,15 @@ public final class GuardHoisting {
         h.statements(k.kernel().body());
         List<LoopRange> used = new ArrayList<>();
         for (Stmt.For f : h.loops.values()) {
-            boolean needed = h.ordered.stream().anyMatch(a -> a.index().coefficients().containsKey(f.var()));
+            boolean needed = h.ordered.stream().anyMatch(a -> a.index().coefficients().containsKey(f.var()))
+                    || h.conditions.stream().flatMap(c -> c.parts().stream())
+                            .anyMatch(c -> c.left().coefficients().containsKey(f.var())
+                                    || c.right().coefficients().containsKey(f.var()));
             if (needed) {
                 used.add(new LoopRange(f.var(), f.start(), f.end()));
             }
         }
-        return new Plan(List.copyOf(h.ordered), h.hoisted, used);
+        return new Plan(List.copyOf(h.ordered), h.hoisted, used, List.copyOf(h.conditions), h.conditionByNode);
     }
 
     /**
@@ -140,6 +165,7 @@ public final class GuardHoisting {
                     expressions(acc.value());
                 }
                 case Stmt.If i -> {
+                    considerCondition(i);
                     expressions(i.condition());
                     statements(i.thenBody());
                     statements(i.elseBody());
@@ -191,6 +217,49 @@ public final class GuardHoisting {
             hoisted.put(node, access);
             ordered.add(access);
         }
+    }
+
+    private void considerCondition(Stmt.If i) {
+        List<Comparison> parts = new ArrayList<>();
+        if (!comparisons(i.condition(), parts)) {
+            return;
+        }
+        int terms = 0;
+        boolean varying = false;
+        for (Comparison c : parts) {
+            terms += c.left().terms() + c.right().terms();
+            varying |= !c.left().invariant() || !c.right().invariant();
+        }
+        if (varying && terms <= MAX_TERMS) {
+            Condition c = new Condition(List.copyOf(parts));
+            conditionByNode.put(i, c);
+            conditions.add(c);
+        }
+    }
+
+    /** Adds the comparisons {@code e} is the conjunction of; false when it is anything else. */
+    private boolean comparisons(Expr e, List<Comparison> out) {
+        if (!(e instanceof Expr.Binary b)) {
+            return false;
+        }
+        if (b.op() == Expr.Binary.Op.LOGICAL_AND) {
+            return comparisons(b.left(), out) && comparisons(b.right(), out);
+        }
+        Affine l = affine(b.left());
+        Affine r = l == null ? null : affine(b.right());
+        if (r == null) {
+            return false;
+        }
+        switch (b.op()) {
+            case LT -> out.add(new Comparison(l, r, true));
+            case LE -> out.add(new Comparison(l, r, false));
+            case GT -> out.add(new Comparison(r, l, true));
+            case GE -> out.add(new Comparison(r, l, false));
+            default -> {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code e} has the same value for every work-item of a launch, and costs nothing to evaluate twice. */

@@ -23,6 +23,46 @@ class GuardHoistingTest {
         return p.accesses().stream().flatMap(a -> a.index().coefficients().keySet().stream()).collect(Collectors.toSet());
     }
 
+    private static IrKernel withBody(Stmt... body) {
+        return new IrKernel("k", List.of(new IrParam.Buffer("x", DType.F32, Access.READ_WRITE, param("n")),
+                new IrParam.Scalar("n", DType.I64, 0L, 1L << 40)), 1, List.of(), List.of(body));
+    }
+
+    @Test
+    void comparisonsOfAffineExpressionsAreHoistedAsConditions() {
+        CheckedKernel proven = IrValidator.check(new IrModule(List.of(IrSamples.vaddProven())), "ir").getFirst();
+        GuardHoisting.Plan p = GuardHoisting.plan(proven);
+        assertTrue(p.accesses().isEmpty(), "every access proven");
+        assertEquals(1, p.conditions().size(), "the bounds test i < n");
+        GuardHoisting.Comparison c = p.conditions().getFirst().parts().getFirst();
+        assertTrue(c.strict());
+        assertEquals(Set.of("#g0"), c.left().coefficients().keySet());
+        assertTrue(c.right().invariant());
+        // a conjunction, with > and <= turned around: all parts
+        GuardHoisting.Plan both = GuardHoisting.plan(IrValidator.check(new IrModule(List.of(withBody(
+                when(and(lt(gid(0), param("n")), bin(Expr.Binary.Op.GT, gid(0), i64(2))),
+                        store("x", gid(0), f32(1)))))), "ir").getFirst());
+        assertEquals(1, both.conditions().size());
+        List<GuardHoisting.Comparison> parts = both.conditions().getFirst().parts();
+        assertEquals(2, parts.size());
+        assertTrue(parts.get(1).left().invariant() && parts.get(1).strict(), "2 < gid(0)");
+    }
+
+    @Test
+    void conditionsOnLoadsMutableVariablesFloatsOrOnlyInvariantsStayPerItem() {
+        for (Stmt s : List.of(
+                when(lt(cast(IrType.I64, load("x", i64(0))), param("n")), store("x", i64(0), f32(1))),
+                when(bin(Expr.Binary.Op.LT, load("x", i64(0)), f32(0)), store("x", i64(0), f32(1))),
+                when(lt(i64(3), param("n")), store("x", i64(0), f32(1))),
+                when(bin(Expr.Binary.Op.EQ, gid(0), i64(0)), store("x", i64(0), f32(1))))) {
+            GuardHoisting.Plan p = GuardHoisting.plan(IrValidator.check(new IrModule(List.of(withBody(s))), "ir").getFirst());
+            assertTrue(p.conditions().isEmpty(), s.toString());
+        }
+        GuardHoisting.Plan mutable = GuardHoisting.plan(IrValidator.check(new IrModule(List.of(withBody(
+                mut("m", gid(0)), when(lt(var("m"), param("n")), store("x", i64(0), f32(1)))))), "ir").getFirst());
+        assertTrue(mutable.conditions().isEmpty(), "a mutable variable");
+    }
+
     @Test
     void affineIndexesOverGlobalIdsAndLoopVariablesAreHoisted() {
         GuardHoisting.Plan vadd = GuardHoisting.plan(guarded(IrSamples.vaddGuarded()));
@@ -80,9 +120,10 @@ class GuardHoistingTest {
                 + "const arrayd_i64 *arrayd_hi,"), c);
         assertTrue(c.contains("if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[2])"), c);
         assertEquals(c, new CRenderer().render(List.of(vadd)), "deterministic");
-        // proven kernels, the OpenCL and CUDA renderings: unchanged
+        // a proven kernel has no guard to hoist, but its bounds test is hoisted; the OpenCL and CUDA renderings: unchanged
         String proven = new CRenderer().render(IrValidator.check(new IrModule(List.of(IrSamples.vaddProven())), "ir"));
-        assertFalse(proven.contains("arrayd_ok"), proven);
+        assertFalse(proven.contains("arrayd_ld_f32(p_"), proven);
+        assertTrue(proven.contains("if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {"), proven);
         assertFalse(new OpenClRenderer().render(List.of(vadd)).contains("arrayd_ok"));
         assertFalse(new CudaRenderer().render(List.of(vadd)).contains("arrayd_ok"));
         // a kernel with local arrays runs in phases on the cpu: not hoisted
