@@ -222,7 +222,8 @@ final class IrScenario implements Scenario {
                 The same IR kernels compiled twice on `cpu:0`: as the validator leaves them (accesses it proved \
                 in bounds carry no guard) and with every access guarded (`CpuOptions.withForceGuards`), run \
                 alternately, %d times each, medians of the device time. A guard whose index is affine in the \
-                global ids and loop variables is checked once per block of work-items, not per access (see \
+                global ids and loop variables, and an `if` whose condition compares such expressions, is checked \
+                once per block of work-items, not per access (see \
                 docs/kernels.md); sum and matmul use local arrays and barriers and keep per-access guards.
 
                 | kernel | proven ms | guards forced ms | forced / proven | rate (proven) |

@@ -454,12 +454,13 @@ final class KernelsScenario implements Scenario {
             String openClDevice, int iterations, int warmup, String pocl) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, """
-                The same kernels in up to five columns, in one run, each checked against a Java reference before \
+                The same kernels in up to six columns, in one run, each checked against a Java reference before \
                 it is timed; %d timed runs per kernel and column, the columns taking turns in %d rounds, after a \
                 warm-up of at least %d runs of every column that lasts until the JITs of the daemon and of the \
-                benchmark are quiet (%s). `POCL_DEVICES=%s`.
+                benchmark are quiet (%s). %s.
 
-                """, iterations, Math.min(ROUNDS, iterations), warmup, warmUpSummary(), pocl == null ? "(unset)" : pocl));
+                """, iterations, Math.min(ROUNDS, iterations), warmup, warmUpSummary(),
+                pocl == null ? "`POCL_DEVICES` unset" : "`POCL_DEVICES=" + pocl + "`"));
         for (String k : keys) {
             s.append("- **").append(k).append(":** ").append(labels.get(k)).append(switch (k) {
                 case CPU -> ": C source compiled by the daemon with gcc, launched on the session stream;";
