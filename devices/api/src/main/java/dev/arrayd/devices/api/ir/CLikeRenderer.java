@@ -275,82 +275,9 @@ public abstract class CLikeRenderer {
             }
         }
 
-        /**
-         * {@code arrayd_ok_<name>}: whether every hoisted access is in bounds and every hoisted condition holds over a
-         * box of global ids.
-         */
+        /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
         private void predicate() {
-            out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(").append(leadingParams())
-                    .append(", const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
-            for (IrParam p : k.kernel().params()) {
-                out.append(", ");
-                switch (p) {
-                    case IrParam.Buffer b -> out.append("const ").append(storageType(b.dtype())).append(" *p_").append(b.name());
-                    case IrParam.Scalar sc -> out.append("const ").append(valueType(IrType.ofScalar(sc.dtype())))
-                            .append(" p_").append(sc.name());
-                }
-            }
-            out.append(", const arrayd_i64 *arrayd_ext) {\n");
-            out.append("    int arrayd_ov = 0;\n    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;\n");
-            java.util.Map<String, String[]> range = new java.util.HashMap<>();
-            for (int d = 0; d < 3; d++) {
-                range.put("#g" + d, new String[] {"arrayd_lo[" + d + "]", "arrayd_hi[" + d + "]"});
-            }
-            int n = 0;
-            for (GuardHoisting.LoopRange loop : hoisted.loops()) {
-                String lo = "arrayd_r" + n + "_lo";
-                String hi = "arrayd_r" + n++ + "_hi";
-                out.append("    const arrayd_i64 ").append(lo).append(" = (arrayd_i64)(").append(expr(loop.start())).append(");\n");
-                out.append("    const arrayd_i64 ").append(hi).append(" = arrayd_csub((arrayd_i64)(").append(expr(loop.end()))
-                        .append("), 1, &arrayd_ov);\n");
-                range.put(loop.var(), new String[] {lo, hi});
-            }
-            for (GuardHoisting.Access a : hoisted.accesses()) {
-                bounds(a.index(), "arrayd_mn", "arrayd_mx", range);
-                out.append("    if (arrayd_ov || arrayd_mn < 0 || arrayd_mx >= ").append(extent(a.array())).append(") return 0;\n");
-            }
-            for (GuardHoisting.Condition c : hoisted.conditions()) {
-                for (GuardHoisting.Comparison part : c.parts()) {
-                    // each side bounded on its own: no overflow means the kernel computes each side's true value
-                    bounds(part.left(), "arrayd_mn", "arrayd_mx", range);
-                    bounds(part.right(), "arrayd_rmn", "arrayd_rmx", range);
-                    out.append("    if (arrayd_ov || !(arrayd_mx ").append(part.strict() ? "<" : "<=")
-                            .append(" arrayd_rmn)) return 0;\n");
-                }
-            }
-            out.append("    return 1;\n}\n");
-        }
-
-        /** Sets {@code mn} and {@code mx} to the least and greatest value of {@code a} over the box, overflow-checked. */
-        private void bounds(GuardHoisting.Affine a, String mn, String mx, java.util.Map<String, String[]> range) {
-            out.append("    ").append(mn).append(" = 0;\n");
-            for (GuardHoisting.Term t : a.constant()) {
-                out.append("    arrayd_c = ").append(term(t)).append(";\n");
-                out.append("    ").append(mn).append(" = arrayd_cadd(").append(mn).append(", arrayd_c, &arrayd_ov);\n");
-            }
-            out.append("    ").append(mx).append(" = ").append(mn).append(";\n");
-            for (var dim : a.coefficients().entrySet()) {
-                out.append("    arrayd_a = 0;\n");
-                for (GuardHoisting.Term t : dim.getValue()) {
-                    out.append("    arrayd_a = arrayd_cadd(arrayd_a, ").append(term(t)).append(", &arrayd_ov);\n");
-                }
-                String[] r = range.get(dim.getKey());
-                out.append("    arrayd_b = arrayd_cmul(arrayd_a, ").append(r[0]).append(", &arrayd_ov);\n");
-                out.append("    arrayd_c = arrayd_cmul(arrayd_a, ").append(r[1]).append(", &arrayd_ov);\n");
-                out.append("    ").append(mn).append(" = arrayd_cadd(").append(mn)
-                        .append(", arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);\n");
-                out.append("    ").append(mx).append(" = arrayd_cadd(").append(mx)
-                        .append(", arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);\n");
-            }
-        }
-
-        /** A term's value, overflow-checked: its scale times its factors, each evaluated as the kernel does. */
-        private String term(GuardHoisting.Term t) {
-            String v = Long.toString(t.scale());
-            for (Expr f : t.factors()) {
-                v = "arrayd_cmul(" + v + ", (arrayd_i64)(" + expr(f) + "), &arrayd_ov)";
-            }
-            return v;
+            new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(leadingParams());
         }
 
         private void indent(int depth) {
