@@ -6,6 +6,9 @@ typedef uint32_t arrayd_u32;
 typedef uint64_t arrayd_u64;
 /* always inlined: gcc would not inline a helper into a kernel marked ARRAYD_RELAXED (different options) */
 #define ARRAYD_FN static inline __attribute__((always_inline))
+/* each kernel inlines into its trampoline (and its guarded fallback): arrayd_ok becomes a constant there */
+#undef ARRAYD_KERNEL
+#define ARRAYD_KERNEL static inline __attribute__((always_inline))
 /* a kernel with relaxed floating point, and its trampoline (see CRenderer#RELAXED) */
 #define ARRAYD_RELAXED __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math", "fp-contract=fast")))
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
@@ -15,8 +18,8 @@ ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); 
 ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_add_overflow(a, b, &r)) *ov = 1; return r; }
 ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_sub_overflow(a, b, &r)) *ov = 1; return r; }
 ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_mul_overflow(a, b, &r)) *ov = 1; return r; }
-/* the first guard to catch an index records it; the rest only skip their access */
-ARRAYD_FN void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
+/* the first guard to catch an index records it; the rest only skip their access (a cold call, not inlined) */
+static inline __attribute__((cold)) void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     arrayd_i64 zero = 0;
     if (__atomic_compare_exchange_n(&g[0], &zero, id + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) g[1] = i;
 }
