@@ -55,9 +55,6 @@ final class KernelsScenario implements Scenario {
 
     static final int DEFAULT_ITERATIONS = 30;
     static final int DEFAULT_WARMUP = 5;
-
-    /** How each kernel's warm-up went, by kernel name. */
-    private final Map<String, JitWarmUp.Result> warmUps = new LinkedHashMap<>();
     static final int ROUNDS = 5;
     static final long SEED = 20261122L;
 
@@ -68,6 +65,9 @@ final class KernelsScenario implements Scenario {
     /** The IR kernels with every kernel strict (no relaxed_math): what the relaxed sum gains. */
     static final String CPU_IR_STRICT = "cpu_ir_strict";
     static final String OPENCL_IR = "opencl_ir";
+
+    /** How each kernel's warm-up went, by kernel name. */
+    private final Map<String, JitWarmUp.Result> warmUps = new LinkedHashMap<>();
 
     @Mixin
     BenchOptions options = new BenchOptions();
@@ -435,7 +435,7 @@ final class KernelsScenario implements Scenario {
                         warmup, pocl));
     }
 
-    /** e.g. "vadd 31.2 s, saxpy 5.1 s, ...; all quiet" or which ones the time limit stopped. */
+    /** e.g. "vadd 31.2 s, saxpy 5.1 s, ...; every one ended quiet", or which ones the time limit stopped. */
     private String warmUpSummary() {
         StringBuilder b = new StringBuilder();
         List<String> loud = new ArrayList<>();

@@ -41,7 +41,10 @@ import picocli.CommandLine.Option;
                 + " against a copy.",
                 "Writes stencil.csv, reshape.csv and padding.png; the last line of stdout is: RESULT padding"
                         + " padded_ms=.. guarded_ms=.. speedup=.. small_MiB=.. large_MiB=.. view_small_us=.. view_large_us=.."
-                        + " view_bytes_moved=.. copy_large_ms=.."})
+                        + " view_bytes_moved=.. copy_large_ms=..",
+                "Defaults: --iterations " + PaddingScenario.DEFAULT_RUNS + " runs of each stencil, after --warmup "
+                        + PaddingScenario.DEFAULT_WARMUP + " runs at least, then on until the JITs are quiet (at most"
+                        + " --warmup-seconds)."})
 final class PaddingScenario implements Scenario {
 
     static final int DEFAULT_RUNS = 31;
