@@ -98,7 +98,27 @@ class CpuWorkGroupTest {
     @Test
     void tiledMatmulWithLocalTilesMatchesPlainJava() throws Exception {
         Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
-        Kernel k = h.compile(tiledMatmul()).getFirst();
+        checkTiledMatmul(tiledMatmul());
+    }
+
+    /**
+     * The same kernel allowing relaxed floating point: its group function and group trampoline are compiled with
+     * reassociation; its inputs (small integers and halves) make every order of the sums exact, so it must match too.
+     */
+    @Test
+    void aRelaxedKernelRunsInPhasesToo() throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        IrKernel t = tiledMatmul();
+        IrKernel relaxed = new IrKernel(t.name(), t.params(), t.gridDims(), t.localSize(), t.body(), true);
+        String unit = ((CpuKernelCompiler) h.backend.compiler())
+                .translationUnit(dev.arrayd.devices.api.KernelSource.ir(new IrModule(List.of(relaxed)))).source();
+        assertTrue(unit.contains("ARRAYD_RELAXED ARRAYD_KERNEL void arrayd_k_tiled(const arrayd_i64 *arrayd_grp"), unit);
+        assertTrue(unit.contains("ARRAYD_RELAXED void ARRAYD_RUN(tiled)("), unit);
+        checkTiledMatmul(relaxed);
+    }
+
+    private static void checkTiledMatmul(IrKernel kernel) throws Exception {
+        Kernel k = h.compile(kernel).getFirst();
         int m = 48, n = 32, kk = 64;
         h.reset();
         MemRef a = h.alloc(4L * m * kk);
