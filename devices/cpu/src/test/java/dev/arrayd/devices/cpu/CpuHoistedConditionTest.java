@@ -9,10 +9,8 @@ import dev.arrayd.devices.api.ir.Expr;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrParam;
 import dev.arrayd.devices.api.ir.Stmt;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -33,19 +31,11 @@ class CpuHoistedConditionTest {
     /** Over {@code StreamExecutor.SPLIT_THRESHOLD}: the launch runs in several blocks, each checked on its own. */
     private static final int N = 100_003;
 
-    private static CpuIrHarness h;
+    @RegisterExtension
+    static final SharedCpuIrHarness SHARED = new SharedCpuIrHarness();
 
-    @BeforeAll
-    static void open() {
-        h = new CpuIrHarness();
-        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
-    }
-
-    @AfterAll
-    static void close() {
-        if (h != null) {
-            h.close();
-        }
+    private static CpuIrHarness h() {
+        return SHARED.get();
     }
 
     /** band[i] = 1 when lo <= i < hi, else 2. */
@@ -117,7 +107,7 @@ class CpuHoistedConditionTest {
 
     @Test
     void theConditionsAreTheOnesCheckedPerBlock() {
-        String unit = ((CpuKernelCompiler) h.backend.compiler()).translationUnit(
+        String unit = ((CpuKernelCompiler) h().backend.compiler()).translationUnit(
                 dev.arrayd.devices.api.KernelSource.ir(new dev.arrayd.devices.api.ir.IrModule(List.of(band(), near())))).source();
         assertTrue(unit.contains("if (arrayd_ok || (((arrayd_i32)(v_i >= p_lo)) && ((arrayd_i32)(v_i < p_hi)))) {"), unit);
         assertTrue(unit.contains("if (arrayd_ok || ((arrayd_i32)(((arrayd_i64)((arrayd_u64)v_i + (arrayd_u64)v_j)) < p_hi))) {"),

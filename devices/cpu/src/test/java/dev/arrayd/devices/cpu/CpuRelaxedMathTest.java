@@ -10,10 +10,8 @@ import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrModule;
 import dev.arrayd.devices.api.ir.IrParam;
 import dev.arrayd.devices.api.ir.Stmt;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -36,19 +34,11 @@ class CpuRelaxedMathTest {
     private static final int CHUNK = 1024;
     private static final int ITEMS = 64;
 
-    private static CpuIrHarness h;
+    @RegisterExtension
+    static final SharedCpuIrHarness SHARED = new SharedCpuIrHarness();
 
-    @BeforeAll
-    static void open() {
-        h = new CpuIrHarness();
-        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
-    }
-
-    @AfterAll
-    static void close() {
-        if (h != null) {
-            h.close();
-        }
+    private static CpuIrHarness h() {
+        return SHARED.get();
     }
 
     /** Work-item i sums x[i * CHUNK .. (i + 1) * CHUNK) into partial[i], in order. */
@@ -63,7 +53,7 @@ class CpuRelaxedMathTest {
     }
 
     private static CpuKernelCompiler compiler() {
-        return (CpuKernelCompiler) h.backend.compiler();
+        return (CpuKernelCompiler) h().backend.compiler();
     }
 
     @Test
@@ -87,17 +77,17 @@ class CpuRelaxedMathTest {
 
     @Test
     void relaxedSumsMatchUpToRoundingAndStrictOnesBitForBit() throws Exception {
-        List<Kernel> ks = h.compile(chunkSum("strict_sum", false), chunkSum("relaxed_sum", true));
-        MemRef x = h.alloc(4L * CHUNK * ITEMS);
-        MemRef strictOut = h.alloc(4L * ITEMS);
-        MemRef relaxedOut = h.alloc(4L * ITEMS);
-        MemorySegment xs = h.segment(x);
+        List<Kernel> ks = h().compile(chunkSum("strict_sum", false), chunkSum("relaxed_sum", true));
+        MemRef x = h().alloc(4L * CHUNK * ITEMS);
+        MemRef strictOut = h().alloc(4L * ITEMS);
+        MemRef relaxedOut = h().alloc(4L * ITEMS);
+        MemorySegment xs = h().segment(x);
         for (int i = 0; i < CHUNK * ITEMS; i++) {
             // magnitudes spread over six decades, so the order of the additions shows in the last bits
             xs.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) ((i % 13 - 6) * Math.pow(10, i % 6 - 3)) + 0.1f);
         }
-        h.launch(ks.get(0), new long[] {ITEMS}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(strictOut)));
-        h.launch(ks.get(1), new long[] {ITEMS}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(relaxedOut)));
+        h().launch(ks.get(0), new long[] {ITEMS}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(strictOut)));
+        h().launch(ks.get(1), new long[] {ITEMS}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(relaxedOut)));
         for (int item = 0; item < ITEMS; item++) {
             float inOrder = 0;
             double exact = 0;
@@ -108,10 +98,10 @@ class CpuRelaxedMathTest {
                 exact += v;
                 magnitude += Math.abs(v);
             }
-            assertEquals(inOrder, h.segment(strictOut).getAtIndex(ValueLayout.JAVA_FLOAT, item), 0f,
+            assertEquals(inOrder, h().segment(strictOut).getAtIndex(ValueLayout.JAVA_FLOAT, item), 0f,
                     "strict item " + item);
             // any order of CHUNK float additions is within CHUNK ulps of the magnitude of the exact sum
-            assertEquals(exact, h.segment(relaxedOut).getAtIndex(ValueLayout.JAVA_FLOAT, item),
+            assertEquals(exact, h().segment(relaxedOut).getAtIndex(ValueLayout.JAVA_FLOAT, item),
                     CHUNK * Math.ulp((float) magnitude), "relaxed item " + item);
         }
     }

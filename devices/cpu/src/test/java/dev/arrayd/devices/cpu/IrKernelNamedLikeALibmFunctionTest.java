@@ -7,10 +7,8 @@ import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrParam;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -28,28 +26,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class IrKernelNamedLikeALibmFunctionTest {
 
-    private static CpuIrHarness h;
+    @RegisterExtension
+    static final SharedCpuIrHarness SHARED = new SharedCpuIrHarness();
 
-    @BeforeAll
-    static void open() {
-        h = new CpuIrHarness();
-        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
-    }
-
-    @AfterAll
-    static void close() {
-        if (h != null) {
-            h.close();
-        }
+    private static CpuIrHarness h() {
+        return SHARED.get();
     }
 
     @Test
     void aKernelNamedPowCompilesAndRuns() throws Exception {
         IrKernel pow = new IrKernel("pow", List.of(new IrParam.Buffer("out", DType.I32, Access.WRITE, i64(1))), 1,
                 List.of(), List.of(when(lt(gid(0), i64(1)), store("out", gid(0), i32(7)))));
-        Kernel k = h.compile(pow).getFirst();
-        MemRef out = h.alloc(4);
-        h.launch(k, new long[] {1}, null, List.of(new KernelArg.Buffer(out)));
-        assertEquals(7, h.segment(out).get(ValueLayout.JAVA_INT, 0));
+        Kernel k = h().compile(pow).getFirst();
+        MemRef out = h().alloc(4);
+        h().launch(k, new long[] {1}, null, List.of(new KernelArg.Buffer(out)));
+        assertEquals(7, h().segment(out).get(ValueLayout.JAVA_INT, 0));
     }
 }
