@@ -70,8 +70,7 @@ def group_sum(k):
         partial[k.group_id(0)] = tile[0]
 
 
-@arrayd.kernel
-def row_sums(k):
+def _row_sums(k):
     """out[r] = |sum of row r| of a (rows x cols) matrix: a loop, a mutable variable, a branch with an else."""
     m = k.buffer("m", "f32", "read", extent=ir.param("rows") * ir.param("cols"))
     out = k.buffer("out", "f32", "write", extent="rows")
@@ -88,6 +87,11 @@ def row_sums(k):
             out[r] = acc
 
 
+row_sums = arrayd.kernel(_row_sums, name="row_sums")
+# the same kernel allowed to add in any order (relaxed floating point)
+relaxed_row_sums = arrayd.kernel(_row_sums, name="relaxed_row_sums", relaxed_math=True)
+
+
 @arrayd.kernel
 def gather(k):
     """out[i] = x[idx[i]]: idx comes from memory, so the load of x keeps its guard."""
@@ -98,18 +102,3 @@ def gather(k):
     i = k.let("i", k.global_id(0))
     with k.when(i < n):
         out[i] = x[idx[i]]
-
-
-@arrayd.kernel(relaxed_math=True)
-def relaxed_row_sums(k):
-    """out[r] = the sum of row r, allowed to add in any order (relaxed floating point)."""
-    m = k.buffer("m", "f32", "read", extent=ir.param("rows") * ir.param("cols"))
-    out = k.buffer("out", "f32", "write", extent="rows")
-    rows = k.scalar("rows", "i64", min=0, max=1 << 20)
-    cols = k.scalar("cols", "i64", min=0, max=1 << 20)
-    r = k.let("r", k.global_id(0))
-    with k.when(r < rows):
-        acc = k.var("acc", 0.0)
-        with k.loop("c", 0, cols) as c:
-            acc.add(m[r * cols + c])
-        out[r] = acc
