@@ -88,3 +88,17 @@ def test_a_token_is_needed_where_the_daemon_asks_for_one(tmp_path):
             np.testing.assert_array_equal(s.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])
     finally:
         d.stop()
+
+
+def test_a_lingering_session_answers_every_command_and_refuses_a_linger_beyond_ten_ms(daemon):
+    with arrayd.connect(daemon.target) as client:
+        with pytest.raises(ValueError, match=r"completion_linger: 0\.02 \(expected: 0 to 0\.01 s\)"):
+            client.session(completion_linger=0.02)
+        with client.session(completion_linger=0.001) as s:
+            bufs = [s.empty(1 << 18, np.float32) for _ in range(4)]
+            events = [s.fill(bufs[i % 4], float(i)) for i in range(40)]  # pipelined: most complete while others fly
+            for e in events:
+                e.wait(10)
+            np.testing.assert_array_equal(bufs[3].numpy()[:2], [39.0, 39.0])
+            # the last command in flight is answered without waiting for the linger
+            np.testing.assert_array_equal(s.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])

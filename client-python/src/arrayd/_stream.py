@@ -131,7 +131,8 @@ class SessionStream:
     """One Execute call for a session. :meth:`submit` queues commands with their events; a request generator
     drains the queue into batches; a reader thread completes the events."""
 
-    def __init__(self, channel: grpc.Channel, metadata: list[tuple[str, str]], session: str):
+    def __init__(self, channel: grpc.Channel, metadata: list[tuple[str, str]], session: str, linger_us: int = 0):
+        self._linger_us = linger_us
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._pending: dict[int, Event] = {}
@@ -188,7 +189,8 @@ class SessionStream:
     # -- the request side: a generator gRPC pulls from
     def _requests(self) -> Iterator[bytes]:
         yield execution_pb2.ExecuteRequest(attach=execution_pb2.Attach(
-            session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE)).SerializeToString()
+            session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE,
+            completion_linger_us=self._linger_us)).SerializeToString()
         carry: list = []  # (command, event) pairs taken from the queue and not sent yet
         closing = False
         while True:

@@ -140,10 +140,20 @@ public final class ArraydClient implements AutoCloseable {
      * stream and attaches. Completes when the daemon has attached the stream.
      */
     public CompletableFuture<Session> openSession(String clientName, Duration lease) {
-        Objects.requireNonNull(clientName, "clientName");
         if (lease.isNegative()) {
             throw new IllegalArgumentException("lease: " + lease + " (expected: >= 0)");
         }
+        return openSession(clientName, SessionOptions.defaults().lease(lease));
+    }
+
+    /**
+     * Opens a session with {@code options} (its lease, how long completions may linger), opens its stream and
+     * attaches. Completes when the daemon has attached the stream.
+     */
+    public CompletableFuture<Session> openSession(String clientName, SessionOptions options) {
+        Objects.requireNonNull(clientName, "clientName");
+        Objects.requireNonNull(options, "options");
+        Duration lease = options.lease();
         if (closed.get()) {
             throw new IllegalStateException("client is closed");
         }
@@ -154,7 +164,7 @@ public final class ArraydClient implements AutoCloseable {
         CompletableFuture<SessionImpl> created = new CompletableFuture<>();
         stubs.sessions().openSession(req, new FutureObserver<>(created, r -> new SessionImpl(stubs, timer,
                 closeTimeout, sessions::remove, r.getSession(), clientName,
-                r.hasLease() ? Protos.duration(r.getLease()) : Duration.ofSeconds(30))));
+                r.hasLease() ? Protos.duration(r.getLease()) : Duration.ofSeconds(30), options.completionLinger())));
         created.whenComplete((session, error) -> {
             if (error != null) {
                 opened.completeExceptionally(error);

@@ -67,9 +67,11 @@ final class SessionImpl implements Session {
     /** Set in {@link #start()} before anything else can reach the session; onNext only on the draining thread. */
     private ClientCallStreamObserver<ExecuteRequest> requests;
     private volatile ScheduledFuture<?> keepalive;
+    private final Duration completionLinger;
 
     SessionImpl(Stubs stubs, ScheduledExecutorService timer, Duration closeTimeout, Consumer<SessionImpl> onClosed,
-            String id, String clientName, Duration lease) {
+            String id, String clientName, Duration lease, Duration completionLinger) {
+        this.completionLinger = completionLinger;
         this.stubs = stubs;
         this.timer = timer;
         this.closeTimeout = closeTimeout;
@@ -83,7 +85,8 @@ final class SessionImpl implements Session {
     /** Opens the session stream and attaches; completes when the daemon says {@code attached}. */
     CompletableFuture<Session> start() {
         stubs.execution().execute(new SessionStreamObserver(this));
-        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(id)).build());
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(id)
+                .setCompletionLingerUs((int) (completionLinger.toNanos() / 1_000))).build());
         attached.thenRun(this::startKeepalive);
         return attached;
     }

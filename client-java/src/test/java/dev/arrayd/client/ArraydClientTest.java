@@ -71,6 +71,30 @@ class ArraydClientTest {
     }
 
     @Test
+    void aSessionsCompletionLingerIsAskedForWhenItsStreamAttaches() throws Exception {
+        Session plain = h.client.openSession("plain").get(5, TimeUnit.SECONDS);
+        Session lingering = h.client.openSession("lingering", SessionOptions.defaults()
+                .completionLinger(Duration.ofNanos(250_900)).lease(Duration.ofMillis(90))).get(5, TimeUnit.SECONDS);
+        assertEquals(0, h.fake.attaches.get(0).getCompletionLingerUs(), "the default: completions at once");
+        assertEquals(lingering.id(), h.fake.attaches.get(1).getSession());
+        assertEquals(250, h.fake.attaches.get(1).getCompletionLingerUs(), "whole microseconds");
+        assertEquals(Duration.ofMillis(90), lingering.lease());
+        plain.close();
+        lingering.close();
+    }
+
+    @Test
+    void sessionOptionsRefuseALingerBeyondTenMillisecondsOrBelowZero() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SessionOptions.defaults().completionLinger(Duration.ofMillis(11)));
+        assertEquals("completionLinger: PT0.011S (expected: 0 to PT0.01S)", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> SessionOptions.defaults().completionLinger(Duration.ofNanos(-1)));
+        assertThrows(IllegalArgumentException.class, () -> SessionOptions.defaults().lease(Duration.ofSeconds(-1)));
+        assertEquals(SessionOptions.MAX_COMPLETION_LINGER,
+                SessionOptions.defaults().completionLinger(SessionOptions.MAX_COMPLETION_LINGER).completionLinger());
+    }
+
+    @Test
     void closeClosesSessionsAndReleasesTheChannel() throws Exception {
         Session s = h.client.openSession("closer").get(5, TimeUnit.SECONDS);
         h.client.close();

@@ -88,6 +88,7 @@ final class FakeArrayd {
     final List<String> arrivals = new CopyOnWriteArrayList<>();
     final List<String> closedSessions = new CopyOnWriteArrayList<>();
     final List<StreamObserver<ExecuteResponse>> streams = new CopyOnWriteArrayList<>();
+    final List<dev.arrayd.proto.v1.Attach> attaches = new CopyOnWriteArrayList<>();
     final AtomicInteger writeChunks = new AtomicInteger();
     final AtomicInteger readChunks = new AtomicInteger();
     final AtomicInteger pings = new AtomicInteger();
@@ -312,6 +313,7 @@ final class FakeArrayd {
                                 return;
                             }
                             streams.add(out);
+                            attaches.add(request.getAttach());
                             send(out, ExecuteResponse.newBuilder().setAttached(
                                     Attached.newBuilder().setSession(request.getAttach().getSession())).build());
                         }

@@ -49,6 +49,7 @@ public final class ArraydServer implements AutoCloseable {
     private final Backends backends;
     private final Scheduler scheduler;
     private final ExecutorService compileExecutor;
+    private final CompletionLinger completionLinger = new CompletionLinger();
     private final Server server;
     private final ArraydMetrics metrics;
     private final dev.arrayd.server.tracing.Tracing tracing;
@@ -306,7 +307,7 @@ public final class ArraydServer implements AutoCloseable {
                         .bindService()))
                 .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
                 .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
-                        new Admission(security.sessionMaxInFlight())).bindService()))
+                        new Admission(security.sessionMaxInFlight()), completionLinger).bindService()))
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
                 .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
@@ -386,6 +387,7 @@ public final class ArraydServer implements AutoCloseable {
 
     private void closeScheduler() {
         compileExecutor.shutdownNow();
+        completionLinger.close();
         tracing.close();
         scheduler.close(2_000);
         if (regions != null) {

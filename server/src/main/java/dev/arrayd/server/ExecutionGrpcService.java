@@ -34,8 +34,10 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
     private final Admission admission;
+    private final CompletionLinger linger;
 
-    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission) {
+    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission, CompletionLinger linger) {
+        this.linger = linger;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.admission = admission;
@@ -43,7 +45,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
 
     @Override
     public StreamObserver<ExecuteRequest> execute(StreamObserver<ExecuteResponse> out) {
-        return new SessionStreamHandler(scheduler, sessions, out, admission);
+        return new SessionStreamHandler(scheduler, sessions, out, admission, linger);
     }
 
     /**

@@ -69,6 +69,11 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
     private final Admission admission;
+    private final CompletionLinger linger;
+    /** How long completions may wait to leave together (Attach.completion_linger_us); 0 = not at all. */
+    private volatile long lingerNanos;
+    /** Whether the linger timer is armed for what this stream holds back. */
+    private final java.util.concurrent.atomic.AtomicBoolean lingering = new java.util.concurrent.atomic.AtomicBoolean();
     private final int maxInFlight;
     private final ServerCallStreamObserver<ExecuteResponse> out;
     /** Commands submitted whose completion has not been handed to the transport yet. */
@@ -94,7 +99,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private boolean closed;                // only the draining thread touches it
 
     SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
-            Admission admission) {
+            Admission admission, CompletionLinger linger) {
+        this.linger = linger;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.admission = admission;
@@ -196,6 +202,13 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             fail(StatusMapper.toStatus(e));
             return;
         }
+        if (a.getCompletionLingerUs() > CompletionLinger.MAX_MICROS || a.getCompletionLingerUs() < 0) {
+            fail(Status.INVALID_ARGUMENT.withDescription("attach.completion_linger_us: "
+                    + Integer.toUnsignedString(a.getCompletionLingerUs()) + " (expected: 0 to "
+                    + CompletionLinger.MAX_MICROS + ")"));
+            return;
+        }
+        lingerNanos = a.getCompletionLingerUs() * 1_000L;
         messageBytes = Math.min(limit, MAX_MESSAGE_BYTES);
         Session s = l.session;
         l.liveStreams.incrementAndGet();
@@ -299,6 +312,28 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         if (submitting == Thread.currentThread()) {
             return; // completed inline by the batch being submitted: sent with the others when it returns
         }
+        long l = lingerNanos;
+        if (l > 0 && inFlight.get() > 0) {
+            // others are in flight: this one waits (at most the linger) to leave with them
+            if (lingering.compareAndSet(false, true)) {
+                linger.after(l, this::lingerOver);
+            }
+            return;
+        }
+        drain();
+    }
+
+    /** Completions wait for the linger timer: it is armed and commands are still in flight. */
+    private boolean holdingBack() {
+        return lingering.get() && inFlight.get() > 0;
+    }
+
+    /**
+     * The linger timer: sends what waited (a completion queued meanwhile armed it again, or is sent now). A
+     * completion waits at most the linger: less when it arrives while the timer is armed for an earlier one.
+     */
+    private void lingerOver() {
+        lingering.set(false);
         drain();
     }
 
@@ -331,8 +366,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 while (out.isReady() && (c = control.poll()) != null) {
                     out.onNext(c);
                 }
-                // while the client does not read, completions wait here (bounded by maxInFlight)
-                while (out.isReady() && (splitting != null || !completed.isEmpty())) {
+                // while the client does not read, completions wait here (bounded by maxInFlight); while they
+                // linger, until the linger is over or the last command in flight is done
+                while (out.isReady() && (splitting != null || !completed.isEmpty() && !holdingBack())) {
                     sendCompletions();
                 }
                 Status err = terminal;

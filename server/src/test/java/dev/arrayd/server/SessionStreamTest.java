@@ -246,6 +246,63 @@ class SessionStreamTest {
         assertEquals(Status.Code.NOT_FOUND, ended2.get(10, TimeUnit.SECONDS).getCode());
     }
 
+    private void attachLingering(int micros) throws InterruptedException {
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)
+                .setCompletionLingerUs(micros)).build());
+        assertEquals(session, next().getAttached().getSession());
+    }
+
+    private Command fill(long event, long stream, BufferInfo b) {
+        return Command.newBuilder().setEvent(event).setStream(stream).setFill(dev.arrayd.proto.v1.Fill.newBuilder()
+                .setBuffer(b.getBuffer()).setValue(dev.arrayd.proto.v1.Scalar.newBuilder().setF32(event))).build();
+    }
+
+    @Test
+    void aLingeringCompletionWaitsForTheLingerOrTheLastInFlight() throws Exception {
+        attachLingering(10_000);
+        long s1 = f.exec.createStream(dev.arrayd.proto.v1.CreateStreamRequest.newBuilder().setSession(session).build())
+                .getStream();
+        BufferInfo big = f.buffers.createBuffer(f32(session, 16 << 20)).getBuffer();
+        BufferInfo small = f.buffers.createBuffer(f32(session, 256 << 10)).getBuffer();
+        // both too long for the fast path: they run on the stream's worker and complete off the transport thread
+        // their memory touched once, one at a time: a command alone in flight arms no linger
+        send(1, fill(1, s1, small));
+        completions(1);
+        send(2, fill(2, s1, big));
+        completions(1);
+        long sent = System.nanoTime();
+        send(3, fill(3, s1, small), fill(4, s1, big));
+        List<EventCompletion> first = next().getCompletions().getCompletionsList();
+        long firstAfter = System.nanoTime() - sent;
+        // the small fill ends first, and the big one runs after it for milliseconds; meanwhile the small one's
+        // completion waits the whole linger (10 ms), unless the big one ends first and takes it along
+        assertTrue(first.size() == 2 || firstAfter >= 10_000_000L,
+                "the small fill's completion alone after " + firstAfter / 1000 + " µs: " + first);
+        if (first.size() == 1) {
+            assertEquals(3, first.getFirst().getEvent());
+            assertEquals(4, completions(1).getFirst().getEvent());
+        }
+        // the last command in flight does not wait: ten round trips, each one a fill off the fast path
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            send(10 + i, fill(10 + i, s1, small));
+            assertEquals(10 + i, completions(1).getFirst().getEvent());
+        }
+        long tenTrips = System.nanoTime() - t0;
+        assertTrue(tenTrips < 100_000_000L, "ten round trips of the last command in flight took " + tenTrips / 1000
+                + " µs: at least one waited the linger");
+    }
+
+    @Test
+    void aLingerBeyondTenMillisecondsEndsTheStreamNamingIt() throws Exception {
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)
+                .setCompletionLingerUs(10_001)).build());
+        Status s = ended.get(10, TimeUnit.SECONDS);
+        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
+        assertEquals("attach.completion_linger_us: 10001 (expected: 0 to 10000)", s.getDescription());
+        requests = new NoopObserver();
+    }
+
     /** Stands in for a stream that already ended, so tearDown has nothing to close. */
     private final class NoopObserver implements StreamObserver<ExecuteRequest> {
         NoopObserver() {
