@@ -13,11 +13,18 @@ import java.util.Objects;
  * @param outDir   the results folder; exists
  * @param progress where to report progress
  * @param unixSocket the daemon's Unix domain socket, when the benchmark started it with one (else null)
+ * @param daemonPid the daemon's process id when the benchmark started it as a child process; -1 when it
+ *                 runs in this JVM or was started by somebody else ({@code --target})
  */
-public record BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress, Path unixSocket) {
+public record BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress, Path unixSocket,
+        long daemonPid) {
 
     public BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress) {
-        this(host, port, inProcess, outDir, progress, null);
+        this(host, port, inProcess, outDir, progress, null, -1);
+    }
+
+    public BenchContext(String host, int port, boolean inProcess, Path outDir, Progress progress, Path unixSocket) {
+        this(host, port, inProcess, outDir, progress, unixSocket, -1);
     }
 
     public BenchContext {

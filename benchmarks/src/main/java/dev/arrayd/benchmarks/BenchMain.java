@@ -177,6 +177,10 @@ public final class BenchMain {
 
     private static Report runIn(Scenario scenario, Target target, Progress progress, Path outDir) throws Exception {
         BenchOptions o = scenario.options();
+        if (!scenario.daemonArgs().isEmpty() && (target != null || o.inProcess())) {
+            throw new IllegalArgumentException("--daemon-arg " + scenario.daemonArgs() + ": only for the daemon the "
+                    + "benchmark starts as a child process (not with --target or --in-process)");
+        }
         if (target != null) {
             return scenario.run(new BenchContext(target.host(), target.port(), false, outDir, progress));
         }
@@ -203,8 +207,10 @@ public final class BenchMain {
             if (scenario.daemonDevices() != null) {
                 serveArgs.addAll(List.of("--devices", scenario.daemonDevices()));
             }
+            serveArgs.addAll(scenario.daemonArgs());
             try (DaemonChild daemon = new DaemonChild(serveArgs)) {
-                return scenario.run(new BenchContext("127.0.0.1", daemon.port(), false, outDir, progress, socket));
+                return scenario.run(new BenchContext("127.0.0.1", daemon.port(), false, outDir, progress, socket,
+                        daemon.pid()));
             } finally {
                 progress.clear();
             }

@@ -63,6 +63,10 @@ final class DaemonChild implements AutoCloseable {
         return port;
     }
 
+    long pid() {
+        return process.pid();
+    }
+
     String output() {
         synchronized (output) {
             return output.toString();

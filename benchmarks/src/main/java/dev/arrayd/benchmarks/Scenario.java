@@ -39,4 +39,12 @@ public interface Scenario {
     default String daemonDevices() {
         return null;
     }
+
+    /**
+     * Further {@code serve} arguments of the daemon the benchmark starts as a child process (e.g.
+     * {@code --cpu-nice=0}); a scenario that has some refuses {@code --target} and {@code --in-process}.
+     */
+    default java.util.List<String> daemonArgs() {
+        return java.util.List.of();
+    }
 }

@@ -13,10 +13,12 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.KernelSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
+import dev.arrayd.client.SessionOptions;
 import dev.arrayd.client.StreamHandle;
 import io.grpc.ManagedChannel;
 import java.io.BufferedWriter;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,8 +41,8 @@ import picocli.CommandLine.Spec;
  * ({@code Total Tasks}, {@code Total FLOPs}, {@code Elapsed Time}, {@code FLOP/s}).
  *
  * <p>The anchor is the peak FLOP/s of the same kernel run directly through the CPU backend in this JVM
- * ({@link TaskBenchPeak}), measured warm before and after the graphs; their median is the one peak of the
- * run. Task granularity = elapsed x cores / tasks (Task Bench's definition; cores = the compute units of the
+ * ({@link TaskBenchPeak}), measured warm before and after the graphs; the highest of them is the one peak of
+ * the run (a graph measured against a lower one could seem to beat the kernel run alone). Task granularity = elapsed x cores / tasks (Task Bench's definition; cores = the compute units of the
  * devices used), efficiency = FLOP/s / peak, and METG(50%) = the smallest granularity of a run reaching at
  * least 50% efficiency, per sweep; reported as the median over the sweeps with their range.
  */
@@ -50,13 +52,13 @@ import picocli.CommandLine.Spec;
                 + "in-process through the CPU backend.",
                 "Writes runs.csv (every run), metg.csv, taskbench.txt (Task Bench's lines) and taskbench.png "
                         + "(efficiency vs granularity) into the results folder; the last line of stdout is: "
-                        + "RESULT taskbench metg_stencil_1d_us=<median over the sweeps> metg_<graph>_us=.. peak_gflops=<median "
+                        + "RESULT taskbench metg_stencil_1d_us=<median over the sweeps> metg_<graph>_us=.. peak_gflops=<highest "
                         + "of the peak measurements> peak_min_gflops=.. peak_max_gflops=.. width=.. sweeps=..",
                 "--iterations is the number of sweeps over every graph and iteration count (default "
                         + TaskBenchScenario.DEFAULT_SWEEPS + "); --warmup the warm-up tasks before them (default "
                         + TaskBenchScenario.DEFAULT_WARMUP + "). The in-process peak is measured "
                         + TaskBenchScenario.PEAK_MEASUREMENTS + " times before the graphs and again after; a run above "
-                        + "100%% of their median fails the benchmark as a measurement error."})
+                        + "100%% of the highest fails the benchmark as a measurement error."})
 final class TaskBenchScenario implements Scenario {
 
     static final int DEFAULT_WARMUP = 40_000;
@@ -64,6 +66,8 @@ final class TaskBenchScenario implements Scenario {
     static final int DEFAULT_SWEEPS = 3;
     /** Timesteps submitted ahead of the oldest unfinished one: bounds the client's memory. */
     static final int WINDOW_STEPS = 512;
+    /** The breakdown's longer tasks, in iterations as a power of two. */
+    static final int BREAKDOWN_POWER = 15;
     /** The peak's task length in iterations: ~8 MFLOP, long enough that launching costs nothing. */
     static final long PEAK_ITERATIONS = 1 << 16;
 
@@ -104,8 +108,22 @@ final class TaskBenchScenario implements Scenario {
             description = "Most timesteps of a run (default: ${DEFAULT-VALUE}).")
     int maxSteps;
 
+    @Option(names = "--completion-linger-us", paramLabel = "US", defaultValue = "1000",
+            description = "The session's completion linger in µs (0 to 10000; default: ${DEFAULT-VALUE}): a "
+                    + "completion waits up to that long to leave with others while further tasks are in flight (the "
+                    + "client waits only for the graph's end and its window); 0: each leaves at once.")
+    int lingerMicros;
+
+    @Option(names = "--daemon-arg", paramLabel = "ARG",
+            description = "A further serve argument of the daemon the benchmark starts (repeatable; e.g. "
+                    + "--daemon-arg=--cpu-nice=0 to run kernels at the daemon's priority).")
+    List<String> daemonArgs = new ArrayList<>();
+
     @Spec
     CommandSpec spec;
+
+    /** How the warm-up until the JITs were quiet went; null without a warm-up. */
+    private JitWarmUp.Result warm;
 
     /** Peak measurements before the graphs, and again after them. */
     static final int PEAK_MEASUREMENTS = 3;
@@ -165,6 +183,11 @@ final class TaskBenchScenario implements Scenario {
     }
 
     @Override
+    public List<String> daemonArgs() {
+        return daemonArgs;
+    }
+
+    @Override
     public Report run(BenchContext ctx) throws Exception {
         int sweeps = options.iterations(DEFAULT_SWEEPS);
         int warmup = options.warmup(DEFAULT_WARMUP);
@@ -172,6 +195,10 @@ final class TaskBenchScenario implements Scenario {
         if (minPower < 0 || maxPower > 30 || minPower > maxPower) {
             throw new ParameterException(spec.commandLine(), "--min-power/--max-power: " + minPower + "/" + maxPower
                     + " (expected: 0 <= min <= max <= 30)");
+        }
+        if (lingerMicros < 0 || lingerMicros > 10_000) {
+            throw new ParameterException(spec.commandLine(), "--completion-linger-us: " + lingerMicros
+                    + " (expected: 0 to 10000)");
         }
         if (targetMillis <= 0 || maxSteps <= 0) {
             throw new ParameterException(spec.commandLine(), "--target-ms and --max-steps: expected > 0");
@@ -188,8 +215,10 @@ final class TaskBenchScenario implements Scenario {
         double peakMax;
         List<String> deviceIds = new ArrayList<>();
         TaskBenchPeak peakRunner = null;
+        Breakdown breakdown;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
-             Session session = client.openSession("bench-taskbench").get(30, TimeUnit.SECONDS)) {
+             Session session = client.openSession("bench-taskbench", SessionOptions.defaults()
+                     .completionLinger(Duration.ofNanos(1_000L * lingerMicros))).get(30, TimeUnit.SECONDS)) {
             List<DeviceInfo> cpus = client.devices().get(30, TimeUnit.SECONDS).stream()
                     .filter(d -> d.backend().equals("cpu")).toList();
             if (cpus.isEmpty()) {
@@ -228,9 +257,19 @@ final class TaskBenchScenario implements Scenario {
             if (warmup > 0) {
                 progress.update("taskbench: warm-up, " + warmup + " tasks");
                 runner.run(graphs.getFirst(), 1, Math.max(1, warmup / width));
+                // then tasks short and long (inline on the fast path, and through the stream workers and the
+                // completion thread) until the JITs of both JVMs are quiet: a first sweep measured while the daemon
+                // still compiles its worker path reads twice the overhead of the later ones
+                TaskGraph g = graphs.getFirst();
+                warm = JitWarmUp.run(progress, "taskbench", List.of(channel), List.of(), 1, options.warmupLimit(), () -> {
+                    runner.run(g, 1, 200);
+                    runner.run(g, 1L << 12, 100);
+                    runner.run(g, 1L << 15, 30);
+                });
+                progress.line("taskbench: " + warm.describe());
             }
             // The peak, warm, several times before the graphs and again after them: every graph's efficiency is
-            // against the same figure, the median of them all (their spread is reported beside it).
+            // against the same figure, the highest of them all (their spread is reported beside it).
             List<Double> peaks = new ArrayList<>();
             warmPeak(peakRunner, progress);
             measurePeaks(peakRunner, peaks, "before the graphs", cpus.size(), perDevice, progress);
@@ -255,10 +294,11 @@ final class TaskBenchScenario implements Scenario {
                             g.name()));
                 }
             }
+            breakdown = breakDown(ctx, runner, graphs.getFirst(), width, cores, peaks, progress);
             measurePeaks(peakRunner, peaks, "after the graphs", cpus.size(), perDevice, progress);
             peakMin = peaks.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
             peakMax = peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
-            peak = ThroughputScenario.median(peaks.stream().mapToDouble(Double::doubleValue).toArray());
+            peak = peakMax;
             progress.update("taskbench: closing");
         } finally {
             if (peakRunner != null) {
@@ -272,7 +312,43 @@ final class TaskBenchScenario implements Scenario {
             log.addAll(r.taskBenchLines());
             log.add("");
         }
-        return report(ctx, graphs, measured, log, width, cores, peak, peakMin, peakMax, sweeps, deviceIds);
+        return report(ctx, graphs, measured, log, width, cores, peak, peakMin, peakMax, sweeps, deviceIds, breakdown);
+    }
+
+    /** The breakdown's runs, or why there are none. */
+    record Breakdown(List<TaskBenchBreakdown.Measured> runs, WakeLatency.Result wake, String skipped) {}
+
+    /**
+     * The first graph run again, about four times as long, with every thread's scheduler counters read around it:
+     * at the shortest task of the sweep (nothing but overhead) and at 2^15 iterations (about 100 µs of kernel
+     * on the development VM, where the graphs reach 50%; within the sweep's powers), the same in every run so that
+     * runs with other options compare.
+     */
+    private Breakdown breakDown(BenchContext ctx, Runner runner, TaskGraph g, int width, int cores, List<Double> peaks,
+            Progress progress) throws Exception {
+        if (ctx.inProcess() || ctx.daemonPid() <= 0) {
+            return new Breakdown(List.of(), null, ctx.inProcess() ? "the daemon runs in the benchmark's JVM: its threads and "
+                    + "the client's cannot be told apart" : "the daemon was not started by the benchmark (--target): "
+                    + "its threads cannot be read");
+        }
+        if (!ThreadTimes.available(ctx.daemonPid())) {
+            return new Breakdown(List.of(), null, "no /proc/<pid>/task/<tid>/schedstat on this system");
+        }
+        double peak = peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+        int power = Math.clamp(BREAKDOWN_POWER, minPower, maxPower);
+        List<TaskBenchBreakdown.Measured> out = new ArrayList<>();
+        for (int p : power == minPower ? new int[] {minPower} : new int[] {minPower, power}) {
+            long iterations = 1L << p;
+            double kernelNanos = ComputeKernel.flopsPerTask(iterations) / (peak / cores) * 1e9;
+            int steps = (int) Math.clamp((long) (4 * targetMillis * 1e6 / (kernelNanos + 10_000)), 10, 4L * maxSteps);
+            progress.update(String.format(Locale.ROOT, "taskbench: where the time goes, %s, iterations 2^%d, %d timesteps",
+                    g.name(), p, steps));
+            out.add(TaskBenchBreakdown.measure(runner::run, g, iterations, steps, width, cores, peak, kernelNanos,
+                    ctx.daemonPid(), ProcessHandle.current().pid()));
+        }
+        progress.update("taskbench: what one hand-off between threads costs here");
+        WakeLatency.Result wake = WakeLatency.measure(5_000, 50_000);
+        return new Breakdown(out, wake, null);
     }
 
     /**
@@ -443,7 +519,8 @@ final class TaskBenchScenario implements Scenario {
     }
 
     private Report report(BenchContext ctx, List<TaskGraph> graphs, List<Run> runs, List<String> log, int width,
-            int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds) throws Exception {
+            int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds, Breakdown breakdown)
+            throws Exception {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("runs.csv"))) {
             w.write("sweep,graph,iterations,timesteps,width,tasks,dependencies,flops,elapsed_s,flops_per_s,granularity_us,"
                     + "efficiency\n");
@@ -458,7 +535,7 @@ final class TaskBenchScenario implements Scenario {
         for (Run r : runs) {
             if (r.efficiency() > 1.0) {
                 throw new IllegalStateException(String.format(Locale.ROOT, "measurement error: %s at 2^%d iterations "
-                                + "(sweep %d) ran at %.1f%% of the peak (%.3f GFLOP/s against the median peak %.3f, measured "
+                                + "(sweep %d) ran at %.1f%% of the peak (%.3f GFLOP/s against the peak %.3f, measured "
                                 + "%.3f..%.3f); see runs.csv and taskbench.txt in %s", r.graph(),
                         63 - Long.numberOfLeadingZeros(r.iterations()), r.sweep() + 1, 100 * r.efficiency(),
                         r.flopsPerSecond() / 1e9, peak / 1e9, peakMin / 1e9, peakMax / 1e9, ctx.outDir()));
@@ -516,6 +593,48 @@ final class TaskBenchScenario implements Scenario {
             table.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f%% |%n", g.name(), m.median(), range,
                     100 * m.bestEfficiency()));
         }
+        String breakdownSection;
+        if (breakdown.runs().isEmpty()) {
+            lines.add("taskbench: where the time goes: not measured (" + breakdown.skipped() + ")");
+            breakdownSection = "Not measured in this run: " + breakdown.skipped() + ".\n";
+        } else {
+            TaskBenchBreakdown.chart(breakdown.runs(), ctx.outDir().resolve("taskbench-breakdown.png"));
+            String t = TaskBenchBreakdown.table(breakdown.runs());
+            Files.writeString(ctx.outDir().resolve("breakdown.md"), t);
+            TaskBenchBreakdown.writeThreads(breakdown.runs(), ctx.outDir().resolve("breakdown-threads.csv"));
+            lines.add("taskbench: where the time goes (see breakdown.md):");
+            for (TaskBenchBreakdown.Measured m : breakdown.runs()) {
+                lines.add(String.format(Locale.ROOT, "  %s, 2^%d iterations: %s", m.graph(),
+                        63 - Long.numberOfLeadingZeros(m.iterations()), m.shares().entrySet().stream()
+                                .map(e -> String.format(Locale.ROOT, "%s %.1f µs", e.getKey().name().toLowerCase(Locale.ROOT),
+                                        e.getValue().runMicros())).collect(java.util.stream.Collectors.joining(", "))));
+            }
+            WakeLatency.Result wake = breakdown.wake();
+            lines.add(String.format(Locale.ROOT, "  waking a parked thread: p10 %.1f µs, median %.1f µs, p90 %.1f µs, "
+                    + "p99 %.1f µs (%d wake-ups)", wake.p10Micros(), wake.p50Micros(), wake.p90Micros(), wake.p99Micros(),
+                    wake.wakeUps()));
+            result.append(String.format(Locale.ROOT, " wake_p50_us=%.1f", wake.p50Micros()));
+            TaskBenchBreakdown.Measured first = breakdown.runs().getFirst();
+            breakdownSection = String.format(Locale.ROOT, """
+                    %s run again for about %d ms at %s, with the Linux scheduler's counters of every \
+                    thread of the daemon and of the benchmark's JVM (`/proc/<pid>/task/<tid>/schedstat`: time on a \
+                    core, time runnable but waiting for one, times put on a core) read before and after, and the \
+                    machine's busy and idle time (`/proc/stat`, 10 ms ticks). Threads are grouped by name; the \
+                    kernel's row is what its FLOPs take at the in-process peak's speed per core, and the stream \
+                    workers' row the rest of their time. Per task, so the rows add up to elapsed x %d cores / tasks \
+                    (in brackets); "times put on a core" counts wake-ups and preemptions, where the hand-offs between \
+                    threads show.
+
+                    %s
+                    ![Where a task's time goes](taskbench-breakdown.png)
+
+                    **What one hand-off costs on this machine:** a thread unparking another that is parked (the \
+                    scheduler puts it on the idle core), measured in the benchmark's JVM after the graphs: \
+                    median **%.1f µs** (p10 %.1f, p90 %.1f, p99 %.1f µs over %d wake-ups).
+                    """, first.graph(), 4 * targetMillis, breakdown.runs().size() == 1 ? "the shortest tasks of the sweep"
+                            : "the shortest tasks of the sweep and at 2^" + BREAKDOWN_POWER + " iterations", Runtime.getRuntime().availableProcessors(), t, wake.p50Micros(),
+                    wake.p10Micros(), wake.p90Micros(), wake.p99Micros(), wake.wakeUps());
+        }
         lines.add("results: " + ctx.outDir());
 
         String section = String.format(Locale.ROOT, """
@@ -524,12 +643,13 @@ final class TaskBenchScenario implements Scenario {
                 (`a = a * a + a` on 64 doubles, `iterations` times; %s FLOPs per task as Task Bench counts them) \
                 with `waitFor` on its dependencies' events of the timestep before; each timestep is sent as one \
                 batch (`Session.launchAll`) from one client thread. The kernel's iterations are swept over \
-                2^%d..2^%d, each run lasting about %d ms; the whole sweep over every graph is done %d times.
+                2^%d..2^%d, each run lasting about %d ms; the whole sweep over every graph is done %d times. \
+                Before them: %s.
 
                 **Anchor:** the same kernel run directly through the CPU backend in the benchmark's JVM (no \
                 daemon, no scheduler, no gRPC), %d tasks at a time of 2^16 iterations, measured %d times before \
                 the graphs (once two warm-up measurements in a row agree within 5%%) and %d times after them; \
-                every graph's efficiency is against the median of \
+                every graph's efficiency is against the highest of \
                 those, **%.2f GFLOP/s** (measured %.2f..%.2f). Task granularity = elapsed x %d cores / tasks; \
                 efficiency = FLOP/s / that peak; METG(50%%) = the smallest granularity of a run with at least 50%% \
                 efficiency, per sweep; the table gives the median over the sweeps (a sweep that never reaches 50%% \
@@ -546,11 +666,24 @@ final class TaskBenchScenario implements Scenario {
 
                 Every run's Task Bench lines (`Total Tasks`, `Total FLOPs`, `Elapsed Time`, `FLOP/s`) are in \
                 `taskbench.txt` of the results folder, and in `runs.csv`.
-                """, width, deviceIds, width / Math.max(1, deviceIds.size()), kernelKind.equals("ir")
+
+                ### Where a task's time goes
+
+                %s""", width, deviceIds, width / Math.max(1, deviceIds.size()), kernelKind.equals("ir")
                         ? "in the portable IR (`--kernel ir`, the default: what a daemon with default flags runs)"
                         : "in native C (`--kernel c`)", "2·64·iterations + 64", minPower,
-                maxPower, targetMillis, sweeps, width, PEAK_MEASUREMENTS, PEAK_MEASUREMENTS, peak / 1e9, peakMin / 1e9,
-                peakMax / 1e9, cores, table);
+                maxPower, targetMillis, sweeps, warm == null ? "no warm-up (`--warmup 0`)" : "the first graph's tasks of "
+                        + "1 iteration, then of 1, 2^12 and 2^15 iterations in rounds; " + warm.describe(), width, PEAK_MEASUREMENTS, PEAK_MEASUREMENTS, peak / 1e9, peakMin / 1e9,
+                peakMax / 1e9, cores, table, breakdownSection);
+        if (!daemonArgs.isEmpty()) {
+            section = "The daemon ran with `" + String.join(" ", daemonArgs) + "`.\n\n" + section;
+            result.append(" daemon_args=").append(String.join(",", daemonArgs).replace(' ', '_'));
+        }
+        section = (lingerMicros > 0 ? "The session's completions linger up to " + lingerMicros + " µs while other "
+                + "tasks are in flight (`--completion-linger-us`, a session option: fewer messages and wake-ups; the "
+                + "client waits only for its window and the graph's end).\n\n"
+                : "Each completion leaves the daemon at once (`--completion-linger-us 0`).\n\n") + section;
+        result.append(" completion_linger_us=").append(lingerMicros);
         return new Report(lines, result.toString().trim(), section);
     }
 
