@@ -41,6 +41,7 @@ final class CompletionThread implements AutoCloseable {
     private final Thread thread;
     private final SpinPark idle = new SpinPark(StreamWorker.DEFAULT_SPIN_NANOS);
     private volatile boolean closing;
+    private volatile boolean running; // a callback is running (see busy())
     private final java.util.function.BooleanSupplier ready = () -> !queue.isEmpty() || closing;
 
     /** Starts the thread; call on a thread of the daemon's priority (a new thread inherits its creator's). */
@@ -72,11 +73,24 @@ final class CompletionThread implements AutoCloseable {
         Joins.uninterruptibly(thread);
     }
 
+    /**
+     * Whether completions are queued or one is being called back: the dependents they release may be
+     * dispatched to a worker that just went idle any moment now.
+     */
+    boolean busy() {
+        return running || !queue.isEmpty();
+    }
+
     private void serve() {
         for (;;) {
             Finished f = queue.poll();
             if (f != null) {
-                f.stream().completeHandedOver(f);
+                running = true;
+                try {
+                    f.stream().completeHandedOver(f);
+                } finally {
+                    running = false;
+                }
                 continue;
             }
             if (closing) {

@@ -148,6 +148,17 @@ final class CpuStream extends HostStreamWorker {
     }
 
     /**
+     * While the device's completion thread has completions to call back (this worker's among them), the
+     * commands they release may be dispatched here any moment: the worker stays awake for them, yielding its
+     * core (at most {@link #EXPECT_SPIN_NANOS} after each command), instead of parking.
+     */
+    @Override
+    protected boolean expectingWork() {
+        CompletionThread c = device.completions();
+        return c != null && c.busy();
+    }
+
+    /**
      * On the device's completion thread: the end of a command this stream's worker executed. Counted
      * done before the callback, as on the worker; a closing worker, which ends only once every callback
      * has returned, is woken after it.
