@@ -96,6 +96,90 @@ final class TaskBenchBreakdown {
 
     private TaskBenchBreakdown() {}
 
+    /** The breakdown's runs and what one wake-up costs here, or why there are none. */
+    record Result(List<Measured> runs, WakeLatency.Result wake, String skipped) {
+
+        static Result notMeasured(String why) {
+            return new Result(List.of(), null, why);
+        }
+
+        /**
+         * Writes breakdown.md, breakdown-threads.csv and the chart into {@code outDir}, adds its lines and its
+         * RESULT key; returns its part of the section (Markdown).
+         */
+        String write(Path outDir, List<String> lines, StringBuilder result, int millis) throws IOException {
+            if (runs.isEmpty()) {
+                lines.add("taskbench: where the time goes: not measured (" + skipped + ")");
+                return "Not measured in this run: " + skipped + ".\n";
+            }
+            chart(runs, outDir.resolve("taskbench-breakdown.png"));
+            String t = table(runs);
+            java.nio.file.Files.writeString(outDir.resolve("breakdown.md"), t);
+            writeThreads(runs, outDir.resolve("breakdown-threads.csv"));
+            lines.add("taskbench: where the time goes (see breakdown.md):");
+            for (Measured m : runs) {
+                lines.add(String.format(Locale.ROOT, "  %s, 2^%d iterations: %s", m.graph(),
+                        63 - Long.numberOfLeadingZeros(m.iterations()), m.shares().entrySet().stream()
+                                .map(e -> String.format(Locale.ROOT, "%s %.1f µs", e.getKey().name().toLowerCase(Locale.ROOT),
+                                        e.getValue().runMicros())).collect(java.util.stream.Collectors.joining(", "))));
+            }
+            lines.add(String.format(Locale.ROOT, "  waking a parked thread: p10 %.1f µs, median %.1f µs, p90 %.1f µs, "
+                    + "p99 %.1f µs (%d wake-ups)", wake.p10Micros(), wake.p50Micros(), wake.p90Micros(), wake.p99Micros(),
+                    wake.wakeUps()));
+            result.append(String.format(Locale.ROOT, " wake_p50_us=%.1f", wake.p50Micros()));
+            Measured first = runs.getFirst();
+            return String.format(Locale.ROOT, """
+                    %s run again for about %d ms at %s, with the Linux scheduler's counters of every \
+                    thread of the daemon and of the benchmark's JVM (`/proc/<pid>/task/<tid>/schedstat`: time on a \
+                    core, time runnable but waiting for one, times put on a core) read before and after, and the \
+                    machine's busy and idle time (`/proc/stat`, 10 ms ticks). Threads are grouped by name; the \
+                    kernel's row is what its FLOPs take at the in-process peak's speed per core, and the stream \
+                    workers' row the rest of their time. Per task, so the rows add up to elapsed x %d cores / tasks \
+                    (in brackets); "times put on a core" counts wake-ups and preemptions, where the hand-offs between \
+                    threads show.
+
+                    %s
+                    ![Where a task's time goes](taskbench-breakdown.png)
+
+                    **What one hand-off costs on this machine:** a thread unparking another that is parked (the \
+                    scheduler puts it on the idle core), measured in the benchmark's JVM after the graphs: \
+                    median **%.1f µs** (p10 %.1f, p90 %.1f, p99 %.1f µs over %d wake-ups).
+                    """, first.graph(), millis, runs.size() == 1 ? "the shortest tasks of the sweep"
+                            : "the shortest tasks of the sweep and at 2^" + (63 - Long.numberOfLeadingZeros(
+                                    runs.getLast().iterations())) + " iterations", Runtime.getRuntime().availableProcessors(),
+                    t, wake.p50Micros(), wake.p10Micros(), wake.p90Micros(), wake.p99Micros(), wake.wakeUps());
+        }
+    }
+
+    /**
+     * The first graph run again for about {@code millis} at each of {@code powers} (iterations as powers of two),
+     * then the wake-up probe; not measured, saying why, where the daemon's threads cannot be read apart from the
+     * client's.
+     */
+    static Result run(BenchContext ctx, GraphRun runner, TaskGraph g, int[] powers, int width, int cores, double peak,
+            int millis, int maxSteps, Progress progress) throws Exception {
+        if (ctx.inProcess() || ctx.daemonPid() <= 0) {
+            return Result.notMeasured(ctx.inProcess() ? "the daemon runs in the benchmark's JVM: its threads and "
+                    + "the client's cannot be told apart" : "the daemon was not started by the benchmark (--target): "
+                    + "its threads cannot be read");
+        }
+        if (!ThreadTimes.available(ctx.daemonPid())) {
+            return Result.notMeasured("no /proc/<pid>/task/<tid>/schedstat on this system");
+        }
+        List<Measured> out = new ArrayList<>();
+        for (int p : powers) {
+            long iterations = 1L << p;
+            double kernelNanos = ComputeKernel.flopsPerTask(iterations) / (peak / cores) * 1e9;
+            int steps = (int) Math.clamp((long) (millis * 1e6 / (kernelNanos + 10_000)), 10, maxSteps);
+            progress.update(String.format(Locale.ROOT, "taskbench: where the time goes, %s, iterations 2^%d, %d timesteps",
+                    g.name(), p, steps));
+            out.add(measure(runner, g, iterations, steps, width, cores, peak, kernelNanos, ctx.daemonPid(),
+                    ProcessHandle.current().pid()));
+        }
+        progress.update("taskbench: what one hand-off between threads costs here");
+        return new Result(out, WakeLatency.measure(5_000, 50_000), null);
+    }
+
     /**
      * Runs the graph once with the counters read around it. {@code kernelNanos} is one task's kernel at the
      * peak's speed per core.

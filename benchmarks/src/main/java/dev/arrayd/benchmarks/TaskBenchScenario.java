@@ -42,9 +42,10 @@ import picocli.CommandLine.Spec;
  *
  * <p>The anchor is the peak FLOP/s of the same kernel run directly through the CPU backend in this JVM
  * ({@link TaskBenchPeak}), measured warm before and after the graphs; the highest of them is the one peak of
- * the run (a graph measured against a lower one could seem to beat the kernel run alone). Task granularity = elapsed x cores / tasks (Task Bench's definition; cores = the compute units of the
- * devices used), efficiency = FLOP/s / peak, and METG(50%) = the smallest granularity of a run reaching at
- * least 50% efficiency, per sweep; reported as the median over the sweeps with their range.
+ * the run (a graph measured against a lower one could seem to beat the kernel run alone). Task granularity =
+ * elapsed x cores / tasks (Task Bench's definition; cores = the compute units of the devices used),
+ * efficiency = FLOP/s / peak, and METG(50%) = the smallest granularity of a run reaching at least 50%
+ * efficiency, per sweep; reported as the median over the sweeps with their range.
  */
 @Command(name = "taskbench", sortOptions = false,
         description = {"Task Bench graphs (stencil_1d, nearest_0/1/3/5/9, spread_3, fft) through the session stream, "
@@ -215,7 +216,7 @@ final class TaskBenchScenario implements Scenario {
         double peakMax;
         List<String> deviceIds = new ArrayList<>();
         TaskBenchPeak peakRunner = null;
-        Breakdown breakdown;
+        TaskBenchBreakdown.Result breakdown;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session session = client.openSession("bench-taskbench", SessionOptions.defaults()
                      .completionLinger(Duration.ofNanos(1_000L * lingerMicros))).get(30, TimeUnit.SECONDS)) {
@@ -294,7 +295,11 @@ final class TaskBenchScenario implements Scenario {
                             g.name()));
                 }
             }
-            breakdown = breakDown(ctx, runner, graphs.getFirst(), width, cores, peaks, progress);
+            int power = Math.clamp(BREAKDOWN_POWER, minPower, maxPower);
+            breakdown = TaskBenchBreakdown.run(ctx, runner::run, graphs.getFirst(), power == minPower
+                    ? new int[] {minPower} : new int[] {minPower, power}, width, cores,
+                    peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow(), 4 * targetMillis,
+                    4 * maxSteps, progress);
             measurePeaks(peakRunner, peaks, "after the graphs", cpus.size(), perDevice, progress);
             peakMin = peaks.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
             peakMax = peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
@@ -313,42 +318,6 @@ final class TaskBenchScenario implements Scenario {
             log.add("");
         }
         return report(ctx, graphs, measured, log, width, cores, peak, peakMin, peakMax, sweeps, deviceIds, breakdown);
-    }
-
-    /** The breakdown's runs, or why there are none. */
-    record Breakdown(List<TaskBenchBreakdown.Measured> runs, WakeLatency.Result wake, String skipped) {}
-
-    /**
-     * The first graph run again, about four times as long, with every thread's scheduler counters read around it:
-     * at the shortest task of the sweep (nothing but overhead) and at 2^15 iterations (about 100 µs of kernel
-     * on the development VM, where the graphs reach 50%; within the sweep's powers), the same in every run so that
-     * runs with other options compare.
-     */
-    private Breakdown breakDown(BenchContext ctx, Runner runner, TaskGraph g, int width, int cores, List<Double> peaks,
-            Progress progress) throws Exception {
-        if (ctx.inProcess() || ctx.daemonPid() <= 0) {
-            return new Breakdown(List.of(), null, ctx.inProcess() ? "the daemon runs in the benchmark's JVM: its threads and "
-                    + "the client's cannot be told apart" : "the daemon was not started by the benchmark (--target): "
-                    + "its threads cannot be read");
-        }
-        if (!ThreadTimes.available(ctx.daemonPid())) {
-            return new Breakdown(List.of(), null, "no /proc/<pid>/task/<tid>/schedstat on this system");
-        }
-        double peak = peaks.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
-        int power = Math.clamp(BREAKDOWN_POWER, minPower, maxPower);
-        List<TaskBenchBreakdown.Measured> out = new ArrayList<>();
-        for (int p : power == minPower ? new int[] {minPower} : new int[] {minPower, power}) {
-            long iterations = 1L << p;
-            double kernelNanos = ComputeKernel.flopsPerTask(iterations) / (peak / cores) * 1e9;
-            int steps = (int) Math.clamp((long) (4 * targetMillis * 1e6 / (kernelNanos + 10_000)), 10, 4L * maxSteps);
-            progress.update(String.format(Locale.ROOT, "taskbench: where the time goes, %s, iterations 2^%d, %d timesteps",
-                    g.name(), p, steps));
-            out.add(TaskBenchBreakdown.measure(runner::run, g, iterations, steps, width, cores, peak, kernelNanos,
-                    ctx.daemonPid(), ProcessHandle.current().pid()));
-        }
-        progress.update("taskbench: what one hand-off between threads costs here");
-        WakeLatency.Result wake = WakeLatency.measure(5_000, 50_000);
-        return new Breakdown(out, wake, null);
     }
 
     /**
@@ -519,7 +488,8 @@ final class TaskBenchScenario implements Scenario {
     }
 
     private Report report(BenchContext ctx, List<TaskGraph> graphs, List<Run> runs, List<String> log, int width,
-            int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds, Breakdown breakdown)
+            int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds,
+            TaskBenchBreakdown.Result breakdown)
             throws Exception {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("runs.csv"))) {
             w.write("sweep,graph,iterations,timesteps,width,tasks,dependencies,flops,elapsed_s,flops_per_s,granularity_us,"
@@ -593,48 +563,7 @@ final class TaskBenchScenario implements Scenario {
             table.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f%% |%n", g.name(), m.median(), range,
                     100 * m.bestEfficiency()));
         }
-        String breakdownSection;
-        if (breakdown.runs().isEmpty()) {
-            lines.add("taskbench: where the time goes: not measured (" + breakdown.skipped() + ")");
-            breakdownSection = "Not measured in this run: " + breakdown.skipped() + ".\n";
-        } else {
-            TaskBenchBreakdown.chart(breakdown.runs(), ctx.outDir().resolve("taskbench-breakdown.png"));
-            String t = TaskBenchBreakdown.table(breakdown.runs());
-            Files.writeString(ctx.outDir().resolve("breakdown.md"), t);
-            TaskBenchBreakdown.writeThreads(breakdown.runs(), ctx.outDir().resolve("breakdown-threads.csv"));
-            lines.add("taskbench: where the time goes (see breakdown.md):");
-            for (TaskBenchBreakdown.Measured m : breakdown.runs()) {
-                lines.add(String.format(Locale.ROOT, "  %s, 2^%d iterations: %s", m.graph(),
-                        63 - Long.numberOfLeadingZeros(m.iterations()), m.shares().entrySet().stream()
-                                .map(e -> String.format(Locale.ROOT, "%s %.1f µs", e.getKey().name().toLowerCase(Locale.ROOT),
-                                        e.getValue().runMicros())).collect(java.util.stream.Collectors.joining(", "))));
-            }
-            WakeLatency.Result wake = breakdown.wake();
-            lines.add(String.format(Locale.ROOT, "  waking a parked thread: p10 %.1f µs, median %.1f µs, p90 %.1f µs, "
-                    + "p99 %.1f µs (%d wake-ups)", wake.p10Micros(), wake.p50Micros(), wake.p90Micros(), wake.p99Micros(),
-                    wake.wakeUps()));
-            result.append(String.format(Locale.ROOT, " wake_p50_us=%.1f", wake.p50Micros()));
-            TaskBenchBreakdown.Measured first = breakdown.runs().getFirst();
-            breakdownSection = String.format(Locale.ROOT, """
-                    %s run again for about %d ms at %s, with the Linux scheduler's counters of every \
-                    thread of the daemon and of the benchmark's JVM (`/proc/<pid>/task/<tid>/schedstat`: time on a \
-                    core, time runnable but waiting for one, times put on a core) read before and after, and the \
-                    machine's busy and idle time (`/proc/stat`, 10 ms ticks). Threads are grouped by name; the \
-                    kernel's row is what its FLOPs take at the in-process peak's speed per core, and the stream \
-                    workers' row the rest of their time. Per task, so the rows add up to elapsed x %d cores / tasks \
-                    (in brackets); "times put on a core" counts wake-ups and preemptions, where the hand-offs between \
-                    threads show.
-
-                    %s
-                    ![Where a task's time goes](taskbench-breakdown.png)
-
-                    **What one hand-off costs on this machine:** a thread unparking another that is parked (the \
-                    scheduler puts it on the idle core), measured in the benchmark's JVM after the graphs: \
-                    median **%.1f µs** (p10 %.1f, p90 %.1f, p99 %.1f µs over %d wake-ups).
-                    """, first.graph(), 4 * targetMillis, breakdown.runs().size() == 1 ? "the shortest tasks of the sweep"
-                            : "the shortest tasks of the sweep and at 2^" + BREAKDOWN_POWER + " iterations", Runtime.getRuntime().availableProcessors(), t, wake.p50Micros(),
-                    wake.p10Micros(), wake.p90Micros(), wake.p99Micros(), wake.wakeUps());
-        }
+        String breakdownSection = breakdown.write(ctx.outDir(), lines, result, 4 * targetMillis);
         lines.add("results: " + ctx.outDir());
 
         String section = String.format(Locale.ROOT, """

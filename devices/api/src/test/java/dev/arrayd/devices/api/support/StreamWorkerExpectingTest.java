@@ -2,9 +2,6 @@ package dev.arrayd.devices.api.support;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.arrayd.devices.api.CommandCallback;
-import dev.arrayd.devices.api.DeviceCommand;
-import dev.arrayd.devices.api.DeviceId;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,29 +9,25 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * A worker that expects work waits busily after a command instead of parking, but only once per command and at
- * most {@link StreamWorker#EXPECT_SPIN_NANOS}: a stream whose callbacks elsewhere never end still parks.
+ * A worker that expects work stays awake (yielding) after a command instead of parking, but only once per
+ * command and at most {@link StreamWorker#EXPECT_SPIN_NANOS}: a stream whose callbacks elsewhere never end
+ * still parks.
  */
 class StreamWorkerExpectingTest {
 
     /** Completes every command at once; expects work while {@code expecting} is set; counts its checks. */
-    static final class ExpectingStream extends HostStreamWorker {
+    static final class ExpectingStream extends StreamWorkerRetireTest.InstantStream {
         volatile boolean expecting;
         volatile Thread worker;
         final AtomicInteger asked = new AtomicInteger();
 
         ExpectingStream() {
-            super(new DeviceId("test", 0), "expecting", "test", 0, 0, new Object(), "test marker");
-            start();
-        }
-
-        @Override
-        protected void execute(DeviceCommand command, CommandCallback callback) {
-            complete(command, callback, 1, null);
+            super(0); // one worker for the stream's life
         }
 
         @Override
         protected void threadStarted() {
+            super.threadStarted();
             worker = Thread.currentThread();
         }
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class StreamWorkerRetireTest {
 
     /** Completes every command at once on its worker; counts worker threads started and ended. */
-    static final class InstantStream extends HostStreamWorker {
+    static class InstantStream extends HostStreamWorker {
         final AtomicInteger started = new AtomicInteger();
         final AtomicInteger ended = new AtomicInteger();
         final AtomicInteger setUps = new AtomicInteger();
