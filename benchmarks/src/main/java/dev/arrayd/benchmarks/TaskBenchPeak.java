@@ -29,17 +29,19 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class TaskBenchPeak implements AutoCloseable {
 
-    private final CpuBackend backend = new CpuBackend();
+    private final CpuBackend backend;
     private final KernelModule module;
     private final Kernel kernel;
     private final List<NativeStream> streams = new ArrayList<>();
     private final List<MemRef> states = new ArrayList<>();
 
     /**
-     * Opens {@code devices} CPU devices with {@code streamsPerDevice} streams each, and compiles the kernel: its IR
-     * (read as the daemon reads a client's, {@code ir}) or its C.
+     * Opens {@code devices} CPU devices with {@code streamsPerDevice} streams each, their kernels lowered by
+     * {@code computeNice} as the daemon's are, and compiles the kernel: its IR (read as the daemon reads a
+     * client's, {@code ir}) or its C.
      */
-    TaskBenchPeak(int devices, int streamsPerDevice, boolean ir) {
+    TaskBenchPeak(int devices, int streamsPerDevice, boolean ir, int computeNice) {
+        backend = new CpuBackend(dev.arrayd.devices.cpu.CpuOptions.defaults().withComputeNice(computeNice));
         try {
             module = backend.compiler().compile(ir
                     ? KernelSource.ir(dev.arrayd.server.IrCodec.module(dev.arrayd.proto.v1.IrModule.newBuilder()

@@ -75,4 +75,22 @@ class TaskBenchScenarioTest {
         assertEquals(2, run.rc);
         assertTrue(run.stderr().contains("--graphs: \"tree\""), run.stderr());
     }
+
+    @Test
+    void thePeakRunsAsLoweredAsTheDaemonsKernels() {
+        TaskBenchScenario plain = new TaskBenchScenario();
+        new picocli.CommandLine(plain).parseArgs();
+        assertEquals(dev.arrayd.devices.cpu.CpuOptions.defaults().computeNice(), plain.cpuNice());
+        TaskBenchScenario equals = new TaskBenchScenario();
+        new picocli.CommandLine(equals).parseArgs("--daemon-arg=--cpu-nice=0");
+        assertEquals(0, equals.cpuNice());
+        TaskBenchScenario split = new TaskBenchScenario();
+        new picocli.CommandLine(split).parseArgs("--daemon-arg", "--cpu-nice", "--daemon-arg", "3");
+        assertEquals(3, split.cpuNice());
+        TaskBenchScenario bad = new TaskBenchScenario();
+        new picocli.CommandLine(bad).parseArgs("--daemon-arg=--cpu-nice=low");
+        picocli.CommandLine.ParameterException e = org.junit.jupiter.api.Assertions.assertThrows(
+                picocli.CommandLine.ParameterException.class, bad::cpuNice);
+        assertEquals("--daemon-arg --cpu-nice=low: \"low\" (expected: a nice value)", e.getMessage());
+    }
 }
