@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
@@ -15,11 +14,13 @@ import org.junit.jupiter.api.Test;
  */
 class StreamWorkerExpectingTest {
 
-    /** Completes every command at once; expects work while {@code expecting} is set; counts its checks. */
+    /**
+     * Completes every command at once; expects work while {@code expecting} is set. Its fields have no
+     * initializers: the worker starts in the super constructor, before a subclass's initializers would run.
+     */
     static final class ExpectingStream extends StreamWorkerRetireTest.InstantStream {
         volatile boolean expecting;
         volatile Thread worker;
-        final AtomicInteger asked = new AtomicInteger();
 
         ExpectingStream() {
             super(0); // one worker for the stream's life
@@ -33,7 +34,6 @@ class StreamWorkerExpectingTest {
 
         @Override
         protected boolean expectingWork() {
-            asked.incrementAndGet();
             return expecting;
         }
     }
@@ -61,7 +61,6 @@ class StreamWorkerExpectingTest {
                 assertTrue(done.await(10, TimeUnit.SECONDS));
                 assertTrue(parks(s.worker), "the worker spun on after command " + i + ": " + s.worker.getState());
             }
-            assertTrue(s.asked.get() >= 3, "asked after each command: " + s.asked.get());
         }
     }
 }
