@@ -51,7 +51,10 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
                 () -> gcc().identity());
     }
 
-    /** The one run of {@code gcc --version}: whether gcc works, and its identity for the compile cache's keys. */
+    /**
+     * The one run of {@code gcc --version}: whether gcc works, and its identity for the compile cache's keys.
+     * The probe also reads the identity of the code that renders IR ({@link CpuKernelCompiler#codeIdentity}).
+     */
     private volatile HostProbe.Gcc gcc;
 
     private HostProbe.Gcc gcc() {
@@ -69,7 +72,11 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
 
     @Override
     protected Optional<String> probe() {
-        return gcc().problem();
+        Optional<String> problem = gcc().problem();
+        if (problem.isEmpty()) {
+            compiler.codeIdentity(); // read now, when the daemon starts, not on its first compile
+        }
+        return problem;
     }
 
     /** The compile cache's idle libraries are closed with the backend. */

@@ -14,7 +14,9 @@ import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.ir.CRenderer;
 import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.ir.GroupPhases;
+import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrValidator;
+import dev.arrayd.devices.api.support.CodeIdentity;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -251,19 +253,28 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     private List<KernelModule> compileAllCached(List<KernelSource> sources) {
-        Translated[] known = new Translated[sources.size()];
-        List<Unit> units = new ArrayList<>(sources.size());
-        for (int i = 0; i < sources.size(); i++) {
-            synchronized (translations) {
-                known[i] = translations.get(sources.get(i));
-            }
-            units.add(known[i] != null ? known[i].unit() : translationUnit(sources.get(i)));
-        }
         Optional<String> reason = unavailableReason.get();
+        int n = sources.size();
+        Translated[] known = new Translated[n];
+        String[] sourceKeys = new String[n]; // IR sources not known here: their key on disk, to record what they became
+        List<Unit> units = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            KernelSource source = sources.get(i);
+            synchronized (translations) {
+                known[i] = translations.get(source);
+            }
+            if (known[i] == null && source.dialect() == Dialect.IR && reason.isEmpty()) {
+                sourceKeys[i] = sourceKey(source);
+                known[i] = fromSourceIndex(source, sourceKeys[i]);
+                if (known[i] != null) {
+                    sourceKeys[i] = null; // recorded already
+                }
+            }
+            units.add(known[i] != null ? known[i].unit() : translationUnit(source));
+        }
         if (reason.isPresent()) {
             throw new ArraydException(ErrorCode.UNAVAILABLE, "cpu backend cannot compile: " + reason.get());
         }
-        int n = units.size();
         String[] keys = new String[n];
         List<CompletableFuture<KernelCache.Artifact>> futures = new ArrayList<>(n);
         boolean[] hit = new boolean[n];
@@ -292,6 +303,21 @@ final class CpuKernelCompiler implements KernelCompiler {
                 hit[i] = true;
             } else {
                 toBuild.add(i);
+                if (u.source() == null) {
+                    // found by its source, but the library is gone: translate it (the same code renders the same unit)
+                    try {
+                        u = translationUnit(sources.get(i));
+                    } catch (RuntimeException e) {
+                        for (int j : toBuild) { // claimed here: whoever waits for them must not wait forever
+                            cache.fail(keys[j], futures.get(j), e);
+                        }
+                        throw e;
+                    }
+                    units.set(i, u);
+                    synchronized (translations) {
+                        translations.put(sources.get(i), new Translated(u, keys[i]));
+                    }
+                }
             }
         }
         buildMisses(units, keys, futures, toBuild);
@@ -302,6 +328,9 @@ final class CpuKernelCompiler implements KernelCompiler {
                 if (hit[i]) {
                     cache.used(a);
                 }
+                if (sourceKeys[i] != null && a.library().startsWith(cache.directory())) {
+                    cache.storeSourceIndex(sourceKeys[i], keys[i]);
+                }
                 Unit u = units.get(i);
                 modules.add(load(a, u.entryPoints(), u.ir(), hit[i]));
             }
@@ -310,6 +339,53 @@ final class CpuKernelCompiler implements KernelCompiler {
             throw e;
         }
         return modules;
+    }
+
+    /**
+     * The key of an IR source on disk: its content with everything else that decides its library (see
+     * {@link KernelCache#sourceKey}). The code's identity is read once, when the backend starts.
+     */
+    String sourceKey(KernelSource source) {
+        return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), IR_FLAGS, forceGuards, source);
+    }
+
+    private volatile String codeIdentity;
+
+    /** The identity of the code that validates and renders IR for this backend (a hash of its jars; once). */
+    String codeIdentity() {
+        String id = codeIdentity;
+        if (id == null) {
+            synchronized (this) {
+                id = codeIdentity;
+                if (id == null) {
+                    id = codeIdentity = CodeIdentity.of(CheckedKernel.class, CpuKernelCompiler.class);
+                }
+            }
+        }
+        return id;
+    }
+
+    /**
+     * What an IR source compiled to before (this code, this compiler, this target), found by the source's own key:
+     * its unit's key with its kernels for launches only ({@link CheckedKernel#forLaunches}) and no text (the unit
+     * is translated only if its library has to be built again). Null when the cache has no such entry.
+     */
+    private Translated fromSourceIndex(KernelSource source, String sourceKey) {
+        String key = cache.readSourceIndex(sourceKey);
+        if (key == null) {
+            return null;
+        }
+        List<KernelSignature> entries = new ArrayList<>();
+        List<CheckedKernel> ir = new ArrayList<>();
+        for (IrKernel k : source.ir().kernels()) {
+            entries.add(k.signature());
+            ir.add(CheckedKernel.forLaunches(k));
+        }
+        Translated t = new Translated(new Unit(null, null, IR_FLAGS, List.copyOf(entries), List.copyOf(ir)), key);
+        synchronized (translations) {
+            translations.put(source, t);
+        }
+        return t;
     }
 
     /** Builds the claimed misses and completes (or fails) their futures; never throws. */

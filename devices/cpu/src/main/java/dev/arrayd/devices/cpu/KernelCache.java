@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import dev.arrayd.devices.api.support.RecordDigest;
 
 /**
  * Compiled kernel libraries by content hash, in memory and on disk.
@@ -37,7 +38,14 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *   &lt;key&gt;.meta        properties: library (a file name here), symbols (trampoline prefix),
  *                     sha256 (of the library's bytes), diagnostics (gcc's warnings)
  *   lib-&lt;hash&gt;.so     the library; a batch's library serves several keys, each with its own prefix
+ *   &lt;source&gt;.src      an IR source's key (see {@link #sourceKey}): the key of its meta, one line
  * </pre>
+ * An IR source is found by its own content before anything is rendered from it: a {@code .src} entry names the
+ * key its unit had, so a hit after a restart reads two small files and loads the library, without validating,
+ * rendering or hashing the unit again. The source key includes the identity of the code that renders
+ * ({@link dev.arrayd.devices.api.support.CodeIdentity}): another build of arrayd never takes this one's entries.
+ * A {@code .src} entry whose meta is gone is ignored (the source is translated and built as on a miss) and
+ * deleted by the next trim.
  * Files are written under a temporary name and renamed into place, so a reader never sees half a file,
  * and the library before its meta. A meta that does not parse, a missing library or one whose SHA-256
  * differs from the meta's is ignored (and overwritten by the rebuild): a corrupted cache costs a compile,
@@ -185,6 +193,18 @@ final class KernelCache {
                 Files.deleteIfExists(m);
             }
         }
+        if (!gone.isEmpty()) {
+            try (var listing = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) listing::iterator) {
+                    if (f.getFileName().toString().endsWith(SOURCE_SUFFIX)) {
+                        String key = readKeyFile(f);
+                        if (key == null || !Files.isRegularFile(dir.resolve(key + ".meta"))) {
+                            Files.deleteIfExists(f);
+                        }
+                    }
+                }
+            }
+        }
         memory.values().removeIf(f -> f.isDone() && !f.isCompletedExceptionally() && f.join().library().startsWith(dir)
                 && gone.contains(f.join().library().getFileName().toString()));
         return gone.size();
@@ -219,6 +239,64 @@ final class KernelCache {
             out[i] = (byte) (v >>> (56 - 8 * i));
         }
         return out;
+    }
+
+    private static final String SOURCE_SUFFIX = ".src";
+
+    /**
+     * The key of an IR source by its content: a {@link RecordDigest} of the source with everything else that
+     * decides what it compiles to ({@code parts}: the code's identity, the compiler's, the target, the flags).
+     */
+    static String sourceKey(Object... parts) {
+        Object[] all = new Object[parts.length + 1];
+        all[0] = "arrayd-cpu-kernel-source v1";
+        System.arraycopy(parts, 0, all, 1, parts.length);
+        return RecordDigest.of(all);
+    }
+
+    /** The unit key an IR source's key names on disk, or null (no entry, or one that does not parse). */
+    String readSourceIndex(String sourceKey) {
+        return readKeyFile(dir.resolve(sourceKey + SOURCE_SUFFIX));
+    }
+
+    private static String readKeyFile(Path f) {
+        try {
+            if (!Files.isRegularFile(f) || Files.size(f) > 128) {
+                return null;
+            }
+            String key = Files.readString(f, StandardCharsets.US_ASCII).trim();
+            return isKey(key) ? key : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static boolean isKey(String s) {
+        if (s.length() != 64) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Records that the IR source {@code sourceKey} compiles to the unit {@code key} (whose meta is on disk). */
+    void storeSourceIndex(String sourceKey, String key) {
+        try {
+            Path target = dir.resolve(sourceKey + SOURCE_SUFFIX);
+            if (key.equals(readKeyFile(target)) || !Files.isRegularFile(dir.resolve(key + ".meta"))) {
+                return;
+            }
+            Path tmp = Files.createTempFile(dir, ".src-", ".tmp");
+            Files.writeString(tmp, key + "\n", StandardCharsets.US_ASCII);
+            move(tmp, target);
+        } catch (IOException | RuntimeException e) {
+            // without the entry, the next restart translates the source before it finds the library
+        }
     }
 
     /** Null when the caller now owns {@code key} and must complete or fail it; else the owner's future. */

@@ -27,13 +27,18 @@ final class CpuIrHarness implements AutoCloseable {
 
     static final long SLAB = 64L << 20;
 
-    final CpuBackend backend = new CpuBackend(CpuOptions.defaults());
+    final CpuBackend backend;
     final CpuDevice device;
     final NativeStream stream;
     private long next;
     private final List<KernelModule> modules = new ArrayList<>();
 
     CpuIrHarness() {
+        this(CpuOptions.defaults());
+    }
+
+    CpuIrHarness(CpuOptions options) {
+        backend = new CpuBackend(options);
         device = (CpuDevice) backend.openDevices(1).getFirst();
         device.allocPool(1, SLAB, 64);
         stream = device.newStream("ir-test");

@@ -3,7 +3,18 @@ package dev.arrayd.devices.cpu;
 import dev.arrayd.devices.api.KernelModule;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.ir.IrModule;
+import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.ArraydException;
+import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.Kernel;
+import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.ir.IrDsl;
+import dev.arrayd.devices.api.ir.IrKernel;
+import dev.arrayd.devices.api.ir.IrParam;
 import dev.arrayd.devices.api.ir.IrSamples;
+import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +29,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -247,6 +260,127 @@ class KernelCacheTest {
             try (KernelModule m = b.compiler().compile(batch.get(1))) {
                 assertTrue(m.cacheHit());
             }
+        }
+    }
+
+    private static long filesEndingWith(Path dir, String suffix) throws Exception {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(suffix)).count();
+        }
+    }
+
+    /**
+     * After a restart an IR source is found by its content: the module's kernels are the launch-only view
+     * (nothing was validated or rendered again), and they run as the built ones did: results, launch checks and
+     * OUT_OF_RANGE naming the buffer, a work-group kernel with local arrays and barriers.
+     */
+    @Test
+    void aRestartFindsAnIrSourceByItsContentAndItsKernelsStillRunAndCheck() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        List<IrKernel> kernels = List.of(IrSamples.gatherUnchecked(), IrSamples.groupSum());
+        try (CpuIrHarness first = new CpuIrHarness(CpuOptions.defaults().withCacheDir(dir))) {
+            Assumptions.assumeTrue(first.available(), "gcc unavailable");
+            List<Kernel> built = first.compile(kernels.toArray(IrKernel[]::new));
+            assertTrue(built.getFirst().ir().renderable(), "built from the checked kernels");
+        }
+        assertEquals(1, filesEndingWith(dir, ".src"), "the source's entry");
+        try (CpuIrHarness h = new CpuIrHarness(CpuOptions.defaults().withCacheDir(dir))) {
+            KernelModule m = h.backend.compiler().compile(KernelSource.ir(new IrModule(kernels)));
+            try (m) {
+                assertTrue(m.cacheHit(), "a disk hit");
+                Kernel gather = m.kernels().get(0);
+                Kernel sum = m.kernels().get(1);
+                assertFalse(gather.ir().renderable(), "found by its source: not validated again");
+                assertThrows(IllegalStateException.class, () -> gather.ir().guarded(new Object()));
+
+                MemRef in = h.alloc(4 * 10);
+                MemRef out = h.alloc(4 * 10);
+                for (int i = 0; i < 10; i++) {
+                    h.segment(in).setAtIndex(ValueLayout.JAVA_INT, i, 100 + i);
+                }
+                h.launch(gather, new long[] {5}, null, List.of(new KernelArg.Buffer(in), new KernelArg.Buffer(out)));
+                assertArrayEquals(new int[] {100, 102, 104, 106, 108, 0, 0, 0, 0, 0},
+                        h.segment(out).toArray(ValueLayout.JAVA_INT));
+                ArraydException oob = assertThrows(ArraydException.class, () -> h.launch(gather, new long[] {8}, null,
+                        List.of(new KernelArg.Buffer(in), new KernelArg.Buffer(out))));
+                assertEquals(ErrorCode.OUT_OF_RANGE, oob.code(), oob::toString);
+                assertTrue(oob.getMessage().contains("kernel gather") && oob.getMessage().contains("of buffer in"),
+                        oob::getMessage);
+                ArraydException grid = assertThrows(ArraydException.class, () -> h.launch(gather, new long[] {5, 1}, null,
+                        List.of(new KernelArg.Buffer(in), new KernelArg.Buffer(out))));
+                assertEquals(ErrorCode.INVALID_ARGUMENT, grid.code(), grid::toString);
+
+                MemRef x = h.alloc(4 * 512);
+                MemRef partial = h.alloc(4 * 2);
+                for (int i = 0; i < 512; i++) {
+                    h.segment(x).setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 7);
+                }
+                h.launch(sum, new long[] {512}, null, List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(partial)));
+                float want0 = 0;
+                float want1 = 0;
+                for (int i = 0; i < 256; i++) {
+                    want0 += i % 7;
+                    want1 += (i + 256) % 7;
+                }
+                assertArrayEquals(new float[] {want0, want1}, h.segment(partial).toArray(ValueLayout.JAVA_FLOAT));
+                ArraydException group = assertThrows(ArraydException.class, () -> h.launch(sum, new long[] {300}, null,
+                        List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(partial))));
+                assertEquals(ErrorCode.INVALID_ARGUMENT, group.code(), group::toString);
+                assertTrue(group.getMessage().contains("a multiple of 256"), group::getMessage);
+            }
+        }
+    }
+
+    /** Only the same source takes an entry found by content: not a kernel that differs in one constant, nor one with guards forced. */
+    @Test
+    void anotherSourceNeverTakesAnEntryFoundByContent() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        IrKernel scaled = new IrKernel("scaled", List.of(new IrParam.Buffer("y", DType.F32, Access.READ_WRITE, null)), 1,
+                List.of(), List.of(IrDsl.store("y", IrDsl.gid(0), IrDsl.mul(IrDsl.load("y", IrDsl.gid(0)), IrDsl.f32(2f)))));
+        IrKernel scaledOther = new IrKernel("scaled", List.of(new IrParam.Buffer("y", DType.F32, Access.READ_WRITE, null)), 1,
+                List.of(), List.of(IrDsl.store("y", IrDsl.gid(0), IrDsl.mul(IrDsl.load("y", IrDsl.gid(0)), IrDsl.f32(3f)))));
+        try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(KernelSource.ir(new IrModule(List.of(scaled))))) {
+            assertFalse(m.cacheHit());
+        }
+        try (CpuBackend b = backend(dir);
+             KernelModule m = b.compiler().compile(KernelSource.ir(new IrModule(List.of(scaledOther))))) {
+            assertFalse(m.cacheHit(), "one constant differs: another source");
+            assertTrue(m.kernels().getFirst().ir().renderable());
+        }
+        try (CpuBackend b = new CpuBackend(CpuOptions.defaults().withCacheDir(dir).withForceGuards(true));
+             KernelModule m = b.compiler().compile(KernelSource.ir(new IrModule(List.of(scaled))))) {
+            // (every access of this kernel is guarded anyway: the unit is the same, found by its rendered text)
+            assertTrue(m.kernels().getFirst().ir().renderable(), "guards forced: not found by content, translated");
+        }
+        assertEquals(3, filesEndingWith(dir, ".src"));
+        try (CpuBackend b = backend(dir);
+             KernelModule m = b.compiler().compile(KernelSource.ir(new IrModule(List.of(scaledOther))))) {
+            assertTrue(m.cacheHit());
+            assertFalse(m.kernels().getFirst().ir().renderable());
+        }
+    }
+
+    /** An entry found by content whose library is gone is translated and built again, and found again after that. */
+    @Test
+    void aSourceEntryWhoseLibraryIsGoneIsBuiltAgain() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> !p.toString().endsWith(".src")).toList()) {
+                Files.delete(f);
+            }
+        }
+        try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit(), "the library is gone");
+            assertTrue(m.kernels().getFirst().ir().renderable(), "translated again to build it");
+            try (KernelModule again = b.compiler().compile(SAXPY)) {
+                assertTrue(again.cacheHit(), "and remembered in memory");
+            }
+        }
+        try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(SAXPY)) {
+            assertTrue(m.cacheHit());
         }
     }
 }

@@ -42,6 +42,43 @@ public final class CheckedKernel {
         this.usesBarrier = usesBarrier;
     }
 
+    /**
+     * The launch checks of a kernel that passed {@link IrValidator} before, without checking it again: for a
+     * compile cache whose entry was made from exactly this kernel (its key is the kernel's content, see
+     * {@link dev.arrayd.devices.api.support.RecordDigest}) and holds the code rendered from it. It answers what
+     * launches need ({@link #checkLaunch}, {@link #outOfRange}, {@link #guardId}, {@link #usesBarrier},
+     * {@link #localArray}, {@link #paramIndex}); what rendering needs (types, guards, variables) it does not
+     * have, and asking for it throws {@link IllegalStateException}: nothing can be rendered or interpreted
+     * from a kernel that was not checked here.
+     */
+    public static CheckedKernel forLaunches(IrKernel kernel) {
+        Map<String, Integer> params = new java.util.HashMap<>();
+        for (int i = 0; i < kernel.params().size(); i++) {
+            params.put(kernel.params().get(i).name(), i);
+        }
+        Map<String, Stmt.LocalArray> locals = new java.util.HashMap<>();
+        boolean barrier = false;
+        for (Stmt s : kernel.body()) {
+            if (s instanceof Stmt.LocalArray la) {
+                locals.put(la.name(), la);
+            }
+            barrier |= GroupPhases.containsBarrier(s);
+        }
+        return new CheckedKernel(kernel, null, null, Map.of(), Set.of(), locals, params, barrier);
+    }
+
+    /** False for {@link #forLaunches}: only launches can be checked, nothing rendered. */
+    public boolean renderable() {
+        return guards != null;
+    }
+
+    private void requireRenderable() {
+        if (guards == null) {
+            throw new IllegalStateException("kernel " + kernel.name() + " was loaded from the compile cache for launches"
+                    + " only (expected: a kernel checked by IrValidator)");
+        }
+    }
+
     public IrKernel kernel() {
         return kernel;
     }
@@ -52,6 +89,7 @@ public final class CheckedKernel {
 
     /** The type of an expression node of this kernel. */
     public IrType type(Expr e) {
+        requireRenderable();
         IrType t = types.get(e);
         if (t == null) {
             throw new IllegalArgumentException("not an expression of kernel " + kernel.name() + ": " + e);
@@ -61,6 +99,7 @@ public final class CheckedKernel {
 
     /** Whether a {@link Expr.Load}, {@link Stmt.Store} or indexed {@link Stmt.Accumulate} node needs a bounds guard. */
     public boolean guarded(Object access) {
+        requireRenderable();
         return guards.getOrDefault(access, Boolean.FALSE);
     }
 
@@ -69,6 +108,7 @@ public final class CheckedKernel {
      * proofs save. Same semantics (a proven access never trips its guard), slower code.
      */
     public CheckedKernel withAllGuards() {
+        requireRenderable();
         IdentityHashMap<Object, Boolean> all = new IdentityHashMap<>(guards);
         all.replaceAll((node, guarded) -> Boolean.TRUE);
         return new CheckedKernel(kernel, types, all, varTypes, mutableVars, localArrays, paramIndex, usesBarrier);
@@ -76,24 +116,29 @@ public final class CheckedKernel {
 
     /** Accesses rendered with a guard. */
     public int guardsEmitted() {
+        requireRenderable();
         return (int) guards.values().stream().filter(b -> b).count();
     }
 
     /** Accesses proven in bounds, rendered without a guard. */
     public int guardsElided() {
+        requireRenderable();
         return (int) guards.values().stream().filter(b -> !b).count();
     }
 
     public IrType varType(String name) {
+        requireRenderable();
         return varTypes.get(name);
     }
 
     public boolean isMutable(String name) {
+        requireRenderable();
         return mutableVars.contains(name);
     }
 
     /** Every let and loop variable with its type. */
     public Map<String, IrType> varTypes() {
+        requireRenderable();
         return varTypes;
     }
 
