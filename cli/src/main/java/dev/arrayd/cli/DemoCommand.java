@@ -26,8 +26,8 @@ import picocli.CommandLine.Option;
  * took. {@code --native} runs the C version of vadd instead (needs {@code --allow-native-source}).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul, softmax"
-                + " or stencil (a 2-D 5-point stencil on a padded buffer)"
+        description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul,"
+                + " matmul_blocked, softmax or stencil (a 2-D 5-point stencil on a padded buffer)"
                 + " (portable IR kernels; no --allow-native-source needed), --native for the C vadd, or"
                 + " --scenario multi-device for a gradient merged across two devices.")
 final class DemoCommand implements Callable<Integer> {
@@ -42,7 +42,8 @@ final class DemoCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
 
-    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul, softmax or stencil (default: ${DEFAULT-VALUE}).",
+    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul, matmul_blocked, softmax or stencil (default:"
+            + " ${DEFAULT-VALUE}).",
             defaultValue = "vadd")
     String kernel;
 
@@ -52,8 +53,8 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--n", description = "Elements of vadd, saxpy and sum (default: ${DEFAULT-VALUE}).", defaultValue = "1048576")
     int n;
 
-    @Option(names = "--size", description = "matmul: the edge of the square matrices (a multiple of 16); softmax: rows and"
-            + " columns; stencil: the edge of the square grid (default: ${DEFAULT-VALUE}).", defaultValue = "256")
+    @Option(names = "--size", description = "matmul and matmul_blocked: the edge of the square matrices (a multiple of"
+            + " 16 and 64); softmax: rows and columns; stencil: the edge of the square grid (default: ${DEFAULT-VALUE}).", defaultValue = "256")
     int size;
 
     @Option(names = "--device", description = "Device to run on (default: the daemon's first device).", defaultValue = "")
@@ -105,9 +106,11 @@ final class DemoCommand implements Callable<Integer> {
                     + (nativeSource ? "; --native has vadd only" : "") + ")");
             return 2;
         }
-        if (size <= 0 || (kernel.equals("matmul") && size % DemoKernels.TILE != 0)) {
-            System.err.println("arrayd demo: --size " + size + " (expected: > 0" + (kernel.equals("matmul")
-                    ? ", a multiple of " + DemoKernels.TILE : "") + ")");
+        int multiple = kernel.equals("matmul_blocked") ? DemoKernels.BLOCK_COLS
+                : kernel.equals("matmul") ? DemoKernels.TILE : 1;
+        if (size <= 0 || size % multiple != 0) {
+            System.err.println("arrayd demo: --size " + size + " (expected: > 0" + (multiple > 1
+                    ? ", a multiple of " + multiple + " for " + kernel : "") + ")");
             return 2;
         }
         Steps t = new Steps();
@@ -120,7 +123,8 @@ final class DemoCommand implements Callable<Integer> {
             boolean ok = switch (kernel) {
                 case "saxpy" -> saxpy(s, t);
                 case "sum" -> sum(s, t);
-                case "matmul" -> matmul(s, t);
+                case "matmul" -> matmul(s, t, false);
+                case "matmul_blocked" -> matmul(s, t, true);
                 case "softmax" -> softmax(s, t);
                 case "stencil" -> stencil(s, t);
                 default -> vadd(s, t);
@@ -329,7 +333,7 @@ final class DemoCommand implements Callable<Integer> {
         return check("the partial sums", parts, want, 0);
     }
 
-    private boolean matmul(Session s, Steps t) throws Exception {
+    private boolean matmul(Session s, Steps t, boolean blocked) throws Exception {
         int m = size;
         float[] a = new float[m * m];
         float[] b = new float[m * m];
@@ -340,8 +344,12 @@ final class DemoCommand implements Callable<Integer> {
         BufferHandle ba = upload(s, a);
         BufferHandle bb = upload(s, b);
         BufferHandle bc = output(s, (long) m * m);
-        KernelHandle k = compile(s, KernelModuleSpec.ir(DemoKernels.matmul()), "matmul", t);
-        float[] out = launchAndRead(s, Launch.of(k).global(m, m).args(ba, bb, bc, m, m, m), bc, t);
+        KernelHandle k = blocked
+                ? compile(s, KernelModuleSpec.ir(DemoKernels.matmulBlocked()), "matmul_blocked", t)
+                : compile(s, KernelModuleSpec.ir(DemoKernels.matmul()), "matmul", t);
+        long gx = blocked ? m / DemoKernels.BLOCK_ROWS : m;
+        long gy = blocked ? m / DemoKernels.BLOCK_COLS : m;
+        float[] out = launchAndRead(s, Launch.of(k).global(gx, gy).args(ba, bb, bc, m, m, m), bc, t);
         float[] want = new float[m * m];
         for (int row = 0; row < m; row++) {
             for (int col = 0; col < m; col++) {
@@ -352,8 +360,10 @@ final class DemoCommand implements Callable<Integer> {
                 want[row * m + col] = acc;
             }
         }
-        System.out.printf(Locale.ROOT, "matmul %dx%d f32 in %dx%d tiles through local memory on %s: %.2f GFLOP/s on the"
-                + " device%n", m, m, DemoKernels.TILE, DemoKernels.TILE, bc.device(), 2.0 * m * m * m / Math.max(1, t.deviceNanos));
+        System.out.printf(Locale.ROOT, "matmul %dx%d f32 %s on %s: %.2f GFLOP/s on the device%n", m, m, blocked
+                ? "in " + DemoKernels.BLOCK_ROWS + "x" + DemoKernels.BLOCK_COLS + " blocks in registers"
+                : "in " + DemoKernels.TILE + "x" + DemoKernels.TILE + " tiles through local memory", bc.device(),
+                2.0 * m * m * m / Math.max(1, t.deviceNanos));
         return check("c", out, want, 1e-5);
     }
 

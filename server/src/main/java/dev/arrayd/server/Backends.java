@@ -106,7 +106,8 @@ final class Backends implements AutoCloseable {
                 if (options.cacheDir() != null) {
                     cpu = cpu.withCacheDir(options.cacheDir());
                 }
-                yield new CpuBackend(cpu.withDeviceThreads(options.cpuThreads()).withComputeNice(options.cpuNice()));
+                yield new CpuBackend(cpu.withDeviceThreads(options.cpuThreads()).withComputeNice(options.cpuNice())
+                        .withVectorBits(options.cpuVectorBits()));
             }
             // unavailable without an OpenCL runtime: reported with its reason, the other backends still run
             case "opencl" -> new OpenClBackend();

@@ -26,6 +26,7 @@ import java.nio.file.Path;
  *                          recently used kernels go first)
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
+ * @param cpuVectorBits     widest vectors gcc may use for IR kernels on x86-64, 256 or 512 (default 512)
  * @param jitNice           nice value added to the JVM's JIT compiler threads (default 10; 0 = unchanged)
  * @param metricsBind       address of /metrics; empty (the default) = the {@code bind} address
  * @param metricsKernelLimit kernel names with their own {@code kernel} label; 0 (the default) = no kernel label
@@ -42,7 +43,7 @@ import java.nio.file.Path;
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
-        int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
+        int cpuVectorBits, int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
         String peers, Path peerTokenFile, Path peerTlsCa) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
@@ -61,7 +62,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
+                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
     }
 
     /**
@@ -154,6 +155,10 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         return with(b -> b.cpuNice = nice);
     }
 
+    public ServerOptions withCpuVectorBits(int bits) {
+        return with(b -> b.cpuVectorBits = bits);
+    }
+
     public ServerOptions withJitNice(int nice) {
         return with(b -> b.jitNice = nice);
     }
@@ -184,6 +189,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         long compileCacheMaxBytes;
         int cpuThreads;
         int cpuNice;
+        int cpuVectorBits;
         int jitNice;
         String metricsBind;
         int metricsKernelLimit;
@@ -212,6 +218,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             compileCacheMaxBytes = o.compileCacheMaxBytes;
             cpuThreads = o.cpuThreads;
             cpuNice = o.cpuNice;
+            cpuVectorBits = o.cpuVectorBits;
             jitNice = o.jitNice;
             metricsBind = o.metricsBind;
             metricsKernelLimit = o.metricsKernelLimit;
@@ -224,7 +231,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
         }
     }
 }

@@ -42,6 +42,18 @@ class ConfigTest {
         assertEquals(d.cpuThreads(), c.get(ArraydConfig.CPU_THREADS));
         assertEquals(d.cpuNice(), c.get(ArraydConfig.CPU_NICE));
         assertEquals(d.jitNice(), c.get(ArraydConfig.JIT_NICE));
+        assertEquals(d.cpuVectorBits(), c.get(ArraydConfig.CPU_VECTOR_BITS));
+    }
+
+    @Test
+    void cpuVectorBitsIs256Or512() {
+        assertEquals(512, ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_VECTOR_BITS));
+        assertEquals(256, ConfigResolver.resolve(Map.of(), Map.of("ARRAYD_CPU_VECTOR_BITS", "256"), null)
+                .get(ArraydConfig.CPU_VECTOR_BITS));
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigResolver.resolve(Map.of("cpu-vector-bits", "384"), Map.of(), null));
+        assertTrue(e.getMessage().startsWith("cpu-vector-bits: \"384\" (from flag --cpu-vector-bits;"), e.getMessage());
+        assertTrue(e.getMessage().contains("expected: 256 or 512"), e.getMessage());
     }
 
     @Test

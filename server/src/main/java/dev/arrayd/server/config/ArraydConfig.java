@@ -121,6 +121,15 @@ public final class ArraydConfig {
                     + "the programs beside the daemon win a contended core from them, so a polite client's round trip "
                     + "does not wait for a flooding client's kernel time slice.");
 
+    public static final ConfigKey<Integer> CPU_VECTOR_BITS = new ConfigKey<>("cpu-vector-bits", "int",
+            String.valueOf(CpuOptions.DEFAULT_VECTOR_BITS), Parsers.intOf(Set.of(256, 512)), "256 or 512",
+            "The widest SIMD vectors gcc may use for the CPU devices' IR kernels on x86-64 (gcc's "
+                    + "`-mprefer-vector-width`; part of the compile cache's keys). On a CPU with AVX-512, 512 runs "
+                    + "vectorized compute up to 1.7x faster than 256 (a register-blocked matmul, a work-group "
+                    + "reduction), but a kernel that is mostly scalar around a short vector loop can run up to a "
+                    + "quarter slower, as the core clocks down for 512-bit instructions (docs/benchmarks.md, `ir`). "
+                    + "Without AVX-512, or on another architecture, it changes nothing.");
+
     public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "10", Parsers.intIn(0, 19),
             "an integer in 0..19 (0 = unchanged)",
             "How much lower the JVM's optimizing JIT compiler threads (C2) are scheduled (added to their Linux nice "
@@ -200,7 +209,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, CPU_VECTOR_BITS, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

@@ -31,6 +31,17 @@ public final class Parsers {
         };
     }
 
+    /** An integer that is one of {@code allowed}. */
+    static Function<String, Integer> intOf(Set<Integer> allowed) {
+        return t -> {
+            int v = intIn(Integer.MIN_VALUE, Integer.MAX_VALUE).apply(t);
+            if (!allowed.contains(v)) {
+                throw new IllegalArgumentException("not one of the values");
+            }
+            return v;
+        };
+    }
+
     static Function<String, Long> longIn(long min, long max) {
         return t -> {
             long v;

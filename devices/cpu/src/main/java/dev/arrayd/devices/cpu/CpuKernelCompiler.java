@@ -104,15 +104,20 @@ final class CpuKernelCompiler implements KernelCompiler {
 
     /**
      * IR kernels add: no contraction into fused multiply-adds (each IR float operation rounds once, as
-     * in the interpreter) and wrapping signed arithmetic (the IR's integer semantics).
+     * in the interpreter) and wrapping signed arithmetic (the IR's integer semantics); on x86-64, the
+     * widest vectors gcc may use ({@code -mprefer-vector-width}, {@link CpuOptions#vectorBits()}).
      */
-    static final List<String> IR_FLAGS;
-
-    static {
+    static List<String> irFlags(String arch, int vectorBits) {
         List<String> f = new ArrayList<>(FLAGS);
         f.addAll(List.of("-ffp-contract=off", "-fwrapv"));
-        IR_FLAGS = List.copyOf(f);
+        if ("amd64".equals(arch) || "x86_64".equals(arch)) {
+            f.add("-mprefer-vector-width=" + vectorBits);
+        }
+        return List.copyOf(f);
     }
+
+    /** This compiler's flags for IR kernels ({@link #irFlags}). */
+    private final List<String> irFlags;
 
     static final FunctionDescriptor TRAMPOLINE =
             FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS);
@@ -145,7 +150,8 @@ final class CpuKernelCompiler implements KernelCompiler {
     record Translated(Unit unit, String key) {}
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
-                      boolean forceGuards, Supplier<String> compilerId) {
+                      boolean forceGuards, Supplier<String> compilerId, int vectorBits) {
+        this.irFlags = irFlags(System.getProperty("os.arch"), vectorBits);
         this.gcc = gcc;
         this.timeout = timeout;
         this.unavailableReason = unavailableReason;
@@ -201,7 +207,7 @@ final class CpuKernelCompiler implements KernelCompiler {
             CRenderer renderer = new CRenderer();
             List<Boolean> hoisted = checked.stream().map(k -> !renderer.hoisting(k).isEmpty()).toList();
             List<Boolean> relaxed = checked.stream().map(k -> k.kernel().relaxedMath()).toList();
-            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, relaxed), null, IR_FLAGS,
+            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, relaxed), null, irFlags,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {
@@ -346,7 +352,7 @@ final class CpuKernelCompiler implements KernelCompiler {
      * {@link KernelCache#sourceKey}). The code's identity is read once, when the backend starts.
      */
     String sourceKey(KernelSource source) {
-        return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), IR_FLAGS, forceGuards, source);
+        return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, source);
     }
 
     private volatile String codeIdentity;
@@ -381,7 +387,7 @@ final class CpuKernelCompiler implements KernelCompiler {
             entries.add(k.signature());
             ir.add(CheckedKernel.forLaunches(k));
         }
-        Translated t = new Translated(new Unit(null, null, IR_FLAGS, List.copyOf(entries), List.copyOf(ir)), key);
+        Translated t = new Translated(new Unit(null, null, irFlags, List.copyOf(entries), List.copyOf(ir)), key);
         synchronized (translations) {
             translations.put(source, t);
         }
@@ -473,7 +479,7 @@ final class CpuKernelCompiler implements KernelCompiler {
                 write(dir.resolve("m" + j + ".c"), "#define ARRAYD_RUN(name) " + prefix + "##name\n#include \"u" + j + ".c\"\n");
                 inputs.add("m" + j + ".c");
             }
-            String diagnostics = runGcc(dir, inputs, IR_FLAGS);
+            String diagnostics = runGcc(dir, inputs, irFlags);
             List<String> each = new ArrayList<>();
             for (int j = 0; j < batch.size(); j++) {
                 each.add(diagnostics.isBlank() ? "" : diagnostics);

@@ -33,9 +33,15 @@ import java.util.Objects;
  *                          core from them (see {@link ComputeThreadPriority})
  * @param cacheMaxBytes     most bytes the cache keeps in {@code cacheDir}: past it, the libraries used least
  *                          recently are deleted (default {@link #DEFAULT_CACHE_MAX_BYTES}; see {@link KernelCache})
+ * @param vectorBits        the widest SIMD vectors gcc may use for IR kernels on x86-64, 256 or 512 (default
+ *                          {@value #DEFAULT_VECTOR_BITS}; gcc's {@code -mprefer-vector-width}): 512 runs vectorized
+ *                          compute (a register-blocked matmul, a group reduction) up to 1.7x faster on AVX-512
+ *                          CPUs, but a kernel that is mostly scalar with a short vector part can run slower
+ *                          (the core clocks down for 512-bit instructions); 256 is gcc's own choice there.
+ *                          Ignored on other architectures and on CPUs without AVX-512
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
-                         boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes) {
+                         boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes, int vectorBits) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
@@ -45,6 +51,8 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     public static final int DEFAULT_COMPUTE_NICE = 10;
     /** Default bound of the kernel cache on disk. */
     public static final long DEFAULT_CACHE_MAX_BYTES = 1L << 30;
+    /** Default widest vectors of IR kernels on x86-64, in bits. */
+    public static final int DEFAULT_VECTOR_BITS = 512;
 
     public CpuOptions {
         Objects.requireNonNull(gccCommand, "gccCommand");
@@ -66,6 +74,9 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
         if (cacheMaxBytes < 0) {
             throw new IllegalArgumentException("cacheMaxBytes: " + cacheMaxBytes + " (expected: >= 0)");
         }
+        if (vectorBits != 256 && vectorBits != 512) {
+            throw new IllegalArgumentException("vectorBits: " + vectorBits + " (expected: 256 or 512)");
+        }
         if (computeNice < 0 || computeNice > ComputeThreadPriority.MAX_NICE) {
             throw new IllegalArgumentException("computeNice: " + computeNice + " (expected: 0.." + ComputeThreadPriority.MAX_NICE
                     + ", 0 to keep kernel threads at the daemon's priority)");
@@ -73,7 +84,8 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public static CpuOptions defaults() {
-        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE, DEFAULT_CACHE_MAX_BYTES);
+        return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE, DEFAULT_CACHE_MAX_BYTES,
+                DEFAULT_VECTOR_BITS);
     }
 
     /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
@@ -85,37 +97,43 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     public CpuOptions withCacheDir(Path dir) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     public CpuOptions withForceGuards(boolean force) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     /** @param threads worker threads of each device; 0 splits the cores among the devices */
     public CpuOptions withDeviceThreads(int threads) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice, cacheMaxBytes, vectorBits);
     }
 
     /** @param nice nice value added to the threads that run kernels (0..19; 0 keeps their priority) */
     public CpuOptions withComputeNice(int nice) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice, cacheMaxBytes);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice, cacheMaxBytes, vectorBits);
     }
 
     public CpuOptions withCacheMaxBytes(long bytes) {
         return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
-                bytes);
+                bytes, vectorBits);
+    }
+
+    /** @param bits widest vectors of IR kernels on x86-64: 256 or 512 */
+    public CpuOptions withVectorBits(int bits) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
+                cacheMaxBytes, bits);
     }
 }

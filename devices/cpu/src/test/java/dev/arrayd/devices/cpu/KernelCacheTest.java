@@ -192,14 +192,34 @@ class KernelCacheTest {
     void differentFlagsAreDifferentEntries() {
         List<String> files = List.of("int x;");
         String a = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 13", "x86_64");
-        String b = KernelCache.key(files, CpuKernelCompiler.IR_FLAGS, "gcc 13", "x86_64");
+        String b = KernelCache.key(files, CpuKernelCompiler.irFlags("amd64", 512), "gcc 13", "x86_64");
         String c = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 14", "x86_64");
         String d = KernelCache.key(files, CpuKernelCompiler.FLAGS, "gcc 13", "aarch64");
         String e = KernelCache.key(List.of("int y;"), CpuKernelCompiler.FLAGS, "gcc 13", "x86_64");
-        assertEquals(5, java.util.Set.of(a, b, c, d, e).size());
+        String f = KernelCache.key(files, CpuKernelCompiler.irFlags("amd64", 256), "gcc 13", "x86_64");
+        assertEquals(6, java.util.Set.of(a, b, c, d, e, f).size());
+        assertTrue(CpuKernelCompiler.irFlags("amd64", 512).contains("-mprefer-vector-width=512"));
+        assertFalse(CpuKernelCompiler.irFlags("aarch64", 512).stream().anyMatch(x -> x.startsWith("-mprefer-vector-width")),
+                "an x86 option only on x86-64");
         assertEquals(a, KernelCache.key(List.of("int x;"), CpuKernelCompiler.FLAGS, "gcc 13", "x86_64"));
         // boundaries count: ("ab", "c") is not ("a", "bc")
         assertNotEquals(KernelCache.key(List.of("ab", "c"), List.of(), "", ""), KernelCache.key(List.of("a", "bc"), List.of(), "", ""));
+    }
+
+    /** The backend's vector width reaches its compiler: on x86-64 a source compiled with 256 and 512 bits is two entries. */
+    @Test
+    void theVectorWidthIsPartOfTheSourceKey() {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend wide = backend(dir); CpuBackend narrow = new CpuBackend(CpuOptions.defaults().withCacheDir(dir)
+                .withVectorBits(256))) {
+            String a = ((CpuKernelCompiler) wide.compiler()).sourceKey(SAXPY);
+            String b = ((CpuKernelCompiler) narrow.compiler()).sourceKey(SAXPY);
+            String arch = System.getProperty("os.arch");
+            assertEquals(!arch.equals("amd64") && !arch.equals("x86_64"), a.equals(b), arch);
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CpuOptions.defaults().withVectorBits(384));
+        assertTrue(e.getMessage().contains("vectorBits: 384 (expected: 256 or 512)"), e::getMessage);
     }
 
     @Test
