@@ -178,6 +178,8 @@ class KernelCacheTest {
                 assertFalse(m.cacheHit());
             }
             assertTrue(directoryBytes(dir) <= bound, "directory of " + directoryBytes(dir) + " bytes, bound " + bound);
+            assertEquals(2, filesEndingWith(dir, ".meta"));
+            assertEquals(2, filesEndingWith(dir, ".src"), "the evicted kernel's source entry went with its library");
             try (KernelModule m = bounded.compiler().compile(a)) {
                 assertTrue(m.cacheHit(), "a stayed");
             }
