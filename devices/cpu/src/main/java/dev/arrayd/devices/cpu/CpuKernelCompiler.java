@@ -271,7 +271,7 @@ final class CpuKernelCompiler implements KernelCompiler {
             }
             if (known[i] == null && source.dialect() == Dialect.IR && reason.isEmpty()) {
                 sourceKeys[i] = sourceKey(source);
-                known[i] = fromSourceIndex(source, sourceKeys[i]);
+                known[i] = sourceKeys[i] == null ? null : fromSourceIndex(source, sourceKeys[i]);
                 if (known[i] != null) {
                     sourceKeys[i] = null; // recorded already
                 }
@@ -349,10 +349,15 @@ final class CpuKernelCompiler implements KernelCompiler {
 
     /**
      * The key of an IR source on disk: its content with everything else that decides its library (see
-     * {@link KernelCache#sourceKey}). The code's identity is read once, when the backend starts.
+     * {@link KernelCache#sourceKey}); null when the source holds a value the digest does not encode. The code's
+     * identity is read once, when the backend starts.
      */
     String sourceKey(KernelSource source) {
-        return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, source);
+        try {
+            return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, source);
+        } catch (IllegalArgumentException e) {
+            return null; // a value the digest does not encode: the source is translated and keyed by its unit alone
+        }
     }
 
     private volatile String codeIdentity;
