@@ -39,15 +39,16 @@ import picocli.CommandLine.Mixin;
  * path: these are properties of the compiler and of the generated code). In one run: compile-cache hit
  * latency (memory; disk: median of fresh backends over one directory), gcc time per kernel and per batch
  * of 10 modules (one gcc run), vadd bandwidth as a fraction of memcpy measured in the same run, the tiled
- * (local memory) and the register-blocked matmul 512 x 512 f32 GFLOP/s against the machine's fp32 FMA peak (computed: cores x MHz from /proc/cpuinfo x fp32 lanes (16 with AVX-512,
- * 8 with AVX2) x 2 flops per FMA x 2 FMA units), and each kernel with every guard forced on
+ * (local memory) and the register-blocked matmul 512 x 512 f32 GFLOP/s against the machine's fp32 FMA
+ * peak (computed: cores x MHz from /proc/cpuinfo x fp32 lanes (16 with AVX-512, 8 with AVX2) x 2 flops
+ * per FMA x 2 FMA units), and each kernel with every guard forced on
  * ({@link CpuOptions#forceGuards()}) against the proven-away build. Device times are medians.
  */
 @Command(name = "ir", description = {"The portable IR on the CPU backend, in-process: compile cache hit latency, gcc time"
         + " per kernel and per batch of 10, vadd bandwidth vs memcpy (floor 0.7), tiled and register-blocked matmul 512x512"
         + " GFLOP/s vs the fp32 FMA peak, and each kernel with guards forced on vs proven away.",
-        "Last line: RESULT ir cache_hit_us=.. cache_disk_hit_ms=.. gcc_kernel_ms=.. gcc_blocked_ms=.. gcc_batch10_ms=.. vadd_GBps=.."
-                + " memcpy_GBps=.. vadd_memcpy_ratio=.. matmul_GFLOPs=.. peak_GFLOPs=.. matmul_peak_fraction=.."
+        "Last line: RESULT ir cache_hit_us=.. cache_disk_hit_ms=.. gcc_kernel_ms=.. gcc_blocked_ms=.. gcc_batch10_ms=.."
+                + " vadd_GBps=.. memcpy_GBps=.. vadd_memcpy_ratio=.. matmul_GFLOPs=.. peak_GFLOPs=.. matmul_peak_fraction=.."
                 + " matmul_blocked_GFLOPs=.. matmul_blocked_peak_fraction=.. matmul_blocked_relaxed_GFLOPs=.."
                 + " <kernel>_guard_slowdown=.."})
 final class IrScenario implements Scenario {
@@ -86,7 +87,7 @@ final class IrScenario implements Scenario {
                 throw new IllegalStateException("cpu backend unavailable: " + cpu.unavailableReason().get());
             }
             ctx.progress().update("ir: compiling");
-            // gcc per kernel (misses), then memory hits, then a disk hit from a fresh backend
+            // gcc per kernel (misses), then memory hits, then disk hits from fresh backends
             List<IrKernel> kernels = List.of(vadd(), saxpy(), sum(), matmul(), matmulBlocked(false), matmulBlocked(true),
                     softmax());
             double gccTotal = 0;
@@ -194,7 +195,8 @@ final class IrScenario implements Scenario {
                                 List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb), new KernelArg.Buffer(mc),
                                         KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm)),
                                 2.0 * mm * mm * mm, true),
-                        new Launch("matmul_blocked_relaxed", new long[] {mm / DemoKernels.BLOCK_ROWS, mm / DemoKernels.BLOCK_COLS},
+                        new Launch("matmul_blocked_relaxed",
+                                new long[] {mm / DemoKernels.BLOCK_ROWS, mm / DemoKernels.BLOCK_COLS},
                                 List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb), new KernelArg.Buffer(mc),
                                         KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm)),
                                 2.0 * mm * mm * mm, true),
@@ -411,7 +413,7 @@ final class IrScenario implements Scenario {
                 .addKernels(dev.arrayd.cli.DemoKernels.softmax().proto()).build(), "ir").kernels().getFirst();
     }
 
-    /** The register-blocked matmul of docs/kernels.md (strict, or relaxed: renamed), read as the daemon reads a client's IR. */
+    /** The register-blocked matmul of docs/kernels.md (strict, or relaxed and renamed), read as a daemon reads IR. */
     static IrKernel matmulBlocked(boolean relaxed) {
         dev.arrayd.proto.v1.IrKernel k = DemoKernels.matmulBlocked().proto();
         if (relaxed) {

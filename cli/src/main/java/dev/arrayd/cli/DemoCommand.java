@@ -53,8 +53,9 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--n", description = "Elements of vadd, saxpy and sum (default: ${DEFAULT-VALUE}).", defaultValue = "1048576")
     int n;
 
-    @Option(names = "--size", description = "matmul and matmul_blocked: the edge of the square matrices (a multiple of"
-            + " 16 and 64); softmax: rows and columns; stencil: the edge of the square grid (default: ${DEFAULT-VALUE}).", defaultValue = "256")
+    @Option(names = "--size", description = "matmul: the edge of the square matrices (a multiple of 16); matmul_blocked:"
+            + " the same (a multiple of 64); softmax: rows and columns; stencil: the edge of the square grid (default:"
+            + " ${DEFAULT-VALUE}).", defaultValue = "256")
     int size;
 
     @Option(names = "--device", description = "Device to run on (default: the daemon's first device).", defaultValue = "")
