@@ -1,5 +1,6 @@
 package dev.arrayd.benchmarks;
 
+import dev.arrayd.cli.DemoKernels;
 import dev.arrayd.client.Access;
 import dev.arrayd.client.DType;
 import dev.arrayd.client.Ir;
@@ -89,49 +90,16 @@ final class IrBenchKernels {
                 });
     }
 
-    /** Work-item (x, y) computes rows 2y, 2y + 1 and columns 8x .. 8x + 7 of C. */
+    /**
+     * Work-item (x, y) computes rows 2y, 2y + 1 and columns 8x .. 8x + 7 of C: the register-blocked matmul of
+     * docs/kernels.md in the block and grid order of {@link BenchKernels}' C and OpenCL C.
+     */
     static IrKernelSpec matmul() {
-        IrExpr m = i64("m");
-        IrExpr n = i64("n");
-        IrExpr k = i64("k");
-        int tm = BenchKernels.TILE_M;
-        int tn = BenchKernels.TILE_N;
-        return Ir.kernel("matmul").gridDims(2).buffer("a", DType.F32, Access.READ, m.mul(k)).buffer("b", DType.F32, Access.READ, k.mul(n))
-                .buffer("c", DType.F32, Access.WRITE, m.mul(n)).scalar("m", DType.I32, 0, LOOP_MAX)
-                .scalar("n", DType.I32, 0, LOOP_MAX).scalar("k", DType.I32, 0, LOOP_MAX).body(b -> {
-                    IrExpr col = b.let("col", Ir.globalId(0).mul(Ir.i64(tn)));
-                    IrExpr row = b.let("row", Ir.globalId(1).mul(Ir.i64(tm)));
-                    for (int r = 0; r < tm; r++) {
-                        for (int t = 0; t < tn; t++) {
-                            b.var(acc(r, t), Ir.f32(0));
-                        }
-                    }
-                    b.loop("p", Ir.i64(0), k, (l, p) -> {
-                        IrExpr[] av = new IrExpr[tm];
-                        for (int r = 0; r < tm; r++) {
-                            av[r] = l.let("a" + r, Ir.load("a", row.add(Ir.i64(r)).mul(k).add(p)));
-                        }
-                        for (int t = 0; t < tn; t++) {
-                            IrExpr bv = l.let("b" + t, Ir.load("b", p.mul(n).add(col).add(Ir.i64(t))));
-                            for (int r = 0; r < tm; r++) {
-                                l.accumulate(acc(r, t), IrBlock.Accumulate.ADD, av[r].mul(bv));
-                            }
-                        }
-                    });
-                    for (int r = 0; r < tm; r++) {
-                        for (int t = 0; t < tn; t++) {
-                            b.store("c", row.add(Ir.i64(r)).mul(n).add(col).add(Ir.i64(t)), Ir.var(acc(r, t)));
-                        }
-                    }
-                });
+        return DemoKernels.matmulBlocked("matmul", BenchKernels.TILE_M, BenchKernels.TILE_N, false, LOOP_MAX);
     }
 
     private static IrKernelBuilder math(IrKernelBuilder k, boolean relaxed) {
         return relaxed ? k.relaxedMath() : k;
-    }
-
-    private static String acc(int row, int col) {
-        return "acc" + row + "_" + col;
     }
 
     /** The demo's row softmax (one work-item per row: the maximum, the exponentials and their sum, the scale), with int counts. */

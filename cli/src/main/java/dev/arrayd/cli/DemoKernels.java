@@ -5,6 +5,7 @@ import dev.arrayd.client.DType;
 import dev.arrayd.client.Ir;
 import dev.arrayd.client.IrBlock;
 import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelBuilder;
 import dev.arrayd.client.IrKernelSpec;
 import java.util.List;
 
@@ -148,15 +149,8 @@ public final class DemoKernels {
         IrExpr n = Ir.param("n").toI64();
         IrExpr k = Ir.param("k").toI64();
         IrExpr t = Ir.i64(TILE);
-        return Ir.kernel("matmul")
-                .gridDims(2)
+        return matmulSignature("matmul", 8192)
                 .localSize(TILE, TILE)
-                .buffer("a", DType.F32, Access.READ, m.mul(k))
-                .buffer("b", DType.F32, Access.READ, k.mul(n))
-                .buffer("c", DType.F32, Access.WRITE, m.mul(n))
-                .scalar("m", DType.I32, 0, 8192)
-                .scalar("n", DType.I32, 0, 8192)
-                .scalar("k", DType.I32, 0, 8192)
                 .body(b -> {
                     b.localArray("ta", DType.F32, TILE * TILE);
                     b.localArray("tb", DType.F32, TILE * TILE);
@@ -186,43 +180,60 @@ public final class DemoKernels {
      * guards checked once per block of work-items).
      */
     public static IrKernelSpec matmulBlocked() {
-        IrExpr m = Ir.param("m").toI64();
+        return matmulBlocked("matmul_blocked", BLOCK_ROWS, BLOCK_COLS, true, 8192);
+    }
+
+    /**
+     * {@link #matmulBlocked()} with another name, block ({@code rows} x {@code cols}), grid order and bound: with
+     * {@code rowsFirst} the grid's first dimension walks the blocks of rows (m/rows x n/cols), else the blocks of
+     * columns (n/cols x m/rows); m, n and k are declared up to {@code max}. {@code bench kernels} runs its 2 x 8
+     * form, columns first, beside the same algorithm in C and OpenCL C.
+     */
+    public static IrKernelSpec matmulBlocked(String name, int rows, int cols, boolean rowsFirst, int max) {
         IrExpr n = Ir.param("n").toI64();
         IrExpr k = Ir.param("k").toI64();
-        return Ir.kernel("matmul_blocked")
-                .gridDims(2)
-                .buffer("a", DType.F32, Access.READ, m.mul(k))
-                .buffer("b", DType.F32, Access.READ, k.mul(n))
-                .buffer("c", DType.F32, Access.WRITE, m.mul(n))
-                .scalar("m", DType.I32, 0, 8192)
-                .scalar("n", DType.I32, 0, 8192)
-                .scalar("k", DType.I32, 0, 8192)
+        return matmulSignature(name, max)
                 .body(b -> {
-                    IrExpr row = b.let("row", Ir.globalId(0).mul(Ir.i64(BLOCK_ROWS)));
-                    IrExpr col = b.let("col", Ir.globalId(1).mul(Ir.i64(BLOCK_COLS)));
-                    for (int r = 0; r < BLOCK_ROWS; r++) {
-                        for (int j = 0; j < BLOCK_COLS; j++) {
+                    IrExpr row = b.let("row", Ir.globalId(rowsFirst ? 0 : 1).mul(Ir.i64(rows)));
+                    IrExpr col = b.let("col", Ir.globalId(rowsFirst ? 1 : 0).mul(Ir.i64(cols)));
+                    for (int r = 0; r < rows; r++) {
+                        for (int j = 0; j < cols; j++) {
                             b.var(blockSum(r, j), Ir.f32(0));
                         }
                     }
                     b.loop("p", Ir.i64(0), k, (step, p) -> {
-                        IrExpr[] av = new IrExpr[BLOCK_ROWS];
-                        for (int r = 0; r < BLOCK_ROWS; r++) {
+                        IrExpr[] av = new IrExpr[rows];
+                        for (int r = 0; r < rows; r++) {
                             av[r] = step.let("a" + r, Ir.load("a", row.add(Ir.i64(r)).mul(k).add(p)));
                         }
-                        for (int j = 0; j < BLOCK_COLS; j++) {
+                        for (int j = 0; j < cols; j++) {
                             IrExpr bv = step.let("b" + j, Ir.load("b", p.mul(n).add(col).add(Ir.i64(j))));
-                            for (int r = 0; r < BLOCK_ROWS; r++) {
+                            for (int r = 0; r < rows; r++) {
                                 step.accumulate(blockSum(r, j), IrBlock.Accumulate.ADD, av[r].mul(bv));
                             }
                         }
                     });
-                    for (int r = 0; r < BLOCK_ROWS; r++) {
-                        for (int j = 0; j < BLOCK_COLS; j++) {
+                    for (int r = 0; r < rows; r++) {
+                        for (int j = 0; j < cols; j++) {
                             b.store("c", row.add(Ir.i64(r)).mul(n).add(col).add(Ir.i64(j)), Ir.var(blockSum(r, j)));
                         }
                     }
                 });
+    }
+
+    /** What every matmul here takes: c (m x n) = a (m x k) * b (k x n), f32, with m, n, k in 0..max. */
+    private static IrKernelBuilder matmulSignature(String name, int max) {
+        IrExpr m = Ir.param("m").toI64();
+        IrExpr n = Ir.param("n").toI64();
+        IrExpr k = Ir.param("k").toI64();
+        return Ir.kernel(name)
+                .gridDims(2)
+                .buffer("a", DType.F32, Access.READ, m.mul(k))
+                .buffer("b", DType.F32, Access.READ, k.mul(n))
+                .buffer("c", DType.F32, Access.WRITE, m.mul(n))
+                .scalar("m", DType.I32, 0, max)
+                .scalar("n", DType.I32, 0, max)
+                .scalar("k", DType.I32, 0, max);
     }
 
     private static String blockSum(int row, int col) {
