@@ -274,7 +274,8 @@ final class IrScenario implements Scenario {
                 alternately, %d times each, medians of the device time. A guard whose index is affine in the \
                 global ids and loop variables, and an `if` whose condition compares such expressions, is checked \
                 once per block of work-items, not per access (see \
-                docs/kernels.md); sum and matmul use local arrays and barriers and keep per-access guards; \
+                docs/kernels.md); sum and matmul use local arrays and barriers and run in phases, checked the same \
+                way per run of groups where an index is affine in the global ids (the rest keep per-access guards); \
                 matmul_blocked is the register-blocked matmul of docs/kernels.md (`DemoKernels.matmulBlocked`), \
                 matmul_blocked_relaxed the same kernel with `relaxed_math` (gcc may fuse its multiply-adds).
 

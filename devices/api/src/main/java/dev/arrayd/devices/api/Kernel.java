@@ -20,7 +20,9 @@ public interface Kernel {
     /**
      * For a kernel compiled from the IR: the checked kernel, whose {@link CheckedKernel#checkLaunch} says what a
      * launch must satisfy (grid, scalar bounds, buffer extents), so that a scheduler can refuse a launch before it
-     * runs. Null for a kernel compiled from native source.
+     * runs. A kernel a compile cache found by its content carries only those launch checks
+     * ({@link CheckedKernel#forLaunches}: not {@link CheckedKernel#renderable()}). Null for a kernel compiled from
+     * native source.
      */
     default CheckedKernel ir() {
         return null;

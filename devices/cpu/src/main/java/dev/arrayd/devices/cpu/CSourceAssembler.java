@@ -94,7 +94,7 @@ final class CSourceAssembler {
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (int i = 0; i < entryPoints.size(); i++) {
             String prefix = relaxed.get(i) ? dev.arrayd.devices.api.ir.CRenderer.RELAXED : "";
-            out.append(phased.get(i) ? prefix + groupTrampoline(entryPoints.get(i))
+            out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i), hoisted.get(i), prefix)
                     : trampoline(entryPoints.get(i), true, hoisted.get(i), prefix));
         }
         return out.toString();
@@ -225,32 +225,77 @@ final class CSourceAssembler {
      * calls the kernel once per group with {@code {group id[3], global size[3]}}.
      */
     static String groupTrampoline(KernelSignature signature) {
+        return groupTrampoline(signature, false, "");
+    }
+
+    /**
+     * With {@code hoisted}, as {@link #trampoline(KernelSignature, boolean, boolean, String)} does for a range of
+     * work-items: {@code arrayd_ok_<name>} checks the range's groups once, which then run with {@code arrayd_ok = 1},
+     * else {@code arrayd_guarded_<name>} (never inlined) runs them with every guard. {@code prefix} goes before each
+     * function defined.
+     */
+    static String groupTrampoline(KernelSignature signature, boolean hoisted, String prefix) {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
-        StringBuilder c = new StringBuilder(512);
-        c.append("void ARRAYD_RUN(").append(signature.name()).append(")(const int64_t *range, void **args) {\n");
+        StringBuilder c = new StringBuilder(1024);
+        String guarded = "arrayd_guarded_" + signature.name();
+        if (hoisted) {
+            c.append(prefix).append("static __attribute__((noinline)) void ").append(guarded)
+                    .append("(const int64_t *range, void **args) {\n");
+            groupHead(c, params);
+            groupLoops(c, signature, ", 0");
+            c.append("}\n");
+        }
+        c.append(prefix).append("void ARRAYD_RUN(").append(signature.name()).append(")(const int64_t *range, void **args) {\n");
+        groupHead(c, params);
+        if (!hoisted) {
+            groupLoops(c, signature, "");
+        } else {
+            c.append("""
+                        const arrayd_item_t box = {{0, 0, 0}, {range[6], range[7], range[8]}, {0, 0, 0}, {ls0, ls1, ls2}, {0, 0, 0}};
+                        const int64_t lo[3] = {range[0], range[1], range[2]};
+                        const int64_t hi[3] = {range[3] - 1, range[4] - 1, range[5] - 1};
+                    """);
+            c.append("    if (hi[0] >= lo[0] && hi[1] >= lo[1] && hi[2] >= lo[2] && arrayd_ok_").append(signature.name())
+                    .append("(&box, lo, hi");
+            for (int i = 0; i < params.size(); i++) {
+                c.append(", p").append(i);
+            }
+            c.append(", ext)) {\n");
+            groupLoops(c, signature, ", 1");
+            c.append("    } else {\n");
+            c.append("        ").append(guarded).append("(range, args);\n");
+            c.append("    }\n");
+        }
+        c.append("}\n");
+        return c.toString();
+    }
+
+    private static void groupHead(StringBuilder c, List<KernelParam> params) {
         appendParams(c, params);
         c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
         c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+        c.append("    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];\n");
+    }
+
+    /** The z / y / x loops over the range's groups, calling the kernel once per group, {@code last} appended. */
+    private static void groupLoops(StringBuilder c, KernelSignature signature, String last) {
         c.append("""
-                    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];
                     for (int64_t z = range[2] / ls2; z < range[5] / ls2; z++) {
                         for (int64_t y = range[1] / ls1; y < range[4] / ls1; y++) {
                             for (int64_t x = range[0] / ls0; x < range[3] / ls0; x++) {
                                 const int64_t grp[6] = {x, y, z, range[6], range[7], range[8]};
                 """);
         c.append("                ").append(IR_KERNEL_PREFIX).append(signature.name()).append("(grp");
-        for (int i = 0; i < params.size(); i++) {
+        for (int i = 0; i < signature.params().size(); i++) {
             c.append(", p").append(i);
         }
-        c.append(", ext, guard);\n");
+        c.append(", ext, guard").append(last).append(");\n");
         c.append("""
                             }
                         }
                     }
-                }
                 """);
-        return c.toString();
     }
 
     private static void appendParams(StringBuilder c, List<KernelParam> params) {

@@ -84,6 +84,36 @@ class CpuWorkGroupTest {
         }
     }
 
+    /**
+     * A phased kernel's guards affine in the global ids are checked once per run of groups (the group sum's load of
+     * {@code x}, which declares no extent): the unit has the fast copy and the predicate, and a launch whose last group
+     * reads past {@code x} still fails with OUT_OF_RANGE naming the index, the groups before it done.
+     */
+    @Test
+    void aPhasedKernelsAffineGuardsAreCheckedPerRunOfGroupsAndStillCatchAnOutOfBoundsGroup() throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        String unit = ((CpuKernelCompiler) h.backend.compiler())
+                .translationUnit(KernelSource.ir(new IrModule(List.of(IrSamples.groupSum())))).source();
+        assertTrue(unit.contains("arrayd_ok_group_sum(&box, lo, hi, p0, p1, ext)"), unit);
+        assertTrue(unit.contains("(arrayd_ok ? p_x["), unit);
+        Kernel k = h.compile(IrSamples.groupSum()).getFirst();
+        h.reset();
+        int n = 300; // the second group's items 300..511 read past x
+        MemRef x = h.alloc(4L * n);
+        MemRef partial = h.alloc(4L * 2);
+        float first = 0;
+        for (int i = 0; i < n; i++) {
+            h.segment(x).setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 5);
+            first += i < 256 ? i % 5 : 0;
+        }
+        ArraydException e = assertThrows(ArraydException.class, () -> h.launch(k, new long[] {512}, null,
+                List.of(new KernelArg.Buffer(x), new KernelArg.Buffer(partial))));
+        assertEquals(ErrorCode.OUT_OF_RANGE, e.code(), e::toString);
+        assertTrue(e.getMessage().contains("kernel group_sum") && e.getMessage().contains("index 300 of buffer x"),
+                e::getMessage);
+        assertEquals(first, h.segment(partial).getAtIndex(ValueLayout.JAVA_FLOAT, 0), "the first group's sum");
+    }
+
     @Test
     void variablesLiveAcrossBarriersAreSpilledPerItem() {
         CheckedKernel sum = IrValidator.check(new IrModule(List.of(IrSamples.groupSum())), "").getFirst();

@@ -160,7 +160,7 @@ class KernelCacheTest {
         Path dir = CpuBackendTest.freshCacheDir();
         KernelSource a = KernelSource.ir(new IrModule(List.of(IrSamples.saxpy())));
         KernelSource b = KernelSource.ir(new IrModule(List.of(IrSamples.matmul())));
-        KernelSource c = KernelSource.ir(new IrModule(List.of(IrSamples.groupSum())));
+        KernelSource c = KernelSource.ir(new IrModule(List.of(IrSamples.gatherUnchecked())));
         long one;
         try (CpuBackend probe = backend(dir); KernelModule m = probe.compiler().compile(a)) {
             one = directoryBytes(dir); // one library and its meta
@@ -178,8 +178,9 @@ class KernelCacheTest {
                 assertFalse(m.cacheHit());
             }
             assertTrue(directoryBytes(dir) <= bound, "directory of " + directoryBytes(dir) + " bytes, bound " + bound);
-            assertEquals(2, filesEndingWith(dir, ".meta"));
-            assertEquals(2, filesEndingWith(dir, ".src"), "the evicted kernel's source entry went with its library");
+            assertEquals(filesEndingWith(dir, ".meta"), filesEndingWith(dir, ".src"),
+                    "an evicted kernel's source entry goes with its library");
+            assertTrue(filesEndingWith(dir, ".meta") < 3, "one went");
             try (KernelModule m = bounded.compiler().compile(a)) {
                 assertTrue(m.cacheHit(), "a stayed");
             }

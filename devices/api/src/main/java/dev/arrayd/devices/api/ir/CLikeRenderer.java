@@ -100,19 +100,20 @@ public abstract class CLikeRenderer {
 
     /**
      * Whether guards that can be checked once per block of work-items ({@link GuardHoisting}) are: such a
-     * kernel (not phased) takes a last parameter {@code const int arrayd_ok} — when 1, its hoisted accesses
-     * skip their guards and its hoisted {@code if} conditions are taken as true — and is followed by its predicate
+     * kernel takes a last parameter {@code const int arrayd_ok} — when 1, its hoisted accesses skip their guards
+     * and its hoisted {@code if} conditions are taken as true — and is followed by its predicate
      * {@code arrayd_ok_<name>(ARRAYD_ITEM, lo, hi, params..., arrayd_ext)}, 1 when every hoisted access is in
      * bounds and every hoisted condition holds for every work-item with global ids in {@code [lo, hi]}
-     * (inclusive). The target's caller decides, per block, which to run.
+     * (inclusive). The target's caller decides, per block, which to run; for a phased kernel a block is a run of
+     * whole work-groups.
      */
     protected boolean hoistsGuards() {
         return false;
     }
 
-    /** The hoisting plan this renderer applies to {@code k}: empty unless {@link #hoistsGuards()} and not phased. */
+    /** The hoisting plan this renderer applies to {@code k}: empty unless {@link #hoistsGuards()}. */
     public GuardHoisting.Plan hoisting(CheckedKernel k) {
-        if (!hoistsGuards() || (phasedGroups() && GroupPhases.needed(k))) {
+        if (!hoistsGuards()) {
             return GuardHoisting.Plan.NONE;
         }
         return GuardHoisting.plan(k);
@@ -304,7 +305,8 @@ public abstract class CLikeRenderer {
                 }
             }
             out.append(", const ").append(globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard) {\n");
+                    .append(globalSpace()).append("arrayd_i64 *arrayd_guard").append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
+                    .append(") {\n");
             out.append("    const arrayd_i64 arrayd_g0 = arrayd_grp[0], arrayd_g1 = arrayd_grp[1], arrayd_g2 = arrayd_grp[2];\n");
             out.append("    const arrayd_i64 arrayd_gs0 = arrayd_grp[3], arrayd_gs1 = arrayd_grp[4], arrayd_gs2 = arrayd_grp[5];\n");
             for (Stmt s : k.kernel().body()) {
@@ -325,6 +327,9 @@ public abstract class CLikeRenderer {
             inItem = false;
             groupBlock(k.kernel().body(), 1);
             out.append("}\n");
+            if (!hoisted.isEmpty()) {
+                predicate();
+            }
         }
 
         /** A block at group level: runs of barrier-free statements become item loops. */
