@@ -163,21 +163,7 @@ final class CSourceAssembler {
         if (!hoisted) {
             loops(c, signature, ir, "");
         } else {
-            c.append("""
-                        const arrayd_item_t box = {{0, 0, 0}, {gs0, gs1, gs2}, {0, 0, 0}, {ls0, ls1, ls2}, {0, 0, 0}};
-                        const int64_t lo[3] = {range[0], range[1], range[2]};
-                        const int64_t hi[3] = {range[3] - 1, range[4] - 1, range[5] - 1};
-                    """);
-            c.append("    if (hi[0] >= lo[0] && hi[1] >= lo[1] && hi[2] >= lo[2] && arrayd_ok_").append(signature.name())
-                    .append("(&box, lo, hi");
-            for (int i = 0; i < params.size(); i++) {
-                c.append(", p").append(i);
-            }
-            c.append(", ext)) {\n");
-            loops(c, signature, ir, ", 1");
-            c.append("    } else {\n");
-            c.append("        ").append(guarded).append("(range, args);\n");
-            c.append("    }\n");
+            checked(c, signature, "gs0, gs1, gs2", () -> loops(c, signature, ir, ", 1"));
         }
         c.append("}\n");
         return c.toString();
@@ -251,24 +237,33 @@ final class CSourceAssembler {
         if (!hoisted) {
             groupLoops(c, signature, "");
         } else {
-            c.append("""
-                        const arrayd_item_t box = {{0, 0, 0}, {range[6], range[7], range[8]}, {0, 0, 0}, {ls0, ls1, ls2}, {0, 0, 0}};
-                        const int64_t lo[3] = {range[0], range[1], range[2]};
-                        const int64_t hi[3] = {range[3] - 1, range[4] - 1, range[5] - 1};
-                    """);
-            c.append("    if (hi[0] >= lo[0] && hi[1] >= lo[1] && hi[2] >= lo[2] && arrayd_ok_").append(signature.name())
-                    .append("(&box, lo, hi");
-            for (int i = 0; i < params.size(); i++) {
-                c.append(", p").append(i);
-            }
-            c.append(", ext)) {\n");
-            groupLoops(c, signature, ", 1");
-            c.append("    } else {\n");
-            c.append("        ").append(guarded).append("(range, args);\n");
-            c.append("    }\n");
+            checked(c, signature, "range[6], range[7], range[8]", () -> groupLoops(c, signature, ", 1"));
         }
         c.append("}\n");
         return c.toString();
+    }
+
+    /**
+     * The range checked once by {@code arrayd_ok_<name>} (global sizes {@code sizes}): {@code fast} (the loops with
+     * {@code arrayd_ok = 1}) when it holds, else {@code arrayd_guarded_<name>(range, args)}.
+     */
+    private static void checked(StringBuilder c, KernelSignature signature, String sizes, Runnable fast) {
+        c.append("    const arrayd_item_t box = {{0, 0, 0}, {").append(sizes)
+                .append("}, {0, 0, 0}, {ls0, ls1, ls2}, {0, 0, 0}};\n");
+        c.append("""
+                    const int64_t lo[3] = {range[0], range[1], range[2]};
+                    const int64_t hi[3] = {range[3] - 1, range[4] - 1, range[5] - 1};
+                """);
+        c.append("    if (hi[0] >= lo[0] && hi[1] >= lo[1] && hi[2] >= lo[2] && arrayd_ok_").append(signature.name())
+                .append("(&box, lo, hi");
+        for (int i = 0; i < signature.params().size(); i++) {
+            c.append(", p").append(i);
+        }
+        c.append(", ext)) {\n");
+        fast.run();
+        c.append("    } else {\n");
+        c.append("        arrayd_guarded_").append(signature.name()).append("(range, args);\n");
+        c.append("    }\n");
     }
 
     private static void groupHead(StringBuilder c, List<KernelParam> params) {
