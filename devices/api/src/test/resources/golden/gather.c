@@ -11,6 +11,12 @@ typedef uint64_t arrayd_u64;
 #define ARRAYD_KERNEL static inline __attribute__((always_inline))
 /* a kernel with relaxed floating point, and its trampoline (see CRenderer#RELAXED) */
 #define ARRAYD_RELAXED __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math", "fp-contract=fast")))
+/* a kernel calling the math library, and its trampolines: 256-bit vectors at most (see CRenderer#NARROW) */
+#if defined(__x86_64__)
+#define ARRAYD_NARROW __attribute__((target("prefer-vector-width=256")))
+#else
+#define ARRAYD_NARROW
+#endif
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }

@@ -126,9 +126,9 @@ public final class ArraydConfig {
             "The widest SIMD vectors gcc may use for the CPU devices' IR kernels on x86-64 (gcc's "
                     + "`-mprefer-vector-width`; part of the compile cache's keys). On a CPU with AVX-512, 512 runs "
                     + "vectorized compute up to 1.7x faster than 256 (a register-blocked matmul, a work-group "
-                    + "reduction), but a kernel that is mostly scalar around a short vector loop can run up to a "
-                    + "quarter slower, as the core clocks down for 512-bit instructions (docs/benchmarks.md, `ir`). "
-                    + "Without AVX-512, or on another architecture, it changes nothing.");
+                    + "reduction); kernels that call the math library (exp, log, tanh, pow) keep 256 bits whatever this "
+                    + "says, since where those calls stay scalar the core runs them at the lower clock 512-bit code "
+                    + "brings (docs/benchmarks.md, `ir`). Without AVX-512, or on another architecture, it changes nothing.");
 
     public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "10", Parsers.intIn(0, 19),
             "an integer in 0..19 (0 = unchanged)",

@@ -72,18 +72,19 @@ final class CSourceAssembler {
      * trampoline per kernel passing the extents and guard record after the declared arguments.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
-        List<Boolean> none = java.util.Collections.nCopies(entryPoints.size(), false);
-        return assembleIr(rendered, entryPoints, phased, none, none);
+        return assembleIr(rendered, entryPoints, phased, java.util.Collections.nCopies(entryPoints.size(), false),
+                java.util.Collections.nCopies(entryPoints.size(), ""));
     }
 
     /**
      * {@link #assembleIr(String, List, List)} where {@code hoisted.get(i)} says kernel {@code i} has guards checked
      * per block ({@code dev.arrayd.devices.api.ir.GuardHoisting}): its trampoline asks the predicate once per
-     * range and runs the kernel with or without those guards; {@code relaxed.get(i)} says kernel {@code i} allows
-     * relaxed floating point: its trampoline, into which it inlines, is marked like it ({@code CRenderer.RELAXED}).
+     * range and runs the kernel with or without those guards; {@code prefixes.get(i)} is what kernel {@code i} is
+     * marked with ({@code CRenderer.functionPrefix}: relaxed floating point, narrow vectors): its trampolines, into
+     * which it inlines, are marked the same.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased, List<Boolean> hoisted,
-            List<Boolean> relaxed) {
+            List<String> prefixes) {
         for (KernelSignature e : entryPoints) {
             rendered = renameKernel(rendered, e.name());
         }
@@ -93,7 +94,7 @@ final class CSourceAssembler {
         out.append(rendered);
         out.append("#line 1 \"").append(TRAMPOLINE_FILE).append("\"\n");
         for (int i = 0; i < entryPoints.size(); i++) {
-            String prefix = relaxed.get(i) ? dev.arrayd.devices.api.ir.CRenderer.RELAXED : "";
+            String prefix = prefixes.get(i);
             out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i), hoisted.get(i), prefix)
                     : trampoline(entryPoints.get(i), true, hoisted.get(i), prefix));
         }

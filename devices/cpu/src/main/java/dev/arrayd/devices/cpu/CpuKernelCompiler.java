@@ -206,8 +206,8 @@ final class CpuKernelCompiler implements KernelCompiler {
             EntryPoints.check(entries, "entryPoints");
             CRenderer renderer = new CRenderer();
             List<Boolean> hoisted = checked.stream().map(k -> !renderer.hoisting(k).isEmpty()).toList();
-            List<Boolean> relaxed = checked.stream().map(k -> k.kernel().relaxedMath()).toList();
-            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, relaxed), null, irFlags,
+            List<String> prefixes = checked.stream().map(CRenderer::functionPrefix).toList();
+            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, prefixes), null, irFlags,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {

@@ -36,9 +36,9 @@ import java.util.Objects;
  * @param vectorBits        the widest SIMD vectors gcc may use for IR kernels on x86-64, 256 or 512 (default
  *                          {@value #DEFAULT_VECTOR_BITS}; gcc's {@code -mprefer-vector-width}): 512 runs vectorized
  *                          compute (a register-blocked matmul, a group reduction) up to 1.7x faster on AVX-512
- *                          CPUs, but a kernel that is mostly scalar with a short vector part can run slower
- *                          (the core clocks down for 512-bit instructions); 256 is gcc's own choice there.
- *                          Ignored on other architectures and on CPUs without AVX-512
+ *                          CPUs; kernels that call the math library keep 256 whatever this says (see
+ *                          {@code CRenderer.NARROW}). 256 is gcc's own choice there. Ignored on other
+ *                          architectures and on CPUs without AVX-512
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
                          boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes, int vectorBits) {

@@ -6,6 +6,7 @@ import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.ir.Expr;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrModule;
 import dev.arrayd.devices.api.ir.IrParam;
@@ -65,6 +66,50 @@ class CpuRelaxedMathTest {
         assertFalse(unit.contains("ARRAYD_RELAXED ARRAYD_KERNEL void arrayd_k_strict_sum("), unit);
         assertFalse(unit.contains("ARRAYD_RELAXED void ARRAYD_RUN(strict_sum)("), unit);
         assertTrue(unit.contains("#define ARRAYD_RELAXED __attribute__((optimize(\"associative-math\""), unit);
+    }
+
+    /** {@code y[i] = exp(x[i])} for i < n: a kernel that calls the math library. */
+    private static IrKernel expOf(String name, boolean relaxed) {
+        return new IrKernel(name, List.of(
+                new IrParam.Buffer("x", DType.F32, Access.READ, param("n")),
+                new IrParam.Buffer("y", DType.F32, Access.WRITE, param("n")),
+                new IrParam.Scalar("n", DType.I64, 0L, 1L << 30)), 1, List.of(), List.of(
+                let("i", gid(0)),
+                when(lt(var("i"), param("n")),
+                        store("y", var("i"), new Expr.Unary(Expr.Unary.Op.EXP, load("x", var("i")))))), relaxed);
+    }
+
+    /**
+     * A kernel calling the math library is marked narrow (256-bit vectors at most on x86-64, see CRenderer#NARROW),
+     * with its trampolines, relaxed or not; a kernel without such calls is not; and the marked kernels run.
+     */
+    @Test
+    void aKernelCallingTheMathLibraryIsMarkedNarrowWithItsTrampolines() throws Exception {
+        String unit = compiler().translationUnit(KernelSource.ir(new IrModule(List.of(
+                expOf("expo", false), expOf("expo_relaxed", true), chunkSum("plain", false))))).source();
+        assertTrue(unit.contains("ARRAYD_NARROW ARRAYD_KERNEL void arrayd_k_expo("), unit);
+        assertTrue(unit.contains("ARRAYD_NARROW void ARRAYD_RUN(expo)("), unit);
+        assertTrue(unit.contains("ARRAYD_RELAXED ARRAYD_NARROW ARRAYD_KERNEL void arrayd_k_expo_relaxed("), unit);
+        assertTrue(unit.contains("ARRAYD_RELAXED ARRAYD_NARROW void ARRAYD_RUN(expo_relaxed)("), unit);
+        assertFalse(unit.contains("ARRAYD_NARROW ARRAYD_KERNEL void arrayd_k_plain("), unit);
+        assertFalse(unit.contains("ARRAYD_NARROW void ARRAYD_RUN(plain)("), unit);
+        List<Kernel> ks = h().compile(expOf("expo", false), expOf("expo_relaxed", true));
+        int n = 1000;
+        h().reset();
+        MemRef x = h().alloc(4L * n);
+        MemRef y = h().alloc(4L * n);
+        for (int i = 0; i < n; i++) {
+            h().segment(x).setAtIndex(ValueLayout.JAVA_FLOAT, i, (i % 40) * 0.25f - 5f);
+        }
+        for (Kernel k : ks) {
+            h().launch(k, new long[] {n}, null, List.of(new KernelArg.Buffer(x),
+                    new KernelArg.Buffer(y), KernelArg.Scalar.i64(n)));
+            for (int i = 0; i < n; i++) {
+                float want = (float) Math.exp((i % 40) * 0.25f - 5f);
+                assertEquals(want, h().segment(y).getAtIndex(ValueLayout.JAVA_FLOAT, i), Math.ulp(want) * 4,
+                        k.name() + " y[" + i + "]");
+            }
+        }
     }
 
     @Test

@@ -29,6 +29,12 @@ public final class CRenderer extends CLikeRenderer {
                 #define ARRAYD_KERNEL static inline __attribute__((always_inline))
                 /* a kernel with relaxed floating point, and its trampoline (see CRenderer#RELAXED) */
                 #define ARRAYD_RELAXED __attribute__((optimize("associative-math", "no-signed-zeros", "no-trapping-math", "fp-contract=fast")))
+                /* a kernel calling the math library, and its trampolines: 256-bit vectors at most (see CRenderer#NARROW) */
+                #if defined(__x86_64__)
+                #define ARRAYD_NARROW __attribute__((target("prefer-vector-width=256")))
+                #else
+                #define ARRAYD_NARROW
+                #endif
                 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
                 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
                 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
@@ -67,9 +73,57 @@ public final class CRenderer extends CLikeRenderer {
      */
     public static final String RELAXED = "ARRAYD_RELAXED ";
 
+    /**
+     * What a kernel that calls the math library ({@code exp}, {@code log}, {@code tanh}, {@code pow}) is marked with,
+     * and its trampolines: on x86-64, vectors of 256 bits at most, whatever the unit's {@code -mprefer-vector-width}.
+     * Such a kernel's time is mostly in those calls, which gcc's 512-bit vector versions do not make faster here, and
+     * where they stay scalar (a strict reduction around them) the core runs them at the lower clock that 512-bit
+     * code brings (the row softmax: 14.3-14.8 ms narrow against 17.2-17.4 ms wide, one thread of a 2-vCPU VM).
+     */
+    public static final String NARROW = "ARRAYD_NARROW ";
+
+    /** What {@code k}'s function and trampolines are marked with: {@link #RELAXED}, {@link #NARROW}, both or neither. */
+    public static String functionPrefix(CheckedKernel k) {
+        return (k.kernel().relaxedMath() ? RELAXED : "") + (callsMath(k.kernel()) ? NARROW : "");
+    }
+
+    /** Whether {@code k} calls a math library function (exp, log, tanh, pow; sqrt, floor and ceil are instructions). */
+    static boolean callsMath(IrKernel k) {
+        return k.body().stream().anyMatch(CRenderer::callsMath);
+    }
+
+    private static boolean callsMath(Stmt s) {
+        return switch (s) {
+            case Stmt.Let l -> callsMath(l.value());
+            case Stmt.Assign a -> callsMath(a.value());
+            case Stmt.Store st -> callsMath(st.index()) || callsMath(st.value());
+            case Stmt.Accumulate acc -> (acc.index() != null && callsMath(acc.index())) || callsMath(acc.value());
+            case Stmt.If i -> callsMath(i.condition()) || i.thenBody().stream().anyMatch(CRenderer::callsMath)
+                    || i.elseBody().stream().anyMatch(CRenderer::callsMath);
+            case Stmt.For f -> callsMath(f.start()) || callsMath(f.end()) || f.body().stream().anyMatch(CRenderer::callsMath);
+            case Stmt.LocalArray la -> false;
+            case Stmt.Barrier b -> false;
+        };
+    }
+
+    private static boolean callsMath(Expr e) {
+        return switch (e) {
+            case Expr.Unary u -> switch (u.op()) {
+                case EXP, LOG, TANH -> true;
+                default -> callsMath(u.operand());
+            };
+            case Expr.Binary b -> b.op() == Expr.Binary.Op.POW || callsMath(b.left()) || callsMath(b.right());
+            case Expr.Load l -> callsMath(l.index());
+            case Expr.Select x -> callsMath(x.condition()) || callsMath(x.ifTrue()) || callsMath(x.ifFalse());
+            case Expr.Cast c -> callsMath(c.operand());
+            case Expr.Fma f -> callsMath(f.a()) || callsMath(f.b()) || callsMath(f.c());
+            default -> false;
+        };
+    }
+
     @Override
     protected String kernelHead(CheckedKernel k) {
-        return (k.kernel().relaxedMath() ? RELAXED : "") + "ARRAYD_KERNEL void " + k.name();
+        return functionPrefix(k) + "ARRAYD_KERNEL void " + k.name();
     }
 
     @Override
