@@ -14,10 +14,10 @@ ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return as_double(u); }
 ARRAYD_FN void arrayd_oob(__global arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     if (atom_cmpxchg((volatile __global arrayd_i64 *)g, 0, id + 1) == 0) g[1] = i;
 }
-ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : a < b ? a : b; }
-ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : a > b ? a : b; }
-ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : a < b ? a : b; }
-ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : a > b ? a : b; }
+ARRAYD_FN float arrayd_fminf(float a, float b) { return isnan(a) ? b : isless(a, b) || isnan(b) ? a : b; }
+ARRAYD_FN float arrayd_fmaxf(float a, float b) { return isnan(a) ? b : isgreater(a, b) || isnan(b) ? a : b; }
+ARRAYD_FN double arrayd_fmin(double a, double b) { return isnan(a) ? b : isless(a, b) || isnan(b) ? a : b; }
+ARRAYD_FN double arrayd_fmax(double a, double b) { return isnan(a) ? b : isgreater(a, b) || isnan(b) ? a : b; }
 ARRAYD_FN arrayd_i32 arrayd_div_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i32)(0u - (arrayd_u32)a) : a / b; }
 ARRAYD_FN arrayd_i32 arrayd_rem_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
 ARRAYD_FN arrayd_i64 arrayd_div_i64(arrayd_i64 a, arrayd_i64 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i64)((arrayd_u64)0 - (arrayd_u64)a) : a / b; }

@@ -32,6 +32,7 @@ public abstract class CLikeRenderer {
     public final String render(List<CheckedKernel> kernels) {
         StringBuilder out = new StringBuilder(4096);
         out.append(prelude());
+        out.append(minMaxHelpers());
         out.append(COMMON_HELPERS);
         for (String space : addressSpaces()) {
             for (DType d : DType.values()) {
@@ -55,6 +56,11 @@ public abstract class CLikeRenderer {
     }
 
     // ---------------------------------------------------------------- dialect hooks
+
+    /** {@code arrayd_fminf}, {@code arrayd_fmaxf}, {@code arrayd_fmin}, {@code arrayd_fmax}: see {@link #MIN_MAX_HELPERS}. */
+    protected String minMaxHelpers() {
+        return MIN_MAX_HELPERS;
+    }
 
     /** Type definitions ({@code arrayd_i32}, ... {@code arrayd_u64}), {@code ARRAYD_FN}, bit casts, {@code arrayd_oob}. */
     protected abstract String prelude();
@@ -130,11 +136,18 @@ public abstract class CLikeRenderer {
 
     // ---------------------------------------------------------------- shared text
 
-    static final String COMMON_HELPERS = """
+    /**
+     * {@code min} and {@code max} of floats as the interpreter computes them: a NaN operand yields the other, and
+     * of two equal operands (so of {@code -0.0} and {@code +0.0}) the second.
+     */
+    static final String MIN_MAX_HELPERS = """
             ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : a < b ? a : b; }
             ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : a > b ? a : b; }
             ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : a < b ? a : b; }
             ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : a > b ? a : b; }
+            """;
+
+    static final String COMMON_HELPERS = """
             ARRAYD_FN arrayd_i32 arrayd_div_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i32)(0u - (arrayd_u32)a) : a / b; }
             ARRAYD_FN arrayd_i32 arrayd_rem_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
             ARRAYD_FN arrayd_i64 arrayd_div_i64(arrayd_i64 a, arrayd_i64 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i64)((arrayd_u64)0 - (arrayd_u64)a) : a / b; }

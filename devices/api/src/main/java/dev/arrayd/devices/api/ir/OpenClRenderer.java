@@ -32,6 +32,22 @@ public final class OpenClRenderer extends CLikeRenderer {
                 """;
     }
 
+    /**
+     * The same results as {@link CLikeRenderer#MIN_MAX_HELPERS}, written with {@code isnan} and
+     * {@code isgreater}/{@code isless}: PoCL's compiler folds the plain comparisons with a constant {@code -0.0f}
+     * operand into a maximum that ignores the sign of zero ({@code max(-0.0f, x)} gave {@code -0.0} for
+     * {@code x = +0.0}).
+     */
+    @Override
+    protected String minMaxHelpers() {
+        return """
+                ARRAYD_FN float arrayd_fminf(float a, float b) { return isnan(a) ? b : isless(a, b) || isnan(b) ? a : b; }
+                ARRAYD_FN float arrayd_fmaxf(float a, float b) { return isnan(a) ? b : isgreater(a, b) || isnan(b) ? a : b; }
+                ARRAYD_FN double arrayd_fmin(double a, double b) { return isnan(a) ? b : isless(a, b) || isnan(b) ? a : b; }
+                ARRAYD_FN double arrayd_fmax(double a, double b) { return isnan(a) ? b : isgreater(a, b) || isnan(b) ? a : b; }
+                """;
+    }
+
     @Override
     protected List<String> addressSpaces() {
         return List.of("__global ", "__local ");
