@@ -1,5 +1,8 @@
 """Events and ordering: pipelined launches, wait_for, streams, recorded graphs, merge buffers, deadlines and
 cancellation, and a random program over two devices checked against NumPy."""
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -112,6 +115,65 @@ def test_a_waiting_command_can_be_cancelled(session):
     long.wait()
     with pytest.raises(arrayd.Cancelled, match="cancelled by the client"):
         x.numpy()  # the cancelled command was x's last writer: reads fail until x is written again
+
+
+def test_threads_waiting_at_once_each_see_their_own_completion(session):
+    """One thread at a time reads the stream; the others sleep until their event completes or the role is free."""
+    k = session.compile(K.add_scalar)["add_scalar"]
+    xs = [session.array(np.zeros(64, dtype=np.float32), device=f"cpu:{i % 2}") for i in range(8)]
+    failures: list = []
+
+    def work(i: int) -> None:
+        try:
+            for j in range(60):
+                k(64, xs[i], 1.0, 64, device=f"cpu:{i % 2}").wait()
+                if j % 20 == 19:
+                    np.testing.assert_array_equal(xs[i].numpy(), np.full(64, j + 1, dtype=np.float32))
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "a waiting thread never returned"
+    assert not failures, failures
+
+
+def test_events_complete_with_nobody_waiting_for_them(session):
+    """Callbacks and polling see completions though no thread waits: the background reader reads for them."""
+    busy = session.compile(_busy)["_busy"]
+    out = session.empty(1, np.float32)
+    called = threading.Event()
+    seen: list = []
+    e = busy(1, out, 1 << 16)
+    e.add_done_callback(lambda ev: (seen.append(ev), called.set()))
+    assert called.wait(60), "the callback never ran"
+    assert seen == [e] and e.done() and not e.failed()
+    polled = busy(1, out, 1 << 16)
+    deadline = time.monotonic() + 60
+    while not polled.done():
+        assert time.monotonic() < deadline, "polling never saw the event complete"
+        time.sleep(0.001)
+    # a callback that raises is reported and leaves the stream working
+    session.fill(out, 1.0).add_done_callback(lambda ev: 1 / 0)
+    session.fill(out, 2.0).wait()
+    np.testing.assert_array_equal(out.numpy(), [2.0])
+
+
+def test_a_wait_with_a_timeout_returns_in_time_and_the_event_still_completes(session):
+    busy = session.compile(_busy)["_busy"]
+    out = session.empty(1, np.float32)
+    long = busy(1, out, 1 << 24, device="cpu:1")
+    for _ in range(19):  # well over the timeout on any CPU (2^24 dependent steps each)
+        long = busy(1, out, 1 << 24, wait_for=[long], device="cpu:1")
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="not complete within"):
+        long.wait(timeout=0.05)
+    assert time.monotonic() - t0 < 5
+    long.wait()
+    assert long.done() and not long.failed()
 
 
 def test_a_rejected_batch_fails_its_events_with_the_right_error(session):

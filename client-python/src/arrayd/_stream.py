@@ -1,9 +1,12 @@
 """The session stream (ExecutionService.Execute): commands go out in batches from a queue, so a loop of
-launches is pipelined (nothing waits for an answer before sending the next); completions come back on a
-reader thread and complete each command's :class:`Event`."""
+launches is pipelined (nothing waits for an answer before sending the next). Completions are read by the
+thread that needs them: a thread waiting for an event reads the stream itself while no other thread does
+(so a round trip costs no hand-off between threads), and a background reader takes over only for events
+that nobody waits on that way (callbacks, polling with :meth:`Event.done`, waits with a timeout)."""
 from __future__ import annotations
 
 import itertools
+import logging
 import queue
 import threading
 from typing import Any, Callable, Iterator
@@ -13,6 +16,8 @@ import grpc
 from . import _wire
 from ._errors import ArraydError, error, from_rpc
 from .v1 import common_pb2, execution_pb2
+
+_log = logging.getLogger("arrayd")
 
 #: Commands sent in one batch at most (more queued ones go in the next).
 MAX_BATCH = 1024
@@ -28,7 +33,7 @@ class Event:
     to order later commands after them without waiting here."""
 
     __slots__ = ("id", "_state", "_value", "_waiter", "_callbacks", "_pieces", "device_time", "_batch", "_into",
-                 "__weakref__")
+                 "_stream", "_watched", "__weakref__")
 
     _PENDING, _SUCCEEDED, _FAILED = 0, 1, 2
     _lock = threading.Lock()  # guards the rare slow path (a waiter or a callback arriving while pending)
@@ -42,18 +47,27 @@ class Event:
         self._pieces: list[bytes] | None = None
         self._batch = 0
         self._into: memoryview | None = None  # a download's destination: its pieces are copied there as they come
+        self._stream: SessionStream | None = None  # the stream that completes it, while pending
+        self._watched = False  # counted in its stream's events the background reader completes
         #: seconds the command ran on its device (set when it succeeded; 0 when unknown)
         self.device_time = 0.0
 
     def wait(self, timeout: float | None = None) -> "Event":
         """Blocks until the command completed; raises its error if it failed."""
         if self._state == Event._PENDING:
-            with Event._lock:
-                if self._state == Event._PENDING and self._waiter is None:
-                    self._waiter = threading.Event()
-                waiter = self._waiter
-            if waiter is not None and not waiter.wait(timeout):
-                raise TimeoutError(f"event {self.id}: not complete within {timeout} s")
+            stream = self._stream
+            if stream is not None and timeout is None:
+                stream._wait(self)  # reads the stream itself while no other thread does
+            else:
+                with Event._lock:
+                    if self._state == Event._PENDING and self._waiter is None:
+                        self._waiter = threading.Event()
+                    waiter = self._waiter
+                if waiter is not None:
+                    if stream is not None:
+                        stream._watch(self)
+                    if not waiter.wait(timeout):
+                        raise TimeoutError(f"event {self.id}: not complete within {timeout} s")
         if self._state == Event._FAILED:
             raise self._value
         return self
@@ -64,7 +78,12 @@ class Event:
         return self._value
 
     def done(self) -> bool:
-        return self._state != Event._PENDING
+        if self._state != Event._PENDING:
+            return True
+        stream = self._stream
+        if stream is not None:
+            stream._watch(self)  # so that polling sees it complete with nobody waiting
+        return False
 
     def failed(self) -> bool:
         return self._state == Event._FAILED
@@ -73,17 +92,23 @@ class Event:
         return self._value if self._state == Event._FAILED else None
 
     def add_done_callback(self, fn: Callable[["Event"], None]) -> None:
-        """Calls ``fn(event)`` once it completes (at once if it has; else on the stream's reader thread)."""
+        """Calls ``fn(event)`` once it completes: at once if it has, else on the thread that reads its completion
+        (the background reader, or a thread waiting for another event of the session). ``fn`` must not wait for
+        events of the same session."""
         with Event._lock:
-            if self._state == Event._PENDING:
+            pending = self._state == Event._PENDING
+            if pending:
                 if self._callbacks is None:
                     self._callbacks = []
                 self._callbacks.append(fn)
-                return
-        fn(self)
+            stream = self._stream
+        if not pending:
+            fn(self)
+        elif stream is not None:
+            stream._watch(self)
 
     def __repr__(self) -> str:
-        state = "pending" if not self.done() else ("failed" if self.failed() else "succeeded")
+        state = {Event._PENDING: "pending", Event._SUCCEEDED: "succeeded", Event._FAILED: "failed"}[self._state]
         return f"Event({self.id}, {state})"
 
     # -- completion, by the stream's reader
@@ -93,11 +118,15 @@ class Event:
                 return
             self._value = value
             self._state = state
+            self._stream = None
             waiter, callbacks = self._waiter, self._callbacks
         if waiter is not None:
             waiter.set()
         for fn in callbacks or ():
-            fn(self)
+            try:
+                fn(self)
+            except Exception:  # a callback's failure is its own: the thread reading completions goes on
+                _log.exception("arrayd: a done callback of event %d raised", self.id)
 
     def _fail(self, error: BaseException) -> None:
         self._finish(Event._FAILED, error)
@@ -129,12 +158,19 @@ class Event:
 
 class SessionStream:
     """One Execute call for a session. :meth:`submit` queues commands with their events; a request generator
-    drains the queue into batches; a reader thread completes the events."""
+    drains the queue into batches. The completions are read by one thread at a time, the *reader*: a thread
+    waiting for an event (:meth:`_wait`) becomes it while no other thread is, reads until its event completes
+    and hands over; threads that find it taken sleep until their event completes or it is free. A background
+    thread reads only while events are *watched* (a callback, a wait with a timeout, polling) and nobody else
+    reads, and when the stream closes. Messages are handled one at a time, in order, by whoever reads."""
 
     def __init__(self, channel: grpc.Channel, metadata: list[tuple[str, str]], session: str, linger_us: int = 0):
         self._linger_us = linger_us
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
+        #: signalled when the reader role is released, an event a sleeping thread waits for completes, a watch
+        #: begins, or the stream ends
+        self._changed = threading.Condition(self._lock)
         self._pending: dict[int, Event] = {}
         # batch id -> [its events, how many of them are not complete yet] (for a rejection; dropped when done)
         self._batches: dict[int, list] = {}
@@ -142,13 +178,16 @@ class SessionStream:
         self._closed = False
         self._failure: ArraydError | None = None
         self._session = session
+        self._reading = False  # a thread is the reader
+        self._sleepers = 0     # threads in _wait that sleep because another thread reads
+        self._watched = 0      # pending events the background reader must complete (see Event._watched)
+        self._ended = False    # the call ended: every pending event has failed
+        self._background: threading.Thread | None = None
         execute = channel.stream_stream("/arrayd.v1.ExecutionService/Execute",
                                         request_serializer=_wire.identity,  # requests are serialized here
                                         response_deserializer=execution_pb2.ExecuteResponse.FromString)
         self._call = execute(self._requests(), metadata=metadata)
-        self._attached = threading.Event()
-        self._reader = threading.Thread(target=self._read, name=f"arrayd-stream-{session[:8]}", daemon=True)
-        self._reader.start()
+        self._responses = iter(self._call)
 
     def submit(self, commands: list[bytes], events: list[Event]) -> None:
         """Queues serialized ``Command`` s (their event ids set) and their events."""
@@ -169,22 +208,69 @@ class SessionStream:
             if failure is None:
                 for e in events:
                     self._pending[e.id] = e
+                    e._stream = self
                 return True
         for e in events:
             e._fail(failure)
         return False
 
     def close(self, timeout: float | None = 30) -> None:
-        """Half-closes: the daemon reports every accepted command, then ends the call."""
+        """Half-closes: the daemon reports every accepted command, then ends the call (read by the background
+        reader; waited for up to ``timeout`` seconds)."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            self._start_background()
+            self._changed.notify_all()
         self._queue.put(None)
-        self._reader.join(timeout)
+        with self._lock:
+            self._changed.wait_for(lambda: self._ended, timeout)
 
     def cancel(self) -> None:
         self._call.cancel()
+
+    # -- who reads
+    def _wait(self, event: Event) -> None:
+        """Returns once ``event`` completed, reading the stream while no other thread does."""
+        while event._state == Event._PENDING:
+            with self._lock:
+                while event._state == Event._PENDING and self._reading and not self._ended:
+                    self._sleepers += 1
+                    try:
+                        self._changed.wait()
+                    finally:
+                        self._sleepers -= 1
+                if event._state != Event._PENDING or self._ended:
+                    return
+                self._reading = True
+            self._read_one()
+
+    def _watch(self, event: Event) -> None:
+        """Makes the background reader complete ``event`` when nobody else reads (once per event)."""
+        with self._lock:
+            if event._watched or self._pending.get(event.id) is not event:
+                return  # watched already, or completed meanwhile
+            event._watched = True
+            self._watched += 1
+            self._start_background()
+            self._changed.notify_all()
+
+    def _start_background(self) -> None:
+        """(Under the lock.) Starts the background reader if it has not started."""
+        if self._background is None:
+            self._background = threading.Thread(target=self._read_in_background, daemon=True,
+                                                 name=f"arrayd-stream-{self._session[:8]}")
+            self._background.start()
+
+    def _read_in_background(self) -> None:
+        while True:
+            with self._lock:
+                self._changed.wait_for(lambda: self._ended or (not self._reading and (self._watched or self._closed)))
+                if self._ended:
+                    return
+                self._reading = True
+            self._read_one()
 
     # -- the request side: a generator gRPC pulls from
     def _requests(self) -> Iterator[bytes]:
@@ -240,44 +326,72 @@ class SessionStream:
         return batch_id
 
     # -- the response side
-    def _read(self) -> None:
-        failure: ArraydError | None = None
+    def _read_one(self) -> None:
+        """(The reader, only.) Reads and handles one message, or the end of the call; then gives the role up."""
         try:
-            for response in self._call:
-                kind = response.WhichOneof("msg")
-                if kind == "completions":
-                    for c in response.completions.completions:
-                        with self._lock:
-                            event = self._pending.get(c.event)
-                        if event is not None and event._complete(c):
-                            with self._lock:
-                                self._pending.pop(c.event, None)
-                                batch = self._batches.get(event._batch)
-                                if batch is not None:
-                                    batch[1] -= 1
-                                    if batch[1] == 0:
-                                        del self._batches[event._batch]
-                elif kind == "rejected":
-                    with self._lock:
-                        events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
-                        for e in events:
-                            self._pending.pop(e.id, None)
-                    rejection = error(response.rejected.code, response.rejected.message)
-                    for e in events:
-                        if not e.done():
-                            e._fail(rejection)
-                elif kind == "attached":
-                    self._attached.set()
+            response = next(self._responses)
+        except StopIteration:
+            self._end(None)
+            return
         except grpc.RpcError as e:
-            failure = from_rpc(e)
+            self._end(from_rpc(e))
+            return
+        except BaseException:
+            with self._lock:
+                self._reading = False
+                self._changed.notify_all()
+            raise
+        try:
+            self._handle(response)
         finally:
             with self._lock:
-                if failure is None:
-                    failure = error(grpc.StatusCode.UNAVAILABLE, f"session {self._session[:8]}…: its stream ended")
-                self._failure = failure
-                pending = list(self._pending.values())
-                self._pending.clear()
-                self._batches.clear()
-            for e in pending:
-                if not e.done():
-                    e._fail(failure)
+                self._reading = False
+                if self._sleepers or (self._background is not None and (self._watched or self._closed)):
+                    self._changed.notify_all()
+
+    def _handle(self, response: execution_pb2.ExecuteResponse) -> None:
+        kind = response.WhichOneof("msg")
+        if kind == "completions":
+            for c in response.completions.completions:
+                with self._lock:
+                    event = self._pending.get(c.event)
+                if event is not None and event._complete(c):
+                    with self._lock:
+                        self._forget(event)
+                        batch = self._batches.get(event._batch)
+                        if batch is not None:
+                            batch[1] -= 1
+                            if batch[1] == 0:
+                                del self._batches[event._batch]
+        elif kind == "rejected":
+            with self._lock:
+                events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
+                for e in events:
+                    self._forget(e)
+            rejection = error(response.rejected.code, response.rejected.message)
+            for e in events:
+                if e._state == Event._PENDING:
+                    e._fail(rejection)
+
+    def _forget(self, event: Event) -> None:
+        """(Under the lock.) Stops tracking a completed event."""
+        if self._pending.pop(event.id, None) is event and event._watched:
+            self._watched -= 1
+
+    def _end(self, failure: ArraydError | None) -> None:
+        """The call ended (``failure`` None: ended by the daemon after a close): fails what is pending, then
+        gives the reader role up for good."""
+        with self._lock:
+            if failure is None:
+                failure = error(grpc.StatusCode.UNAVAILABLE, f"session {self._session[:8]}…: its stream ended")
+            self._failure = failure  # from now on _register fails new events at once
+            pending = list(self._pending.values())
+            self._pending.clear()
+            self._batches.clear()
+            self._watched = 0
+        for e in pending:
+            e._fail(failure)  # before _ended: a thread that sees _ended finds its event failed
+        with self._lock:
+            self._ended = True
+            self._reading = False
+            self._changed.notify_all()
