@@ -136,7 +136,8 @@ class Event:
             self._fail(error(c.code, c.message))
             return True
         if self._into is not None:
-            self._into[c.data_offset:c.data_offset + len(c.data)] = c.data
+            piece = c.data  # (each read of a bytes field makes a new copy)
+            self._into[c.data_offset:c.data_offset + len(piece)] = piece
             if c.more_data:
                 return False
             data = None
@@ -149,7 +150,7 @@ class Event:
             data: bytes | None = b"".join(self._pieces)
             self._pieces = None
         else:
-            data = c.data if c.data else None
+            data = c.data or None
         if c.HasField("device_time"):
             self.device_time = c.device_time.seconds + c.device_time.nanos / 1e9
         self._finish(Event._SUCCEEDED, data)

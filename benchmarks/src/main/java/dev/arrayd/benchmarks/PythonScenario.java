@@ -41,7 +41,8 @@ import picocli.CommandLine.Spec;
                 "--iterations is the number of rounds (default " + PythonScenario.DEFAULT_ROUNDS + ")."})
 final class PythonScenario implements Scenario {
 
-    static final int DEFAULT_ROUNDS = 3;
+    static final int DEFAULT_ROUNDS = 5;
+    private JitWarmUp.Result warm;
     private static final Pattern FIELD = Pattern.compile("\"([a-zA-Z_]+)\": ([0-9.eE+-]+)");
 
     @Mixin
@@ -108,9 +109,17 @@ final class PythonScenario implements Scenario {
             RoundTrip launch = () -> session.launch(one).future();
             progress.update("python: warming up client-java");
             Pipeline.run(launch, Math.max(1, launches / 4), window);
+            // the daemon's paths for this client (batches, completions, chunked transfers) compile in its first
+            // rounds: short rounds of both clients until the JITs are quiet
+            warm = JitWarmUp.run(progress, "python: both clients", List.of(channel), List.of(), options.warmup(2),
+                    options.warmupLimit(), () -> {
+                        runPython(ctx, script, Math.max(1, roundTrips / 4), Math.max(1, launches / 4), Math.min(16, sizeMib));
+                        Pipeline.run(launch, Math.max(1, launches / 4), window);
+                    });
+            progress.line("python: " + warm.describe());
             for (int r = 0; r < rounds; r++) {
                 progress.update("python: round " + (r + 1) + "/" + rounds + ": the Python client");
-                python.add(runPython(ctx, script));
+                python.add(runPython(ctx, script, roundTrips, launches, sizeMib));
                 progress.update("python: round " + (r + 1) + "/" + rounds + ": client-java, " + launches + " launches");
                 javaRate[r] = launches / (Pipeline.run(launch, launches, window) / 1e9);
                 Map<String, Double> p = python.getLast();
@@ -136,14 +145,19 @@ final class PythonScenario implements Scenario {
                 w.write(String.format(Locale.ROOT, "java_launches_per_s,%d,%.3f%n", r + 1, javaRate[r]));
             }
         }
-        double launchRatio = med.get("launch_us") / med.get("echo_us");
-        double ofJava = med.get("launches_per_s") / med.get("java_launches_per_s");
-        double up = med.get("upload_MBps") / med.get("sink_MBps");
-        double down = med.get("download_MBps") / med.get("source_MBps");
-        double shmUp = shm ? med.get("staged_upload_MBps") / med.get("memcpy_MBps") : Double.NaN;
-        double shmDown = shm ? med.get("staged_download_MBps") / med.get("memcpy_MBps") : Double.NaN;
-        double regionUp = shm ? med.get("region_upload_MBps") / med.get("memcpy_MBps") : Double.NaN;
-        double regionDown = shm ? med.get("region_download_MBps") / med.get("memcpy_MBps") : Double.NaN;
+        // every ratio pairs figures of the same round (the VM's speed moves between rounds), then takes the median
+        double launchRatio = pairedMedian(python, "launch_us", "echo_us");
+        double[] ofJavaByRound = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            ofJavaByRound[r] = python.get(r).get("launches_per_s") / javaRate[r];
+        }
+        double ofJava = ThroughputScenario.median(ofJavaByRound);
+        double up = pairedMedian(python, "upload_MBps", "sink_MBps");
+        double down = pairedMedian(python, "download_MBps", "source_MBps");
+        double shmUp = shm ? pairedMedian(python, "staged_upload_MBps", "memcpy_MBps") : Double.NaN;
+        double shmDown = shm ? pairedMedian(python, "staged_download_MBps", "memcpy_MBps") : Double.NaN;
+        double regionUp = shm ? pairedMedian(python, "region_upload_MBps", "memcpy_MBps") : Double.NaN;
+        double regionDown = shm ? pairedMedian(python, "region_download_MBps", "memcpy_MBps") : Double.NaN;
         List<String> cats = new ArrayList<>(List.of("echo / launch round trip", "launches/s of client-java's",
                 "upload of raw grpcio", "download of raw grpcio"));
         List<Double> values = new ArrayList<>(List.of(1 / launchRatio, ofJava, up, down));
@@ -170,13 +184,13 @@ final class PythonScenario implements Scenario {
         med.forEach((k, v) -> lines.add(String.format(Locale.ROOT, "%-24s %14.1f", k, v)));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured, in %d rounds: each round runs `client-python/bench/bench.py` (the client from its \
+                What is measured, in %d rounds (after a warm-up of shorter rounds: %s): each round runs `client-python/bench/bench.py` (the client from its \
                 wheel, in the build's virtual environment) against the daemon, then client-java's part, one after \
                 the other:
 
                 - **round trip:** an empty IR kernel launched on %s (`global = [1]`) and waited for, %d times, \
                 against a 16-byte `DiagnosticsService.Echo` on the same channel sent and answered the same way \
-                (a request queue feeding a gRPC request iterator); medians;
+                (a request queue feeding a gRPC request iterator), alternating; medians;
                 - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \
                 client and by client-java;
                 - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
@@ -187,6 +201,9 @@ final class PythonScenario implements Scenario {
                 through a region of their size \
                 (`Region.upload` / `download`; filling it is not timed), against a NumPy memcpy of the same size.
 
+                The table gives each figure's median over the rounds; each ratio is the median of the rounds' \
+                ratios (a figure against its anchor of the same round: the VM's speed moves between rounds).
+
                 | figure | Python client | anchor | ratio | goal |
                 | --- | --- | --- | --- | --- |
                 | launch round trip | %.0f µs | echo %.0f µs | **%.2f×** | ≤ 1.3× |
@@ -195,7 +212,7 @@ final class PythonScenario implements Scenario {
                 | download %d MiB | %.0f MB/s | Source %.0f MB/s | **%.2f** | ≥ 0.9 |
                 %s
                 ![the Python client against its anchors](python.png)
-                """, rounds, device, roundTrips, launches, window, sizeMib, med.get("launch_us"), med.get("echo_us"),
+                """, rounds, warm.describe(), device, roundTrips, launches, window, sizeMib, med.get("launch_us"), med.get("echo_us"),
                 launchRatio, med.get("launches_per_s"), med.get("java_launches_per_s"), ofJava, sizeMib,
                 med.get("upload_MBps"), med.get("sink_MBps"), up, sizeMib, med.get("download_MBps"),
                 med.get("source_MBps"), down, shm ? String.format(Locale.ROOT, """
@@ -208,11 +225,17 @@ final class PythonScenario implements Scenario {
         return new Report(lines, result, section);
     }
 
+    /** The median over rounds of {@code figure / anchor} within each round. */
+    static double pairedMedian(List<Map<String, Double>> rounds, String figure, String anchor) {
+        return ThroughputScenario.median(rounds.stream().mapToDouble(m -> m.get(figure) / m.get(anchor)).toArray());
+    }
+
     /** One run of the Python side; its figures from the JSON object on its last line. */
-    private Map<String, Double> runPython(BenchContext ctx, Path script) throws IOException, InterruptedException {
+    private Map<String, Double> runPython(BenchContext ctx, Path script, int trips, int count, int mib)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(python.toString(), script.toString(), "--target", ctx.target(),
-                "--latency", Integer.toString(roundTrips), "--launches", Integer.toString(launches),
-                "--window", Integer.toString(window), "--mib", Integer.toString(sizeMib)));
+                "--latency", Integer.toString(trips), "--launches", Integer.toString(count),
+                "--window", Integer.toString(window), "--mib", Integer.toString(mib)));
         if (ctx.unixSocket() != null) {
             cmd.addAll(List.of("--unix", "unix://" + ctx.unixSocket()));
         }
