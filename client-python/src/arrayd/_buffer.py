@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _wire
 from .v1 import execution_pb2
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Buffer:
         self.mode = mode
         self._region = region
         self._region_offset = region_offset
+        self._arg = _wire.buffer_arg(handle)  # as a launch argument, encoded once
 
     @property
     def numpy_dtype(self) -> np.dtype:
@@ -175,29 +176,32 @@ class Kernel:
         self.name = name
         #: per parameter: ("buffer" | "scalar", dtype name)
         self.params = list(params)
+        self._field = _wire.kernel_field(handle)
 
-    def arguments(self, args: Sequence[Any]) -> list[execution_pb2.Arg]:
+    def encoded_arguments(self, args: Sequence[Any]) -> bytes:
+        """``args`` as the encoded ``Launch.args`` (buffers, numbers converted to their parameter's dtype,
+        :data:`MERGE_BUFFER`, :class:`BufferRange` s), checked against the parameters."""
         from ._session import _scalar
         if len(args) != len(self.params):
             raise TypeError(f"{self.name}: {len(args)} arguments (expected: {len(self.params)})")
         out = []
         for i, (a, (kind, dtype)) in enumerate(zip(args, self.params)):
             if kind == "buffer":
-                if a is MERGE_BUFFER:
-                    out.append(execution_pb2.Arg(merge_buffer=True))
-                elif isinstance(a, Buffer):
-                    out.append(execution_pb2.Arg(buffer=a.id))
+                if isinstance(a, Buffer):
+                    out.append(a._arg)
+                elif a is MERGE_BUFFER:
+                    out.append(_wire.merge_buffer_arg())
                 elif isinstance(a, BufferRange):
-                    out.append(execution_pb2.Arg(range=execution_pb2.BufferRange(
-                        buffer=a.buffer.id, offset_bytes=a.offset_bytes, size_bytes=a.size_bytes)))
+                    out.append(_wire.message_arg(4, execution_pb2.BufferRange(
+                        buffer=a.buffer.id, offset_bytes=a.offset_bytes, size_bytes=a.size_bytes).SerializeToString()))
                 else:
                     raise TypeError(f"{self.name}: argument {i}: {type(a).__name__} (expected: a Buffer of {dtype}, "
                                     f"or a BufferRange)")
             else:
                 if isinstance(a, Buffer):
                     raise TypeError(f"{self.name}: argument {i}: a Buffer (expected: a {dtype} scalar)")
-                out.append(execution_pb2.Arg(scalar=_scalar(a, dtype, f"{self.name}: argument {i}")))
-        return out
+                out.append(_wire.message_arg(2, _scalar(a, dtype, f"{self.name}: argument {i}").SerializeToString()))
+        return b"".join(out)
 
     def __call__(self, global_size, *args, **options) -> "Event":
         """Launches it: ``kernel(n, a, b, c, n)`` is ``session.launch(kernel, n, a, b, c, n)``."""

@@ -42,6 +42,19 @@ def _mode(mode: str) -> int:
         raise ValueError(f"mode: {mode!r} (expected: one of {', '.join(_MODES)})") from None
 
 
+_U64 = 1 << 64
+
+_PRIORITIES = {None: execution_pb2.PRIORITY_UNSPECIFIED, "low": execution_pb2.PRIORITY_LOW,
+               "normal": execution_pb2.PRIORITY_NORMAL, "high": execution_pb2.PRIORITY_HIGH}
+
+
+def _priority(priority: str | None) -> int:
+    try:
+        return _PRIORITIES[priority]
+    except (KeyError, TypeError):
+        raise ValueError(f"priority: {priority!r} (expected: low, normal or high)") from None
+
+
 def _deadline(deadline: float | None) -> timestamp_pb2.Timestamp | None:
     """A deadline in seconds from now as the wire's absolute Timestamp."""
     if deadline is None:
@@ -73,6 +86,7 @@ class Session:
         self._keepalive = threading.Thread(target=self._keep_alive, name=f"arrayd-keepalive-{self.id[:8]}", daemon=True)
         self._keepalive.start()
         self._recording: list | None = None
+        self._device_fields: dict[str, bytes] = {}  # Launch.device encoded, per device name
         self._staging = None
         self._staging_tried = not client._regions  # made on the first large transfer (over unix:// only)
 
@@ -137,8 +151,7 @@ class Session:
         if ts is not None:
             c.deadline.CopyFrom(ts)
         if priority is not None:
-            c.priority = {"low": execution_pb2.PRIORITY_LOW, "normal": execution_pb2.PRIORITY_NORMAL,
-                          "high": execution_pb2.PRIORITY_HIGH}[priority]
+            c.priority = _priority(priority)
         return c
 
     def _submit(self, commands: list, into: list[memoryview] | None = None) -> list[Event]:
@@ -146,6 +159,8 @@ class Session:
             # graph-local ids 1, 2, ...: what later recorded commands wait on (these events never complete)
             events = []
             for c in commands:
+                if isinstance(c, _Encoded):
+                    c = execution_pb2.Command.FromString(c.body)
                 self._recording.append(c)
                 c.event = len(self._recording)
                 events.append(Event(c.event))
@@ -153,7 +168,11 @@ class Session:
         events = []
         wire = []
         for c in commands:
-            if isinstance(c, _PendingUpload):
+            if isinstance(c, _Encoded):
+                event = self._next_id()
+                events.append(Event(event))
+                wire.append(_wire.with_event(event, c.body))
+            elif isinstance(c, _PendingUpload):
                 c.head.event = self._next_id()
                 events.append(Event(c.head.event))
                 wire.append(_wire.upload_command(c.head, c.buffer, c.offset, c.data))
@@ -349,11 +368,21 @@ class Session:
                deadline: float | None = None, priority: str | None = None) -> Event:
         """Launches ``kernel`` over ``global_size`` work-items with ``args`` (buffers, numbers, or
         :data:`arrayd.MERGE_BUFFER`); returns at once with its event."""
-        gdims = [int(global_size)] if isinstance(global_size, (int, np.integer)) else [int(g) for g in global_size]
-        launch = execution_pb2.Launch(kernel=kernel.id, global_dims=gdims, local_dims=list(local_size or ()), device=device,
-                                      args=kernel.arguments(args))
-        return self._submit([self._command(wait_for=wait_for, stream=stream, deadline=deadline, priority=priority,
-                                           launch=launch)])[0]
+        gdims = (int(global_size),) if isinstance(global_size, (int, np.integer)) else [int(g) for g in global_size]
+        ldims = [int(l) for l in local_size] if local_size else ()
+        if (not all(0 <= d < _U64 for d in gdims) if len(gdims) != 1 else not 0 <= gdims[0] < _U64) or \
+                (ldims and not all(0 <= d < _U64 for d in ldims)):
+            raise ValueError(f"{kernel.name}: global_size {list(gdims)}, local_size {list(ldims)} (expected: sizes of 0 to "
+                             f"2^64 - 1)")
+        field = self._device_fields.get(device)
+        if field is None:
+            field = self._device_fields[device] = _wire.device_field(device)
+        body = _wire.launch(kernel._field, gdims, ldims, kernel.encoded_arguments(args), field)
+        if wait_for or stream is not None or deadline is not None or priority is not None:
+            ts = _deadline(deadline)
+            body = _wire.command_head([e.id for e in wait_for], stream.id if stream else 0, _priority(priority),
+                                      ts.SerializeToString() if ts is not None else None) + body
+        return self._submit([_Encoded(body)])[0]
 
     def host_written(self, buffer: Buffer, *, wait_for: Iterable[Event] = (), stream: Stream | None = None) -> Event:
         """Says this process wrote the region bytes ``buffer`` lives in: they become its current data."""
@@ -393,6 +422,14 @@ class Session:
         buffers that live in it (:meth:`~arrayd.Region.buffer`)."""
         from ._regions import Region
         return Region.create(self, nbytes)
+
+
+class _Encoded:
+    """A command already serialized, without its event (the hot path of launches)."""
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes):
+        self.body = body
 
 
 class _PendingUpload:

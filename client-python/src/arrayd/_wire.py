@@ -1,6 +1,8 @@
-"""Hand-made protobuf encoding for the two hot paths of the session stream: a batch is assembled from commands
-serialized once (instead of copying every command into a CommandBatch message and serializing that again),
-and an upload's bytes go from the caller's array into the message with one copy."""
+"""Hand-made protobuf encoding for the hot paths of the session stream: a batch is assembled from commands
+serialized once (instead of copying every command into a CommandBatch message and serializing that again), an
+upload's bytes go from the caller's array into the message with one copy, and a launch is encoded straight to
+bytes from parts its kernel, buffers and devices keep encoded (no message objects built per launch).
+``tests/test_wire.py`` checks every encoder against the generated message classes."""
 from __future__ import annotations
 
 from .v1 import execution_pb2
@@ -9,7 +11,13 @@ _VARINT = 0
 _LEN = 2
 
 
+_SMALL = [bytes((i,)) for i in range(128)]
+
+
 def varint(n: int) -> bytes:
+    """``n`` (0 to 2^64 - 1) as a protobuf varint."""
+    if n < 128:
+        return _SMALL[n]
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -48,6 +56,83 @@ def upload_command(head: execution_pb2.Command, buffer: int, offset: int, data: 
     upload_head = b"".join([_UPLOAD_BUFFER, varint(buffer), _UPLOAD_OFFSET, varint(offset), _UPLOAD_DATA,
                             varint(len(data))])
     return b"".join([head.SerializeToString(), _UPLOAD, varint(len(upload_head) + len(data)), upload_head, data])
+
+
+# Command and Launch fields (arrayd/v1/execution.proto)
+_EVENT = key(1, _VARINT)
+_WAIT_EVENTS = key(2, _LEN)      # packed
+_STREAM = key(3, _VARINT)
+_PRIORITY = key(5, _VARINT)
+_DEADLINE = key(15, _LEN)
+_LAUNCH = key(10, _LEN)
+_KERNEL = key(1, _VARINT)        # Launch.kernel
+_GLOBAL_DIMS = key(2, _LEN)      # packed
+_LOCAL_DIMS = key(3, _LEN)       # packed
+_ARG = key(4, _LEN)              # Launch.args
+_DEVICE = key(5, _LEN)
+_ARG_BUFFER = key(1, _VARINT)    # Arg.buffer
+_ARG_SCALAR = key(2, _LEN)
+_ARG_MERGE = key(3, _VARINT)
+_ARG_RANGE = key(4, _LEN)
+
+
+def _field(k: bytes, body: bytes) -> bytes:
+    return k + varint(len(body)) + body
+
+
+def _packed(k: bytes, values) -> bytes:
+    body = b"".join([varint(v) for v in values])
+    return k + varint(len(body)) + body
+
+
+def kernel_field(kernel: int) -> bytes:
+    """``Launch.kernel`` (a kernel keeps it)."""
+    return _KERNEL + varint(kernel)
+
+
+def device_field(device: str) -> bytes:
+    """``Launch.device``; empty for the default device."""
+    return _field(_DEVICE, device.encode()) if device else b""
+
+
+def buffer_arg(buffer: int) -> bytes:
+    """An ``Arg{buffer}`` as an element of ``Launch.args`` (a buffer keeps it)."""
+    return _field(_ARG, _ARG_BUFFER + varint(buffer))
+
+
+def merge_buffer_arg() -> bytes:
+    return _field(_ARG, _ARG_MERGE + b"\x01")
+
+
+def message_arg(field: int, message: bytes) -> bytes:
+    """An ``Arg`` whose ``field`` (2 scalar, 4 range) holds the serialized ``message``."""
+    return _field(_ARG, _field(_ARG_SCALAR if field == 2 else _ARG_RANGE, message))
+
+
+def launch(kernel: bytes, global_dims, local_dims, args: bytes, device: bytes) -> bytes:
+    """``Command.launch`` from its fields' encodings (``kernel_field``, ``*_arg`` joined, ``device_field``)."""
+    body = b"".join([kernel, _packed(_GLOBAL_DIMS, global_dims), _packed(_LOCAL_DIMS, local_dims) if local_dims else b"",
+                     args, device])
+    return _LAUNCH + varint(len(body)) + body
+
+
+def command_head(wait_events, stream: int, priority: int, deadline: bytes | None) -> bytes:
+    """A ``Command``'s fields other than its event and its kind (the defaults are left out)."""
+    parts = []
+    if wait_events:
+        parts.append(_packed(_WAIT_EVENTS, wait_events))
+    if stream:
+        parts.append(_STREAM + varint(stream))
+    if priority:
+        parts.append(_PRIORITY + varint(priority))
+    if deadline is not None:
+        parts.append(_field(_DEADLINE, deadline))
+    return b"".join(parts)
+
+
+def with_event(event: int, command: bytes) -> bytes:
+    """A serialized ``Command`` with its ``event`` set (``command`` has none: fields may come in any order)."""
+    return _EVENT + varint(event) + command
 
 
 def identity(b: bytes) -> bytes:

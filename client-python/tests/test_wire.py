@@ -1,0 +1,115 @@
+"""The hand-made encoders of the session stream's hot paths give exactly what the generated message classes parse
+as the same message (no daemon needed)."""
+import random
+
+import numpy as np
+import pytest
+
+import arrayd
+from arrayd import _wire
+from arrayd._buffer import Buffer, BufferRange, Kernel
+from arrayd._session import Session, _Encoded
+from arrayd.v1 import common_pb2, execution_pb2
+
+EDGES = [0, 1, 127, 128, 255, 300, 16383, 16384, 2 ** 31 - 1, 2 ** 32, 2 ** 63 - 1, 2 ** 64 - 1]
+
+
+@pytest.mark.parametrize("n", EDGES)
+def test_varint_matches_protobuf(n):
+    assert execution_pb2.Command.FromString(_wire.key(1, 0) + _wire.varint(n)).event == n
+    if n:
+        assert _wire.key(1, 0) + _wire.varint(n) == execution_pb2.Command(event=n).SerializeToString()
+
+
+class _FakeSession:
+    """What Session.launch needs of a session, without a daemon: it keeps the commands it is given."""
+
+    def __init__(self):
+        self._device_fields = {}
+        self.sent = []
+        self._recording = None
+
+    def _submit(self, commands, into=None):
+        self.sent.extend(commands)
+        return [None] * len(commands)
+
+
+def _launch(session, kernel, *args, **options):
+    Session.launch(session, kernel, *args, **options)
+    c = session.sent.pop()
+    assert isinstance(c, _Encoded)
+    return execution_pb2.Command.FromString(_wire.with_event(77, c.body))
+
+
+def test_a_launch_encodes_as_the_message_classes_would_build_it():
+    rng = random.Random(5)
+    s = _FakeSession()
+    for trial in range(300):
+        params = [rng.choice([("buffer", "f32"), ("scalar", "f32"), ("scalar", "f64"), ("scalar", "i32"),
+                              ("scalar", "i64"), ("scalar", "u8")]) for _ in range(rng.randrange(0, 6))]
+        kernel = Kernel(s, rng.choice(EDGES), "k", params)
+        args, want_args = [], []
+        for kind, dtype in params:
+            if kind == "buffer":
+                choice = rng.randrange(3)
+                if choice == 0:
+                    b = Buffer(s, rng.choice(EDGES), "f32", (4,), "", "device")
+                    args.append(b)
+                    want_args.append(execution_pb2.Arg(buffer=b.id))
+                elif choice == 1:
+                    args.append(arrayd.MERGE_BUFFER)
+                    want_args.append(execution_pb2.Arg(merge_buffer=True))
+                else:
+                    b = Buffer(s, rng.choice(EDGES), "f32", (4,), "", "device")
+                    r = BufferRange(b, rng.choice(EDGES[:8]), rng.choice(EDGES[1:8]))
+                    args.append(r)
+                    want_args.append(execution_pb2.Arg(range=execution_pb2.BufferRange(
+                        buffer=b.id, offset_bytes=r.offset_bytes, size_bytes=r.size_bytes)))
+            else:
+                v = {"f32": rng.uniform(-1e6, 1e6), "f64": rng.uniform(-1e300, 1e300), "i32": rng.randrange(-2 ** 31, 2 ** 31),
+                     "i64": rng.randrange(-2 ** 63, 2 ** 63), "u8": rng.randrange(256)}[dtype]
+                args.append(v)
+                scalar = common_pb2.Scalar(**{dtype: v})
+                want_args.append(execution_pb2.Arg(scalar=scalar))
+        gdims = [rng.choice(EDGES) for _ in range(rng.randrange(1, 4))]
+        ldims = [rng.choice(EDGES[:6]) for _ in range(len(gdims))] if rng.random() < 0.3 else None
+        device = rng.choice(["", "cpu:0", "opencl:1", "gpu-node-1/cuda:0", "ünïcode/cpu:0"])
+        waits = [arrayd.Event(rng.choice(EDGES)) for _ in range(rng.randrange(0, 4))]
+        priority = rng.choice([None, "low", "normal", "high"])
+        got = _launch(s, kernel, gdims if len(gdims) > 1 or rng.random() < 0.5 else gdims[0], *args,
+                      local_size=ldims, device=device, wait_for=waits, priority=priority)
+        want = execution_pb2.Command(event=77, wait_events=[w.id for w in waits], launch=execution_pb2.Launch(
+            kernel=kernel.id, global_dims=gdims, local_dims=ldims or [], device=device, args=want_args))
+        if priority is not None:
+            want.priority = {"low": 1, "normal": 2, "high": 3}[priority]
+        assert got == want, f"trial {trial}"
+
+
+def test_a_launch_carries_its_stream_and_deadline():
+    s = _FakeSession()
+    kernel = Kernel(s, 9, "k", [])
+
+    class _S:
+        id = 2 ** 40
+
+    got = _launch(s, kernel, 1, stream=_S(), deadline=5.0)
+    assert got.stream == 2 ** 40 and got.deadline.seconds > 0 and got.launch.kernel == 9
+
+
+def test_bad_launch_arguments_raise_before_anything_is_sent():
+    s = _FakeSession()
+    kernel = Kernel(s, 9, "k", [("buffer", "f32"), ("scalar", "u8")])
+    b = Buffer(s, 3, "f32", (4,), "", "device")
+    with pytest.raises(TypeError, match="3 arguments"):
+        Session.launch(s, kernel, 1, b, 1, 2)
+    with pytest.raises(TypeError, match="argument 0"):
+        Session.launch(s, kernel, 1, 5, 1)
+    with pytest.raises(ValueError, match="0 to 255"):
+        Session.launch(s, kernel, 1, b, 256)
+    with pytest.raises(ValueError, match="global_size"):
+        Session.launch(s, kernel, -1, b, 1)
+    with pytest.raises(ValueError, match="priority"):
+        Session.launch(s, kernel, 1, b, 1, priority="urgent")
+    with pytest.raises(TypeError, match="integer"):
+        Session.launch(s, kernel, np.int64(4), b, 1.5)
+    assert s.sent == []
