@@ -5,6 +5,7 @@ thread that needs them: a thread waiting for an event reads the stream itself wh
 that nobody waits on that way (callbacks, polling with :meth:`Event.done`, waits with a timeout)."""
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import queue
@@ -278,7 +279,7 @@ class SessionStream:
         yield execution_pb2.ExecuteRequest(attach=execution_pb2.Attach(
             session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE,
             completion_linger_us=self._linger_us)).SerializeToString()
-        carry: list = []  # (command, event) pairs taken from the queue and not sent yet
+        carry: collections.deque = collections.deque()  # (command, event) pairs taken from the queue, not sent yet
         closing = False
         while True:
             if not carry:
@@ -294,7 +295,7 @@ class SessionStream:
                     continue
                 carry.extend(zip(item[0], item[1]))
             # whatever else is queued goes in the same batch, up to a count and a size
-            while len(carry) < MAX_BATCH and not closing:
+            while len(carry) < MAX_BATCH and not closing and not self._queue.empty():
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
@@ -312,7 +313,7 @@ class SessionStream:
                 n = len(c)
                 if commands and size + n > MAX_BATCH_BYTES:
                     break
-                carry.pop(0)
+                carry.popleft()
                 commands.append(c)
                 events.append(e)
                 size += n
@@ -353,9 +354,9 @@ class SessionStream:
     def _handle(self, response: execution_pb2.ExecuteResponse) -> None:
         kind = response.WhichOneof("msg")
         if kind == "completions":
+            pending = self._pending
             for c in response.completions.completions:
-                with self._lock:
-                    event = self._pending.get(c.event)
+                event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
                 if event is not None and event._complete(c):
                     with self._lock:
                         self._forget(event)
