@@ -184,7 +184,7 @@ final class PythonScenario implements Scenario {
         med.forEach((k, v) -> lines.add(String.format(Locale.ROOT, "%-24s %14.1f", k, v)));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured, in %d rounds (after a warm-up of shorter rounds: %s): each round runs `client-python/bench/bench.py` (the client from its \
+                What is measured, in %d rounds, after shorter rounds of the same as a warm-up (%s): each round runs `client-python/bench/bench.py` (the client from its \
                 wheel, in the build's virtual environment) against the daemon, then client-java's part, one after \
                 the other:
 
