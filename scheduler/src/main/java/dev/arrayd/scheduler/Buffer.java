@@ -28,9 +28,12 @@ public final class Buffer {
     /** Sessions holding a handle to it (its creator, and those that opened it by capability); freed at 0. */
     final AtomicInteger holders = new AtomicInteger(1);
 
-    /** One slot per device (by {@link DeviceRuntime#index()}), made on first use; its entries' state is guarded likewise. */
+    /**
+     * One slot per device (by {@link DeviceRuntime#index()}), made on first use; its entries' state is guarded
+     * likewise. Grown (replaced) when a device added later is first used ({@link #replica}); iterate a read of it.
+     */
     @GuardedBy("SchedulerContext.submitLock")
-    final Replica[] replicas;
+    volatile Replica[] replicas;
     @GuardedBy("SchedulerContext.submitLock")
     final Replica host;
     @GuardedBy("SchedulerContext.submitLock")
@@ -176,12 +179,23 @@ public final class Buffer {
     }
 
     /** The replica slot on {@code d} (created on first use). */
+    @GuardedBy("SchedulerContext.submitLock")
     Replica replica(DeviceRuntime d) {
-        Replica r = replicas[d.index()];
+        int i = d.index();
+        if (i >= replicas.length) { // a device added after this buffer was made
+            replicas = java.util.Arrays.copyOf(replicas, i + 1);
+        }
+        Replica r = replicas[i];
         if (r == null) {
-            r = replicas[d.index()] = new Replica(this, d);
+            r = replicas[i] = new Replica(this, d);
         }
         return r;
+    }
+
+    /** The replica slot on {@code d} if it was ever made, else null. */
+    Replica replicaOrNull(DeviceRuntime d) {
+        Replica[] reps = replicas;
+        return d.index() < reps.length ? reps[d.index()] : null;
     }
 
     /** Number of current copies, host included. */

@@ -522,7 +522,7 @@ final class Coherence {
     /** Estimated nanoseconds to make {@code b} current on {@code d} (0 when it is); placement's transfer cost. */
     static double transferNanos(Buffer b, DeviceRuntime d) {
         Replica[] reps = b.replicas;
-        Replica here = reps[d.index()];
+        Replica here = d.index() < reps.length ? reps[d.index()] : null;
         if (here != null && here.valid()) {
             return 0;
         }

@@ -103,6 +103,27 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         return ctx.devices();
     }
 
+    /**
+     * Adds devices found after the start (a peer daemon that came up): each takes the next index, after the
+     * devices there are, and the observer hears of it before any command can use it. Ignored once the scheduler
+     * is shut down; a device whose id is present already is refused (IllegalArgumentException).
+     */
+    public List<DeviceRuntime> addDevices(List<Device> added) {
+        List<DeviceRuntime> out = new java.util.ArrayList<>();
+        synchronized (ctx.submitLock) {
+            if (ctx.closed()) {
+                return out;
+            }
+            for (Device d : added) {
+                DeviceRuntime r = ctx.add(d);
+                ctx.observer().deviceAdded(r);
+                out.add(r);
+                log.info("device {} added ({} devices)", r.id(), ctx.deviceCount());
+            }
+        }
+        return out;
+    }
+
     /** The device with this id; empty = the first device. */
     public DeviceRuntime device(String id) {
         return ctx.device(id);

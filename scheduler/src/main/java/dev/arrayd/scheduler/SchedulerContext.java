@@ -6,7 +6,6 @@ import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -24,8 +23,10 @@ import java.util.function.LongSupplier;
 final class SchedulerContext {
 
     private final SchedulerConfig config;
-    private final Map<DeviceId, DeviceRuntime> byId = new LinkedHashMap<>();
-    private final List<DeviceRuntime> devices;
+    /** Every device by id (read without the lock: a device is added here before it is published). */
+    private final Map<DeviceId, DeviceRuntime> byId = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The devices in index order; replaced, never changed, when one is added (under the submit lock). */
+    private volatile List<DeviceRuntime> devices;
     private final LongSupplier nanoTime;
     private final SchedulerObserver observer;
     /** The submit lock (see the class comment). */
@@ -41,10 +42,33 @@ final class SchedulerContext {
         this.config = config;
         this.nanoTime = nanoTime;
         this.observer = observer;
+        List<DeviceRuntime> runtimes = new java.util.ArrayList<>();
         for (Device d : devices) {
-            byId.put(d.id(), new DeviceRuntime(d, d.backend(), config, byId.size(), nanoTime));
+            DeviceRuntime r = new DeviceRuntime(d, d.backend(), config, runtimes.size(), nanoTime);
+            if (byId.putIfAbsent(d.id(), r) != null) {
+                throw new IllegalArgumentException("devices: " + d.id() + " twice");
+            }
+            runtimes.add(r);
         }
-        this.devices = List.copyOf(byId.values());
+        this.devices = List.copyOf(runtimes);
+    }
+
+    /**
+     * Adds a device found after the start (a peer that came up): the next index, last in {@link #devices()}.
+     * Buffers grow their replica slots for it when they first use it ({@link Buffer#replica}).
+     */
+    @GuardedBy("submitLock")
+    DeviceRuntime add(Device d) {
+        assert holdsSubmitLock();
+        List<DeviceRuntime> now = devices;
+        DeviceRuntime r = new DeviceRuntime(d, d.backend(), config, now.size(), nanoTime);
+        if (byId.putIfAbsent(d.id(), r) != null) {
+            throw new IllegalArgumentException("device: " + d.id() + " (already present)");
+        }
+        List<DeviceRuntime> grown = new java.util.ArrayList<>(now);
+        grown.add(r);
+        devices = List.copyOf(grown);
+        return r;
     }
 
     SchedulerConfig config() {
@@ -85,7 +109,8 @@ final class SchedulerContext {
         }
         DeviceRuntime d = byId.get(parsed);
         if (d == null) {
-            throw ArraydException.notFound("device: " + Quote.string(id) + " (not found; devices: " + byId.keySet() + ")");
+            throw ArraydException.notFound("device: " + Quote.string(id) + " (not found; devices: "
+                    + devices.stream().map(DeviceRuntime::id).toList() + ")");
         }
         return d;
     }

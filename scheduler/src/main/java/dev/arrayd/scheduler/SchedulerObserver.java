@@ -20,6 +20,12 @@ public interface SchedulerObserver {
     /** A session closed (by its client or at shutdown). */
     default void sessionClosed(Session session) {}
 
+    /**
+     * A device found after the start joined (see {@link Scheduler#addDevices}); called before any command can
+     * use it, under the submit lock: resolve its per-device state here.
+     */
+    default void deviceAdded(DeviceRuntime device) {}
+
     /** One backend compiled one module (or failed to), taking {@code nanos}. */
     default void compiled(String backend, long nanos, boolean succeeded) {}
 }

@@ -396,7 +396,7 @@ final class Submission {
 
     /** What a merge copy of {@code src} on {@code st} becomes (see {@link MergeRewrite}). */
     private MergeRewrite mergeCopy(Stream st, Buffer src, CommandTemplate.MergeCopy mc) {
-        Replica here = src.replicas[st.device().index()];
+        Replica here = src.replicaOrNull(st.device());
         if (mc.mode() == MergeMode.STREAMING && here != null && here.valid()) {
             return new MergeRewrite(src, true, new CommandTemplate.Prefetch(), null, null, null, null);
         }
@@ -525,7 +525,7 @@ final class Submission {
     }
 
     private static boolean validOn(Buffer b, DeviceRuntime d) {
-        Replica r = b.replicas[d.index()];
+        Replica r = b.replicaOrNull(d);
         return r != null && r.valid();
     }
 

@@ -48,6 +48,8 @@ final class SchedulerFixture implements AutoCloseable {
     final TestDevices testDevices;
     final List<TestDevice> devices;
     final Scheduler scheduler;
+    /** Devices not given to the scheduler at construction (see {@link #addLate()}). */
+    private final List<Device> late = new java.util.ArrayList<>();
 
     SchedulerFixture(int deviceCount) {
         this(deviceCount, 1L << 24, 1L << 20);
@@ -68,6 +70,16 @@ final class SchedulerFixture implements AutoCloseable {
     /** @param wrap what the scheduler sees of device {@code i} (a wrapper that reports more, or the device itself) */
     SchedulerFixture(int deviceCount, long memory, long slabBytes, int dispatchDepth, java.util.function.LongSupplier clock,
             java.util.function.BiFunction<Integer, Device, Device> wrap) {
+        this(deviceCount, deviceCount, memory, slabBytes, dispatchDepth, clock, wrap);
+    }
+
+    /** @param present how many of the devices the scheduler starts with; {@link #addLate()} adds the others */
+    SchedulerFixture(int deviceCount, int present) {
+        this(deviceCount, present, 1L << 24, 1L << 20, 0, System::nanoTime, (i, d) -> d);
+    }
+
+    private SchedulerFixture(int deviceCount, int present, long memory, long slabBytes, int dispatchDepth,
+            java.util.function.LongSupplier clock, java.util.function.BiFunction<Integer, Device, Device> wrap) {
         testDevices = new TestDevices(deviceCount, memory, Map.of(
                 "mix", (bufs, scalars, global) -> {
                     MemorySegment a = bufs.get(0);
@@ -95,10 +107,17 @@ final class SchedulerFixture implements AutoCloseable {
                 SchedulerConfig.DEFAULT_FAST_PATH_NANOS, dispatchDepth);
         List<Device> seen = new java.util.ArrayList<>();
         for (int i = 0; i < devices.size(); i++) {
-            seen.add(wrap.apply(i, devices.get(i).device));
+            (i < present ? seen : late).add(wrap.apply(i, devices.get(i).device));
         }
         scheduler = new Scheduler(config, seen,
                 Map.of(NullBackend.NAME, testDevices.backend.compiler()), clock);
+    }
+
+    /** Adds the devices held back at construction, as a backend that found them later would. */
+    List<DeviceRuntime> addLate() {
+        List<DeviceRuntime> added = scheduler.addDevices(List.copyOf(late));
+        late.clear();
+        return added;
     }
 
     /** A buffer argument. */

@@ -189,6 +189,12 @@ public final class ArraydServer implements AutoCloseable {
         }
         this.metricsHttp = http;
         health.serving(scheduler.devices());
+        // a peer that comes up later (unreachable at the start, or a new member of a dns:/// set) adds its devices
+        backends.onDevicesAdded(added -> {
+            for (dev.arrayd.scheduler.DeviceRuntime d : scheduler.addDevices(added)) {
+                health.device(d);
+            }
+        });
         log.info("arrayd listening on {}:{} with devices {}{}", options.bind(), port(),
                 scheduler.devices(), options.allowNativeSource() ? " (native kernel source allowed)" : "");
         if (unixSocket != null) {
@@ -301,7 +307,7 @@ public final class ArraydServer implements AutoCloseable {
                 .intercept(new GrpcMetricsInterceptor(metrics.registry()))
                 .intercept(StatusText.interceptor()) // bounds every status, whoever made it
                 .intercept(ErrorDetails.interceptor()) // outermost: details of the bounded final status
-                .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends.statuses()).bindService()))
+                .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends::statuses).bindService()))
                 .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
                 .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
                         .bindService()))

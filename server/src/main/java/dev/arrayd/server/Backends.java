@@ -3,6 +3,7 @@ package dev.arrayd.server;
 import dev.arrayd.devices.api.Backend;
 import dev.arrayd.devices.api.BackendStatus;
 import dev.arrayd.devices.api.Device;
+import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.KernelCompiler;
 import dev.arrayd.devices.cpu.CpuBackend;
 import dev.arrayd.devices.cpu.CpuOptions;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +35,9 @@ final class Backends implements AutoCloseable {
     private final List<Device> devices = new ArrayList<>();
     private final Map<String, KernelCompiler> compilers = new LinkedHashMap<>();
     private final List<BackendStatus> statuses = new ArrayList<>();
+    /** Devices found after the start, before {@link #onDevicesAdded} was set; and where they go once it is. */
+    private final List<Device> early = new ArrayList<>();
+    private Consumer<List<Device>> sink;
 
     Backends(List<DeviceRequest> requests, ServerOptions options) {
         this(requests, options, null);
@@ -80,6 +85,43 @@ final class Backends implements AutoCloseable {
         devices.addAll(ds);
         compilers.put(b.name(), b.compiler());
         statuses.add(new BackendStatus(b.name(), true, "", ds.stream().map(Device::id).toList()));
+        b.onDevicesAdded(added -> added(b, added));
+    }
+
+    /**
+     * Where devices a backend finds after the start go (the scheduler, through the server); those found before
+     * this is set are handed over now.
+     */
+    void onDevicesAdded(Consumer<List<Device>> sink) {
+        List<Device> early;
+        synchronized (this) {
+            this.sink = sink;
+            early = List.copyOf(this.early);
+            this.early.clear();
+        }
+        if (!early.isEmpty()) {
+            sink.accept(early);
+        }
+    }
+
+    private void added(Backend b, List<Device> ds) {
+        Consumer<List<Device>> to;
+        synchronized (this) {
+            for (int i = 0; i < statuses.size(); i++) {
+                BackendStatus s = statuses.get(i);
+                if (s.name().equals(b.name())) {
+                    List<DeviceId> ids = new ArrayList<>(s.devices());
+                    ds.forEach(d -> ids.add(d.id()));
+                    statuses.set(i, new BackendStatus(s.name(), s.available(), s.reason(), List.copyOf(ids)));
+                }
+            }
+            to = sink;
+            if (to == null) {
+                early.addAll(ds);
+                return;
+            }
+        }
+        to.accept(ds);
     }
 
     /** The first line of {@code peer-token-file}, or empty. */
@@ -127,6 +169,7 @@ final class Backends implements AutoCloseable {
         return null;
     }
 
+    /** The devices opened at the start. */
     List<Device> devices() {
         return devices;
     }
@@ -135,8 +178,8 @@ final class Backends implements AutoCloseable {
         return compilers;
     }
 
-    List<BackendStatus> statuses() {
-        return statuses;
+    synchronized List<BackendStatus> statuses() {
+        return List.copyOf(statuses);
     }
 
     /**

@@ -37,13 +37,18 @@ final class DaemonHealth {
      */
     void serving(List<DeviceRuntime> devices) {
         for (DeviceRuntime d : devices) {
-            String name = serviceName(d.id().toString());
-            Runnable update = () -> manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING
-                    : ServingStatus.NOT_SERVING);
-            d.watchReachability(update);
-            update.run();
+            device(d);
         }
         manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+    }
+
+    /** A device's service, following its reachability (also for a device that joins after the start). */
+    void device(DeviceRuntime d) {
+        String name = serviceName(d.id().toString());
+        Runnable update = () -> manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING
+                : ServingStatus.NOT_SERVING);
+        d.watchReachability(update);
+        update.run();
     }
 
     /** Shutdown began: every service NOT_SERVING, for good. */

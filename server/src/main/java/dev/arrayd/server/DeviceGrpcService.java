@@ -18,11 +18,12 @@ import java.util.List;
 final class DeviceGrpcService extends DeviceServiceGrpc.DeviceServiceImplBase {
 
     private final Scheduler scheduler;
-    private final List<BackendStatus> backends;
+    /** The backends' statuses now (a peer's devices join them when the peer comes up). */
+    private final java.util.function.Supplier<List<BackendStatus>> backends;
 
-    DeviceGrpcService(Scheduler scheduler, List<BackendStatus> backends) {
+    DeviceGrpcService(Scheduler scheduler, java.util.function.Supplier<List<BackendStatus>> backends) {
         this.scheduler = scheduler;
-        this.backends = List.copyOf(backends);
+        this.backends = backends;
     }
 
     @Override
@@ -32,7 +33,7 @@ final class DeviceGrpcService extends DeviceServiceGrpc.DeviceServiceImplBase {
             for (DeviceRuntime d : scheduler.devices()) {
                 b.addDevices(ProtoCodec.deviceInfo(d));
             }
-            for (BackendStatus s : backends) {
+            for (BackendStatus s : backends.get()) {
                 b.addBackends(BackendInfo.newBuilder().setName(s.name()).setAvailable(s.available())
                         .setReason(s.reason()).addAllDevices(s.devices().stream().map(DeviceId::toString).toList()));
             }

@@ -56,10 +56,11 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
     private final ClientLabels clients;
     private final KernelLabels kernels; // null: no kernel label (metrics-kernel-limit 0)
     private final Counter[][] commands = new Counter[CommandKind.values().length][CommandOutcome.values().length];
-    private final Timer[] queueWait;
-    private final Timer[] compute;
-    private final Timer[][] transfer;
-    private final Counter[][] transferBytes;
+    // per device index; grown (replaced) when a device joins after the start (see deviceAdded)
+    private volatile Timer[] queueWait;
+    private volatile Timer[] compute;
+    private volatile Timer[][] transfer;
+    private volatile Counter[][] transferBytes;
     private final JvmGcMetrics gc = new JvmGcMetrics();
 
     /** @param deviceIds the scheduler's devices in its order (their {@link DeviceRuntime#index()}) */
@@ -76,21 +77,10 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
         int n = deviceIds.size();
         queueWait = new Timer[n];
         compute = new Timer[n];
-        transfer = new Timer[n][DIRECTIONS.size()];
-        transferBytes = new Counter[n][DIRECTIONS.size()];
+        transfer = new Timer[n][];
+        transferBytes = new Counter[n][];
         for (int d = 0; d < n; d++) {
-            String id = deviceIds.get(d);
-            queueWait[d] = latency("arrayd.queue.wait", "Time from submission to the start of device work "
-                    + "(dependencies and queueing)").tag("device", id).register(registry);
-            compute[d] = latency("arrayd.compute", "Device time of launches and fills that succeeded")
-                    .tag("device", id).register(registry);
-            for (int dir = 0; dir < DIRECTIONS.size(); dir++) {
-                transfer[d][dir] = latency("arrayd.transfer", "Device time of uploads, downloads and copies that "
-                        + "succeeded").tag("device", id).tag("direction", DIRECTIONS.get(dir)).register(registry);
-                transferBytes[d][dir] = Counter.builder("arrayd.transferred").baseUnit("bytes").tag("device", id)
-                        .tag("direction", DIRECTIONS.get(dir)).description("Bytes moved by transfers that succeeded")
-                        .register(registry);
-            }
+            deviceMeters(d, deviceIds.get(d));
         }
         Gauge.builder("arrayd.build.info", () -> 1).tag("version", version)
                 .description("Always 1; the version label says which arrayd runs").register(registry);
@@ -102,6 +92,45 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
         new FileDescriptorMetrics().bindTo(registry);
+    }
+
+    /** The command meters of device {@code index}, whose id is {@code id}, into the per-device arrays. */
+    private void deviceMeters(int index, String id) {
+        queueWait[index] = latency("arrayd.queue.wait", "Time from submission to the start of device work "
+                + "(dependencies and queueing)").tag("device", id).register(registry);
+        compute[index] = latency("arrayd.compute", "Device time of launches and fills that succeeded")
+                .tag("device", id).register(registry);
+        transfer[index] = new Timer[DIRECTIONS.size()];
+        transferBytes[index] = new Counter[DIRECTIONS.size()];
+        for (int dir = 0; dir < DIRECTIONS.size(); dir++) {
+            transfer[index][dir] = latency("arrayd.transfer", "Device time of uploads, downloads and copies that "
+                    + "succeeded").tag("device", id).tag("direction", DIRECTIONS.get(dir)).register(registry);
+            transferBytes[index][dir] = Counter.builder("arrayd.transferred").baseUnit("bytes").tag("device", id)
+                    .tag("direction", DIRECTIONS.get(dir)).description("Bytes moved by transfers that succeeded")
+                    .register(registry);
+        }
+    }
+
+    /**
+     * A device joined after the start (a peer that came up): its command meters and gauges, before any command
+     * can use it (the scheduler calls this under its submit lock).
+     */
+    @Override
+    public synchronized void deviceAdded(DeviceRuntime device) {
+        int i = device.index();
+        if (i >= queueWait.length) {
+            int n = i + 1;
+            Timer[] q = java.util.Arrays.copyOf(queueWait, n);
+            Timer[] c = java.util.Arrays.copyOf(compute, n);
+            Timer[][] t = java.util.Arrays.copyOf(transfer, n);
+            Counter[][] b = java.util.Arrays.copyOf(transferBytes, n);
+            queueWait = q;
+            compute = c;
+            transfer = t;
+            transferBytes = b;
+        }
+        deviceMeters(i, device.id().toString());
+        deviceGauges(device);
     }
 
     private static Timer.Builder latency(String name, String description) {
@@ -132,42 +161,47 @@ public final class ArraydMetrics implements SchedulerObserver, AutoCloseable {
         Gauge.builder("arrayd.shutting.down", scheduler, s -> s.isShuttingDown() ? 1 : 0)
                 .description("1 once a graceful shutdown has begun (new work is refused)").register(registry);
         for (DeviceRuntime d : scheduler.devices()) {
-            String id = d.id().toString();
-            SlabPool pool = d.pool();
-            Gauge.builder("arrayd.device.memory.used", pool, SlabPool::usedBytes).baseUnit("bytes").tag("device", id)
-                    .description("Bytes allocated to buffers (exact, aligned sizes)").register(registry);
-            Gauge.builder("arrayd.device.memory.reserved", pool, SlabPool::reservedBytes).baseUnit("bytes")
-                    .tag("device", id).description("Bytes of slabs taken from the device (used + free in slabs)")
-                    .register(registry);
-            Gauge.builder("arrayd.device.memory.budget", pool, SlabPool::budgetBytes).baseUnit("bytes")
-                    .tag("device", id).description("Most bytes the slab pool may take from the device").register(registry);
-            Gauge.builder("arrayd.device.memory.capacity", d, x -> x.info().memoryBytes()).baseUnit("bytes")
-                    .tag("device", id).description("Memory of the device").register(registry);
-            Gauge.builder("arrayd.pool.fragmentation", pool, p -> p.stats().fragmentation()).baseUnit("ratio")
-                    .tag("device", id).description("1 - largest free block / free bytes in the slabs (0 = one free block)")
-                    .register(registry);
-            Gauge.builder("arrayd.pool.slabs", pool, p -> p.stats().slabs()).tag("device", id)
-                    .description("Slabs held by the pool").register(registry);
-            io.micrometer.core.instrument.FunctionCounter.builder("arrayd.pool.evictions", d, DeviceRuntime::evictions)
-                    .tag("device", id).description("Replicas dropped to make room (written back to the host first when "
-                            + "they held the only current copy)").register(registry);
-            io.micrometer.core.instrument.FunctionCounter.builder("arrayd.device.busy", d, x -> x.busyNanos() / 1e9)
-                    .baseUnit("seconds").tag("device", id)
-                    .description("Time the device had work: at least one command handed to it and not finished "
-                            + "(rate() of it is the busy fraction)").register(registry);
-            BusyWindow window = new BusyWindow(d::busyNanos, System::nanoTime);
-            Gauge.builder("arrayd.device.utilization", window, BusyWindow::fraction).baseUnit("ratio").tag("device", id)
-                    .description("Fraction of the last 5 to 10 s (or of the time since the previous scrape, when "
-                            + "longer) the device had work").register(registry);
-            Gauge.builder("arrayd.device.backlog", d, x -> x.backlogNanos() / 1e9).baseUnit("seconds").tag("device", id)
-                    .description("Expected device time of the launches queued or running here (placement's queued work)")
-                    .register(registry);
-            for (StreamKind k : StreamKind.values()) {
-                Gauge.builder("arrayd.queue.depth", d, x -> x.pendingCommands(k)).tag("device", id)
-                        .tag("stream", k.label())
-                        .description("Commands submitted and not finished (waiting, queued or running), by device and "
-                                + "stream kind").register(registry);
-            }
+            deviceGauges(d);
+        }
+    }
+
+    /** The gauges over device {@code d}'s state (read at scrape time). */
+    private void deviceGauges(DeviceRuntime d) {
+        String id = d.id().toString();
+        SlabPool pool = d.pool();
+        Gauge.builder("arrayd.device.memory.used", pool, SlabPool::usedBytes).baseUnit("bytes").tag("device", id)
+                .description("Bytes allocated to buffers (exact, aligned sizes)").register(registry);
+        Gauge.builder("arrayd.device.memory.reserved", pool, SlabPool::reservedBytes).baseUnit("bytes")
+                .tag("device", id).description("Bytes of slabs taken from the device (used + free in slabs)")
+                .register(registry);
+        Gauge.builder("arrayd.device.memory.budget", pool, SlabPool::budgetBytes).baseUnit("bytes")
+                .tag("device", id).description("Most bytes the slab pool may take from the device").register(registry);
+        Gauge.builder("arrayd.device.memory.capacity", d, x -> x.info().memoryBytes()).baseUnit("bytes")
+                .tag("device", id).description("Memory of the device").register(registry);
+        Gauge.builder("arrayd.pool.fragmentation", pool, p -> p.stats().fragmentation()).baseUnit("ratio")
+                .tag("device", id).description("1 - largest free block / free bytes in the slabs (0 = one free block)")
+                .register(registry);
+        Gauge.builder("arrayd.pool.slabs", pool, p -> p.stats().slabs()).tag("device", id)
+                .description("Slabs held by the pool").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("arrayd.pool.evictions", d, DeviceRuntime::evictions)
+                .tag("device", id).description("Replicas dropped to make room (written back to the host first when "
+                        + "they held the only current copy)").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("arrayd.device.busy", d, x -> x.busyNanos() / 1e9)
+                .baseUnit("seconds").tag("device", id)
+                .description("Time the device had work: at least one command handed to it and not finished "
+                        + "(rate() of it is the busy fraction)").register(registry);
+        BusyWindow window = new BusyWindow(d::busyNanos, System::nanoTime);
+        Gauge.builder("arrayd.device.utilization", window, BusyWindow::fraction).baseUnit("ratio").tag("device", id)
+                .description("Fraction of the last 5 to 10 s (or of the time since the previous scrape, when "
+                        + "longer) the device had work").register(registry);
+        Gauge.builder("arrayd.device.backlog", d, x -> x.backlogNanos() / 1e9).baseUnit("seconds").tag("device", id)
+                .description("Expected device time of the launches queued or running here (placement's queued work)")
+                .register(registry);
+        for (StreamKind k : StreamKind.values()) {
+            Gauge.builder("arrayd.queue.depth", d, x -> x.pendingCommands(k)).tag("device", id)
+                    .tag("stream", k.label())
+                    .description("Commands submitted and not finished (waiting, queued or running), by device and "
+                            + "stream kind").register(registry);
         }
     }
 

@@ -51,6 +51,11 @@ public final class TracingObserver implements SchedulerObserver {
     }
 
     @Override
+    public void deviceAdded(dev.arrayd.scheduler.DeviceRuntime device) {
+        inner.deviceAdded(device);
+    }
+
+    @Override
     public void compiled(String backend, long nanos, boolean succeeded) {
         inner.compiled(backend, nanos, succeeded);
     }

@@ -35,6 +35,14 @@ public interface Backend extends AutoCloseable {
         return () -> { };
     }
 
+    /**
+     * Devices found after {@link #openDevices} (a peer daemon that came up later): the backend calls
+     * {@code listener} with each batch, on a thread of its own, before any of them is used. Registered once,
+     * after {@link #openDevices}; the default never finds more.
+     */
+    default void onDevicesAdded(java.util.function.Consumer<List<Device>> listener) {
+    }
+
     @Override
     void close();
 }

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * ({@code gpu-node-1/cuda:0}). This daemon is a client of each peer: one session per peer, whose tenant, quotas and
  * fair share the peer applies as to any client. A probe checks every link each {@link RemoteOptions#probeInterval()}
  * and connects lost ones again; a peer's devices are unreachable (health NOT_SERVING, commands UNAVAILABLE) while
- * its link is down.
+ * its link is down. A peer whose devices are not known yet (unreachable at the start, or a member of a
+ * {@code dns:///} set that appeared later) adds them when a probe first reaches it ({@link #onDevicesAdded}).
  */
 public final class RemoteBackend implements Backend {
 
@@ -34,9 +35,14 @@ public final class RemoteBackend implements Backend {
     private static final Logger log = LoggerFactory.getLogger(RemoteBackend.class);
 
     private final RemoteOptions options;
-    private final List<PeerLink> links = new ArrayList<>();
+    /** Every peer's link (members of sets that appear later are added). */
+    private final List<PeerLink> links = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Links whose devices are known (listed at the start, or joined later). */
+    private final java.util.Set<PeerLink> listed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Told about devices of peers that join after the start; null until the server asks. */
+    private volatile java.util.function.Consumer<List<Device>> added;
     private final RemoteCompiler compiler;
-    private final List<RemoteDevice> devices = new ArrayList<>();
+    private final List<RemoteDevice> devices = new java.util.concurrent.CopyOnWriteArrayList<>();
     private ScheduledExecutorService probe;
     private ScheduledExecutorService resolver;
     /** The peers' channels' transport threads: not the server's (see {@link PeerLink}). */
@@ -48,8 +54,6 @@ public final class RemoteBackend implements Backend {
 
     /** When opening the devices stops waiting for peers (a {@link System#nanoTime()}). */
     private final long startUntil;
-    /** Members of sets that appeared after the start (named once each in the log). */
-    private final java.util.Set<String> unattached = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** How often the sets are resolved again (their members' addresses change as pods come and go). */
     static final java.time.Duration RESOLVE_INTERVAL = java.time.Duration.ofSeconds(5);
@@ -68,7 +72,7 @@ public final class RemoteBackend implements Backend {
                 links.add(new PeerLink(member, options, completions, eventLoop));
             }
         }
-        this.compiler = new RemoteCompiler(List.copyOf(links));
+        this.compiler = new RemoteCompiler(links); // the live list: a module compiles on a later peer at its first launch
     }
 
     /** The members {@code set} resolves to, trying again each probe interval until the start wait is over. */
@@ -96,8 +100,8 @@ public final class RemoteBackend implements Backend {
 
     /**
      * Resolves every set again. A member whose name is known at a new address (its pod came back elsewhere) is
-     * reached there once its link is down; a name not seen at the start is logged (its devices are added when this
-     * daemon restarts: the devices are fixed at start).
+     * reached there once its link is down; a name not seen before gets a link, and its devices join at the next
+     * probe that reaches it ({@link #joinNewPeers}).
      */
     void resolveSets() {
         for (PeerSet set : options.sets()) {
@@ -115,12 +119,58 @@ public final class RemoteBackend implements Backend {
                     if (known.retarget(member.target())) {
                         log.info("peer {} of {} is now at {}", member.name(), set, member.target());
                     }
-                } else if (unattached.add(member.name())) {
-                    log.warn("peer {} ({}) of {} appeared after this daemon started: its devices are added when this "
-                            + "daemon restarts", member.name(), member.target(), set);
+                } else {
+                    log.info("peer {} ({}) of {} appeared: its devices join when it answers", member.name(),
+                            member.target(), set);
+                    links.add(new PeerLink(member, options, completions, eventLoop));
                 }
             }
         }
+    }
+
+    /**
+     * Lists the devices of every reachable peer whose devices are not known yet, and hands them to the listener
+     * ({@link #onDevicesAdded}); a peer that does not answer is tried again at the next probe.
+     */
+    void joinNewPeers() {
+        java.util.function.Consumer<List<Device>> to = added;
+        if (to == null) {
+            return;
+        }
+        for (PeerLink link : links) {
+            if (listed.contains(link) || !link.isUp()) {
+                continue;
+            }
+            List<Device> found = new ArrayList<>();
+            try {
+                String first = null;
+                for (var info : link.devices()) {
+                    if (!info.id().contains("/")) { // its own devices only: not those of its peers
+                        RemoteDevice d = new RemoteDevice(link, info);
+                        found.add(d);
+                        first = first == null ? info.id() : first;
+                    }
+                }
+                if (first != null) {
+                    link.measure(first);
+                }
+            } catch (ArraydException e) {
+                log.debug("peer {} ({}): its devices are not listed yet: {}", link.name(), link.target(), e.getMessage());
+                continue;
+            }
+            listed.add(link);
+            found.forEach(d -> devices.add((RemoteDevice) d));
+            log.info("peer {} ({}) joined with devices {}", link.name(), link.target(),
+                    found.stream().map(Device::id).toList());
+            if (!found.isEmpty()) {
+                to.accept(List.copyOf(found));
+            }
+        }
+    }
+
+    @Override
+    public void onDevicesAdded(java.util.function.Consumer<List<Device>> listener) {
+        added = listener;
     }
 
     @Override
@@ -130,28 +180,28 @@ public final class RemoteBackend implements Backend {
 
     @Override
     public Optional<String> unavailableReason() {
-        return links.isEmpty() ? Optional.of(options.hasPeers() ? "no peers: " + options.sets() + " named no daemon "
-                + "but this one within " + options.startWait().toSeconds() + " s" : "no peers (--peers)") : Optional.empty();
+        return options.hasPeers() ? Optional.empty() : Optional.of("no peers (--peers)");
     }
 
     /**
      * Connects to every peer and opens all their devices ({@code count} is ignored), waiting up to
      * {@link RemoteOptions#startWait()} for peers that are not up yet. A peer unreachable by then adds no devices
-     * (logged); its devices join when this daemon restarts while it is up.
+     * now (logged); they join when a probe first reaches it ({@link #joinNewPeers}).
      */
     @Override
     public List<Device> openDevices(int count) {
         // every peer at once, each given until the start wait is over to come up (members of a pool start together)
-        List<CompletableFuture<List<dev.arrayd.client.DeviceInfo>>> listed = new ArrayList<>();
+        List<CompletableFuture<List<dev.arrayd.client.DeviceInfo>>> lists = new ArrayList<>();
         long until = startUntil;
-        for (PeerLink link : links) {
-            listed.add(CompletableFuture.supplyAsync(() -> listWhenUp(link, until), completions));
+        List<PeerLink> atStart = List.copyOf(links);
+        for (PeerLink link : atStart) {
+            lists.add(CompletableFuture.supplyAsync(() -> listWhenUp(link, until), completions));
         }
-        for (int i = 0; i < links.size(); i++) {
-            PeerLink link = links.get(i);
+        for (int i = 0; i < atStart.size(); i++) {
+            PeerLink link = atStart.get(i);
             try {
                 String first = null;
-                for (var info : listed.get(i).join()) {
+                for (var info : lists.get(i).join()) {
                     if (!info.id().contains("/")) { // its own devices only: not those of its peers
                         devices.add(new RemoteDevice(link, info));
                         first = first == null ? info.id() : first;
@@ -160,14 +210,23 @@ public final class RemoteBackend implements Backend {
                 if (first != null) {
                     link.measure(first);
                 }
+                listed.add(link);
             } catch (ArraydException | java.util.concurrent.CompletionException e) {
                 Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-                log.warn("peer {} ({}) adds no devices: {}", link.name(), link.target(), cause.getMessage());
+                log.warn("peer {} ({}) adds no devices for now (they join when it answers): {}", link.name(),
+                        link.target(), cause.getMessage());
             }
         }
         probe = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("arrayd-peer-probe").unstarted(r));
         long every = options.probeInterval().toMillis();
-        probe.scheduleWithFixedDelay(() -> links.forEach(PeerLink::probe), every, every, TimeUnit.MILLISECONDS);
+        probe.scheduleWithFixedDelay(() -> {
+            try {
+                links.forEach(PeerLink::probe);
+                joinNewPeers();
+            } catch (RuntimeException e) { // (an exception would end the schedule)
+                log.warn("probing the peers failed: {}", e.toString());
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
         if (!options.sets().isEmpty()) {
             // a thread of its own: a lookup that waits for a slow name server must not hold the links' probes back
             resolver = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
