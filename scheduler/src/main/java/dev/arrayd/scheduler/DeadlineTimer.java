@@ -35,8 +35,13 @@ final class DeadlineTimer {
     DeadlineTimer(SchedulerContext ctx) {
         this.ctx = ctx;
         for (DeviceRuntime d : ctx.devices()) {
-            d.queue().onEarlierDeadline(this::arm);
+            watch(d);
         }
+    }
+
+    /** Arms the timer for the deadlines queued on {@code d} (also a device added after the start). */
+    void watch(DeviceRuntime d) {
+        d.queue().onEarlierDeadline(this::arm);
     }
 
     /** Makes sure the timer runs at {@code deadlineNanos} (scheduler clock) or earlier. */

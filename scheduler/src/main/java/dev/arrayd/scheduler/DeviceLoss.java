@@ -24,11 +24,16 @@ final class DeviceLoss {
      */
     static void watch(SchedulerContext ctx) {
         for (DeviceRuntime d : ctx.devices()) {
-            d.watchReachability(() -> {
-                if (!d.isReachable()) {
-                    Thread.ofVirtual().name("arrayd-device-loss").start(() -> forget(ctx, d));
-                }
-            });
+            watch(ctx, d);
         }
+    }
+
+    /** Watches one device (also one added after the start) as {@link #watch(SchedulerContext)} does. */
+    static void watch(SchedulerContext ctx, DeviceRuntime d) {
+        d.watchReachability(() -> {
+            if (!d.isReachable()) {
+                Thread.ofVirtual().name("arrayd-device-loss").start(() -> forget(ctx, d));
+            }
+        });
     }
 }

@@ -116,6 +116,8 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
             }
             for (Device d : added) {
                 DeviceRuntime r = ctx.add(d);
+                deadlines.watch(r);
+                DeviceLoss.watch(ctx, r);
                 ctx.observer().deviceAdded(r);
                 out.add(r);
                 log.info("device {} added ({} devices)", r.id(), ctx.deviceCount());

@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
+import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,7 +24,7 @@ class DeviceAddedTest {
 
     @Test
     void aDeviceAddedLaterServesBuffersAndKernelsMadeBeforeIt() throws Exception {
-        try (SchedulerFixture f = new SchedulerFixture(3, 2)) {
+        try (SchedulerFixture f = new SchedulerFixture(3, 2, 0)) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("late", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
@@ -58,6 +61,32 @@ class DeviceAddedTest {
 
             assertThrows(IllegalArgumentException.class, () -> sch.addDevices(List.of(f.devices.getFirst().device)),
                     "an id present already");
+        }
+    }
+
+    @Test
+    void theDeadlineTimerWatchesADeviceAddedLater() throws Exception {
+        try (SchedulerFixture f = new SchedulerFixture(2, 1, 1)) {
+            Scheduler sch = f.scheduler;
+            f.addLate();
+            TestDevice late = f.devices.get(1);
+            Session s = sch.openSession("late-deadline", 60_000);
+            Buffer busy = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "busy");
+            Buffer other = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "other");
+            long busyStream = sch.createStream(s, "null:1").handle();
+            MultiDeviceProperties.await(List.of(sch.stream(s, 0, "null:1").allWork()));
+            late.hold();
+            Event running = sch.submit(s, List.of(new CommandSpec(0, null, busyStream, new CommandSpec.FillOp(busy.handle(),
+                    KernelArg.Scalar.i64(1), 0, 0))), null).getFirst();
+            // queued behind it (one dispatch slot), with a deadline: the timer, not a dispatch, must drop it
+            Event expiring = sch.submit(s, List.of(new CommandSpec(0, null, 0, new CommandSpec.FillOp(other.handle(),
+                    KernelArg.Scalar.i64(2), 0, 0), System.nanoTime() + 50_000_000L, null)), null).getFirst();
+            assertEquals(1, sch.device("null:1").queuedCommands(), "queued behind the held one");
+            Event failed = expiring.toFuture().get(30, TimeUnit.SECONDS);
+            assertEquals(ErrorCode.DEADLINE_EXCEEDED, failed.failure().code(), "dropped while the device still held");
+            late.open();
+            assertEquals(EventState.SUCCEEDED, running.toFuture().get(30, TimeUnit.SECONDS).state());
+            sch.closeSession(s);
         }
     }
 }
