@@ -24,7 +24,7 @@ class DeviceAddedTest {
 
     @Test
     void aDeviceAddedLaterServesBuffersAndKernelsMadeBeforeIt() throws Exception {
-        try (SchedulerFixture f = new SchedulerFixture(3, 2, 0)) {
+        try (SchedulerFixture f = SchedulerFixture.withLate(3, 2, 0)) {
             Scheduler sch = f.scheduler;
             Session s = sch.openSession("late", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(s);
@@ -66,7 +66,7 @@ class DeviceAddedTest {
 
     @Test
     void theDeadlineTimerWatchesADeviceAddedLater() throws Exception {
-        try (SchedulerFixture f = new SchedulerFixture(2, 1, 1)) {
+        try (SchedulerFixture f = SchedulerFixture.withLate(2, 1, 1)) {
             Scheduler sch = f.scheduler;
             f.addLate();
             TestDevice late = f.devices.get(1);

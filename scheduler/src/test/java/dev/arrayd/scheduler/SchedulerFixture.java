@@ -77,8 +77,8 @@ final class SchedulerFixture implements AutoCloseable {
      * @param present       how many of the devices the scheduler starts with; {@link #addLate()} adds the others
      * @param dispatchDepth commands each device may be handed at once (0 = automatic)
      */
-    SchedulerFixture(int deviceCount, int present, int dispatchDepth) {
-        this(deviceCount, present, 1L << 24, 1L << 20, dispatchDepth, System::nanoTime, (i, d) -> d);
+    static SchedulerFixture withLate(int deviceCount, int present, int dispatchDepth) {
+        return new SchedulerFixture(deviceCount, present, 1L << 24, 1L << 20, dispatchDepth, System::nanoTime, (i, d) -> d);
     }
 
     private SchedulerFixture(int deviceCount, int present, long memory, long slabBytes, int dispatchDepth,
