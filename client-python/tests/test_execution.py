@@ -176,6 +176,25 @@ def test_a_wait_with_a_timeout_returns_in_time_and_the_event_still_completes(ses
     assert long.done() and not long.failed()
 
 
+def test_a_large_write_keeps_its_place_among_queued_commands(session):
+    """A write of several batch messages (built when it is called) goes out between the commands queued before and
+    after it, and its bytes are those of the array when write() was called."""
+    k = session.compile(K.add_scalar)["add_scalar"]
+    n = 3 << 20  # 12 MiB of f32: two batch messages
+    data = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    x = session.array(np.zeros(n, dtype=np.float32))
+    for _ in range(3):
+        before = k(n, x, 1.0, n)   # queued before the write: overwritten by it
+        x.write(data)
+        data_copy = data.copy()
+        data[:] = -7               # changed after write() returned: not what was written
+        after = k(n, x, 2.0, n)
+        after.wait()
+        assert before.done()
+        np.testing.assert_array_equal(x.numpy(), data_copy + np.float32(2))
+        data[:] = data_copy
+
+
 def test_a_rejected_batch_fails_its_events_with_the_right_error(session):
     x = session.empty(4, np.float32)
     with pytest.raises(arrayd.OutOfRange, match="fill"):

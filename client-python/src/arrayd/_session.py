@@ -1,6 +1,7 @@
 """A session: its buffers, kernels, streams and graphs, and every command, sent on its session stream."""
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -12,7 +13,7 @@ from google.protobuf import duration_pb2, timestamp_pb2
 from . import _dtypes, _wire
 from ._buffer import Buffer, Kernel, Stream
 from ._errors import ArraydError, CompileError, InvalidArgument
-from ._stream import Event, SessionStream
+from ._stream import MAX_BATCH_BYTES, Event, SessionStream
 from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, regions_pb2, sessions_pb2)
 
 #: Bytes of one inline upload command (the daemon's limit for data inside a batch).
@@ -172,10 +173,6 @@ class Session:
                 event = self._next_id()
                 events.append(Event(event))
                 wire.append(_wire.with_event(event, c.body))
-            elif isinstance(c, _PendingUpload):
-                c.head.event = self._next_id()
-                events.append(Event(c.head.event))
-                wire.append(_wire.upload_command(c.head, c.buffer, c.offset, c.data))
             else:
                 c.event = self._next_id()
                 events.append(Event(c.event))
@@ -248,17 +245,35 @@ class Session:
             return self._submit([head])[0]
         if len(view) > UPLOAD_CHUNK and self._recording is None and self._staging_area() is not None:
             return self._staging.upload(buffer, view, offset_bytes, list(wait_for), stream)
-        commands: list = []
-        for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
-            chunk = view[start:start + UPLOAD_CHUNK]
-            head = self._command(wait_for=wait_for if start == 0 else (), stream=stream)
-            if self._recording is not None:
+        if self._recording is not None:
+            commands: list = []
+            for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
+                head = self._command(wait_for=wait_for if start == 0 else (), stream=stream)
                 head.upload.CopyFrom(execution_pb2.Upload(buffer=buffer.id, offset_bytes=offset_bytes + start,
-                                                          data=chunk.tobytes()))
+                                                          data=view[start:start + UPLOAD_CHUNK].tobytes()))
                 commands.append(head)
-            else:  # the bytes go from the array into the message once
-                commands.append(_PendingUpload(head, buffer.id, offset_bytes + start, chunk))
-        return self._submit(commands)[-1]
+            return self._submit(commands)[-1]
+        # whole batch messages built here: the bytes go from the array into the message once, now (the caller may
+        # change the array once this returns), and the batches keep their place among the session's commands
+        last = None
+        group: list = []
+        events: list[Event] = []
+        size = 0
+        for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
+            head = self._command(wait_for=wait_for if start == 0 else (), stream=stream)
+            event = Event(self._next_id())
+            head.event = event.id
+            command = _wire.upload_parts(head.SerializeToString(), buffer.id, offset_bytes + start,
+                                         view[start:start + UPLOAD_CHUNK])
+            if group and size + command[1] > MAX_BATCH_BYTES:
+                self._stream.submit_batch(events, functools.partial(_wire.batch_from_parts, commands=group))
+                group, events, size = [], [], 0
+            group.append(command)
+            events.append(event)
+            size += command[1]
+            last = event
+        self._stream.submit_batch(events, functools.partial(_wire.batch_from_parts, commands=group))
+        return last
 
     def download(self, buffer: Buffer, *, offset_bytes: int = 0, size_bytes: int = 0, wait_for: Iterable[Event] = (),
                  stream: Stream | None = None, whole_padded: bool = False,
@@ -430,18 +445,6 @@ class _Encoded:
 
     def __init__(self, body: bytes):
         self.body = body
-
-
-class _PendingUpload:
-    """An upload command whose data is serialized straight from the caller's memory (see :mod:`arrayd._wire`)."""
-
-    __slots__ = ("head", "buffer", "offset", "data")
-
-    def __init__(self, head: execution_pb2.Command, buffer: int, offset: int, data: memoryview):
-        self.head = head
-        self.buffer = buffer
-        self.offset = offset
-        self.data = data
 
 
 class GraphRecorder:

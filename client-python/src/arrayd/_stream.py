@@ -196,6 +196,12 @@ class SessionStream:
         if self._register(events):
             self._queue.put((commands, events))
 
+    def submit_batch(self, events: list[Event], build: Callable[..., bytes]) -> None:
+        """Queues a whole batch message, ``build(batch_id=…)``, made now (its commands carry ``events``' ids):
+        it goes out as it is, in its place among the queued commands."""
+        if self._register(events):
+            self._queue.put(("batch", build(batch_id=self._track(events))))
+
     def replay(self, request, events: list[Event]) -> None:
         """Queues a graph replay (its events, from ``first_event`` on, complete like commands)."""
         if self._register(events):
@@ -280,31 +286,38 @@ class SessionStream:
             session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE,
             completion_linger_us=self._linger_us)).SerializeToString()
         carry: collections.deque = collections.deque()  # (command, event) pairs taken from the queue, not sent yet
+        held = None  # a replay or a whole batch taken from the queue: it goes right after the carried commands
         closing = False
         while True:
             if not carry:
-                if closing:
-                    return
-                item = self._queue.get()
-                if item is None:
-                    return
+                if held is not None:
+                    item, held = held, None
+                else:
+                    if closing:
+                        return
+                    item = self._queue.get()
+                    if item is None:
+                        return
                 if item[0] == "replay":
                     _, request, events = item
                     request.batch_id = self._track(events)
                     yield execution_pb2.ExecuteRequest(replay=request).SerializeToString()
                     continue
+                if item[0] == "batch":
+                    yield item[1]
+                    continue
                 carry.extend(zip(item[0], item[1]))
-            # whatever else is queued goes in the same batch, up to a count and a size
-            while len(carry) < MAX_BATCH and not closing and not self._queue.empty():
+            # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay or a
+            # whole batch ends it)
+            while len(carry) < MAX_BATCH and not closing and held is None and not self._queue.empty():
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if nxt is None:
                     closing = True
-                elif nxt[0] == "replay":
-                    self._queue.put(nxt)  # after this batch (replays are rare; order against it is by events)
-                    break
+                elif nxt[0] in ("replay", "batch"):
+                    held = nxt
                 else:
                     carry.extend(zip(nxt[0], nxt[1]))
             commands, events, size = [], [], 0

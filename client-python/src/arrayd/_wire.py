@@ -51,11 +51,24 @@ def batch_request(batch_id: int, commands: list[bytes]) -> bytes:
     return b"".join([_BATCH, varint(body_len), *parts])
 
 
-def upload_command(head: execution_pb2.Command, buffer: int, offset: int, data: memoryview) -> bytes:
-    """The bytes of ``head`` (event, waits, stream, ...) with ``upload{buffer, offset_bytes, data}`` added."""
+def upload_parts(head: bytes, buffer: int, offset: int, data: memoryview) -> tuple[list, int]:
+    """The pieces of a serialized ``Command`` (``head``: its other fields, event included) with
+    ``upload{buffer, offset_bytes, data}`` added, and their length; ``data`` is not copied here."""
     upload_head = b"".join([_UPLOAD_BUFFER, varint(buffer), _UPLOAD_OFFSET, varint(offset), _UPLOAD_DATA,
                             varint(len(data))])
-    return b"".join([head.SerializeToString(), _UPLOAD, varint(len(upload_head) + len(data)), upload_head, data])
+    size = len(upload_head) + len(data)
+    key_len = _UPLOAD + varint(size)
+    return [head, key_len, upload_head, data], len(head) + len(key_len) + size
+
+
+def batch_from_parts(batch_id: int, commands: list[tuple[list, int]]) -> bytes:
+    """``ExecuteRequest{batch: CommandBatch{batch_id, commands}}`` from commands given as pieces (``upload_parts``),
+    joined once: an upload's bytes are copied from the caller's array into the message and nowhere else."""
+    parts = [_BATCH_ID, varint(batch_id)]
+    for pieces, size in commands:
+        parts += (_COMMAND, varint(size), *pieces)
+    body_len = sum(len(p) for p in parts)
+    return b"".join([_BATCH, varint(body_len), *parts])
 
 
 # Command and Launch fields (arrayd/v1/execution.proto)
