@@ -129,39 +129,6 @@ final class TaskBenchScenario implements Scenario {
     /** Peak measurements before the graphs, and again after them. */
     static final int PEAK_MEASUREMENTS = 3;
 
-    /** One run: a graph at one iteration count, in one sweep; {@code peak} is the run's (one for all graphs). */
-    record Run(int sweep, String graph, long iterations, int timesteps, int width, long tasks, long dependencies,
-            long flops, long nanos, int cores, double peak) {
-        Run withPeak(double p) {
-            return new Run(sweep, graph, iterations, timesteps, width, tasks, dependencies, flops, nanos, cores, p);
-        }
-
-        double flopsPerSecond() {
-            return flops / (nanos / 1e9);
-        }
-
-        double granularityMicros() {
-            return nanos / 1e3 * cores / tasks;
-        }
-
-        double efficiency() {
-            return flopsPerSecond() / peak;
-        }
-
-        List<String> taskBenchLines() {
-            return List.of(
-                    String.format(Locale.ROOT, "Graph %s, width %d, timesteps %d, kernel compute_bound, iterations %d, "
-                            + "sweep %d", graph, width, timesteps, iterations, sweep + 1),
-                    "Total Tasks " + tasks,
-                    "Total Dependencies " + dependencies,
-                    "Total FLOPs " + flops,
-                    String.format(Locale.ROOT, "Elapsed Time %e seconds", nanos / 1e9),
-                    String.format(Locale.ROOT, "FLOP/s %e", flopsPerSecond()),
-                    String.format(Locale.ROOT, "Task Granularity %.3f us, Efficiency %.1f %%", granularityMicros(),
-                            100 * efficiency()));
-        }
-    }
-
     /** Only with {@code --kernel c}. */
     @Override
     public boolean nativeSource() {
@@ -229,7 +196,7 @@ final class TaskBenchScenario implements Scenario {
         Progress progress = ctx.progress();
         progress.update("taskbench: connecting to " + ctx.target());
         ManagedChannel channel = Channels.open(ctx);
-        List<Run> runs = new ArrayList<>();
+        List<TaskBenchRun> runs = new ArrayList<>();
         List<String> log = new ArrayList<>();
         int width;
         int cores;
@@ -310,7 +277,7 @@ final class TaskBenchScenario implements Scenario {
                         long nanos = runner.run(g, iterations, steps);
                         long deps = countDependencies(g, steps, width);
                         long tasks = (long) steps * width;
-                        runs.add(new Run(sweep, g.name(), iterations, steps, width, tasks, deps,
+                        runs.add(new TaskBenchRun(sweep, g.name(), iterations, steps, width, tasks, deps,
                                 ComputeKernel.flopsPerTask(iterations) * tasks, nanos, cores, Double.NaN));
                     }
                     progress.line(String.format(Locale.ROOT, "taskbench: sweep %d/%d: %s done", sweep + 1, sweeps,
@@ -334,8 +301,8 @@ final class TaskBenchScenario implements Scenario {
         }
         progress.clear();
         double p = peak;
-        List<Run> measured = runs.stream().map(r -> r.withPeak(p)).toList();
-        for (Run r : measured) {
+        List<TaskBenchRun> measured = runs.stream().map(r -> r.withPeak(p)).toList();
+        for (TaskBenchRun r : measured) {
             log.addAll(r.taskBenchLines());
             log.add("");
         }
@@ -392,18 +359,6 @@ final class TaskBenchScenario implements Scenario {
             }
         }
         return n;
-    }
-
-    /** The run of smallest granularity with at least 50% efficiency, or null. */
-    static Run metg(List<Run> runs, String graph) {
-        Run best = null;
-        for (Run r : runs) {
-            if (r.graph().equals(graph) && r.efficiency() >= 0.5
-                    && (best == null || r.granularityMicros() < best.granularityMicros())) {
-                best = r;
-            }
-        }
-        return best;
     }
 
     /** Submits graphs through one session: launches by timestep, waiting on the events of the timestep before. */
@@ -477,46 +432,14 @@ final class TaskBenchScenario implements Scenario {
         }
     }
 
-    /** A graph's METG(50%) over the sweeps: the median and range of the sweeps that reached it. */
-    record Metg(double medianMicros, double minMicros, double maxMicros, int reached, double bestEfficiency) {
-        String median() {
-            return Double.isNaN(medianMicros) ? "not reached" : String.format(Locale.ROOT, "%.1f", medianMicros);
-        }
-    }
-
-    /**
-     * The median over sweeps of each sweep's METG (a sweep that never reached 50% counts as infinite, so the
-     * median is "not reached" when most did not); the best efficiency is the median of each sweep's best.
-     */
-    static Metg metgOverSweeps(List<Run> runs, String graph, int sweeps) {
-        double[] perSweep = new double[sweeps];
-        double[] best = new double[sweeps];
-        List<Double> reached = new ArrayList<>();
-        for (int s = 0; s < sweeps; s++) {
-            int sweep = s;
-            List<Run> of = runs.stream().filter(r -> r.sweep() == sweep).toList();
-            Run m = metg(of, graph);
-            perSweep[s] = m == null ? Double.POSITIVE_INFINITY : m.granularityMicros();
-            if (m != null) {
-                reached.add(m.granularityMicros());
-            }
-            best[s] = of.stream().filter(r -> r.graph().equals(graph)).mapToDouble(Run::efficiency).max().orElse(0);
-        }
-        double med = ThroughputScenario.median(perSweep);
-        return new Metg(Double.isInfinite(med) ? Double.NaN : med,
-                reached.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
-                reached.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), reached.size(),
-                ThroughputScenario.median(best));
-    }
-
-    private Report report(BenchContext ctx, List<TaskGraph> graphs, List<Run> runs, List<String> log, int width,
+    private Report report(BenchContext ctx, List<TaskGraph> graphs, List<TaskBenchRun> runs, List<String> log, int width,
             int cores, double peak, double peakMin, double peakMax, int sweeps, List<String> deviceIds,
             TaskBenchBreakdown.Result breakdown)
             throws Exception {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("runs.csv"))) {
             w.write("sweep,graph,iterations,timesteps,width,tasks,dependencies,flops,elapsed_s,flops_per_s,granularity_us,"
                     + "efficiency\n");
-            for (Run r : runs) {
+            for (TaskBenchRun r : runs) {
                 w.write(String.format(Locale.ROOT, "%d,%s,%d,%d,%d,%d,%d,%d,%.6f,%.1f,%.3f,%.6f%n", r.sweep() + 1, r.graph(),
                         r.iterations(), r.timesteps(), r.width(), r.tasks(), r.dependencies(), r.flops(), r.nanos() / 1e9,
                         r.flopsPerSecond(), r.granularityMicros(), r.efficiency()));
@@ -524,7 +447,7 @@ final class TaskBenchScenario implements Scenario {
         }
         Files.write(ctx.outDir().resolve("taskbench.txt"), log);
         // an efficiency above 100% means the peak was measured wrong: no figure of this run can be trusted
-        for (Run r : runs) {
+        for (TaskBenchRun r : runs) {
             if (r.efficiency() > 1.0) {
                 throw new IllegalStateException(String.format(Locale.ROOT, "measurement error: %s at 2^%d iterations "
                                 + "(sweep %d) ran at %.1f%% of the peak (%.3f GFLOP/s against the peak %.3f, measured "
@@ -533,7 +456,7 @@ final class TaskBenchScenario implements Scenario {
                         r.flopsPerSecond() / 1e9, peak / 1e9, peakMin / 1e9, peakMax / 1e9, ctx.outDir()));
             }
         }
-        Map<String, Metg> metgs = new LinkedHashMap<>();
+        Map<String, TaskBenchMetg> metgs = new LinkedHashMap<>();
         LineChart chart = new LineChart(String.format(Locale.ROOT,
                 "Task Bench through arrayd (width %d, %d cores): efficiency vs task granularity (median of %d sweeps)",
                 width, cores, sweeps), "task granularity (µs)", "efficiency vs in-process peak (%)")
@@ -541,20 +464,20 @@ final class TaskBenchScenario implements Scenario {
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("metg.csv"))) {
             w.write("graph,metg50_us_median,metg50_us_min,metg50_us_max,sweeps_reaching,best_efficiency\n");
             for (TaskGraph g : graphs) {
-                Metg m = metgOverSweeps(runs, g.name(), sweeps);
+                TaskBenchMetg m = TaskBenchMetg.overSweeps(runs, g.name(), sweeps);
                 metgs.put(g.name(), m);
                 w.write(String.format(Locale.ROOT, "%s,%s,%s,%s,%d,%.4f%n", g.name(), csv(m.medianMicros()),
                         csv(m.minMicros()), csv(m.maxMicros()), m.reached(), m.bestEfficiency()));
                 // the curve: each iteration count's median granularity and efficiency over the sweeps
-                List<Long> counts = runs.stream().filter(r -> r.graph().equals(g.name())).map(Run::iterations).distinct()
+                List<Long> counts = runs.stream().filter(r -> r.graph().equals(g.name())).map(TaskBenchRun::iterations).distinct()
                         .sorted().toList();
                 double[] gran = new double[counts.size()];
                 double[] eff = new double[counts.size()];
                 for (int i = 0; i < counts.size(); i++) {
                     long it = counts.get(i);
-                    List<Run> at = runs.stream().filter(r -> r.graph().equals(g.name()) && r.iterations() == it).toList();
-                    gran[i] = ThroughputScenario.median(at.stream().mapToDouble(Run::granularityMicros).toArray());
-                    eff[i] = 100 * ThroughputScenario.median(at.stream().mapToDouble(Run::efficiency).toArray());
+                    List<TaskBenchRun> at = runs.stream().filter(r -> r.graph().equals(g.name()) && r.iterations() == it).toList();
+                    gran[i] = ThroughputScenario.median(at.stream().mapToDouble(TaskBenchRun::granularityMicros).toArray());
+                    eff[i] = 100 * ThroughputScenario.median(at.stream().mapToDouble(TaskBenchRun::efficiency).toArray());
                 }
                 chart.add(g.name(), gran, eff);
             }
@@ -562,7 +485,7 @@ final class TaskBenchScenario implements Scenario {
         chart.writePng(ctx.outDir().resolve("taskbench.png"));
 
         StringBuilder result = new StringBuilder();
-        for (Map.Entry<String, Metg> e : metgs.entrySet()) {
+        for (Map.Entry<String, TaskBenchMetg> e : metgs.entrySet()) {
             result.append("metg_").append(e.getKey()).append("_us=").append(Double.isNaN(e.getValue().medianMicros())
                     ? "NaN" : String.format(Locale.ROOT, "%.1f", e.getValue().medianMicros())).append(' ');
         }
@@ -577,7 +500,7 @@ final class TaskBenchScenario implements Scenario {
         lines.add(String.format(Locale.ROOT, "%-12s %14s %20s %16s", "graph", "METG(50%)_us", "range_us", "best_efficiency"));
         StringBuilder table = new StringBuilder();
         for (TaskGraph g : graphs) {
-            Metg m = metgs.get(g.name());
+            TaskBenchMetg m = metgs.get(g.name());
             String range = m.reached() == 0 ? "–" : String.format(Locale.ROOT, "%.1f–%.1f (%d of %d)", m.minMicros(),
                     m.maxMicros(), m.reached(), sweeps);
             lines.add(String.format(Locale.ROOT, "%-12s %14s %20s %15.1f%%", g.name(), m.median(), range,

@@ -49,24 +49,24 @@ class TaskBenchScenarioTest {
     @Test
     void metgIsTheMedianOfTheSweepsAndNotReachedWhenMostSweepsMissIt() {
         // sweep 0 reaches 50% at 40 µs, sweep 1 at 20 µs, sweep 2 never: the median of {40, 20, never} is 40
-        List<TaskBenchScenario.Run> runs = List.of(run(0, 40, 0.6), run(0, 10, 0.3), run(1, 20, 0.55), run(1, 5, 0.2),
+        List<TaskBenchRun> runs = List.of(run(0, 40, 0.6), run(0, 10, 0.3), run(1, 20, 0.55), run(1, 5, 0.2),
                 run(2, 40, 0.45), run(2, 10, 0.1));
-        TaskBenchScenario.Metg m = TaskBenchScenario.metgOverSweeps(runs, "g", 3);
+        TaskBenchMetg m = TaskBenchMetg.overSweeps(runs, "g", 3);
         assertEquals(40, m.medianMicros(), 1e-9);
         assertEquals(20, m.minMicros(), 1e-9);
         assertEquals(40, m.maxMicros(), 1e-9);
         assertEquals(2, m.reached());
         assertEquals(0.55, m.bestEfficiency(), 1e-9, "the median of each sweep's best: 0.6, 0.55, 0.45");
-        List<TaskBenchScenario.Run> mostlyMissed = List.of(run(0, 40, 0.6), run(1, 40, 0.4), run(2, 40, 0.3));
-        assertEquals("not reached", TaskBenchScenario.metgOverSweeps(mostlyMissed, "g", 3).median());
+        List<TaskBenchRun> mostlyMissed = List.of(run(0, 40, 0.6), run(1, 40, 0.4), run(2, 40, 0.3));
+        assertEquals("not reached", TaskBenchMetg.overSweeps(mostlyMissed, "g", 3).median());
     }
 
     /** A run of graph "g" in {@code sweep} whose granularity is {@code micros} (1 core, 1 task) at {@code efficiency}. */
-    private static TaskBenchScenario.Run run(int sweep, double micros, double efficiency) {
+    private static TaskBenchRun run(int sweep, double micros, double efficiency) {
         long nanos = (long) (micros * 1000);
         double flopsPerSecond = 1e9;
         long flops = (long) (flopsPerSecond * nanos / 1e9);
-        return new TaskBenchScenario.Run(sweep, "g", 1, 1, 1, 1, 0, flops, nanos, 1, flopsPerSecond / efficiency);
+        return new TaskBenchRun(sweep, "g", 1, 1, 1, 1, 0, flops, nanos, 1, flopsPerSecond / efficiency);
     }
 
     @Test
