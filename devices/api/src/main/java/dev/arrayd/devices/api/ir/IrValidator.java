@@ -87,6 +87,23 @@ public final class IrValidator {
         private final Map<String, Long> extentLows = new HashMap<>();
         private boolean usesBarrier;
         private long localBytes;
+        /** What branch conditions tell about ranges, over this pass's types and ranges. */
+        private final ConditionFacts conditions = new ConditionFacts(new ConditionFacts.Ranges() {
+            @Override
+            public IrType type(Expr e) {
+                return types.get(e);
+            }
+
+            @Override
+            public Range range(Expr e, IrScope s) {
+                return expr(e, "", s, false).range;
+            }
+
+            @Override
+            public boolean mutable(String var) {
+                return mutableVars.contains(var);
+            }
+        });
 
         KernelChecker(IrKernel kernel, String where) {
             this.kernel = kernel;
@@ -259,9 +276,9 @@ public final class IrValidator {
                     Val c = expr(branch.condition(), p + ".condition", scope, true);
                     expectType(c.type, IrType.BOOL, p + ".condition");
                     boolean inner = uniform && c.uniform;
-                    IrScope thenScope = refine(new IrScope(scope), branch.condition(), true);
+                    IrScope thenScope = conditions.refine(new IrScope(scope), branch.condition(), true);
                     block(branch.thenBody(), p + ".then_body", thenScope, inner, depth + 1, trips);
-                    IrScope elseScope = refine(new IrScope(scope), branch.condition(), false);
+                    IrScope elseScope = conditions.refine(new IrScope(scope), branch.condition(), false);
                     block(branch.elseBody(), p + ".else_body", elseScope, inner, depth + 1, trips);
                 }
                 case Stmt.For loop -> forLoop(loop, at + ".loop", scope, uniform, depth, trips);
@@ -434,85 +451,6 @@ public final class IrValidator {
             return false;
         }
 
-        // ---------------------------------------------------------------- refinement
-
-        /** A child scope knowing that {@code cond} is {@code positive}. */
-        private IrScope refine(IrScope s, Expr cond, boolean positive) {
-            switch (cond) {
-                case Expr.Unary u when u.op() == Expr.Unary.Op.NOT -> {
-                    return refine(s, u.operand(), !positive);
-                }
-                case Expr.Binary b when b.op() == Expr.Binary.Op.LOGICAL_AND && positive -> {
-                    return refine(refine(s, b.left(), true), b.right(), true);
-                }
-                case Expr.Binary b when b.op() == Expr.Binary.Op.LOGICAL_OR && !positive -> {
-                    return refine(refine(s, b.left(), false), b.right(), false);
-                }
-                case Expr.Binary b when b.op().isComparison() && types.get(b.left()) != null
-                        && types.get(b.left()).isInteger() -> {
-                    Expr.Binary.Op op = positive ? b.op() : b.op().negated();
-                    Range l = quiet(b.left(), s);
-                    Range r = quiet(b.right(), s);
-                    switch (op) {
-                        case LT -> lessThan(s, b.left(), l, b.right(), r, 1);
-                        case LE -> lessThan(s, b.left(), l, b.right(), r, 0);
-                        case GT -> lessThan(s, b.right(), r, b.left(), l, 1);
-                        case GE -> lessThan(s, b.right(), r, b.left(), l, 0);
-                        case EQ -> {
-                            lessThan(s, b.left(), l, b.right(), r, 0);
-                            lessThan(s, b.right(), r, b.left(), l, 0);
-                        }
-                        default -> { }
-                    }
-                    return s;
-                }
-                default -> {
-                    return s;
-                }
-            }
-        }
-
-        /** Learns {@code a <= b - gap}: a's upper bounds from b, b's lower bound from a. */
-        private void lessThan(IrScope s, Expr a, Range ra, Expr b, Range rb, long gap) {
-            if (stable(a)) {
-                try {
-                    long hi = Math.subtractExact(rb.hi(), gap);
-                    s.facts.put(a, ra.intersect(new Range(Long.MIN_VALUE, hi,
-                            Range.map(rb.uppers(), u -> u.addConstant(-gap)))));
-                } catch (ArithmeticException e) {
-                    // nothing learned
-                }
-            }
-            if (stable(b)) {
-                try {
-                    long lo = Math.addExact(ra.lo(), gap);
-                    s.facts.put(b, rb.intersect(new Range(lo, Long.MAX_VALUE, List.of())));
-                } catch (ArithmeticException e) {
-                    // nothing learned
-                }
-            }
-        }
-
-        /** Expressions whose value cannot change within a work-item's run: no loads, no mutable variables. */
-        private boolean stable(Expr e) {
-            return switch (e) {
-                case Expr.Const c -> true;
-                case Expr.Param p -> true;
-                case Expr.Var v -> !mutableVars.contains(v.name());
-                case Expr.Builtin b -> true;
-                case Expr.Load l -> false;
-                case Expr.Unary u -> stable(u.operand());
-                case Expr.Binary b -> stable(b.left()) && stable(b.right());
-                case Expr.Select x -> stable(x.condition()) && stable(x.ifTrue()) && stable(x.ifFalse());
-                case Expr.Cast c -> stable(c.operand());
-                case Expr.Fma f -> stable(f.a()) && stable(f.b()) && stable(f.c());
-            };
-        }
-
-        private Range quiet(Expr e, IrScope s) {
-            return expr(e, "", s, false).range;
-        }
-
         // ---------------------------------------------------------------- expressions
 
         private record Val(IrType type, Range range, boolean uniform) {}
@@ -634,8 +572,8 @@ public final class IrValidator {
                     String p = at + ".select";
                     Val c = expr(x.condition(), p + ".condition", s, record);
                     expectType(c.type, IrType.BOOL, p + ".condition");
-                    Val t = expr(x.ifTrue(), p + ".if_true", refine(new IrScope(s), x.condition(), true), record);
-                    Val f = expr(x.ifFalse(), p + ".if_false", refine(new IrScope(s), x.condition(), false), record);
+                    Val t = expr(x.ifTrue(), p + ".if_true", conditions.refine(new IrScope(s), x.condition(), true), record);
+                    Val f = expr(x.ifFalse(), p + ".if_false", conditions.refine(new IrScope(s), x.condition(), false), record);
                     expectType(f.type, t.type, p + ".if_false");
                     return new Val(t.type, t.range.join(f.range), c.uniform && t.uniform && f.uniform);
                 }
@@ -678,9 +616,9 @@ public final class IrValidator {
             Val l = expr(b.left(), p + ".left", s, record);
             IrScope rs = s;
             if (b.op() == Expr.Binary.Op.LOGICAL_AND) {
-                rs = refine(new IrScope(s), b.left(), true);
+                rs = conditions.refine(new IrScope(s), b.left(), true);
             } else if (b.op() == Expr.Binary.Op.LOGICAL_OR) {
-                rs = refine(new IrScope(s), b.left(), false);
+                rs = conditions.refine(new IrScope(s), b.left(), false);
             }
             Val r = expr(b.right(), p + ".right", rs, record);
             IrType t = l.type;
