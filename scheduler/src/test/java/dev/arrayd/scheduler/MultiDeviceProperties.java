@@ -136,6 +136,21 @@ class MultiDeviceProperties {
         }
     }
 
+    /**
+     * The same programs when null:2 joins while they run (a peer that came up): before, steps use null:0 and null:1
+     * only; after, all three; every buffer made before is read back on it at the end, so each grows a replica slot for
+     * it. Results, replica states and pools as above.
+     */
+    @Property(tries = 40, shrinking = ShrinkingMode.BOUNDED)
+    void aDeviceJoiningMidProgramChangesNoResult(
+            @ForAll @Size(min = 2, max = 6) List<@From("bufSpecs") BufSpec> buffers,
+            @ForAll("programs") List<Step> program, @ForAll @IntRange(min = 0, max = 60) int joinAt) throws Exception {
+        try (SchedulerFixture f = peered(SchedulerFixture.withLate(DEVICES, DEVICES - 1, 0))) {
+            Program p = new Program(f, 8, buffers, DEVICES - 1);
+            p.runChecked(program, joinAt);
+        }
+    }
+
     // ------------------------------------------------------------------ 3: eviction
 
     /**
@@ -563,6 +578,8 @@ class MultiDeviceProperties {
 
         final SchedulerFixture f;
         final Scheduler sch;
+        /** Devices the scheduler has now (null:0 ..); steps name only these. */
+        private int present;
         final Session s;
         final Map<String, CompiledKernel> k;
         /** Elements of a narrow buffer; wide ones have twice as many. */
@@ -594,12 +611,18 @@ class MultiDeviceProperties {
         boolean oneSession = true;
 
         Program(SchedulerFixture f, int n, List<BufSpec> specs) {
+            this(f, n, specs, DEVICES);
+        }
+
+        /** @param present how many of the devices the scheduler has now (the others join at {@link #join()}) */
+        Program(SchedulerFixture f, int n, List<BufSpec> specs, int present) {
             this.f = f;
             this.sch = f.scheduler;
             this.n = n;
+            this.present = present;
             this.s = sch.openSession("multi-device", 60_000);
             this.k = f.compileAll(s);
-            for (int d = 0; d < DEVICES; d++) {
+            for (int d = 0; d < present; d++) {
                 streams[d][1] = sch.createStream(s, dev(d)).handle();
                 streams[d][2] = sch.createStream(s, dev(d)).handle();
             }
@@ -613,9 +636,24 @@ class MultiDeviceProperties {
                 (mode == MemoryMode.HOSTED_CONSTANT ? constants : writable).add(i);
                 bufs.add(null);
                 model.add(null);
-                create(i, spec.home(), spec.wide(), spec.seed());
+                create(i, live(spec.home()), spec.wide(), spec.seed());
             }
             flush();
+        }
+
+        /** The devices held back join the scheduler (see {@link SchedulerFixture#addLate()}): steps use them from now on. */
+        void join() {
+            f.addLate();
+            for (int d = present; d < DEVICES; d++) {
+                streams[d][1] = sch.createStream(s, dev(d)).handle();
+                streams[d][2] = sch.createStream(s, dev(d)).handle();
+            }
+            present = DEVICES;
+        }
+
+        /** Device {@code d} of a step, among those present now. */
+        private int live(int d) {
+            return d % present;
         }
 
         static String dev(int d) {
@@ -659,9 +697,20 @@ class MultiDeviceProperties {
 
         /** Runs the program and every check; on failure, fails what is pending so that closing does not wait. */
         void runChecked(List<Step> program) throws Exception {
+            runChecked(program, -1);
+        }
+
+        /** As {@link #runChecked(List)}, the held-back devices joining before step {@code joinAt} (or at the end). */
+        void runChecked(List<Step> program, int joinAt) throws Exception {
             try {
-                for (Step st : program) {
-                    step(st);
+                for (int i = 0; i < program.size(); i++) {
+                    if (i == joinAt) {
+                        join();
+                    }
+                    step(program.get(i));
+                }
+                if (present < DEVICES) {
+                    join();
                 }
                 finish();
             } catch (Throwable t) {
@@ -685,7 +734,7 @@ class MultiDeviceProperties {
         /** Stream handle for a placement choice (0 = a default stream). */
         private long stream(int place) {
             int p = place % 12;
-            return p >= 9 ? 0 : streams[p / 3][p % 3];
+            return p >= 9 ? 0 : streams[live(p / 3)][p % 3];
         }
 
         /** Device id for a placement choice: named with default streams, optionally with created ones. */
@@ -694,13 +743,13 @@ class MultiDeviceProperties {
             if (p >= 9) {
                 return "";
             }
-            return p % 3 == 0 || (st.flags() & 16) != 0 ? dev(p / 3) : "";
+            return p % 3 == 0 || (st.flags() & 16) != 0 ? dev(live(p / 3)) : "";
         }
 
         /** For transfers, which need a device: as {@link #stream}, but 9-11 are the default streams of devices 0-2. */
         private String transferDevice(Step st) {
             int p = st.place() % 12;
-            return p >= 9 ? dev(p - 9) : device(st);
+            return p >= 9 ? dev(live(p - 9)) : device(st);
         }
 
         /** A range {off, len} within {@code size} elements: all of them when flag 8 is set. */
@@ -844,13 +893,13 @@ class MultiDeviceProperties {
                     flush();
                     int i = any(st.a());
                     sch.destroyBuffer(s, bufs.get(i).handle());
-                    create(i, st.place() % DEVICES, (st.r1() & 1) == 1, st.k());
+                    create(i, live(st.place() % DEVICES), (st.r1() & 1) == 1, st.k());
                 }
                 case 15 -> streamingMergeThenWriteThenAcc(st);
                 case 16 -> localScratch(st);
                 default -> { // a stream (and its merge buffer) goes while its commands may still run
                     flush();
-                    int d = st.place() % DEVICES;
+                    int d = live(st.place() % DEVICES);
                     int which = 1 + (st.r1() & 1);
                     sch.destroyStream(s, streams[d][which]);
                     streams[d][which] = sch.createStream(s, dev(d)).handle();
@@ -874,7 +923,7 @@ class MultiDeviceProperties {
             int a = any(st.a());
             int b = writable(st.b());
             int p = st.place() % 12;
-            int d = p >= 9 ? p - 9 : p / 3;
+            int d = live(p >= 9 ? p - 9 : p / 3);
             long stream = stream(st.place());
             String td = transferDevice(st);
             MergeMode mode = (st.flags() & 8) != 0 ? MergeMode.COPY : MergeMode.STREAMING;
@@ -907,13 +956,13 @@ class MultiDeviceProperties {
             flush();
             int a = any(st.a());
             int b = writable(st.b());
-            Buffer local = sch.createBuffer(s, DType.I64, new long[] {n}, dev(st.place() % DEVICES), "local", MemoryMode.LOCAL);
+            Buffer local = sch.createBuffer(s, DType.I64, new long[] {n}, dev(live(st.place() % DEVICES)), "local", MemoryMode.LOCAL);
             long[] lv = Arrays.copyOf(model.get(a), n);
             int g = Math.min(n, len(b));
             add(new CommandSpec.CopyOp(bufs.get(a).handle(), local.handle(), 0, 0, 8L * Math.min(n, len(a)), device(st),
                     MergeMode.NONE), stream(st.place()), st, "copy b" + a + " -> local");
             add(new CommandSpec.LaunchOp(k.get("mix").handle(), new long[] {g}, null, List.of(
-                    arg(local), arg(bufs.get(b)), scalar(st.k())), (st.flags() & 8) != 0 ? "" : dev(st.r1() % DEVICES)),
+                    arg(local), arg(bufs.get(b)), scalar(st.k())), (st.flags() & 8) != 0 ? "" : dev(live(st.r1() % DEVICES))),
                     0, null, "mix local -> b" + b);
             add(new CommandSpec.DownloadOp(local.handle(), 0, 0, Long.MAX_VALUE), stream(st.r2()), null, "download local");
             batchExpect.set(batchExpect.size() - 1, lv.clone());
