@@ -5,8 +5,8 @@ runs it in rounds beside the Java client and writes the table and plot):
 - throughput: empty launches pipelined with at most ``--window`` unanswered;
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``) over TCP vs raw grpcio byte streaming
   of the same bytes (DiagnosticsService.Sink / Source, same chunk sizes);
-- same host (``--unix``): the same arrays through the session's staging region, a region's upload / download,
-  and a NumPy memcpy of the same size.
+- same host (``--unix``): the same arrays through the session's staging region (the download into a new array, and
+  again into that array: ``numpy(out=)``), a region's upload / download, and a NumPy memcpy of the same size.
 
 Progress goes to stderr; the last line of stdout is a JSON object of the figures.
 """
@@ -165,6 +165,12 @@ def same_host(unix_target: str, mib: int) -> dict:
         out["staged_download_MBps"] = size / (time.perf_counter() - t0) / 1e6
         if not np.array_equal(back, data):
             raise SystemExit("the staged download differs from the upload")
+        back[:] = 0  # read again into the same array (its pages touched, as the memcpy anchor's are)
+        t0 = time.perf_counter()
+        buf.numpy(out=back)
+        out["staged_download_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        if not np.array_equal(back, data):
+            raise SystemExit("the staged download into an existing array differs from the upload")
         with s.region(size) as r:
             r.ndarray(np.uint8, (size,))[:] = data  # the application's own write: not timed
             t0 = time.perf_counter()

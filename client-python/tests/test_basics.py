@@ -43,6 +43,34 @@ def test_large_arrays_are_chunked_both_ways(target):
         np.testing.assert_array_equal(buf.numpy(), data[::-1])
 
 
+def test_numpy_reads_into_an_existing_array(target):
+    data = np.arange(10 * 1024 * 1024, dtype=np.float32).reshape(1024, -1)  # 40 MiB: staging halves on unix://
+    with arrayd.connect(target) as client, client.session() as s:
+        buf = s.array(data)
+        out = np.full_like(data, -1)
+        assert buf.numpy(out=out) is out
+        np.testing.assert_array_equal(out, data)
+        buf.write(data * 2)
+        assert buf.numpy(out=out) is out
+        np.testing.assert_array_equal(out, data * 2)
+        small = s.array(np.arange(6, dtype=np.int32).reshape(2, 3))
+        with pytest.raises(ValueError, match=r"out: float32\[2, 3\] \(expected: int32\[2, 3\]"):
+            small.numpy(out=np.zeros((2, 3), np.float32))
+        with pytest.raises(ValueError, match=r"out: int32\[3, 2\]"):
+            small.numpy(out=np.zeros((3, 2), np.int32))
+        with pytest.raises(ValueError, match="non-contiguous"):
+            small.numpy(out=np.zeros((2, 6), np.int32)[:, ::2])
+        readonly = np.zeros((2, 3), np.int32)
+        readonly.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            small.numpy(out=readonly)
+        with pytest.raises(TypeError, match="out: list"):
+            small.numpy(out=[0] * 6)
+        into = np.zeros((2, 3), np.int32)
+        small.numpy(out=into)
+        np.testing.assert_array_equal(into, [[0, 1, 2], [3, 4, 5]])
+
+
 def test_fill_copy_and_describe(session):
     a = session.array(np.zeros(8, dtype=np.float32), device="cpu:0")
     session.fill(a, 2.5, offset=2, count=3)

@@ -38,6 +38,9 @@ def test_buffers_living_in_a_region_are_computed_in_place(unix_session):
         np.testing.assert_array_equal(np.from_dlpack(c), np.full(n, 1.5))
         view = c.numpy()
         assert np.shares_memory(view, r.ndarray(np.float32, (n,), 8 * n)), "numpy() of it is a view of the region"
+        kept = np.zeros(n, np.float32)
+        assert c.numpy(out=kept) is kept and not np.shares_memory(kept, view), "out=: a copy into the caller's array"
+        np.testing.assert_array_equal(kept, np.full(n, 1.5))
         assert s.describe(c) == {"cpu:0": "SHARED", "host": "SHARED"}
 
 

@@ -120,14 +120,31 @@ class Buffer:
         """Bytes of this buffer's memory as a launch argument of any dtype (see :class:`BufferRange`)."""
         return BufferRange(self, offset_bytes, size_bytes)
 
-    def numpy(self, *, wait_for: Iterable["Event"] = ()) -> np.ndarray:
+    def numpy(self, *, wait_for: Iterable["Event"] = (), out: np.ndarray | None = None) -> np.ndarray:
         """The contents as a NumPy array, after every command submitted before on it. A buffer that lives in
-        a region returns a view of the region itself (no copy): it changes as the buffer does."""
+        a region returns a view of the region itself (no copy): it changes as the buffer does. With ``out`` (a
+        writeable C-contiguous array of the buffer's dtype and shape) the contents are read into it and it is
+        returned: no new array, so none of the page faults of first touching one (reuse it across reads)."""
+        if out is not None:
+            self._check_out(out)
         if self._region is not None:
             self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
                 buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
-            return self._view()
-        return self.session.read(self, wait_for=wait_for)
+            if out is None:
+                return self._view()
+            np.copyto(out, self._view())
+            return out
+        return self.session.read(self, wait_for=wait_for, out=out)
+
+    def _check_out(self, out: Any) -> None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out: {type(out).__name__} (expected: a numpy.ndarray)")
+        if out.dtype != self.numpy_dtype or out.shape != tuple(self.shape):
+            raise ValueError(f"out: {out.dtype}{list(out.shape)} (expected: {self.numpy_dtype}{list(self.shape)}, "
+                             f"the dtype and shape of {self})")
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out: a {'non-contiguous' if not out.flags.c_contiguous else 'read-only'} array "
+                             "(expected: writeable and C-contiguous)")
 
     def write(self, data: Any, *, wait_for: Iterable["Event"] = ()) -> "Event":
         """Writes ``data`` (same number of elements; converted to the buffer's dtype) over the whole buffer."""

@@ -290,9 +290,13 @@ class Session:
         # the bytes go straight into the destination as they arrive (registered before the commands are sent)
         return self._submit(commands, into=[_into[start:start + DOWNLOAD_CHUNK] for start in starts])
 
-    def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = ()) -> np.ndarray:
-        """The buffer's contents as a new NumPy array of its dtype and shape."""
-        out = np.empty(buffer.shape, dtype=buffer.numpy_dtype)
+    def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = (), out: np.ndarray | None = None) -> np.ndarray:
+        """The buffer's contents as a new NumPy array of its dtype and shape, or in ``out`` (see
+        :meth:`Buffer.numpy`)."""
+        if out is None:
+            out = np.empty(buffer.shape, dtype=buffer.numpy_dtype)
+        else:
+            buffer._check_out(out)
         target = out.reshape(-1).view(np.uint8)
         if buffer.nbytes > UPLOAD_CHUNK and self._staging_area() is not None:
             self._staging.download(buffer, target, list(wait_for))

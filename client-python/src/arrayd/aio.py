@@ -89,8 +89,8 @@ class AsyncBuffer:
     def __init__(self, buffer):
         self.sync = buffer
 
-    async def numpy(self):
-        return await asyncio.to_thread(self.sync.numpy)
+    async def numpy(self, *, out=None):
+        return await asyncio.to_thread(self.sync.numpy, out=out)
 
     async def write(self, data) -> None:
         await _as_future(self.sync.write(data))

@@ -37,7 +37,8 @@ import picocli.CommandLine.Spec;
                 + "and shared memory vs memcpy (needs the client's build: ./mvnw -q -pl client-python -am package).",
                 "Writes python.csv (every round), python.png and the RESULT line: RESULT python launch_ratio=.. "
                         + "throughput_of_java=.. upload_of_raw=.. download_of_raw=.. shm_upload_of_memcpy=.. "
-                        + "shm_download_of_memcpy=..",
+                        + "shm_download_of_memcpy=.. shm_download_out_of_memcpy=.. region_upload_of_memcpy=.. "
+                        + "region_download_of_memcpy=..",
                 "--iterations is the number of rounds (default " + PythonScenario.DEFAULT_ROUNDS + ")."})
 final class PythonScenario implements Scenario {
 
@@ -156,6 +157,7 @@ final class PythonScenario implements Scenario {
         double down = pairedMedian(python, "download_MBps", "source_MBps");
         double shmUp = shm ? pairedMedian(python, "staged_upload_MBps", "memcpy_MBps") : Double.NaN;
         double shmDown = shm ? pairedMedian(python, "staged_download_MBps", "memcpy_MBps") : Double.NaN;
+        double shmDownOut = shm ? pairedMedian(python, "staged_download_out_MBps", "memcpy_MBps") : Double.NaN;
         double regionUp = shm ? pairedMedian(python, "region_upload_MBps", "memcpy_MBps") : Double.NaN;
         double regionDown = shm ? pairedMedian(python, "region_download_MBps", "memcpy_MBps") : Double.NaN;
         List<String> cats = new ArrayList<>(List.of("echo / launch round trip", "launches/s of client-java's",
@@ -163,10 +165,10 @@ final class PythonScenario implements Scenario {
         List<Double> values = new ArrayList<>(List.of(1 / launchRatio, ofJava, up, down));
         List<Double> goals = new ArrayList<>(List.of(1 / 1.3, 0.5, 0.9, 0.9));
         if (shm) {
-            cats.addAll(List.of("staged upload of memcpy", "staged download of memcpy", "region upload of memcpy",
-                    "region download of memcpy"));
-            values.addAll(List.of(shmUp, shmDown, regionUp, regionDown));
-            goals.addAll(List.of(0.5, 0.5, 0.5, 0.5));
+            cats.addAll(List.of("staged upload of memcpy", "staged download of memcpy",
+                    "staged download into an array of memcpy", "region upload of memcpy", "region download of memcpy"));
+            values.addAll(List.of(shmUp, shmDown, shmDownOut, regionUp, regionDown));
+            goals.addAll(List.of(0.5, 0.5, 0.5, 0.5, 0.5));
         }
         new BarChart(String.format(Locale.ROOT, "arrayd's Python client against its anchors on %s (median of %d rounds)",
                 device, rounds), "ratio (higher is better)", cats)
@@ -177,7 +179,8 @@ final class PythonScenario implements Scenario {
         String result = String.format(Locale.ROOT, "launch_ratio=%.2f throughput_of_java=%.3f upload_of_raw=%.2f "
                 + "download_of_raw=%.2f", launchRatio, ofJava, up, down)
                 + (shm ? String.format(Locale.ROOT, " shm_upload_of_memcpy=%.2f shm_download_of_memcpy=%.2f "
-                + "region_upload_of_memcpy=%.2f region_download_of_memcpy=%.2f", shmUp, shmDown, regionUp, regionDown) : "");
+                + "shm_download_out_of_memcpy=%.2f region_upload_of_memcpy=%.2f region_download_of_memcpy=%.2f", shmUp,
+                shmDown, shmDownOut, regionUp, regionDown) : "");
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "python: %s daemon at %s, device %s, %d rounds", ctx.inProcess()
                 ? "in-process" : "separate-process", ctx.target(), device, rounds));
@@ -197,7 +200,9 @@ final class PythonScenario implements Scenario {
                 `Buffer.numpy` (Download commands of 8 MiB) against raw grpcio streaming of the same bytes to \
                 `DiagnosticsService.Sink` (1 MiB messages) and from `Source` (4 MiB, its largest);
                 - **same host:** over the daemon's Unix socket, the same arrays through the session's 64 MiB \
-                staging region (what `write` and `numpy` do there, after one warm-up write that maps it) and \
+                staging region (what `write` and `numpy` do there, after one warm-up write that maps it; the \
+                download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
+                as the memcpy anchor's are) and \
                 through a region of their size \
                 (`Region.upload` / `download`; filling it is not timed), against a NumPy memcpy of the same size.
 
@@ -218,9 +223,11 @@ final class PythonScenario implements Scenario {
                 med.get("source_MBps"), down, shm ? String.format(Locale.ROOT, """
                 | staged upload (Unix socket) | %.0f MB/s | memcpy %.0f MB/s | **%.2f** | ≥ 0.5 |
                 | staged download (Unix socket) | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
+                | staged download into an existing array (`numpy(out=)`) | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
                 | region upload | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
                 | region download | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
                 """, med.get("staged_upload_MBps"), med.get("memcpy_MBps"), shmUp, med.get("staged_download_MBps"), shmDown,
+                med.get("staged_download_out_MBps"), shmDownOut,
                 med.get("region_upload_MBps"), regionUp, med.get("region_download_MBps"), regionDown) : "");
         return new Report(lines, result, section);
     }
