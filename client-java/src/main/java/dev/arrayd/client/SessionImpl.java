@@ -1,6 +1,5 @@
 package dev.arrayd.client;
 
-import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.AwaitStreamRequest;
 import dev.arrayd.proto.v1.AwaitStreamResponse;
@@ -12,17 +11,13 @@ import dev.arrayd.proto.v1.CompileRequest;
 import dev.arrayd.proto.v1.CompileResponse;
 import dev.arrayd.proto.v1.CompiledKernel;
 import dev.arrayd.proto.v1.CompiledModule;
-import dev.arrayd.proto.v1.Copy;
 import dev.arrayd.proto.v1.CreateBufferRequest;
 import dev.arrayd.proto.v1.CreateStreamRequest;
 import dev.arrayd.proto.v1.DestroyBufferRequest;
 import dev.arrayd.proto.v1.DestroyKernelRequest;
 import dev.arrayd.proto.v1.DestroyStreamRequest;
-import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.ExecuteRequest;
-import dev.arrayd.proto.v1.Fill;
-import dev.arrayd.proto.v1.Upload;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -375,32 +370,25 @@ final class SessionImpl implements Session {
     @Override
     public Event transfer(BufferHandle src, String device, Event... waitFor) {
         checkOpen();
-        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDevice(device));
-        return submit(cmd, ids(waitFor), 0);
+        return submit(DataCommands.transfer(src, device), ids(waitFor), 0);
     }
 
     @Override
     public Event copyFromStream(BufferHandle src, StreamHandle srcStream, BufferHandle dst, CommandOptions options) {
         checkOpen();
-        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setDst(dst.id())
-                .setSrcStream(srcStream.id()));
-        return submit(cmd, options);
+        return submit(DataCommands.copyFromStream(src, srcStream, dst), options);
     }
 
     @Override
     public Event mergeCopy(BufferHandle src, StreamHandle srcStream, StreamHandle stream, MergeMode mode, Event... waitFor) {
         checkOpen();
-        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id()).setSrcStream(srcStream.id())
-                .setMerge(Protos.mergeMode(mode)));
-        return submit(cmd, ids(waitFor), stream.id());
+        return submit(DataCommands.mergeCopy(src, srcStream, mode), ids(waitFor), stream.id());
     }
 
     @Override
     public Event mergeCopy(BufferHandle src, StreamHandle stream, MergeMode mode, Event... waitFor) {
         checkOpen();
-        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder().setSrc(src.id())
-                .setMerge(Protos.mergeMode(mode)));
-        return submit(cmd, ids(waitFor), stream.id());
+        return submit(DataCommands.mergeCopy(src, null, mode), ids(waitFor), stream.id());
     }
 
     private static List<Long> ids(Event[] events) {
@@ -455,18 +443,7 @@ final class SessionImpl implements Session {
     public Event copy(BufferHandle src, long srcOffsetBytes, BufferHandle dst, long dstOffsetBytes, long sizeBytes,
             CommandOptions options) {
         checkOpen();
-        boolean whole = options.wholePadded();
-        BufferChecks.range(src, "srcOffsetBytes", srcOffsetBytes, "sizeBytes", sizeBytes, whole);
-        long n = sizeBytes == 0 ? BufferChecks.addressable(src, whole) - srcOffsetBytes : sizeBytes;
-        BufferChecks.range(dst, "dstOffsetBytes", dstOffsetBytes, "sizeBytes", n, whole);
-        Command.Builder cmd = Command.newBuilder().setCopy(Copy.newBuilder()
-                .setSrc(src.id())
-                .setDst(dst.id())
-                .setSrcOffsetBytes(srcOffsetBytes)
-                .setDstOffsetBytes(dstOffsetBytes)
-                .setSizeBytes(sizeBytes)
-                .setWholePadded(whole));
-        return submit(cmd, options);
+        return submit(DataCommands.copy(src, srcOffsetBytes, dst, dstOffsetBytes, sizeBytes, options.wholePadded()), options);
     }
 
     @Override
@@ -478,24 +455,7 @@ final class SessionImpl implements Session {
     public Event fill(BufferHandle buffer, Number value, long offsetElements, long countElements,
             CommandOptions options) {
         checkOpen();
-        long elements = BufferChecks.addressable(buffer, options.wholePadded()) / buffer.dtype().byteSize();
-        if (offsetElements < 0 || offsetElements > elements) {
-            throw new IllegalArgumentException("offsetElements: " + offsetElements + " (expected: 0 to " + elements
-                    + ", the element count of buffer " + buffer.id() + ")");
-        }
-        if (countElements < 0 || countElements > elements - offsetElements) {
-            throw new IllegalArgumentException("countElements: " + countElements + " (expected: 0 to "
-                    + (elements - offsetElements) + " from offsetElements " + offsetElements + " in buffer "
-                    + buffer.id() + ")");
-        }
-        Command.Builder cmd = Command.newBuilder().setFill(Fill.newBuilder()
-                .setBuffer(buffer.id())
-                .setValue(Scalars.of(value, buffer.dtype(), "value", "buffer " + buffer.id() + " of type "
-                        + buffer.dtype()))
-                .setOffsetElements(offsetElements)
-                .setCountElements(countElements)
-                .setWholePadded(options.wholePadded()));
-        return submit(cmd, options);
+        return submit(DataCommands.fill(buffer, value, offsetElements, countElements, options.wholePadded()), options);
     }
 
     @Override
@@ -506,17 +466,7 @@ final class SessionImpl implements Session {
     @Override
     public Event upload(BufferHandle buffer, long offsetBytes, ByteBuffer data, CommandOptions options) {
         checkOpen();
-        if (data.remaining() > MAX_UPLOAD_BYTES) {
-            throw new IllegalArgumentException("data: " + data.remaining() + " bytes (expected: <= "
-                    + MAX_UPLOAD_BYTES + " for an inline upload; use write)");
-        }
-        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", data.remaining(), options.wholePadded());
-        Command.Builder cmd = Command.newBuilder().setUpload(Upload.newBuilder()
-                .setBuffer(buffer.id())
-                .setOffsetBytes(offsetBytes)
-                .setData(ByteString.copyFrom(data.duplicate()))
-                .setWholePadded(options.wholePadded()));
-        return submit(cmd, options);
+        return submit(DataCommands.upload(buffer, offsetBytes, data, options.wholePadded()), options);
     }
 
     @Override
@@ -527,13 +477,7 @@ final class SessionImpl implements Session {
     @Override
     public Event download(BufferHandle buffer, long offsetBytes, long sizeBytes, CommandOptions options) {
         checkOpen();
-        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes, options.wholePadded());
-        Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
-                .setBuffer(buffer.id())
-                .setOffsetBytes(offsetBytes)
-                .setSizeBytes(sizeBytes)
-                .setWholePadded(options.wholePadded()));
-        return submit(cmd, options);
+        return submit(DataCommands.download(buffer, offsetBytes, sizeBytes, options.wholePadded()), options);
     }
 
     @Override

@@ -109,7 +109,7 @@ class PeerSetTest {
                         e.lastLines(30));
                 // the member that appeared comes up: its device joins, and runs work with buffers and kernels made
                 // before it
-                try (DaemonProcess cMember = member("127.0.0.5", port)) {
+                try (DaemonProcess _ = member("127.0.0.5", port)) {
                     ManagedChannel watch = ManagedChannelBuilder.forTarget(e.target()).usePlaintext().build();
                     try {
                         awaitHealth(watch, "pool-c/cpu:0", ServingStatus.SERVING);
