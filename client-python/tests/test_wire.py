@@ -24,6 +24,8 @@ def test_varint_matches_protobuf(n):
 class _FakeSession:
     """What Session.launch needs of a session, without a daemon: it keeps the commands it is given."""
 
+    _encode_launch = Session._encode_launch
+
     def __init__(self):
         self._device_fields = {}
         self.sent = []
@@ -113,3 +115,26 @@ def test_bad_launch_arguments_raise_before_anything_is_sent():
     with pytest.raises(TypeError, match="integer"):
         Session.launch(s, kernel, np.int64(4), b, 1.5)
     assert s.sent == []
+
+
+def test_a_repeated_launch_reuses_its_encoding_only_for_the_same_objects():
+    s = _FakeSession()
+    kernel = Kernel(s, 9, "k", [("buffer", "f32"), ("scalar", "f32"), ("scalar", "i64")])
+    a = Buffer(s, 300, "f32", (4,), "", "device")
+    b = Buffer(s, 301, "f32", (4,), "", "device")
+    half, n = 0.5, 1 << 20
+    calls = [(n, a, half, 4, ""), (n, a, half, 4, ""), (n, b, half, 4, ""), (n, b, -0.0, 4, ""), (n, b, 0.0, 4, ""),
+             (n, b, 0.0, 4, "cpu:1"), (7, b, 0.0, 4, "cpu:1"), (7, b, 0.0, True, "cpu:1"),
+             (7, BufferRange(a, 0, 8), 0.0, 4, "cpu:1"), (7, a, np.float32(2), 4, "cpu:1")]
+    for i, (g, buf, x, m, dev) in enumerate(calls):
+        got = _launch(s, kernel, g, buf, x, m, device=dev)
+        arg0 = (execution_pb2.Arg(buffer=buf.id) if isinstance(buf, Buffer) else execution_pb2.Arg(
+            range=execution_pb2.BufferRange(buffer=buf.buffer.id, offset_bytes=buf.offset_bytes,
+                                            size_bytes=buf.size_bytes)))
+        want = execution_pb2.Command(event=77, launch=execution_pb2.Launch(kernel=9, global_dims=[g], device=dev, args=[
+            arg0, execution_pb2.Arg(scalar=common_pb2.Scalar(f32=float(x))),
+            execution_pb2.Arg(scalar=common_pb2.Scalar(i64=int(m)))]))
+        assert got == want, f"call {i}"
+    assert kernel._last is not None and kernel._last[0][0] is a, "the last launch of plain objects is remembered"
+    _launch(s, kernel, 7, BufferRange(a, 0, 8), 0.0, 4, device="cpu:1")
+    assert kernel._last[0][0] is a, "a BufferRange's launch is not remembered"

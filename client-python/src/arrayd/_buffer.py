@@ -194,6 +194,9 @@ class Kernel:
         #: per parameter: ("buffer" | "scalar", dtype name)
         self.params = list(params)
         self._field = _wire.kernel_field(handle)
+        #: (args, device, global_size, encoded launch) of the last launch whose arguments cannot change (see
+        #: Session.launch); holds those objects until the next launch of this kernel
+        self._last: tuple | None = None
 
     def encoded_arguments(self, args: Sequence[Any]) -> bytes:
         """``args`` as the encoded ``Launch.args`` (buffers, numbers converted to their parameter's dtype,
