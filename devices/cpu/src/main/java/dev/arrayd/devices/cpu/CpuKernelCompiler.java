@@ -18,12 +18,8 @@ import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrValidator;
 import dev.arrayd.devices.api.support.CodeIdentity;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,7 +29,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -82,8 +77,6 @@ import java.util.function.Supplier;
  */
 final class CpuKernelCompiler implements KernelCompiler {
 
-    static final int DIAGNOSTICS_LIMIT = 64 * 1024;
-
     /**
      * Per-item storage of the variables a phased kernel keeps across barriers (see
      * {@code GroupPhases}), on the native stack of the thread that runs the group: kept well inside the
@@ -122,8 +115,8 @@ final class CpuKernelCompiler implements KernelCompiler {
     static final FunctionDescriptor TRAMPOLINE =
             FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS);
 
-    private final String gcc;
-    private final Duration timeout;
+    /** Runs gcc (its command and the compile timeout). */
+    private final Gcc gccRun;
     private final Supplier<Optional<String>> unavailableReason;
     private final KernelCache cache;
     private final boolean forceGuards;
@@ -152,8 +145,7 @@ final class CpuKernelCompiler implements KernelCompiler {
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
                       boolean forceGuards, Supplier<String> compilerId, int vectorBits) {
         this.irFlags = irFlags(System.getProperty("os.arch"), vectorBits);
-        this.gcc = gcc;
-        this.timeout = timeout;
+        this.gccRun = new Gcc(gcc, timeout);
         this.unavailableReason = unavailableReason;
         this.cache = cache;
         this.forceGuards = forceGuards;
@@ -441,10 +433,10 @@ final class CpuKernelCompiler implements KernelCompiler {
 
     /** Runs gcc on {@code unit} and loads the library (no cache): what a cache miss costs. */
     KernelModule build(Unit unit) {
-        Path dir = tempDir();
+        Path dir = Gcc.workDir();
         boolean keep = false;
         try {
-            String diagnostics = runGcc(dir, writeSingle(dir, unit), unit.flags());
+            String diagnostics = gccRun.run(dir, writeSingle(dir, unit), unit.flags());
             keep = true;
             return loadOwn(new KernelCache.Artifact(dir.resolve("libkernel.so"), CSourceAssembler.TRAMPOLINE_PREFIX,
                     diagnostics), unit.entryPoints(), unit.ir(), dir);
@@ -456,10 +448,10 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     private KernelCache.Artifact buildOne(Unit unit, String key) {
-        Path dir = tempDir();
+        Path dir = Gcc.workDir();
         boolean keepDir = false;
         try {
-            String diagnostics = runGcc(dir, writeSingle(dir, unit), unit.flags());
+            String diagnostics = gccRun.run(dir, writeSingle(dir, unit), unit.flags());
             Path built = dir.resolve("libkernel.so");
             Path stored = cache.store(built, List.of(key), List.of(CSourceAssembler.TRAMPOLINE_PREFIX), List.of(diagnostics));
             keepDir = stored == null;
@@ -472,7 +464,7 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     private List<KernelCache.Artifact> buildBatch(List<Unit> batch, List<String> keys) {
-        Path dir = tempDir();
+        Path dir = Gcc.workDir();
         boolean keepDir = false;
         try {
             List<String> inputs = new ArrayList<>();
@@ -480,11 +472,11 @@ final class CpuKernelCompiler implements KernelCompiler {
             for (int j = 0; j < batch.size(); j++) {
                 String prefix = CSourceAssembler.TRAMPOLINE_PREFIX + "b" + j + "_";
                 prefixes.add(prefix);
-                write(dir.resolve("u" + j + ".c"), batch.get(j).source());
-                write(dir.resolve("m" + j + ".c"), "#define ARRAYD_RUN(name) " + prefix + "##name\n#include \"u" + j + ".c\"\n");
+                Gcc.write(dir.resolve("u" + j + ".c"), batch.get(j).source());
+                Gcc.write(dir.resolve("m" + j + ".c"), "#define ARRAYD_RUN(name) " + prefix + "##name\n#include \"u" + j + ".c\"\n");
                 inputs.add("m" + j + ".c");
             }
-            String diagnostics = runGcc(dir, inputs, irFlags);
+            String diagnostics = gccRun.run(dir, inputs, irFlags);
             List<String> each = new ArrayList<>();
             for (int j = 0; j < batch.size(); j++) {
                 each.add(diagnostics.isBlank() ? "" : diagnostics);
@@ -504,94 +496,13 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
     }
 
-    private static Path tempDir() {
-        try {
-            // private (0700): another local user cannot swap the files gcc reads or the library we load
-            return Files.createTempDirectory("arrayd-cpu-kernel-");
-        } catch (IOException e) {
-            throw new ArraydException(ErrorCode.INTERNAL, "cannot create a directory for gcc: " + e.getMessage(), e);
-        }
-    }
-
     /** Writes a single unit's files; returns gcc's inputs. */
     private static List<String> writeSingle(Path dir, Unit unit) {
-        write(dir.resolve(CSourceAssembler.MAIN_FILE), unit.source());
+        Gcc.write(dir.resolve(CSourceAssembler.MAIN_FILE), unit.source());
         if (unit.userSource() != null) {
-            write(dir.resolve(CSourceAssembler.USER_FILE), unit.userSource());
+            Gcc.write(dir.resolve(CSourceAssembler.USER_FILE), unit.userSource());
         }
         return List.of(CSourceAssembler.MAIN_FILE);
-    }
-
-    private static void write(Path file, String text) {
-        try {
-            Files.writeString(file, text, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new ArraydException(ErrorCode.INTERNAL, "cannot write " + file + " for gcc: " + e.getMessage(), e);
-        }
-    }
-
-    /** Runs gcc in {@code dir} on {@code inputs} (written there); returns its output (warnings) or throws with it. */
-    private String runGcc(Path dir, List<String> inputs, List<String> flags) {
-        Path log = dir.resolve("gcc.log");
-        List<String> command = new ArrayList<>();
-        command.add(gcc);
-        command.addAll(flags);
-        command.addAll(List.of("-o", "libkernel.so"));
-        command.addAll(inputs);
-        command.add("-lm");
-        Process process;
-        try {
-            ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile())
-                    .redirectErrorStream(true).redirectOutput(log.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            builder.environment().put("LC_ALL", "C");
-            process = builder.start();
-        } catch (IOException e) {
-            throw new ArraydException(ErrorCode.UNAVAILABLE, "cannot run \"" + gcc + "\": " + e.getMessage(), e);
-        }
-        boolean finished;
-        try {
-            finished = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            kill(process);
-            Thread.currentThread().interrupt();
-            throw new ArraydException(ErrorCode.CANCELLED, "interrupted while gcc was compiling", e);
-        }
-        if (!finished) {
-            kill(process);
-            throw new ArraydException(ErrorCode.DEADLINE_EXCEEDED,
-                    "gcc: still compiling after " + timeout.toMillis() + " ms (expected: within the compile timeout "
-                            + timeout + ")");
-        }
-        String output = readLimited(log);
-        if (process.exitValue() != 0) {
-            throw new CompileException("gcc exited with " + process.exitValue(), output);
-        }
-        return output;
-    }
-
-    private static void kill(Process process) {
-        // gcc runs cc1, as and ld as children; they would outlive a killed driver
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-        try {
-            process.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    static String readLimited(Path log) {
-        try (InputStream in = Files.newInputStream(log)) {
-            byte[] bytes = in.readNBytes(DIAGNOSTICS_LIMIT + 1);
-            if (bytes.length > DIAGNOSTICS_LIMIT) {
-                return new String(bytes, 0, DIAGNOSTICS_LIMIT, StandardCharsets.UTF_8)
-                        + "\n[gcc output truncated at " + DIAGNOSTICS_LIMIT + " bytes]";
-            }
-            return new String(bytes, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "";
-        }
     }
 
     /**
