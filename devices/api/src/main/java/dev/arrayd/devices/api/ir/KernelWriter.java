@@ -150,10 +150,7 @@ final class KernelWriter {
                 }
                 case Stmt.For loop -> {
                     indent(depth);
-                    String v = "v_" + loop.var();
-                    out.append("for (").append(CLikeRenderer.valueType(k.varType(loop.var()))).append(' ').append(v).append(" = ")
-                            .append(expr(loop.start())).append("; ").append(v).append(" < ").append(expr(loop.end()))
-                            .append("; ").append(v).append(" += ").append(loop.step()).append(") {\n");
+                    out.append(forHead(loop));
                     groupBlock(loop.body(), depth + 1);
                     indent(depth);
                     out.append("}\n");
@@ -252,10 +249,7 @@ final class KernelWriter {
             }
             case Stmt.For loop -> {
                 indent(depth);
-                String v = "v_" + loop.var();
-                out.append("for (").append(CLikeRenderer.valueType(k.varType(loop.var()))).append(' ').append(v).append(" = ")
-                        .append(expr(loop.start())).append("; ").append(v).append(" < ").append(expr(loop.end()))
-                        .append("; ").append(v).append(" += ").append(loop.step()).append(") {\n");
+                out.append(forHead(loop));
                 block(loop.body(), depth + 1);
                 indent(depth);
                 out.append("}\n");
@@ -348,5 +342,14 @@ final class KernelWriter {
             case Expr.Cast c -> r.cast(k.type(c.operand()), c.to(), expr(c.operand()));
             case Expr.Fma f -> r.math("fma", k.type(f)) + "(" + expr(f.a()) + ", " + expr(f.b()) + ", " + expr(f.c()) + ")";
         };
+    }
+
+    /** A loop's head, {@code for (type v_x = start; v_x < end; v_x += step)}, with its opening brace and a newline. */
+    private String forHead(Stmt.For loop) {
+        String v = "v_" + loop.var();
+        String start = expr(loop.start());
+        String end = expr(loop.end());
+        return "for (" + CLikeRenderer.valueType(k.varType(loop.var())) + ' ' + v + " = " + start + "; " + v + " < " + end
+                + "; " + v + " += " + loop.step() + ") {\n";
     }
 }
