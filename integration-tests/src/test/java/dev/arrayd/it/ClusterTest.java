@@ -456,6 +456,51 @@ class ClusterTest {
         }
     }
 
+    /**
+     * An entry daemon whose devices are all its peer's starts before the peer is up: it serves with no device
+     * (health NOT_SERVING, a request that needs a device UNAVAILABLE), and the peer's device joins when it comes
+     * up (health SERVING, work runs there, the default device now).
+     */
+    @Test
+    @Timeout(180)
+    void anEntryStartedBeforeItsOnlyPeerServesOnceThePeerComesUp() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort(); // free now; the peer listens there later
+        }
+        try (DaemonProcess e = entry("late=127.0.0.1:" + port, true);
+             ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-late"))) {
+            ManagedChannel ch = ManagedChannelBuilder.forTarget(e.target()).usePlaintext().build();
+            try {
+                assertEquals(ServingStatus.NOT_SERVING, HealthGrpc.newBlockingStub(ch).check(HealthCheckRequest
+                        .getDefaultInstance()).getStatus(), "no device yet: " + e.lastLines(20));
+                assertEquals(List.of(), await(c.devices()));
+                ExecutionException none = assertThrows(ExecutionException.class, () -> await(s.createBuffer(DType.I32,
+                        new long[] {N}, BufferOptions.defaults())));
+                assertTrue(none.getCause().getMessage().contains("no device yet"), none.getCause().getMessage());
+                try (DaemonProcess late = peer(port, "cpu:1")) {
+                    Iterator<HealthCheckResponse> it = HealthGrpc.newBlockingStub(ch).withDeadlineAfter(90, TimeUnit.SECONDS)
+                            .watch(HealthCheckRequest.getDefaultInstance());
+                    while (it.next().getStatus() != ServingStatus.SERVING) {
+                        // the next change
+                    }
+                    assertEquals(List.of("late/cpu:0"), await(c.devices()).stream().map(DeviceInfo::id).toList());
+                    KernelHandle axpy = await(s.compile(KernelModuleSpec.ir(axpy()))).get("axpy");
+                    BufferHandle x = await(s.createBuffer(DType.I32, new long[] {N}, BufferOptions.defaults()));
+                    int[] ones = new int[N];
+                    java.util.Arrays.fill(ones, 1);
+                    await(s.write(x, ones).future());
+                    await(s.launch(Launch.of(axpy).global(N).args(2, x, x, N)).future());
+                    int[] threes = new int[N];
+                    java.util.Arrays.fill(threes, 3);
+                    assertArrayEquals(threes, await(s.readInts(x)));
+                }
+            } finally {
+                ch.shutdownNow();
+            }
+        }
+    }
+
     @Test
     @Timeout(120)
     void peersRefuseAnEntryWithoutTheToken() throws Exception {

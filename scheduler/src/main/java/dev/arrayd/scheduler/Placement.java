@@ -49,7 +49,7 @@ final class Placement {
                 return b.preferredDevice();
             }
         }
-        return ctx.devices().getFirst();
+        return ctx.first();
     }
 
     /** Where a launch goes, among the devices of {@code among} that it fits (see the class comment). */

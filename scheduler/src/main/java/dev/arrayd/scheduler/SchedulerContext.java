@@ -35,10 +35,11 @@ final class SchedulerContext {
     @GuardedBy("submitLock") // written under it (read without: volatile)
     private volatile boolean draining;
 
+    /**
+     * @param devices the devices at the start; none only where more may join ({@link #add}): until one does, every
+     *                request that needs a device fails UNAVAILABLE
+     */
     SchedulerContext(SchedulerConfig config, List<Device> devices, LongSupplier nanoTime, SchedulerObserver observer) {
-        if (devices.isEmpty()) {
-            throw new IllegalArgumentException("devices: none (expected: at least one)");
-        }
         this.config = config;
         this.nanoTime = nanoTime;
         this.observer = observer;
@@ -99,7 +100,7 @@ final class SchedulerContext {
     /** The device with this id; empty or null = the first device. */
     DeviceRuntime device(String id) {
         if (id == null || id.isEmpty()) {
-            return devices.getFirst();
+            return first();
         }
         DeviceId parsed;
         try {
@@ -113,6 +114,16 @@ final class SchedulerContext {
                     + devices.stream().map(DeviceRuntime::id).toList() + ")");
         }
         return d;
+    }
+
+    /** The first device (the default one); UNAVAILABLE while there is none yet. */
+    DeviceRuntime first() {
+        List<DeviceRuntime> now = devices;
+        if (now.isEmpty()) {
+            throw new ArraydException(ErrorCode.UNAVAILABLE, "no device yet (this daemon's devices are its peers', and "
+                    + "none has answered)");
+        }
+        return now.getFirst();
     }
 
     /** Whether the calling thread holds the submit lock (for assertions). */

@@ -3,6 +3,7 @@ package dev.arrayd.scheduler;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
@@ -86,6 +87,28 @@ class DeviceAddedTest {
             assertEquals(ErrorCode.DEADLINE_EXCEEDED, failed.failure().code(), "dropped while the device still held");
             late.open();
             assertEquals(EventState.SUCCEEDED, running.toFuture().get(30, TimeUnit.SECONDS).state());
+            sch.closeSession(s);
+        }
+    }
+
+    @Test
+    void aSchedulerWithoutDevicesRefusesWithUnavailableUntilOneJoins() throws Exception {
+        try (SchedulerFixture f = SchedulerFixture.withLate(1, 0, 0)) {
+            Scheduler sch = f.scheduler;
+            Session s = sch.openSession("empty", 60_000);
+            Map<String, CompiledKernel> k = f.compileAll(s);
+            ArraydException none = assertThrows(ArraydException.class,
+                    () -> sch.createBuffer(s, DType.I64, new long[] {4}, "", "b"));
+            assertEquals(ErrorCode.UNAVAILABLE, none.code(), none.getMessage());
+            assertTrue(none.getMessage().contains("no device yet"), none.getMessage());
+            assertEquals(List.of(), sch.devices());
+
+            f.addLate();
+            Buffer b = sch.createBuffer(s, DType.I64, new long[] {4}, "", "b");
+            MultiDeviceProperties.await(sch.submit(s, List.of(new CommandSpec(0, null, 0, new CommandSpec.LaunchOp(
+                    k.get("set").handle(), new long[] {4}, null, List.of(SchedulerFixture.arg(b), SchedulerFixture.sc(3)),
+                    ""))), null));
+            assertArrayEquals(new long[] {1, 4, 7, 10}, f.readI64(s, b, 0, 0), "on the device that joined, the default now");
             sch.closeSession(s);
         }
     }

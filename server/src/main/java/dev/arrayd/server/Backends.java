@@ -68,8 +68,14 @@ final class Backends implements AutoCloseable {
             throw e;
         }
         if (devices.isEmpty()) {
-            close();
-            throw new IllegalStateException("no device could be opened: " + statuses);
+            RemoteBackend r = remote();
+            if (r == null || !r.awaitsPeers()) {
+                close();
+                throw new IllegalStateException("no device could be opened: " + statuses);
+            }
+            // the devices are the peers', and none has answered yet: they join when one does (health NOT_SERVING
+            // until then)
+            log.warn("no device yet: waiting for the peers ({})", options.peers());
         }
     }
 

@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * {@code grpc.health.v1.Health}: the overall service {@code ""} and one service per device,
  * {@code arrayd.device.<id>} (e.g. {@code arrayd.device.cpu:0}). A device is SERVING once it is
- * open, a peer's device while its peer is reachable; the overall service is SERVING once the devices are open. On shutdown everything turns
+ * open, a peer's device while its peer is reachable; the overall service is SERVING once the devices are open (a daemon
+ * whose devices are all its peers', none of which has answered yet, once the first joins). On shutdown everything turns
  * NOT_SERVING at once and stays so (Kubernetes readiness probes stop routing before the drain).
  */
 final class DaemonHealth {
@@ -20,6 +21,10 @@ final class DaemonHealth {
     }
 
     private final HealthStatusManager manager = new HealthStatusManager();
+    /** The server listens ({@link #serving} ran). */
+    private boolean listening;
+    /** Shutdown began: nothing turns SERVING again. */
+    private boolean shutDown;
 
     DaemonHealth() {
         // until the devices are up, nothing serves (the manager's default for "" is SERVING)
@@ -39,20 +44,34 @@ final class DaemonHealth {
         for (DeviceRuntime d : devices) {
             device(d);
         }
-        manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+        synchronized (this) {
+            listening = true;
+            if (!devices.isEmpty()) {
+                manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+            }
+        }
     }
 
-    /** A device's service, following its reachability (also for a device that joins after the start). */
+    /**
+     * A device's service, following its reachability (also for a device that joins after the start); the overall
+     * service turns SERVING with the first device of a daemon that started without one.
+     */
     void device(DeviceRuntime d) {
         String name = serviceName(d.id().toString());
         Runnable update = () -> manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING
                 : ServingStatus.NOT_SERVING);
         d.watchReachability(update);
         update.run();
+        synchronized (this) {
+            if (listening && !shutDown) {
+                manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+            }
+        }
     }
 
     /** Shutdown began: every service NOT_SERVING, for good. */
-    void shuttingDown() {
+    synchronized void shuttingDown() {
+        shutDown = true;
         manager.enterTerminalState();
     }
 }

@@ -19,5 +19,7 @@ public enum ErrorCode {
     UNIMPLEMENTED,
     INTERNAL,
     UNAVAILABLE,
-    DATA_LOSS
+    DATA_LOSS,
+    /** No valid credentials (a peer daemon that refuses this one's token). */
+    UNAUTHENTICATED
 }

@@ -257,6 +257,11 @@ final class PeerLink implements AutoCloseable {
                 throw new ArraydException(ErrorCode.valueOf(code.name()), "peer " + name() + " (" + target()
                         + ") refused this daemon: " + downReason + " (see peer-token-file)");
             }
+            if (tlsFailure(cause)) {
+                // nor is a TLS handshake that fails (a certificate the other side does not accept)
+                throw new ArraydException(ErrorCode.UNAUTHENTICATED, "peer " + name() + " (" + target()
+                        + ") refused this daemon: TLS handshake failed: " + downReason + " (see peer-tls-ca, tls-cert)");
+            }
             throw unavailable(downReason);
         }
     }
@@ -326,6 +331,16 @@ final class PeerLink implements AutoCloseable {
             return unavailable(message);
         }
         return new ArraydException(ErrorCode.valueOf(status.getCode().name()), "peer " + name() + ": " + message);
+    }
+
+    /** Whether {@code t} (or a cause of it) is a failed TLS handshake. */
+    static boolean tlsFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof javax.net.ssl.SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     ArraydException unavailable(String reason) {

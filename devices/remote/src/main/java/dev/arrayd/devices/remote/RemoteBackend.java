@@ -39,6 +39,8 @@ public final class RemoteBackend implements Backend {
     private final List<PeerLink> links = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Links whose devices are known (listed at the start, or joined later). */
     private final java.util.Set<PeerLink> listed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Set by {@link #openDevices}: see {@link #awaitsPeers()}. */
+    private volatile boolean awaitsPeers;
     /** Told about devices of peers that join after the start; null until the server asks. */
     private volatile java.util.function.Consumer<List<Device>> added;
     private final RemoteCompiler compiler;
@@ -168,6 +170,14 @@ public final class RemoteBackend implements Backend {
         }
     }
 
+    /**
+     * Whether peers not up at the start may still add devices: one was unreachable (not one that refused this
+     * daemon), or a set named no daemon yet. Known once {@link #openDevices} returned.
+     */
+    public boolean awaitsPeers() {
+        return awaitsPeers;
+    }
+
     @Override
     public void onDevicesAdded(java.util.function.Consumer<List<Device>> listener) {
         added = listener;
@@ -215,7 +225,14 @@ public final class RemoteBackend implements Backend {
                 Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
                 log.warn("peer {} ({}) adds no devices for now (they join when it answers): {}", link.name(),
                         link.target(), cause.getMessage());
+                if (!(cause instanceof ArraydException ae) || ae.code() == ErrorCode.UNAVAILABLE
+                        || ae.code() == ErrorCode.DEADLINE_EXCEEDED) {
+                    awaitsPeers = true; // not up yet; a peer that refused this daemon does not count
+                }
             }
+        }
+        if (atStart.isEmpty() && !options.sets().isEmpty()) {
+            awaitsPeers = true; // the sets named no daemon yet
         }
         probe = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("arrayd-peer-probe").unstarted(r));
         long every = options.probeInterval().toMillis();
