@@ -521,13 +521,12 @@ final class Coherence {
 
     /** Estimated nanoseconds to make {@code b} current on {@code d} (0 when it is); placement's transfer cost. */
     static double transferNanos(Buffer b, DeviceRuntime d) {
-        Replica[] reps = b.replicas;
-        Replica here = d.index() < reps.length ? reps[d.index()] : null;
+        Replica here = b.replicaOrNull(d);
         if (here != null && here.valid()) {
             return 0;
         }
         double best = Double.MAX_VALUE;
-        for (Replica r : reps) {
+        for (Replica r : b.replicas) {
             if (r != null && r.valid() && d.device().canCopyFrom(r.device.device())) {
                 double measured = d.device().copyNanosPerByte(r.device.device());
                 best = Math.min(best, Double.isNaN(measured) ? DIRECT_NANOS_PER_BYTE : measured);

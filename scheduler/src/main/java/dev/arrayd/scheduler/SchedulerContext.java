@@ -45,13 +45,18 @@ final class SchedulerContext {
         this.observer = observer;
         List<DeviceRuntime> runtimes = new java.util.ArrayList<>();
         for (Device d : devices) {
-            DeviceRuntime r = new DeviceRuntime(d, d.backend(), config, runtimes.size(), nanoTime);
-            if (byId.putIfAbsent(d.id(), r) != null) {
-                throw new IllegalArgumentException("devices: " + d.id() + " twice");
-            }
-            runtimes.add(r);
+            runtimes.add(register(d, runtimes.size()));
         }
         this.devices = List.copyOf(runtimes);
+    }
+
+    /** A runtime for {@code d} at {@code index}, found by its id from now on; a second device of that id is refused. */
+    private DeviceRuntime register(Device d, int index) {
+        DeviceRuntime r = new DeviceRuntime(d, d.backend(), config, index, nanoTime);
+        if (byId.putIfAbsent(d.id(), r) != null) {
+            throw new IllegalArgumentException("device: " + d.id() + " (already present)");
+        }
+        return r;
     }
 
     /**
@@ -62,10 +67,7 @@ final class SchedulerContext {
     DeviceRuntime add(Device d) {
         assert holdsSubmitLock();
         List<DeviceRuntime> now = devices;
-        DeviceRuntime r = new DeviceRuntime(d, d.backend(), config, now.size(), nanoTime);
-        if (byId.putIfAbsent(d.id(), r) != null) {
-            throw new IllegalArgumentException("device: " + d.id() + " (already present)");
-        }
+        DeviceRuntime r = register(d, now.size());
         List<DeviceRuntime> grown = new java.util.ArrayList<>(now);
         grown.add(r);
         devices = List.copyOf(grown);

@@ -143,29 +143,17 @@ public final class RemoteBackend implements Backend {
             if (listed.contains(link) || !link.isUp()) {
                 continue;
             }
-            List<Device> found = new ArrayList<>();
+            List<Device> found;
             try {
-                String first = null;
-                for (var info : link.devices()) {
-                    if (!info.id().contains("/")) { // its own devices only: not those of its peers
-                        RemoteDevice d = new RemoteDevice(link, info);
-                        found.add(d);
-                        first = first == null ? info.id() : first;
-                    }
-                }
-                if (first != null) {
-                    link.measure(first);
-                }
+                found = List.copyOf(open(link, link.devices()));
             } catch (ArraydException e) {
                 log.debug("peer {} ({}): its devices are not listed yet: {}", link.name(), link.target(), e.getMessage());
                 continue;
             }
-            listed.add(link);
-            found.forEach(d -> devices.add((RemoteDevice) d));
             log.info("peer {} ({}) joined with devices {}", link.name(), link.target(),
                     found.stream().map(Device::id).toList());
             if (!found.isEmpty()) {
-                to.accept(List.copyOf(found));
+                to.accept(found);
             }
         }
     }
@@ -210,17 +198,7 @@ public final class RemoteBackend implements Backend {
         for (int i = 0; i < atStart.size(); i++) {
             PeerLink link = atStart.get(i);
             try {
-                String first = null;
-                for (var info : lists.get(i).join()) {
-                    if (!info.id().contains("/")) { // its own devices only: not those of its peers
-                        devices.add(new RemoteDevice(link, info));
-                        first = first == null ? info.id() : first;
-                    }
-                }
-                if (first != null) {
-                    link.measure(first);
-                }
-                listed.add(link);
+                open(link, lists.get(i).join());
             } catch (ArraydException | java.util.concurrent.CompletionException e) {
                 Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
                 log.warn("peer {} ({}) adds no devices for now (they join when it answers): {}", link.name(),
@@ -258,6 +236,27 @@ public final class RemoteBackend implements Backend {
             }, resolve, resolve, TimeUnit.MILLISECONDS);
         }
         return List.copyOf(devices);
+    }
+
+    /**
+     * Opens the devices {@code link}'s peer lists as its own (not those of its peers), measures the link with the
+     * first, and marks the link listed; returns them.
+     */
+    private List<RemoteDevice> open(PeerLink link, List<dev.arrayd.client.DeviceInfo> infos) {
+        List<RemoteDevice> opened = new ArrayList<>();
+        String first = null;
+        for (var info : infos) {
+            if (!info.id().contains("/")) {
+                opened.add(new RemoteDevice(link, info));
+                first = first == null ? info.id() : first;
+            }
+        }
+        if (first != null) {
+            link.measure(first);
+        }
+        devices.addAll(opened);
+        listed.add(link);
+        return opened;
     }
 
     /** The peer's devices, trying again each probe interval until {@code until} (a {@link System#nanoTime()}). */
