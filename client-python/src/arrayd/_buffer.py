@@ -125,16 +125,16 @@ class Buffer:
         a region returns a view of the region itself (no copy): it changes as the buffer does. With ``out`` (a
         writeable C-contiguous array of the buffer's dtype and shape) the contents are read into it and it is
         returned: no new array, so none of the page faults of first touching one (reuse it across reads)."""
+        if self._region is None:
+            return self.session.read(self, wait_for=wait_for, out=out)  # (checks out)
         if out is not None:
             self._check_out(out)
-        if self._region is not None:
-            self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
-                buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
-            if out is None:
-                return self._view()
-            np.copyto(out, self._view())
-            return out
-        return self.session.read(self, wait_for=wait_for, out=out)
+        self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
+            buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
+        if out is None:
+            return self._view()
+        np.copyto(out, self._view())
+        return out
 
     def _check_out(self, out: Any) -> None:
         if not isinstance(out, np.ndarray):
