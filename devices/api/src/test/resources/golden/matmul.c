@@ -148,3 +148,30 @@ ARRAYD_FN int arrayd_ok_matmul(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const a
     if (arrayd_ov || !(arrayd_mx < arrayd_rmn)) return 0;
     return 1;
 }
+ARRAYD_KERNEL void arrayd_lanes_matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard) {
+    const int arrayd_ok = 1;
+    (void)arrayd_ok;
+    const arrayd_i64 v_row = arrayd_global_id(1);
+    arrayd_i64 v_col[16];
+    #pragma GCC ivdep
+    for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
+        v_col[arrayd_l] = (arrayd_global_id(0) + arrayd_l);
+    }
+    {
+        float v_acc[16];
+        #pragma GCC ivdep
+        for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
+            v_acc[arrayd_l] = (0x0.0p0f);
+        }
+        for (arrayd_i64 v_kk = ((arrayd_i64)0); v_kk < ((arrayd_i64)p_k); v_kk += 1) {
+            #pragma GCC ivdep
+            for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
+                v_acc[arrayd_l] = (v_acc[arrayd_l] + (p_a[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_k))) + (arrayd_u64)v_kk))] * p_b[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_kk * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)v_col[arrayd_l]))]));
+            }
+        }
+        #pragma GCC ivdep
+        for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
+            p_c[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)v_col[arrayd_l]))] = v_acc[arrayd_l];
+        }
+    }
+}

@@ -48,7 +48,7 @@ public final class BenchMain {
     /** Every scenario, in the order {@code --help} lists them. */
     static List<Scenario> scenarios() {
         return List.of(new LatencyScenario(), new ThroughputScenario(), new TransferScenario(), new TaskBenchScenario(),
-                new KernelsScenario(), new IrScenario(),
+                new KernelsScenario(), new IrScenario(), new LanesScenario(),
                 new TenantsScenario(), new MultiDeviceScenario(), new ClusterScenario(), new PythonScenario(), new PaddingScenario());
     }
 

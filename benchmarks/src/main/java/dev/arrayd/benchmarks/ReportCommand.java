@@ -37,6 +37,7 @@ final class ReportCommand implements Tool {
             new String[] {"taskbench", "taskbench: Task Bench METG vs the kernel's in-process peak"},
             new String[] {"kernels", "kernels: the same kernels on the CPU backend, on OpenCL, and directly through JOCL"},
             new String[] {"ir", "ir: IR compile cache, gcc compile time, vadd vs memcpy, matmul vs peak, guards on vs off"},
+            new String[] {"lanes", "lanes: kernels that loop in each work-item, in vector lanes, item by item, and on PoCL"},
             new String[] {"tenants", "tenants: fair share under saturation, a polite client during a flood"},
             new String[] {"multidevice", "multidevice: two one-thread CPU devices vs one; automatic transfer vs explicit copy"},
             new String[] {"cluster", "cluster: peer daemons as devices through an entry daemon; peer to peer copies; scaling over peers"},

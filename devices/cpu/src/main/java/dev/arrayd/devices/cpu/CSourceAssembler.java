@@ -1,5 +1,7 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.ir.CRenderer;
+import dev.arrayd.devices.api.ir.LaneBlocks;
 import dev.arrayd.devices.api.support.EntryPoints;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.KernelParam;
@@ -73,7 +75,7 @@ final class CSourceAssembler {
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased) {
         return assembleIr(rendered, entryPoints, phased, java.util.Collections.nCopies(entryPoints.size(), false),
-                java.util.Collections.nCopies(entryPoints.size(), ""));
+                java.util.Collections.nCopies(entryPoints.size(), ""), java.util.Collections.nCopies(entryPoints.size(), false));
     }
 
     /**
@@ -81,10 +83,11 @@ final class CSourceAssembler {
      * per block ({@code dev.arrayd.devices.api.ir.GuardHoisting}): its trampoline asks the predicate once per
      * range and runs the kernel with or without those guards; {@code prefixes.get(i)} is what kernel {@code i} is
      * marked with ({@code CRenderer.functionPrefix}: relaxed floating point, narrow vectors): its trampolines, into
-     * which it inlines, are marked the same.
+     * which it inlines, are marked the same; {@code lanes.get(i)} says the rendered module has kernel {@code i}'s lane
+     * form ({@code dev.arrayd.devices.api.ir.LaneBlocks}), which its trampoline then runs for whole blocks of items.
      */
     static String assembleIr(String rendered, List<KernelSignature> entryPoints, List<Boolean> phased, List<Boolean> hoisted,
-            List<String> prefixes) {
+            List<String> prefixes, List<Boolean> lanes) {
         for (KernelSignature e : entryPoints) {
             rendered = renameKernel(rendered, e.name());
         }
@@ -96,7 +99,7 @@ final class CSourceAssembler {
         for (int i = 0; i < entryPoints.size(); i++) {
             String prefix = prefixes.get(i);
             out.append(phased.get(i) ? groupTrampoline(entryPoints.get(i), hoisted.get(i), prefix)
-                    : trampoline(entryPoints.get(i), true, hoisted.get(i), prefix));
+                    : trampoline(entryPoints.get(i), true, hoisted.get(i), prefix, lanes.get(i)));
         }
         return out.toString();
     }
@@ -146,6 +149,15 @@ final class CSourceAssembler {
 
     /** {@code prefix} goes before each function defined (e.g. {@code CRenderer.RELAXED}). */
     static String trampoline(KernelSignature signature, boolean ir, boolean hoisted, String prefix) {
+        return trampoline(signature, ir, hoisted, prefix, false);
+    }
+
+    /**
+     * With {@code lanes}, the loops that run without guards (all of them when nothing is {@code hoisted}) call the
+     * kernel's lane form {@code arrayd_lanes_<name>} for each whole block of {@link LaneBlocks#WIDTH} items along x and
+     * the kernel itself for the rest of the row.
+     */
+    static String trampoline(KernelSignature signature, boolean ir, boolean hoisted, String prefix, boolean lanes) {
         checkIdentifier(signature.name(), "entry point");
         List<KernelParam> params = signature.params();
         StringBuilder c = new StringBuilder(512);
@@ -161,13 +173,54 @@ final class CSourceAssembler {
         c.append(prefix).append("void ").append(ir ? "ARRAYD_RUN(" + signature.name() + ")" : TRAMPOLINE_PREFIX + signature.name())
                 .append("(const int64_t *range, void **args) {\n");
         head(c, params, ir);
-        if (!hoisted) {
+        if (lanes) {
+            if (!hoisted) {
+                laneLoops(c, signature, "");
+            } else {
+                checked(c, signature, "gs0, gs1, gs2", () -> laneLoops(c, signature, ", 1"));
+            }
+        } else if (!hoisted) {
             loops(c, signature, ir, "");
         } else {
             checked(c, signature, "gs0, gs1, gs2", () -> loops(c, signature, ir, ", 1"));
         }
         c.append("}\n");
         return c.toString();
+    }
+
+    /** The item of work-item {@code x, y, z}, as {@link #loops} builds it. */
+    private static final String ITEM = """
+                            const arrayd_item_t item = {
+                                {x, y, z}, {gs0, gs1, gs2}, {x % ls0, y % ls1, z % ls2},
+                                {ls0, ls1, ls2}, {x / ls0, y / ls1, z / ls2}};
+            """;
+
+    /** As {@link #loops} for an IR kernel, with whole blocks of x run by the kernel's lane form. */
+    private static void laneLoops(StringBuilder c, KernelSignature signature, String last) {
+        StringBuilder args = new StringBuilder();
+        for (int i = 0; i < signature.params().size(); i++) {
+            args.append(", p").append(i);
+        }
+        c.append("""
+                    for (int64_t z = range[2]; z < range[5]; z++) {
+                        for (int64_t y = range[1]; y < range[4]; y++) {
+                            int64_t x = range[0];
+                """);
+        c.append("            for (; x + ").append(LaneBlocks.WIDTH).append(" <= range[3]; x += ").append(LaneBlocks.WIDTH)
+                .append(") {\n");
+        c.append(ITEM);
+        c.append("                ").append(CRenderer.LANE_PREFIX).append(signature.name()).append("(&item").append(args)
+                .append(", ext, guard);\n");
+        c.append("            }\n");
+        c.append("            for (; x < range[3]; x++) {\n");
+        c.append(ITEM);
+        c.append("                ").append(IR_KERNEL_PREFIX).append(signature.name()).append("(&item").append(args)
+                .append(", ext, guard").append(last).append(");\n");
+        c.append("""
+                            }
+                        }
+                    }
+                """);
     }
 
     /** The parameters unpacked from {@code args} ({@code p0}...; with {@code ir} the extents and guard record), the sizes. */

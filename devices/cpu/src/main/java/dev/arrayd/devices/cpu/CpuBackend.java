@@ -48,7 +48,7 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
         this.options = options;
         this.compiler = new CpuKernelCompiler(options.gccCommand(), options.compileTimeout(), this::unavailableReason,
                 new KernelCache(options.cacheDir(), options.cacheMaxBytes()), options.forceGuards(),
-                () -> gcc().identity(), options.vectorBits());
+                () -> gcc().identity(), options.vectorBits(), options.lanes());
     }
 
     /**

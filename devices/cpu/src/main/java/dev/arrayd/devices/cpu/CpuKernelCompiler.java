@@ -16,6 +16,7 @@ import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.ir.GroupPhases;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrValidator;
+import dev.arrayd.devices.api.ir.LaneBlocks;
 import dev.arrayd.devices.api.support.CodeIdentity;
 
 import java.lang.foreign.FunctionDescriptor;
@@ -120,6 +121,8 @@ final class CpuKernelCompiler implements KernelCompiler {
     private final Supplier<Optional<String>> unavailableReason;
     private final KernelCache cache;
     private final boolean forceGuards;
+    /** When IR kernels also get a lane form ({@link LaneBlocks}). */
+    private final LaneBlocks.Rule lanes;
     /** The first line of {@code gcc --version} (the backend's probe ran it): part of every cache key. */
     private final Supplier<String> compilerId;
     /**
@@ -143,7 +146,8 @@ final class CpuKernelCompiler implements KernelCompiler {
     record Translated(Unit unit, String key) {}
 
     CpuKernelCompiler(String gcc, Duration timeout, Supplier<Optional<String>> unavailableReason, KernelCache cache,
-                      boolean forceGuards, Supplier<String> compilerId, int vectorBits) {
+                      boolean forceGuards, Supplier<String> compilerId, int vectorBits, LaneBlocks.Rule lanes) {
+        this.lanes = lanes;
         this.irFlags = irFlags(System.getProperty("os.arch"), vectorBits);
         this.gccRun = new Gcc(gcc, timeout);
         this.unavailableReason = unavailableReason;
@@ -196,10 +200,12 @@ final class CpuKernelCompiler implements KernelCompiler {
                         + "signatures " + Quote.list(entries) + ")");
             }
             EntryPoints.check(entries, "entryPoints");
-            CRenderer renderer = new CRenderer();
+            CRenderer renderer = new CRenderer(lanes);
             List<Boolean> hoisted = checked.stream().map(k -> !renderer.hoisting(k).isEmpty()).toList();
             List<String> prefixes = checked.stream().map(CRenderer::functionPrefix).toList();
-            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, prefixes), null, irFlags,
+            List<Boolean> laneForms = checked.stream().map(k -> renderer.lanes(k) != null).toList();
+            return new Unit(CSourceAssembler.assembleIr(renderer.render(checked), entries, phased, hoisted, prefixes, laneForms),
+                    null, irFlags,
                     entries, List.copyOf(checked));
         }
         if (source.dialect() != Dialect.C) {
@@ -346,7 +352,7 @@ final class CpuKernelCompiler implements KernelCompiler {
      */
     String sourceKey(KernelSource source) {
         try {
-            return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, source);
+            return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, lanes.name(), source);
         } catch (IllegalArgumentException e) {
             return null; // a value the digest does not encode: the source is translated and keyed by its unit alone
         }

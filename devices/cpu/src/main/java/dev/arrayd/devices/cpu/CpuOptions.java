@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.ir.LaneBlocks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -39,9 +40,14 @@ import java.util.Objects;
  *                          CPUs; kernels that call the math library keep 256 whatever this says (see
  *                          {@code CRenderer.NARROW}). 256 is gcc's own choice there. Ignored on other
  *                          architectures and on CPUs without AVX-512
+ * @param lanes             benchmarks and tests: when an IR kernel also gets a lane form, which runs blocks of
+ *                          work-items as vector lanes ({@link LaneBlocks}); default {@link LaneBlocks.Rule#AUTO}
+ *                          (where it pays), {@code OFF} to measure what it brings, {@code ALWAYS} to test it on
+ *                          every kernel it can run
  */
 public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration compileTimeout, Path cacheDir,
-                         boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes, int vectorBits) {
+                         boolean forceGuards, int deviceThreads, int computeNice, long cacheMaxBytes, int vectorBits,
+                         LaneBlocks.Rule lanes) {
 
     public static final String DEFAULT_GCC = "gcc";
     public static final Duration DEFAULT_COMPILE_TIMEOUT = Duration.ofSeconds(60);
@@ -58,6 +64,7 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
         Objects.requireNonNull(gccCommand, "gccCommand");
         Objects.requireNonNull(compileTimeout, "compileTimeout");
         Objects.requireNonNull(cacheDir, "cacheDir");
+        Objects.requireNonNull(lanes, "lanes");
         if (gccCommand.isBlank()) {
             throw new IllegalArgumentException("gccCommand: \"" + gccCommand + "\" (expected: a command)");
         }
@@ -85,7 +92,7 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
 
     public static CpuOptions defaults() {
         return new CpuOptions(DEFAULT_GCC, 0, DEFAULT_COMPILE_TIMEOUT, defaultCacheDir(), false, 0, DEFAULT_COMPUTE_NICE, DEFAULT_CACHE_MAX_BYTES,
-                DEFAULT_VECTOR_BITS);
+                DEFAULT_VECTOR_BITS, LaneBlocks.Rule.AUTO);
     }
 
     /** {@code $XDG_CACHE_HOME/arrayd/kernels} when that variable is set (and absolute), else {@code ~/.cache/arrayd/kernels}. */
@@ -97,43 +104,49 @@ public record CpuOptions(String gccCommand, long deviceMemoryBytes, Duration com
     }
 
     public CpuOptions withGccCommand(String gcc) {
-        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gcc, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     public CpuOptions withDeviceMemoryBytes(long bytes) {
-        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, bytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     public CpuOptions withCompileTimeout(Duration timeout) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, timeout, cacheDir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     public CpuOptions withCacheDir(Path dir) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, dir, forceGuards, deviceThreads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     public CpuOptions withForceGuards(boolean force) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, force, deviceThreads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     /** @param threads worker threads of each device; 0 splits the cores among the devices */
     public CpuOptions withDeviceThreads(int threads) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, threads, computeNice, cacheMaxBytes, vectorBits, lanes);
     }
 
     /** @param nice nice value added to the threads that run kernels (0..19; 0 keeps their priority) */
     public CpuOptions withComputeNice(int nice) {
-        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice, cacheMaxBytes, vectorBits);
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, nice, cacheMaxBytes, vectorBits, lanes);
     }
 
     public CpuOptions withCacheMaxBytes(long bytes) {
         return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
-                bytes, vectorBits);
+                bytes, vectorBits, lanes);
     }
 
     /** @param bits widest vectors of IR kernels on x86-64: 256 or 512 */
     public CpuOptions withVectorBits(int bits) {
         return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
-                cacheMaxBytes, bits);
+                cacheMaxBytes, bits, lanes);
+    }
+
+    /** @param rule when IR kernels also get a lane form (benchmarks and tests; see {@link LaneBlocks}) */
+    public CpuOptions withLanes(LaneBlocks.Rule rule) {
+        return new CpuOptions(gccCommand, deviceMemoryBytes, compileTimeout, cacheDir, forceGuards, deviceThreads, computeNice,
+                cacheMaxBytes, vectorBits, rule);
     }
 }

@@ -116,6 +116,23 @@ public abstract class CLikeRenderer {
         return false;
     }
 
+    /**
+     * The lane form of {@code k} this renderer writes beside it ({@link LaneBlocks}), or null (the default: none). A
+     * kernel with one is followed by {@link #laneKernelHead} with the kernel's parameters (no {@code arrayd_ok}),
+     * which runs {@link LaneBlocks#WIDTH} work-items from its item's {@code global_id(0)} on, only for blocks whose
+     * check by the predicate passed.
+     *
+     * @param hoisting {@link #hoisting(CheckedKernel)} of {@code k}
+     */
+    protected LaneBlocks.Plan lanes(CheckedKernel k, GuardHoisting.Plan hoisting) {
+        return null;
+    }
+
+    /** The lane form's opening line, up to and excluding the parameter list (see {@link #lanes}). */
+    protected String laneKernelHead(CheckedKernel k) {
+        throw new UnsupportedOperationException("no lane form for " + getClass().getSimpleName());
+    }
+
     /** The hoisting plan this renderer applies to {@code k}: empty unless {@link #hoistsGuards()}. */
     public GuardHoisting.Plan hoisting(CheckedKernel k) {
         if (!hoistsGuards()) {

@@ -13,6 +13,35 @@ import java.util.List;
  */
 public final class CRenderer extends CLikeRenderer {
 
+    /** What the lane form of a kernel is named: this, then the kernel's name (see {@link LaneBlocks}). */
+    public static final String LANE_PREFIX = "arrayd_lanes_";
+
+    private final LaneBlocks.Rule lanes;
+
+    /** Lane forms where they pay ({@link LaneBlocks.Rule#AUTO}). */
+    public CRenderer() {
+        this(LaneBlocks.Rule.AUTO);
+    }
+
+    public CRenderer(LaneBlocks.Rule lanes) {
+        this.lanes = java.util.Objects.requireNonNull(lanes, "lanes");
+    }
+
+    /** The lane form {@code k} gets from this renderer, or null ({@link LaneBlocks}). */
+    public LaneBlocks.Plan lanes(CheckedKernel k) {
+        return lanes(k, hoisting(k));
+    }
+
+    @Override
+    protected LaneBlocks.Plan lanes(CheckedKernel k, GuardHoisting.Plan hoisting) {
+        return GroupPhases.needed(k) ? null : LaneBlocks.plan(k, hoisting, lanes);
+    }
+
+    @Override
+    protected String laneKernelHead(CheckedKernel k) {
+        return functionPrefix(k) + "ARRAYD_KERNEL void " + LANE_PREFIX + k.name();
+    }
+
     @Override
     protected String prelude() {
         return """

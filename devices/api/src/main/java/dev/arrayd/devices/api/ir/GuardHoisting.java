@@ -120,6 +120,16 @@ public final class GuardHoisting {
     }
 
     /**
+     * The affine form of {@code k}'s expressions, as the plan reads them ({@code "#g0"} for {@code global_id(0)}):
+     * null for an expression that is not affine.
+     */
+    static java.util.function.Function<Expr, Affine> affineForm(CheckedKernel k) {
+        GuardHoisting h = new GuardHoisting(k);
+        h.declarations(k.kernel().body());
+        return h::affine;
+    }
+
+    /**
      * Immutable lets (substituted) and loops with bounds fixed for the launch and a positive step (usable as
      * dims: the variable stays within {@code start .. end - 1}, since the validator refuses a loop whose
      * end leaves no room for its last increment, which could otherwise wrap).

@@ -20,6 +20,10 @@ final class KernelWriter {
 
     /** Accesses whose guards are checked per block (see {@link CLikeRenderer#hoistsGuards()}). */
     private final GuardHoisting.Plan hoisted;
+    /** The kernel's lane form ({@link LaneBlocks}), or null. */
+    private final LaneBlocks.Plan lanes;
+    /** In the lane form: whether the text being written runs per lane (else once per block). */
+    private boolean inLane;
 
     KernelWriter(CLikeRenderer r, CheckedKernel k, StringBuilder out) {
         this.r = r;
@@ -28,6 +32,7 @@ final class KernelWriter {
         this.phased = r.phasedGroups() && GroupPhases.needed(k);
         this.spilled = phased ? GroupPhases.spilled(k) : java.util.Set.of();
         this.hoisted = r.hoisting(k);
+        this.lanes = phased ? null : r.lanes(k, hoisted);
     }
 
     private boolean hoisted(Object node) {
@@ -35,6 +40,9 @@ final class KernelWriter {
     }
 
     private String var(String name) {
+        if (inLane && lanes.arrays().contains(name)) {
+            return "v_" + name + "[arrayd_l]";
+        }
         return spilled.contains(name) ? "v_" + name + "[" + (inItem ? "arrayd_li" : "0") + "]" : "v_" + name;
     }
 
@@ -43,7 +51,21 @@ final class KernelWriter {
             phasedKernel();
             return;
         }
-        out.append(r.kernelHead(k)).append('(').append(r.leadingParams());
+        out.append(r.kernelHead(k));
+        params(!hoisted.isEmpty());
+        block(k.kernel().body(), 1);
+        out.append("}\n");
+        if (!hoisted.isEmpty()) {
+            predicate();
+        }
+        if (lanes != null) {
+            laneKernel();
+        }
+    }
+
+    /** The parameter list, from its opening parenthesis to the body's opening brace. */
+    private void params(boolean ok) {
+        out.append('(').append(r.leadingParams());
         boolean first = r.leadingParams().isEmpty();
         for (IrParam p : k.kernel().params()) {
             out.append(first ? "" : ", ");
@@ -56,13 +78,87 @@ final class KernelWriter {
             }
         }
         out.append(first ? "" : ", ").append("const ").append(r.globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
+                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(ok ? ", const int arrayd_ok" : "")
                 .append(") {\n");
-        block(k.kernel().body(), 1);
+    }
+
+    /**
+     * The lane form ({@link LaneBlocks}): {@link LaneBlocks#WIDTH} work-items from the item's {@code global_id(0)} on,
+     * run only where the block check passed (so {@code arrayd_ok} is 1 in it).
+     */
+    private void laneKernel() {
+        out.append(r.laneKernelHead(k));
+        params(false);
+        out.append("    const int arrayd_ok = 1;\n    (void)arrayd_ok;\n");
+        laneBlock(k.kernel().body(), 1);
         out.append("}\n");
-        if (!hoisted.isEmpty()) {
-            predicate();
+    }
+
+    /** A block run once per block of lanes: runs of per-lane statements become lane loops. */
+    private void laneBlock(List<Stmt> body, int depth) {
+        List<Stmt> run = new java.util.ArrayList<>();
+        for (Stmt s : body) {
+            if (lanes.inLane(s)) {
+                run.add(s);
+                continue;
+            }
+            laneLoop(run, depth);
+            run.clear();
+            switch (s) {
+                case Stmt.If branch when hoisted.hoistedCondition(branch) -> {
+                    // holds for every item of a block that passed the check
+                    indent(depth);
+                    out.append("{\n");
+                    laneBlock(branch.thenBody(), depth + 1);
+                    indent(depth);
+                    out.append("}\n");
+                }
+                case Stmt.If branch -> {
+                    indent(depth);
+                    out.append("if (").append(expr(branch.condition())).append(") {\n");
+                    laneBlock(branch.thenBody(), depth + 1);
+                    indent(depth);
+                    out.append("} else {\n");
+                    laneBlock(branch.elseBody(), depth + 1);
+                    indent(depth);
+                    out.append("}\n");
+                }
+                case Stmt.For loop -> {
+                    indent(depth);
+                    out.append(forHead(loop));
+                    laneBlock(loop.body(), depth + 1);
+                    indent(depth);
+                    out.append("}\n");
+                }
+                default -> stmt(s, depth);
+            }
         }
+        laneLoop(run, depth);
+    }
+
+    /** Runs {@code run} once per lane, in a loop gcc may vectorize (lanes are work-items: no dependence between them). */
+    private void laneLoop(List<Stmt> run, int depth) {
+        if (run.isEmpty()) {
+            return;
+        }
+        for (Stmt s : run) {
+            if (s instanceof Stmt.Let let && lanes.arrays().contains(let.name())) {
+                indent(depth);
+                out.append(CLikeRenderer.valueType(k.varType(let.name()))).append(" v_").append(let.name()).append('[')
+                        .append(LaneBlocks.WIDTH).append("];\n");
+            }
+        }
+        indent(depth);
+        out.append("#pragma GCC ivdep\n");
+        indent(depth);
+        out.append("for (int arrayd_l = 0; arrayd_l < ").append(LaneBlocks.WIDTH).append("; arrayd_l++) {\n");
+        inLane = true;
+        for (Stmt s : run) {
+            stmt(s, depth + 1);
+        }
+        inLane = false;
+        indent(depth);
+        out.append("}\n");
     }
 
     /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
@@ -199,7 +295,7 @@ final class KernelWriter {
 
     private void stmt(Stmt s, int depth) {
         switch (s) {
-            case Stmt.Let let when spilled.contains(let.name()) -> {
+            case Stmt.Let let when spilled.contains(let.name()) || (inLane && lanes.arrays().contains(let.name())) -> {
                 indent(depth);
                 out.append(var(let.name())).append(" = ").append(expr(let.value())).append(";\n");
             }
@@ -317,7 +413,7 @@ final class KernelWriter {
             case Expr.Const c -> r.constant(c);
             case Expr.Param p -> "p_" + p.name();
             case Expr.Var v -> var(v.name());
-            case Expr.Builtin b -> r.builtin(b.kind(), b.dim());
+            case Expr.Builtin b -> inLane && b.dim() == 0 ? laneBuiltin(b.kind()) : r.builtin(b.kind(), b.dim());
             case Expr.Load l -> {
                 DType d = k.elementDType(l.array());
                 String raw;
@@ -341,6 +437,18 @@ final class KernelWriter {
             case Expr.Select x -> "(" + expr(x.condition()) + " ? " + expr(x.ifTrue()) + " : " + expr(x.ifFalse()) + ")";
             case Expr.Cast c -> r.cast(k.type(c.operand()), c.to(), expr(c.operand()));
             case Expr.Fma f -> r.math("fma", k.type(f)) + "(" + expr(f.a()) + ", " + expr(f.b()) + ", " + expr(f.c()) + ")";
+        };
+    }
+
+    /** A builtin of dimension 0 for lane {@code arrayd_l} of a block starting at the item's {@code global_id(0)}. */
+    private String laneBuiltin(Expr.Builtin.Kind kind) {
+        String x = "(" + r.builtin(Expr.Builtin.Kind.GLOBAL_ID, 0) + " + arrayd_l)";
+        String l = r.builtin(Expr.Builtin.Kind.LOCAL_SIZE, 0);
+        return switch (kind) {
+            case GLOBAL_ID -> x;
+            case LOCAL_ID -> "(" + x + " % " + l + ")";
+            case GROUP_ID -> "(" + x + " / " + l + ")";
+            default -> r.builtin(kind, 0);
         };
     }
 

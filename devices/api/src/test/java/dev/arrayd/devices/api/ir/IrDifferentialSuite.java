@@ -97,6 +97,17 @@ public abstract class IrDifferentialSuite {
         return true;
     }
 
+    /** Random kernels drawn per kernel kept, at most, when {@link #accepts} turns some down. */
+    private static final int MAX_DRAWS = 100;
+
+    /**
+     * Whether a try runs this random kernel (default: every one). A backend's test that covers one code path
+     * keeps only the kernels that take it; the suite draws until it has {@link #kernelsPerTry()}.
+     */
+    protected boolean accepts(CheckedKernel k) {
+        return true;
+    }
+
     @Property(tries = 12, shrinking = ShrinkingMode.OFF)
     void interpreterAndBackendAgree(@ForAll long seed) {
         check(seed, false);
@@ -233,10 +244,17 @@ public abstract class IrDifferentialSuite {
         int n = kernelsPerTry();
         List<IrKernel> kernels = new ArrayList<>();
         boolean[] approximate = new boolean[n];
-        for (int i = 0; i < n; i++) {
+        for (int i = 0, drawn = 0; i < n; drawn++) {
             RandomIrPrograms.Program p = workGroups ? gen.groupKernel("g" + i) : gen.kernel("k" + i);
+            if (drawn >= MAX_DRAWS * n) {
+                throw new IllegalStateException("seed " + seed + ": " + i + " of " + drawn + " random kernels accepted");
+            }
+            if (!accepts(IrValidator.check(new IrModule(List.of(p.kernel())), "").getFirst())) {
+                continue;
+            }
             kernels.add(p.kernel());
             approximate[i] = p.approximate();
+            i++;
         }
         IrModule module = new IrModule(kernels);
         List<CheckedKernel> checked = IrValidator.check(module, "");
