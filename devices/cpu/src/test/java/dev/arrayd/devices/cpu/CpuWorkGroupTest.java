@@ -114,6 +114,49 @@ class CpuWorkGroupTest {
         assertEquals(first, h.segment(partial).getAtIndex(ValueLayout.JAVA_FLOAT, 0), "the first group's sum");
     }
 
+    /**
+     * Runs that are an {@code if (local_id(0) < bound)} stop their item loop at the bound
+     * ({@code GroupPhases.itemBound}): bounds past the group's size (40 of 32), inside it, zero and negative, on groups
+     * of 32 x 2 items (the bound applies to x, for every y), against the interpreter.
+     */
+    @Test
+    void itemLoopsStopAtTheBoundOfTheirLocalIdTest() throws Exception {
+        Assumptions.assumeTrue(h.available(), "cpu backend unavailable");
+        Expr here = add(mul(lid(1), i64(32)), lid(0));
+        IrKernel k = new IrKernel("bounded", List.of(new IrParam.Buffer("x", DType.F32, Access.READ_WRITE, i64(64 * 8))), 2,
+                List.of(32L, 2L), List.of(
+                new Stmt.LocalArray("t", DType.F32, 64),
+                let("g", add(mul(gid(1), i64(32)), gid(0))),
+                store("t", here, load("x", var("g"))),
+                new Stmt.Barrier(),
+                loop("level", i64(0), i64(4),
+                        let("b", sub(i64(40), mul(var("level"), i64(15)))),
+                        when(lt(lid(0), var("b")),
+                                new Stmt.Accumulate("t", here, Stmt.Accumulate.Op.ADD, cast(IrType.F32, add(var("level"), i64(1))))),
+                        new Stmt.Barrier()),
+                store("x", var("g"), load("t", here))));
+        String unit = ((CpuKernelCompiler) h.backend.compiler()).translationUnit(KernelSource.ir(new IrModule(List.of(k)))).source();
+        assertTrue(unit.contains("arrayd_lx < arrayd_lx_end"), unit);
+        Kernel kernel = h.compile(k).getFirst();
+        h.reset();
+        MemRef x = h.alloc(4L * 64 * 8);
+        float[] values = new float[64 * 8];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = i % 5;
+            h.segment(x).setAtIndex(ValueLayout.JAVA_FLOAT, i, values[i]);
+        }
+        h.launch(kernel, new long[] {32, 16}, null, List.of(new KernelArg.Buffer(x)));
+        MemorySegment ref = MemorySegment.ofArray(values.clone());
+        IrInterpreter.run(IrValidator.check(new IrModule(List.of(k)), "").getFirst(), new long[] {32, 16}, null, List.of(ref));
+        for (int i = 0; i < values.length; i++) {
+            assertEquals(ref.getAtIndex(ValueLayout.JAVA_FLOAT, i), h.segment(x).getAtIndex(ValueLayout.JAVA_FLOAT, i), "element " + i);
+        }
+        // item 5 of each row: every level (bounds 40, 25, 10, -5 → the first three) adds 1 + 2 + 3
+        assertEquals(values[5] + 6, h.segment(x).getAtIndex(ValueLayout.JAVA_FLOAT, 5));
+        // item 30: only the first level (bound 40)
+        assertEquals(values[30] + 1, h.segment(x).getAtIndex(ValueLayout.JAVA_FLOAT, 30));
+    }
+
     @Test
     void variablesLiveAcrossBarriersAreSpilledPerItem() {
         CheckedKernel sum = IrValidator.check(new IrModule(List.of(IrSamples.groupSum())), "").getFirst();

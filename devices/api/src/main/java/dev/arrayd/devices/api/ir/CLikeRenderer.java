@@ -49,7 +49,7 @@ public abstract class CLikeRenderer {
         }
         for (CheckedKernel k : kernels) {
             out.append('\n');
-            new KernelWriter(this, k, out).kernel();
+            KernelWriter.write(this, k, out);
         }
         return out.toString();
     }

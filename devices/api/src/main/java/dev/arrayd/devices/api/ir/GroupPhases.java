@@ -81,6 +81,106 @@ public final class GroupPhases {
         return n;
     }
 
+    /**
+     * Where a run of a phased kernel can stop its loop over {@code local_id(0)} early: the run is some lets and one
+     * {@code if (local_id(0) < bound)} without an else (a tree reduction's {@code if (lid < stride) tile[lid] +=
+     * tile[lid + stride]}), the lets immutable, kept per item by no other run, without loads, and the bound computed
+     * from constants, parameters, group-level values (sizes, group ids, the variables of loops that contain a
+     * barrier) and those lets. The items from {@code bound} on then do nothing in the run, and the item loop stops
+     * there: it runs the lets at group level first (they hold the same value for every item) and loops
+     * {@code local_id(0)} up to {@code bound}.
+     *
+     * @param lets  the run's lets, evaluated at group level before the loop
+     * @param bound the if's right-hand side (i64), evaluated at group level after them
+     */
+    public record ItemBound(List<Stmt.Let> lets, Expr bound) {}
+
+    /** The early stop of {@code run} in {@code k} ({@link ItemBound}), or null. */
+    public static ItemBound itemBound(CheckedKernel k, List<Stmt> run) {
+        if (run.isEmpty() || !(run.getLast() instanceof Stmt.If branch) || !branch.elseBody().isEmpty()
+                || !(branch.condition() instanceof Expr.Binary cmp) || cmp.op() != Expr.Binary.Op.LT
+                || !isLocalId0(k, cmp.left())) {
+            return null;
+        }
+        Set<String> spilled = spilled(k);
+        Set<String> groupVars = new java.util.HashSet<>();
+        groupLoopVars(k.kernel().body(), groupVars);
+        List<Stmt.Let> lets = new ArrayList<>();
+        for (Stmt s : run.subList(0, run.size() - 1)) {
+            if (!(s instanceof Stmt.Let let) || let.mutable() || k.isMutable(let.name()) || spilled.contains(let.name())
+                    || !groupUniform(let.value(), groupVars)) {
+                return null;
+            }
+            lets.add(let);
+            groupVars.add(let.name());
+        }
+        return groupUniform(cmp.right(), groupVars) ? new ItemBound(List.copyOf(lets), cmp.right()) : null;
+    }
+
+    private static boolean isLocalId0(CheckedKernel k, Expr e) {
+        if (e instanceof Expr.Builtin b) {
+            return b.kind() == Expr.Builtin.Kind.LOCAL_ID && b.dim() == 0;
+        }
+        if (e instanceof Expr.Var v && !k.isMutable(v.name())) {
+            Expr value = letValue(k.kernel().body(), v.name());
+            return value != null && isLocalId0(k, value);
+        }
+        return false;
+    }
+
+    /** The value of the immutable let {@code name} (names are declared once per kernel), or null. */
+    private static Expr letValue(List<Stmt> body, String name) {
+        for (Stmt s : body) {
+            Expr found = switch (s) {
+                case Stmt.Let l -> l.name().equals(name) && !l.mutable() ? l.value() : null;
+                case Stmt.If i -> {
+                    Expr t = letValue(i.thenBody(), name);
+                    yield t != null ? t : letValue(i.elseBody(), name);
+                }
+                case Stmt.For f -> letValue(f.body(), name);
+                default -> null;
+            };
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
+    /** Variables of loops that contain a barrier: they run once per group. */
+    private static void groupLoopVars(List<Stmt> body, Set<String> out) {
+        for (Stmt s : body) {
+            switch (s) {
+                case Stmt.For f when containsBarrier(f) -> {
+                    out.add(f.var());
+                    groupLoopVars(f.body(), out);
+                }
+                case Stmt.If i when containsBarrier(i) -> {
+                    groupLoopVars(i.thenBody(), out);
+                    groupLoopVars(i.elseBody(), out);
+                }
+                default -> { }
+            }
+        }
+    }
+
+    /** Whether {@code e} is the same for every item of a group and can be evaluated at group level. */
+    private static boolean groupUniform(Expr e, Set<String> groupVars) {
+        return switch (e) {
+            case Expr.Const c -> true;
+            case Expr.Param p -> true;
+            case Expr.Builtin b -> b.kind() != Expr.Builtin.Kind.LOCAL_ID && b.kind() != Expr.Builtin.Kind.GLOBAL_ID;
+            case Expr.Var v -> groupVars.contains(v.name());
+            case Expr.Load l -> false;
+            case Expr.Unary u -> groupUniform(u.operand(), groupVars);
+            case Expr.Binary b -> groupUniform(b.left(), groupVars) && groupUniform(b.right(), groupVars);
+            case Expr.Select x -> groupUniform(x.condition(), groupVars) && groupUniform(x.ifTrue(), groupVars)
+                    && groupUniform(x.ifFalse(), groupVars);
+            case Expr.Cast c -> groupUniform(c.operand(), groupVars);
+            case Expr.Fma f -> groupUniform(f.a(), groupVars) && groupUniform(f.b(), groupVars) && groupUniform(f.c(), groupVars);
+        };
+    }
+
     /** Numbers runs and group-level headers, and records where each group-level let lives and what each run reads. */
     private static final class Planner {
         final Map<String, Integer> declaredIn = new HashMap<>();

@@ -6,51 +6,59 @@ import java.util.List;
 
 /**
  * Writes one kernel in a C-like dialect: its parameters, guards (hoisted per block where the renderer checks
- * them so), statements and expressions, through the hooks of its {@link CLikeRenderer}.
+ * them so), statements and expressions, through the hooks of its {@link CLikeRenderer}. A kernel run group by
+ * group in phases is written by {@link PhasedKernelWriter}; a kernel with a lane form gets it from
+ * {@link LaneKernelWriter} after its own function and predicate.
  */
-final class KernelWriter {
-    private final CLikeRenderer r;
-    private final CheckedKernel k;
-    private final StringBuilder out;
-    private final boolean phased;
-    /** Per-item variables of a phased kernel (see {@link GroupPhases}); empty otherwise. */
-    private final java.util.Set<String> spilled;
-    /** In a phased kernel: whether the text being written runs per item (else once per group). */
-    private boolean inItem;
-
+class KernelWriter {
+    final CLikeRenderer r;
+    final CheckedKernel k;
+    final StringBuilder out;
     /** Accesses whose guards are checked per block (see {@link CLikeRenderer#hoistsGuards()}). */
-    private final GuardHoisting.Plan hoisted;
-    /** The kernel's lane form ({@link LaneBlocks}), or null. */
-    private final LaneBlocks.Plan lanes;
-    /** In the lane form: whether the text being written runs per lane (else once per block). */
-    private boolean inLane;
+    final GuardHoisting.Plan hoisted;
 
     KernelWriter(CLikeRenderer r, CheckedKernel k, StringBuilder out) {
         this.r = r;
         this.k = k;
         this.out = out;
-        this.phased = r.phasedGroups() && GroupPhases.needed(k);
-        this.spilled = phased ? GroupPhases.spilled(k) : java.util.Set.of();
         this.hoisted = r.hoisting(k);
-        this.lanes = phased ? null : r.lanes(k, hoisted);
+    }
+
+    /** Writes {@code k}, in the form its renderer runs it, to {@code out}. */
+    static void write(CLikeRenderer r, CheckedKernel k, StringBuilder out) {
+        if (r.phasedGroups() && GroupPhases.needed(k)) {
+            new PhasedKernelWriter(r, k, out).kernel();
+            return;
+        }
+        KernelWriter w = new KernelWriter(r, k, out);
+        w.kernel();
+        LaneBlocks.Plan lanes = r.lanes(k, w.hoisted);
+        if (lanes != null) {
+            new LaneKernelWriter(r, k, out, lanes).kernel();
+        }
     }
 
     private boolean hoisted(Object node) {
         return hoisted.hoisted(node);
     }
 
-    private String var(String name) {
-        if (inLane && lanes.arrays().contains(name)) {
-            return "v_" + name + "[arrayd_l]";
-        }
-        return spilled.contains(name) ? "v_" + name + "[" + (inItem ? "arrayd_li" : "0") + "]" : "v_" + name;
+    /** How the text being written names variable {@code name}. */
+    String var(String name) {
+        return "v_" + name;
     }
 
+    /** Whether a let of {@code name} is written as an assignment to storage declared elsewhere ({@link #var}). */
+    boolean storedElsewhere(String name) {
+        return false;
+    }
+
+    /** How the text being written reads a work-item builtin. */
+    String builtin(Expr.Builtin.Kind kind, int dim) {
+        return r.builtin(kind, dim);
+    }
+
+    /** The kernel's function, then its predicate when it has guards checked per block. */
     void kernel() {
-        if (phased) {
-            phasedKernel();
-            return;
-        }
         out.append(r.kernelHead(k));
         params(!hoisted.isEmpty());
         block(k.kernel().body(), 1);
@@ -58,13 +66,10 @@ final class KernelWriter {
         if (!hoisted.isEmpty()) {
             predicate();
         }
-        if (lanes != null) {
-            laneKernel();
-        }
     }
 
     /** The parameter list, from its opening parenthesis to the body's opening brace. */
-    private void params(boolean ok) {
+    void params(boolean ok) {
         out.append('(').append(r.leadingParams());
         boolean first = r.leadingParams().isEmpty();
         for (IrParam p : k.kernel().params()) {
@@ -82,220 +87,24 @@ final class KernelWriter {
                 .append(") {\n");
     }
 
-    /**
-     * The lane form ({@link LaneBlocks}): {@link LaneBlocks#WIDTH} work-items from the item's {@code global_id(0)} on,
-     * run only where the block check passed (so {@code arrayd_ok} is 1 in it).
-     */
-    private void laneKernel() {
-        out.append(r.laneKernelHead(k));
-        params(false);
-        out.append("    const int arrayd_ok = 1;\n    (void)arrayd_ok;\n");
-        laneBlock(k.kernel().body(), 1);
-        out.append("}\n");
-    }
-
-    /** A block run once per block of lanes: runs of per-lane statements become lane loops. */
-    private void laneBlock(List<Stmt> body, int depth) {
-        List<Stmt> run = new java.util.ArrayList<>();
-        for (Stmt s : body) {
-            if (lanes.inLane(s)) {
-                run.add(s);
-                continue;
-            }
-            laneLoop(run, depth);
-            run.clear();
-            switch (s) {
-                case Stmt.If branch when hoisted.hoistedCondition(branch) -> {
-                    // holds for every item of a block that passed the check
-                    indent(depth);
-                    out.append("{\n");
-                    laneBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.If branch -> {
-                    indent(depth);
-                    out.append("if (").append(expr(branch.condition())).append(") {\n");
-                    laneBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("} else {\n");
-                    laneBlock(branch.elseBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.For loop -> {
-                    indent(depth);
-                    out.append(forHead(loop));
-                    laneBlock(loop.body(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                default -> stmt(s, depth);
-            }
-        }
-        laneLoop(run, depth);
-    }
-
-    /** Runs {@code run} once per lane, in a loop gcc may vectorize (lanes are work-items: no dependence between them). */
-    private void laneLoop(List<Stmt> run, int depth) {
-        if (run.isEmpty()) {
-            return;
-        }
-        for (Stmt s : run) {
-            if (s instanceof Stmt.Let let && lanes.arrays().contains(let.name())) {
-                indent(depth);
-                out.append(CLikeRenderer.valueType(k.varType(let.name()))).append(" v_").append(let.name()).append('[')
-                        .append(LaneBlocks.WIDTH).append("];\n");
-            }
-        }
-        indent(depth);
-        out.append("#pragma GCC ivdep\n");
-        indent(depth);
-        out.append("for (int arrayd_l = 0; arrayd_l < ").append(LaneBlocks.WIDTH).append("; arrayd_l++) {\n");
-        inLane = true;
-        for (Stmt s : run) {
-            stmt(s, depth + 1);
-        }
-        inLane = false;
-        indent(depth);
-        out.append("}\n");
-    }
-
     /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
-    private void predicate() {
+    void predicate() {
         new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams());
     }
 
-    private void indent(int depth) {
+    void indent(int depth) {
         out.append("    ".repeat(depth));
     }
 
-    private long[] localSize() {
-        long[] l = {1, 1, 1};
-        for (int d = 0; d < k.kernel().localSize().size(); d++) {
-            l[d] = k.kernel().localSize().get(d);
-        }
-        return l;
-    }
-
-    private void phasedKernel() {
-        out.append(r.kernelHead(k)).append("(const arrayd_i64 *arrayd_grp");
-        for (IrParam p : k.kernel().params()) {
-            out.append(", ");
-            switch (p) {
-                case IrParam.Buffer b -> out.append(b.access() == Access.READ ? "const " : "").append(r.globalSpace())
-                        .append(CLikeRenderer.storageType(b.dtype())).append(" *p_").append(b.name());
-                case IrParam.Scalar s -> out.append("const ").append(CLikeRenderer.valueType(IrType.ofScalar(s.dtype())))
-                        .append(" p_").append(s.name());
-            }
-        }
-        out.append(", const ").append(r.globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
-                .append(") {\n");
-        out.append("    const arrayd_i64 arrayd_g0 = arrayd_grp[0], arrayd_g1 = arrayd_grp[1], arrayd_g2 = arrayd_grp[2];\n");
-        out.append("    const arrayd_i64 arrayd_gs0 = arrayd_grp[3], arrayd_gs1 = arrayd_grp[4], arrayd_gs2 = arrayd_grp[5];\n");
-        for (Stmt s : k.kernel().body()) {
-            if (s instanceof Stmt.LocalArray la) {
-                // the IR leaves local arrays undefined; zeros make runs reproducible and match the interpreter
-                out.append("    ").append(CLikeRenderer.storageType(la.dtype())).append(" l_").append(la.name()).append('[')
-                        .append(la.size()).append("];\n    memset(l_").append(la.name()).append(", 0, sizeof l_")
-                        .append(la.name()).append(");\n");
-            }
-        }
-        long items = Math.max(1, k.kernel().groupSize());
-        for (String v : spilled) {
-            out.append("    ").append(CLikeRenderer.valueType(k.varType(v))).append(" v_").append(v).append('[').append(items)
-                    .append("];\n");
-        }
-        long[] l = localSize();
-        out.append(r.phasedItem(l, false));
-        inItem = false;
-        groupBlock(k.kernel().body(), 1);
-        out.append("}\n");
-        if (!hoisted.isEmpty()) {
-            predicate();
-        }
-    }
-
-    /** A block at group level: runs of barrier-free statements become item loops. */
-    private void groupBlock(List<Stmt> body, int depth) {
-        List<Stmt> run = new java.util.ArrayList<>();
-        for (Stmt s : body) {
-            if (!GroupPhases.containsBarrier(s)) {
-                if (!(s instanceof Stmt.LocalArray)) {
-                    run.add(s);
-                }
-                continue;
-            }
-            itemLoop(run, depth);
-            run.clear();
-            switch (s) {
-                case Stmt.Barrier b -> {
-                    indent(depth);
-                    out.append("/* barrier */\n");
-                }
-                case Stmt.If branch -> {
-                    indent(depth);
-                    out.append("if (").append(expr(branch.condition())).append(") {\n");
-                    groupBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("} else {\n");
-                    groupBlock(branch.elseBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.For loop -> {
-                    indent(depth);
-                    out.append(forHead(loop));
-                    groupBlock(loop.body(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                default -> throw new IllegalStateException("only ifs and loops contain barriers: " + s);
-            }
-        }
-        itemLoop(run, depth);
-    }
-
-    /** Runs {@code run} for every item of the group, x innermost. */
-    private void itemLoop(List<Stmt> run, int depth) {
-        if (run.isEmpty()) {
-            return;
-        }
-        long[] l = localSize();
-        indent(depth);
-        out.append("for (arrayd_i64 arrayd_lz = 0; arrayd_lz < ").append(l[2]).append("; arrayd_lz++)\n");
-        indent(depth);
-        out.append("for (arrayd_i64 arrayd_ly = 0; arrayd_ly < ").append(l[1]).append("; arrayd_ly++)\n");
-        indent(depth);
-        out.append("for (arrayd_i64 arrayd_lx = 0; arrayd_lx < ").append(l[0]).append("; arrayd_lx++) {\n");
-        indent(depth + 1);
-        out.append("const arrayd_i64 arrayd_li = (arrayd_lz * ").append(l[1]).append(" + arrayd_ly) * ").append(l[0])
-                .append(" + arrayd_lx;\n");
-        indent(depth + 1);
-        out.append("(void)arrayd_li;\n");
-        for (String line : r.phasedItem(l, true).split("\n")) {
-            indent(depth);
-            out.append(line).append('\n');
-        }
-        inItem = true;
-        for (Stmt s : run) {
-            stmt(s, depth + 1);
-        }
-        inItem = false;
-        indent(depth);
-        out.append("}\n");
-    }
-
-    private void block(List<Stmt> body, int depth) {
+    void block(List<Stmt> body, int depth) {
         for (Stmt s : body) {
             stmt(s, depth);
         }
     }
 
-    private void stmt(Stmt s, int depth) {
+    void stmt(Stmt s, int depth) {
         switch (s) {
-            case Stmt.Let let when spilled.contains(let.name()) || (inLane && lanes.arrays().contains(let.name())) -> {
+            case Stmt.Let let when storedElsewhere(let.name()) -> {
                 indent(depth);
                 out.append(var(let.name())).append(" = ").append(expr(let.value())).append(";\n");
             }
@@ -413,7 +222,7 @@ final class KernelWriter {
             case Expr.Const c -> r.constant(c);
             case Expr.Param p -> "p_" + p.name();
             case Expr.Var v -> var(v.name());
-            case Expr.Builtin b -> inLane && b.dim() == 0 ? laneBuiltin(b.kind()) : r.builtin(b.kind(), b.dim());
+            case Expr.Builtin b -> builtin(b.kind(), b.dim());
             case Expr.Load l -> {
                 DType d = k.elementDType(l.array());
                 String raw;
@@ -440,20 +249,8 @@ final class KernelWriter {
         };
     }
 
-    /** A builtin of dimension 0 for lane {@code arrayd_l} of a block starting at the item's {@code global_id(0)}. */
-    private String laneBuiltin(Expr.Builtin.Kind kind) {
-        String x = "(" + r.builtin(Expr.Builtin.Kind.GLOBAL_ID, 0) + " + arrayd_l)";
-        String l = r.builtin(Expr.Builtin.Kind.LOCAL_SIZE, 0);
-        return switch (kind) {
-            case GLOBAL_ID -> x;
-            case LOCAL_ID -> "(" + x + " % " + l + ")";
-            case GROUP_ID -> "(" + x + " / " + l + ")";
-            default -> r.builtin(kind, 0);
-        };
-    }
-
     /** A loop's head, {@code for (type v_x = start; v_x < end; v_x += step)}, with its opening brace and a newline. */
-    private String forHead(Stmt.For loop) {
+    String forHead(Stmt.For loop) {
         String v = "v_" + loop.var();
         String start = expr(loop.start());
         String end = expr(loop.end());
