@@ -49,7 +49,7 @@ import picocli.CommandLine.Mixin;
         + " GFLOP/s vs the fp32 FMA peak, and each kernel with guards forced on vs proven away.",
         "Last line: RESULT ir cache_hit_us=.. cache_disk_hit_ms=.. gcc_kernel_ms=.. gcc_blocked_ms=.. gcc_batch10_ms=.."
                 + " vadd_GBps=.. memcpy_GBps=.. vadd_memcpy_ratio=.. matmul_GFLOPs=.. peak_GFLOPs=.. matmul_peak_fraction=.."
-                + " matmul_blocked_GFLOPs=.. matmul_blocked_peak_fraction=.. matmul_blocked_relaxed_GFLOPs=.."
+                + " matmul_blocked_GFLOPs=.. matmul_blocked_peak_fraction=.. matmul_blocked_relaxed_GFLOPs=.. matmul_tiles_GFLOPs=.."
                 + " <kernel>_guard_slowdown=.."})
 final class IrScenario implements Scenario {
 
@@ -89,7 +89,7 @@ final class IrScenario implements Scenario {
             ctx.progress().update("ir: compiling");
             // gcc per kernel (misses), then memory hits, then disk hits from fresh backends
             List<IrKernel> kernels = List.of(vadd(), saxpy(), sum(), matmul(), matmulBlocked(false), matmulBlocked(true),
-                    softmax());
+                    matmulTiles(), softmax());
             double gccTotal = 0;
             int small = 0;
             double gccBlocked = 0; // the strict blocked matmul: 256 unrolled sums, gcc's slowest
@@ -200,6 +200,10 @@ final class IrScenario implements Scenario {
                                 List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb), new KernelArg.Buffer(mc),
                                         KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm)),
                                 2.0 * mm * mm * mm, true),
+                        new Launch("matmul_tiles", new long[] {mm / DemoKernels.TILES_BLOCK, mm / DemoKernels.TILES_BLOCK},
+                                List.of(new KernelArg.Buffer(ma), new KernelArg.Buffer(mb), new KernelArg.Buffer(mc),
+                                        KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm), KernelArg.Scalar.i32(mm)),
+                                2.0 * mm * mm * mm, true),
                         // rows of 256: a read of x and a write of y counted (the kernel reads x twice and y once more)
                         new Launch("softmax", new long[] {n / SOFTMAX_COLS}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(c),
                                 KernelArg.Scalar.i64(n / SOFTMAX_COLS), KernelArg.Scalar.i64(SOFTMAX_COLS)), 2.0 * vecBytes, false));
@@ -207,6 +211,7 @@ final class IrScenario implements Scenario {
                 double matmulGflops = 0;
                 double blockedGflops = 0;
                 double relaxedGflops = 0;
+                double tilesGflops = 0;
                 StringBuilder guards = new StringBuilder();
                 for (int k = 0; k < launches.size(); k++) {
                     Launch l = launches.get(k);
@@ -246,6 +251,9 @@ final class IrScenario implements Scenario {
                     if (l.name.equals("matmul_blocked_relaxed")) {
                         relaxedGflops = rate;
                     }
+                    if (l.name.equals("matmul_tiles")) {
+                        tilesGflops = rate;
+                    }
                 }
                 double peak = Peak.fp32Gflops();
                 double ratio = vaddGBps / memcpyGBps;
@@ -259,10 +267,15 @@ final class IrScenario implements Scenario {
                         blockedGflops, blockedGflops / peak));
                 lines.add(String.format(Locale.ROOT, "matmul_blocked_relaxed 512x512 f32 (the same with relaxed_math:"
                         + " fused multiply-adds): %.2f GFLOP/s = %.3f of the same peak", relaxedGflops, relaxedGflops / peak));
+                lines.add(String.format(Locale.ROOT, "matmul_tiles 512x512 f32 (%dx%d local tiles per group of %dx%d items,"
+                        + " %dx%d blocks in registers per item): %.2f GFLOP/s = %.3f of the same peak", DemoKernels.TILES_EDGE,
+                        DemoKernels.TILES_EDGE, DemoKernels.TILES_ITEMS, DemoKernels.TILES_ITEMS, DemoKernels.TILES_BLOCK,
+                        DemoKernels.TILES_BLOCK, tilesGflops, tilesGflops / peak));
                 result.append(String.format(Locale.ROOT, " vadd_GBps=%.2f memcpy_GBps=%.2f vadd_memcpy_ratio=%.2f"
                         + " matmul_GFLOPs=%.2f peak_GFLOPs=%.1f matmul_peak_fraction=%.3f matmul_blocked_GFLOPs=%.2f"
-                        + " matmul_blocked_peak_fraction=%.3f matmul_blocked_relaxed_GFLOPs=%.2f", vaddGBps, memcpyGBps, ratio,
-                        matmulGflops, peak, matmulGflops / peak, blockedGflops, blockedGflops / peak, relaxedGflops))
+                        + " matmul_blocked_peak_fraction=%.3f matmul_blocked_relaxed_GFLOPs=%.2f matmul_tiles_GFLOPs=%.2f",
+                        vaddGBps, memcpyGBps, ratio, matmulGflops, peak, matmulGflops / peak, blockedGflops, blockedGflops / peak,
+                        relaxedGflops, tilesGflops))
                         .append(guards);
             }
         }
@@ -272,12 +285,14 @@ final class IrScenario implements Scenario {
                 The same IR kernels compiled twice on `cpu:0`: as the validator leaves them (accesses it proved \
                 in bounds carry no guard) and with every access guarded (`CpuOptions.withForceGuards`), run \
                 alternately, %d times each, medians of the device time. A guard whose index is affine in the \
-                global ids and loop variables, and an `if` whose condition compares such expressions, is checked \
-                once per block of work-items, not per access (see \
-                docs/kernels.md); sum and matmul use local arrays and barriers and run in phases, checked the same \
-                way per run of groups where an index is affine in the global ids (the rest keep per-access guards); \
+                global ids, the local ids (of a kernel that declares its local size) and loop variables, and an `if` \
+                whose condition compares such expressions of the global ids, is checked once per block of \
+                work-items, not per access (see docs/kernels.md); sum, matmul and matmul_tiles use local arrays and \
+                barriers and run in phases, checked the same way per run of groups (the rest keep per-access guards); \
                 matmul_blocked is the register-blocked matmul of docs/kernels.md (`DemoKernels.matmulBlocked`), \
-                matmul_blocked_relaxed the same kernel with `relaxed_math` (gcc may fuse its multiply-adds).
+                matmul_blocked_relaxed the same kernel with `relaxed_math` (gcc may fuse its multiply-adds), \
+                matmul_tiles the matmul of docs/kernels.md with both local-memory tiles and register blocks \
+                (`DemoKernels.matmulTiles`, phased like matmul).
 
                 | kernel | proven ms | guards forced ms | forced / proven | rate (proven) |
                 | --- | --- | --- | --- | --- |
@@ -415,6 +430,12 @@ final class IrScenario implements Scenario {
     }
 
     /** The register-blocked matmul of docs/kernels.md (strict, or relaxed and renamed), read as a daemon reads IR. */
+    /** The matmul of docs/kernels.md with both local-memory tiles and register blocks, read as a daemon reads IR. */
+    static IrKernel matmulTiles() {
+        return dev.arrayd.server.IrCodec.module(dev.arrayd.proto.v1.IrModule.newBuilder()
+                .addKernels(DemoKernels.matmulTiles().proto()).build(), "ir").kernels().getFirst();
+    }
+
     static IrKernel matmulBlocked(boolean relaxed) {
         dev.arrayd.proto.v1.IrKernel k = DemoKernels.matmulBlocked().proto();
         if (relaxed) {

@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Run an example client on a running daemon: --kernel vadd (default), saxpy, sum, matmul,"
-                + " matmul_blocked, softmax or stencil (a 2-D 5-point stencil on a padded buffer)"
+                + " matmul_blocked, matmul_tiles, softmax or stencil (a 2-D 5-point stencil on a padded buffer)"
                 + " (portable IR kernels; no --allow-native-source needed), --native for the C vadd, or"
                 + " --scenario multi-device for a gradient merged across two devices.")
 final class DemoCommand implements Callable<Integer> {
@@ -42,7 +42,7 @@ final class DemoCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
 
-    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul, matmul_blocked, softmax or stencil (default:"
+    @Option(names = "--kernel", description = "vadd, saxpy, sum, matmul, matmul_blocked, matmul_tiles, softmax or stencil (default:"
             + " ${DEFAULT-VALUE}).",
             defaultValue = "vadd")
     String kernel;
@@ -54,7 +54,7 @@ final class DemoCommand implements Callable<Integer> {
     int n;
 
     @Option(names = "--size", description = "matmul: the edge of the square matrices (a multiple of 16); matmul_blocked:"
-            + " the same (a multiple of 64); softmax: rows and columns; stencil: the edge of the square grid (default:"
+            + " the same (a multiple of 64); matmul_tiles: the same (a multiple of 32); softmax: rows and columns; stencil: the edge of the square grid (default:"
             + " ${DEFAULT-VALUE}).", defaultValue = "256")
     int size;
 
@@ -107,8 +107,12 @@ final class DemoCommand implements Callable<Integer> {
                     + (nativeSource ? "; --native has vadd only" : "") + ")");
             return 2;
         }
-        int multiple = kernel.equals("matmul_blocked") ? DemoKernels.BLOCK_COLS
-                : kernel.equals("matmul") ? DemoKernels.TILE : 1;
+        int multiple = switch (kernel) {
+            case "matmul_blocked" -> DemoKernels.BLOCK_COLS;
+            case "matmul_tiles" -> DemoKernels.TILES_EDGE;
+            case "matmul" -> DemoKernels.TILE;
+            default -> 1;
+        };
         if (size <= 0 || size % multiple != 0) {
             System.err.println("arrayd demo: --size " + size + " (expected: > 0" + (multiple > 1
                     ? ", a multiple of " + multiple + " for " + kernel : "") + ")");
@@ -124,8 +128,7 @@ final class DemoCommand implements Callable<Integer> {
             boolean ok = switch (kernel) {
                 case "saxpy" -> saxpy(s, t);
                 case "sum" -> sum(s, t);
-                case "matmul" -> matmul(s, t, false);
-                case "matmul_blocked" -> matmul(s, t, true);
+                case "matmul", "matmul_blocked", "matmul_tiles" -> matmul(s, t, kernel);
                 case "softmax" -> softmax(s, t);
                 case "stencil" -> stencil(s, t);
                 default -> vadd(s, t);
@@ -334,7 +337,7 @@ final class DemoCommand implements Callable<Integer> {
         return check("the partial sums", parts, want, 0);
     }
 
-    private boolean matmul(Session s, Steps t, boolean blocked) throws Exception {
+    private boolean matmul(Session s, Steps t, String name) throws Exception {
         int m = size;
         float[] a = new float[m * m];
         float[] b = new float[m * m];
@@ -345,11 +348,21 @@ final class DemoCommand implements Callable<Integer> {
         BufferHandle ba = upload(s, a);
         BufferHandle bb = upload(s, b);
         BufferHandle bc = output(s, (long) m * m);
-        KernelHandle k = blocked
-                ? compile(s, KernelModuleSpec.ir(DemoKernels.matmulBlocked()), "matmul_blocked", t)
-                : compile(s, KernelModuleSpec.ir(DemoKernels.matmul()), "matmul", t);
-        long gx = blocked ? m / DemoKernels.BLOCK_ROWS : m;
-        long gy = blocked ? m / DemoKernels.BLOCK_COLS : m;
+        KernelHandle k = compile(s, KernelModuleSpec.ir(switch (name) {
+            case "matmul_blocked" -> DemoKernels.matmulBlocked();
+            case "matmul_tiles" -> DemoKernels.matmulTiles();
+            default -> DemoKernels.matmul();
+        }), name, t);
+        long gx = switch (name) {
+            case "matmul_blocked" -> m / DemoKernels.BLOCK_ROWS;
+            case "matmul_tiles" -> m / DemoKernels.TILES_BLOCK;
+            default -> m;
+        };
+        long gy = switch (name) {
+            case "matmul_blocked" -> m / DemoKernels.BLOCK_COLS;
+            case "matmul_tiles" -> m / DemoKernels.TILES_BLOCK;
+            default -> m;
+        };
         float[] out = launchAndRead(s, Launch.of(k).global(gx, gy).args(ba, bb, bc, m, m, m), bc, t);
         float[] want = new float[m * m];
         for (int row = 0; row < m; row++) {
@@ -361,9 +374,13 @@ final class DemoCommand implements Callable<Integer> {
                 want[row * m + col] = acc;
             }
         }
-        System.out.printf(Locale.ROOT, "matmul %dx%d f32 %s on %s: %.2f GFLOP/s on the device%n", m, m, blocked
-                ? "in " + DemoKernels.BLOCK_ROWS + "x" + DemoKernels.BLOCK_COLS + " blocks in registers"
-                : "in " + DemoKernels.TILE + "x" + DemoKernels.TILE + " tiles through local memory", bc.device(),
+        String how = switch (name) {
+            case "matmul_blocked" -> "in " + DemoKernels.BLOCK_ROWS + "x" + DemoKernels.BLOCK_COLS + " blocks in registers";
+            case "matmul_tiles" -> "in " + DemoKernels.TILES_EDGE + "x" + DemoKernels.TILES_EDGE + " tiles through local memory, "
+                    + DemoKernels.TILES_BLOCK + "x" + DemoKernels.TILES_BLOCK + " blocks in registers";
+            default -> "in " + DemoKernels.TILE + "x" + DemoKernels.TILE + " tiles through local memory";
+        };
+        System.out.printf(Locale.ROOT, "matmul %dx%d f32 %s on %s: %.2f GFLOP/s on the device%n", m, m, how, bc.device(),
                 2.0 * m * m * m / Math.max(1, t.deviceNanos));
         return check("c", out, want, 1e-5);
     }

@@ -17,7 +17,8 @@ import java.util.List;
 public final class DemoKernels {
 
     /** The names {@code --kernel} takes. */
-    static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "matmul_blocked", "softmax", "stencil");
+    static final List<String> NAMES = List.of("vadd", "saxpy", "sum", "matmul", "matmul_blocked", "matmul_tiles", "softmax",
+            "stencil");
 
     /** Work-items per group of {@link #sum()}. */
     static final int SUM_GROUP = 256;
@@ -27,6 +28,15 @@ public final class DemoKernels {
     public static final int BLOCK_ROWS = 4;
     /** Columns of c each work-item of {@link #matmulBlocked()} computes: n is a multiple of it. */
     public static final int BLOCK_COLS = 64;
+
+    /** Edge of the tile of c one work-group of {@link #matmulTiles()} computes: m and n are multiples of it. */
+    public static final int TILES_EDGE = 32;
+    /** Work-items along each dimension of a group of {@link #matmulTiles()}. */
+    public static final int TILES_ITEMS = 8;
+    /** Rows and columns of c each work-item of {@link #matmulTiles()} computes. */
+    public static final int TILES_BLOCK = TILES_EDGE / TILES_ITEMS;
+    /** Depth of the tiles of a and b {@link #matmulTiles()} stages per step: k is a multiple of it. */
+    public static final int TILES_DEPTH = 16;
 
     private DemoKernels() {}
 
@@ -215,6 +225,78 @@ public final class DemoKernels {
                     });
                     for (int r = 0; r < rows; r++) {
                         for (int j = 0; j < cols; j++) {
+                            b.store("c", row.add(Ir.i64(r)).mul(n).add(col).add(Ir.i64(j)), Ir.var(blockSum(r, j)));
+                        }
+                    }
+                });
+    }
+
+    /**
+     * c = a (m x k) * b (k x n), f32, with both: work-group tiles in local memory and blocks in registers. A group of
+     * 8 x 8 work-items computes a 32 x 32 tile of c, each work-item a 4 x 4 block of it in 16 variables. Per step of
+     * 16 along k, the group stages the 32 x 16 tile of a and the 16 x 32 tile of b it needs in local memory (each
+     * work-item loads 8 elements of each), waits at a barrier, and each work-item does its 16 x 16 multiply-adds from
+     * local memory (4 values of a and 4 of b per step of the 16), then waits again. Every element of a and b is
+     * read from memory once per group instead of once per work-item: the shape GPUs want. m and n are multiples
+     * of 32, k of 16; the grid is n/4 x m/4 in groups of 8 x 8.
+     */
+    public static IrKernelSpec matmulTiles() {
+        IrExpr n = Ir.param("n").toI64();
+        IrExpr k = Ir.param("k").toI64();
+        int edge = TILES_EDGE;
+        int depth = TILES_DEPTH;
+        int block = TILES_BLOCK;
+        return matmulSignature("matmul_tiles", 8192)
+                .localSize(TILES_ITEMS, TILES_ITEMS)
+                .body(b -> {
+                    b.localArray("ta", DType.F32, edge * depth);
+                    b.localArray("tb", DType.F32, depth * edge);
+                    IrExpr lx = b.let("lx", Ir.localId(0));
+                    IrExpr ly = b.let("ly", Ir.localId(1));
+                    IrExpr row = b.let("row", Ir.globalId(1).mul(Ir.i64(block))); // rows row .. row + 3
+                    IrExpr col = b.let("col", Ir.globalId(0).mul(Ir.i64(block))); // columns col .. col + 3
+                    for (int r = 0; r < block; r++) {
+                        for (int j = 0; j < block; j++) {
+                            b.var(blockSum(r, j), Ir.f32(0));
+                        }
+                    }
+                    b.loop("step", Ir.i64(0), k.div(Ir.i64(depth)), (body, step) -> {
+                        IrExpr k0 = body.let("k0", step.mul(Ir.i64(depth)));
+                        // a: this item's 4 rows, 2 of the 16 columns each (8 items across make the 16)
+                        for (int q = 0; q < block; q++) {
+                            for (int j = 0; j < 2; j++) {
+                                IrExpr kk = lx.mul(Ir.i64(2)).add(Ir.i64(j));
+                                body.store("ta", ly.mul(Ir.i64(block)).add(Ir.i64(q)).mul(Ir.i64(depth)).add(kk),
+                                        Ir.load("a", row.add(Ir.i64(q)).mul(k).add(k0).add(kk)));
+                            }
+                        }
+                        // b: 2 of the 16 rows (8 items down make the 16), this item's 4 columns each
+                        for (int q = 0; q < 2; q++) {
+                            IrExpr kr = ly.mul(Ir.i64(2)).add(Ir.i64(q));
+                            for (int j = 0; j < block; j++) {
+                                body.store("tb", kr.mul(Ir.i64(edge)).add(lx.mul(Ir.i64(block))).add(Ir.i64(j)),
+                                        Ir.load("b", k0.add(kr).mul(n).add(col).add(Ir.i64(j))));
+                            }
+                        }
+                        body.barrier();
+                        body.loop("e", Ir.i64(0), Ir.i64(depth), (inner, e) -> {
+                            IrExpr[] av = new IrExpr[block];
+                            for (int r = 0; r < block; r++) {
+                                av[r] = inner.let("a" + r, Ir.load("ta", ly.mul(Ir.i64(block)).add(Ir.i64(r))
+                                        .mul(Ir.i64(depth)).add(e)));
+                            }
+                            for (int j = 0; j < block; j++) {
+                                IrExpr bv = inner.let("b" + j, Ir.load("tb", e.mul(Ir.i64(edge)).add(lx.mul(Ir.i64(block)))
+                                        .add(Ir.i64(j))));
+                                for (int r = 0; r < block; r++) {
+                                    inner.accumulate(blockSum(r, j), IrBlock.Accumulate.ADD, av[r].mul(bv));
+                                }
+                            }
+                        });
+                        body.barrier();
+                    });
+                    for (int r = 0; r < block; r++) {
+                        for (int j = 0; j < block; j++) {
                             b.store("c", row.add(Ir.i64(r)).mul(n).add(col).add(Ir.i64(j)), Ir.var(blockSum(r, j)));
                         }
                     }

@@ -170,7 +170,8 @@ class DaemonProcessTest {
     @Test
     void everyDemoKernelRunsWithoutNativeSource() throws Exception {
         try (DaemonProcess d = new DaemonProcess()) {
-            for (String kernel : List.of("vadd", "saxpy", "sum", "matmul", "matmul_blocked", "softmax", "stencil")) {
+            for (String kernel : List.of("vadd", "saxpy", "sum", "matmul", "matmul_blocked", "matmul_tiles", "softmax",
+                    "stencil")) {
                 CliRun demo = cli("demo", "--target", d.target(), "--kernel", kernel, "--n", "70000", "--size", "64");
                 assertEquals(0, demo.exit(), kernel + ":\n" + demo.output());
                 assertTrue(demo.output().contains("OK: all ") && demo.output().contains("timings: "), demo.output());

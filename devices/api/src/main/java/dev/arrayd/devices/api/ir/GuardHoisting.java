@@ -7,9 +7,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Which guarded buffer accesses of a kernel can be checked once per block of work-items instead of once
- * per access: those whose index is an affine function of the global ids and of loop variables, with
- * coefficients that do not change within a launch (constants, scalar parameters, global and local sizes).
+ * Which guarded accesses of a kernel (to buffers and local arrays) can be checked once per block of work-items
+ * instead of once per access: those whose index is an affine function of the global ids, of the local ids of a
+ * kernel that declares its local size (each over {@code [0, size - 1]}, whatever the global id: a wider box
+ * than the items have, so the check stays sound) and of loop variables, with coefficients that do not change
+ * within a launch (constants, scalar parameters, global and local sizes).
  * Over a box of work-items, and loop variables ranging over their loop's bounds, such an index takes its
  * least and greatest values at the box's corners, so one check of those two values per access covers
  * every work-item of the box. The CPU backend's trampoline asks {@code arrayd_ok_<kernel>} for each block
@@ -41,7 +43,7 @@ public final class GuardHoisting {
 
     /**
      * An affine index: {@code constant + sum over dims of coefficient(dim) * dim}; a dim is {@code "#g0".."#g2"}
-     * (a global id) or the name of a loop variable.
+     * (a global id), {@code "#l0".."#l2"} (a local id of a declared local size) or the name of a loop variable.
      */
     record Affine(List<Term> constant, Map<String, List<Term>> coefficients) {
 
@@ -218,7 +220,7 @@ public final class GuardHoisting {
     }
 
     private void consider(Object node, String array, Expr index) {
-        if (!k.guarded(node) || k.localArray(array) != null) {
+        if (!k.guarded(node)) {
             return;
         }
         Affine a = affine(index);
@@ -239,12 +241,21 @@ public final class GuardHoisting {
         for (Comparison c : parts) {
             terms += c.left().terms() + c.right().terms();
             varying |= !c.left().invariant() || !c.right().invariant();
+            if (localDims(c.left()) || localDims(c.right())) {
+                // a condition on the local id holds for some items of every group and fails for others: checked
+                // per block, it would send every block to the guarded copy
+                return;
+            }
         }
         if (varying && terms <= MAX_TERMS) {
             Condition c = new Condition(List.copyOf(parts));
             conditionByNode.put(i, c);
             conditions.add(c);
         }
+    }
+
+    private static boolean localDims(Affine a) {
+        return a.coefficients().keySet().stream().anyMatch(d -> d.startsWith("#l"));
     }
 
     /** Adds the comparisons {@code e} is the conjunction of; false when it is anything else. */
@@ -311,7 +322,12 @@ public final class GuardHoisting {
                 return value == null ? null : affine(value);
             }
             case Expr.Builtin b -> {
-                return b.kind() == Expr.Builtin.Kind.GLOBAL_ID && type == IrType.I64 ? dim("#g" + b.dim()) : null;
+                if (b.kind() == Expr.Builtin.Kind.GLOBAL_ID) {
+                    return dim("#g" + b.dim());
+                }
+                // a local id of a kernel that declares its local size: a dim over [0, size - 1]
+                return b.kind() == Expr.Builtin.Kind.LOCAL_ID && b.dim() < k.kernel().localSize().size()
+                        ? dim("#l" + b.dim()) : null;
             }
             case Expr.Cast c -> {
                 // a 32-bit loop variable widened: exact, the loop keeps it within its bounds

@@ -1,12 +1,14 @@
 package dev.arrayd.devices.api.ir;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
 /**
  * Writes a kernel's {@code arrayd_ok_<name>(item, lo, hi, params..., arrayd_ext)}: 1 when, over the box of global ids
- * {@code [lo, hi]} and every hoisted loop variable over its loop's bounds, each hoisted access of the
+ * {@code [lo, hi]}, every local id over {@code [0, local size - 1]} and every hoisted loop variable over its loop's
+ * bounds, each hoisted access of the
  * {@link GuardHoisting.Plan} is in bounds and each hoisted condition holds; 0 otherwise, also on any overflow. Each
  * affine expression is bounded at the box's corners in overflow-checked 64-bit arithmetic ({@code arrayd_cadd},
  * {@code arrayd_csub}, {@code arrayd_cmul} of the C prelude), its coefficients evaluated as the kernel evaluates
@@ -51,6 +53,10 @@ final class HoistedPredicate {
         Map<String, String[]> range = new HashMap<>();
         for (int d = 0; d < 3; d++) {
             range.put("#g" + d, new String[] {"arrayd_lo[" + d + "]", "arrayd_hi[" + d + "]"});
+        }
+        List<Long> local = k.kernel().localSize();
+        for (int d = 0; d < local.size(); d++) {
+            range.put("#l" + d, new String[] {"0", Long.toString(local.get(d) - 1)});
         }
         int n = 0;
         for (GuardHoisting.LoopRange loop : plan.loops()) {

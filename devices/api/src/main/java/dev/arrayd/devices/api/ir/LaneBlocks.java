@@ -333,8 +333,8 @@ public final class LaneBlocks {
                 if (!(t.size() == 1 && t.getFirst().scale() == 1 && t.getFirst().factors().isEmpty())) {
                     consecutive = false;
                 }
-            } else if (varying.contains(c.getKey())) {
-                consecutive = false; // a loop variable of a per-lane loop
+            } else if (varying.contains(c.getKey()) || c.getKey().equals("#l0")) {
+                consecutive = false; // a loop variable of a per-lane loop, or the local id along the lanes
             }
         }
     }

@@ -126,14 +126,30 @@ class GuardHoistingTest {
         assertTrue(proven.contains("if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {"), proven);
         assertFalse(new OpenClRenderer().render(List.of(vadd)).contains("arrayd_ok"));
         assertFalse(new CudaRenderer().render(List.of(vadd)).contains("arrayd_ok"));
-        // a kernel with local arrays runs in phases on the cpu: its accesses affine in the global ids (c's store and the
-        // bounds test before it) are checked once per run of groups too; those through local ids keep their guards
+        // a kernel with local arrays runs in phases on the cpu: its accesses affine in the global ids, the local ids (its
+        // local size is declared) and loop variables are checked once per run of groups too: the tiles' stores and
+        // loads, c's store; a and b are read at indexes through the tile loop's variable, whose bound is a let
+        // (n64 / 16), so those loads keep their guards
         CheckedKernel tiled = guarded(IrSamples.tiledMatmul());
         GuardHoisting.Plan plan = new CRenderer().hoisting(tiled);
-        assertEquals(List.of("c"), plan.accesses().stream().map(GuardHoisting.Access::array).toList());
+        assertEquals(List.of("c", "ta", "ta", "tb", "tb"),
+                plan.accesses().stream().map(GuardHoisting.Access::array).sorted().toList());
+        assertEquals(Set.of("#g0", "#g1", "#l0", "#l1", "k"), dims(plan));
         String phased = new CRenderer().render(List.of(tiled));
         assertTrue(phased.contains("arrayd_i64 *arrayd_guard, const int arrayd_ok) {"), phased);
         assertTrue(phased.contains("ARRAYD_FN int arrayd_ok_tiled_matmul(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo,"), phased);
-        assertTrue(phased.contains("arrayd_ld_f32(p_a, "), "a's loads use the local ids: still guarded\n" + phased);
+        assertTrue(phased.contains("arrayd_ld_f32(p_a, "), "a's loads keep their guards\n" + phased);
+        assertTrue(phased.contains("b = arrayd_cmul(arrayd_a, 0, &arrayd_ov);")
+                && phased.contains("arrayd_c = arrayd_cmul(arrayd_a, 15, &arrayd_ov);"), "local ids over [0, 15]\n" + phased);
+    }
+
+    /** A condition on a local id holds for some items of every group: it stays per item, or no block would pass. */
+    @Test
+    void conditionsOnLocalIdsStayPerItem() {
+        IrKernel k = new IrKernel("half", List.of(new IrParam.Buffer("out", DType.F32, Access.WRITE, null)), 1,
+                List.of(16L), List.of(when(lt(lid(0), i64(8)), store("out", gid(0), f32(1)))));
+        GuardHoisting.Plan p = GuardHoisting.plan(guarded(k));
+        assertTrue(p.conditions().isEmpty());
+        assertEquals(1, p.accesses().size(), "the store's index, through the global id");
     }
 }
