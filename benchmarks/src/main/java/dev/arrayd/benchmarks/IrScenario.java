@@ -2,8 +2,6 @@ package dev.arrayd.benchmarks;
 
 import dev.arrayd.cli.DemoKernels;
 import dev.arrayd.devices.api.Access;
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -26,11 +24,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -114,7 +109,7 @@ final class IrScenario implements Scenario {
                 cpu.compiler().compile(again).close();
                 hits[i] = System.nanoTime() - t0;
             }
-            double hitUs = median(hits) / 1e3;
+            double hitUs = DirectCommands.median(hits) / 1e3;
             // disk hits: each from a fresh backend over the same directory (a daemon restarted), the first one the
             // first this JVM runs through that path
             long[] disk = new long[DISK_RESTARTS];
@@ -127,7 +122,7 @@ final class IrScenario implements Scenario {
                 }
             }
             double diskFirstMs = disk[0] / 1e6;
-            double diskMs = median(disk) / 1e6;
+            double diskMs = DirectCommands.median(disk) / 1e6;
             double diskMaxMs = java.util.Arrays.stream(disk).max().orElseThrow() / 1e6;
             List<KernelSource> batch = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
@@ -169,18 +164,18 @@ final class IrScenario implements Scenario {
                 }
                 for (NativeStream st : List.of(s, gs)) {
                     for (MemRef r : List.of(a, b, c)) {
-                        run(st, new DeviceCommand.Upload(ones, r));
+                        DirectCommands.run(st, new DeviceCommand.Upload(ones, r));
                     }
                     for (MemRef r : List.of(ma, mb)) {
-                        run(st, new DeviceCommand.Upload(ones.asSlice(0, matBytes), r));
+                        DirectCommands.run(st, new DeviceCommand.Upload(ones.asSlice(0, matBytes), r));
                     }
                 }
                 ctx.progress().update("ir: memcpy");
                 long[] copy = new long[RUNS];
                 for (int i = 0; i < RUNS; i++) {
-                    copy[i] = run(s, new DeviceCommand.Copy(a, c));
+                    copy[i] = DirectCommands.run(s, new DeviceCommand.Copy(a, c));
                 }
-                double memcpyGBps = 2.0 * vecBytes / median(copy);
+                double memcpyGBps = 2.0 * vecBytes / DirectCommands.median(copy);
                 List<Launch> launches = List.of(
                         new Launch("vadd", new long[] {n}, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
                                 new KernelArg.Buffer(c), KernelArg.Scalar.i64(n)), 3.0 * vecBytes, false),
@@ -222,15 +217,15 @@ final class IrScenario implements Scenario {
                     long[] tp = new long[RUNS];
                     long[] tg = new long[RUNS];
                     for (int i = 0; i < 3; i++) {
-                        run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
-                        run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
+                        DirectCommands.run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
+                        DirectCommands.run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
                     }
                     for (int i = 0; i < RUNS; i++) {
-                        tp[i] = run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
-                        tg[i] = run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
+                        tp[i] = DirectCommands.run(s, new DeviceCommand.Launch(proven, l.global, null, l.args));
+                        tg[i] = DirectCommands.run(gs, new DeviceCommand.Launch(forced, l.global, null, l.args));
                     }
-                    double p = median(tp);
-                    double g = median(tg);
+                    double p = DirectCommands.median(tp);
+                    double g = DirectCommands.median(tg);
                     double rate = l.work / p;
                     lines.add(String.format(Locale.ROOT, "%-7s %8.3f ms proven, %8.3f ms guards forced (x%.2f); %.2f %s",
                             l.name, p / 1e6, g / 1e6, g / p, rate, l.flops ? "GFLOP/s" : "GB/s"));
@@ -305,29 +300,6 @@ final class IrScenario implements Scenario {
     }
 
     private record Launch(String name, long[] global, List<KernelArg> args, double work, boolean flops) {}
-
-    /** Runs one command and returns its device nanoseconds. */
-    private static long run(NativeStream s, DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        s.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
-        return done.get(120, TimeUnit.SECONDS);
-    }
-
-    private static double median(long[] xs) {
-        long[] s = xs.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
-    }
 
     // ---------------------------------------------------------------- kernels (docs/kernels.md, as model records)
 

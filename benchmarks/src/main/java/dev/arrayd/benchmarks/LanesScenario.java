@@ -1,8 +1,6 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.devices.api.Access;
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Dialect;
 import dev.arrayd.devices.api.KernelParam;
@@ -34,11 +32,8 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code bench lanes}: kernels that loop inside each work-item, the way a first version is written, on the CPU
@@ -185,10 +180,10 @@ final class LanesScenario implements Scenario {
                             : KernelSource.ir(new IrModule(kernels))).kernels();
                     String label = be[1] + (backend == ocl ? " (" + d.info().name() + ")" : "");
                     columns.add(new Column((String) be[0], label, d, s, compiled, !handWritten));
-                    run(s, new DeviceCommand.Upload(data.asSlice(0, matBytes), a));
-                    run(s, new DeviceCommand.Upload(data.asSlice(matBytes, matBytes), b));
-                    run(s, new DeviceCommand.Upload(data.asSlice(0, convBytes), x));
-                    run(s, new DeviceCommand.Upload(data.asSlice(4, 4L * TAPS), w));
+                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, matBytes), a));
+                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(matBytes, matBytes), b));
+                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, convBytes), x));
+                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(4, 4L * TAPS), w));
                 }
                 List<List<KernelArg>> args = List.of(
                         List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),
@@ -213,23 +208,24 @@ final class LanesScenario implements Scenario {
                         for (int col = 0; col < columns.size(); col++) {
                             Column column = columns.get(col);
                             progress.update("lanes: checking " + name + " on " + column.key());
-                            run(column.stream(), new DeviceCommand.Launch(column.kernels().get(k), grids.get(k), null, args.get(k)));
+                            DirectCommands.run(column.stream(), new DeviceCommand.Launch(column.kernels().get(k), grids.get(k),
+                                    null, args.get(k)));
                             check(column, outputs.get(k), expected.get(k), name);
                         }
                         for (int i = -warmup; i < runs; i++) {
                             progress.update(String.format(Locale.ROOT, "lanes: %s run %d of %d", name, Math.max(0, i + 1), runs));
                             for (int col = 0; col < columns.size(); col++) {
                                 Column column = columns.get(col);
-                                long ns = run(column.stream(), new DeviceCommand.Launch(column.kernels().get(k), grids.get(k),
-                                        null, args.get(k)));
+                                long ns = DirectCommands.run(column.stream(), new DeviceCommand.Launch(column.kernels().get(k),
+                                        grids.get(k), null, args.get(k)));
                                 if (i >= 0) {
                                     t[col][i] = ns;
                                     csv.write(String.format(Locale.ROOT, "%s,%s,%d,%.4f%n", name, column.key(), i, ns / 1e6));
                                 }
                             }
                         }
-                        double lanes = median(t[0]);
-                        double items = median(t[1]);
+                        double lanes = DirectCommands.median(t[0]);
+                        double items = DirectCommands.median(t[1]);
                         StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
                                 "%s: %.2f ms in lanes (%.2f GFLOP/s), %.2f ms item by item (%.2f GFLOP/s): x%.2f", name,
                                 lanes / 1e6, flops[k] / lanes, items / 1e6, flops[k] / items, items / lanes));
@@ -237,8 +233,8 @@ final class LanesScenario implements Scenario {
                                 + " %s_lanes_speedup=%.2f", name, flops[k] / lanes, name, flops[k] / items, name, items / lanes));
                         String pocl = "| – | – | – | – |";
                         if (columns.size() > 3) {
-                            double p = median(t[2]);
-                            double pc = median(t[3]);
+                            double p = DirectCommands.median(t[2]);
+                            double pc = DirectCommands.median(t[3]);
                             line.append(String.format(Locale.ROOT, "; PoCL %.2f ms (%.2f GFLOP/s) from the IR, %.2f ms"
                                     + " (%.2f GFLOP/s) from OpenCL C: lanes %.2f and %.2f of PoCL's rates", p / 1e6, flops[k] / p,
                                     pc / 1e6, flops[k] / pc, p / lanes, pc / lanes));
@@ -292,7 +288,7 @@ final class LanesScenario implements Scenario {
 
     private static void check(Column column, MemRef output, float[] want, String name) throws Exception {
         MemorySegment got = Arena.ofAuto().allocate(output.bytes(), 64);
-        run(column.stream(), new DeviceCommand.Download(output, got));
+        DirectCommands.run(column.stream(), new DeviceCommand.Download(output, got));
         for (int i = 0; i < want.length; i++) {
             float g = got.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             boolean same = column.exact() ? Float.floatToIntBits(g) == Float.floatToIntBits(want[i])
@@ -396,27 +392,5 @@ final class LanesScenario implements Scenario {
                         new Stmt.For("t", i64(0), i64(TAPS), 1, List.of(new Stmt.Accumulate("acc", null, Stmt.Accumulate.Op.ADD,
                                 bin(Expr.Binary.Op.MUL, load("x", bin(Expr.Binary.Op.ADD, v("i"), v("t"))), load("w", v("t")))))),
                         new Stmt.Store("y", v("i"), v("acc"))), List.of())));
-    }
-
-    private static long run(NativeStream s, DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        s.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
-        return done.get(120, TimeUnit.SECONDS);
-    }
-
-    private static double median(long[] xs) {
-        long[] s = xs.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
     }
 }

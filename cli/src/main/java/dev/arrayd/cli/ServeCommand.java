@@ -142,7 +142,7 @@ final class ServeCommand implements Callable<Integer> {
                 cfg.get(ArraydConfig.PORT_FILE), cfg.get(ArraydConfig.FAST_PATH_MICROS) * 1000, metrics,
                 cfg.get(ArraydConfig.METRICS_CLIENT_LIMIT), cfg.get(ArraydConfig.SHUTDOWN_GRACE).toMillis(),
                 cfg.get(ArraydConfig.CACHE_DIR), cfg.get(ArraydConfig.COMPILE_CACHE_MAX_BYTES), cfg.get(ArraydConfig.CPU_THREADS), cfg.get(ArraydConfig.CPU_NICE),
-                cfg.get(ArraydConfig.CPU_VECTOR_BITS), cfg.get(ArraydConfig.JIT_NICE), cfg.get(ArraydConfig.METRICS_BIND),
+                cfg.get(ArraydConfig.CPU_VECTOR_BITS), cfg.get(ArraydConfig.CPU_LANES), cfg.get(ArraydConfig.JIT_NICE), cfg.get(ArraydConfig.METRICS_BIND),
                 cfg.get(ArraydConfig.METRICS_KERNEL_LIMIT), cfg.get(ArraydConfig.TRACING),
                 cfg.get(ArraydConfig.UDS), cfg.get(ArraydConfig.REGION_MEMORY), cfg.get(ArraydConfig.PEERS),
                 cfg.get(ArraydConfig.PEER_TOKEN_FILE), cfg.get(ArraydConfig.PEER_TLS_CA));

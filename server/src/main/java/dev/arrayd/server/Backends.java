@@ -5,6 +5,7 @@ import dev.arrayd.devices.api.BackendStatus;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceId;
 import dev.arrayd.devices.api.KernelCompiler;
+import dev.arrayd.devices.api.ir.LaneBlocks;
 import dev.arrayd.devices.cpu.CpuBackend;
 import dev.arrayd.devices.cpu.CpuOptions;
 import dev.arrayd.devices.cuda.CudaBackend;
@@ -143,7 +144,8 @@ final class Backends implements AutoCloseable {
         }
     }
 
-    private static Backend create(String name, ServerOptions options) {
+    /** The backend {@code name} ({@code cpu}, {@code opencl}, {@code cuda}, {@code null}) made from {@code options}. */
+    static Backend create(String name, ServerOptions options) {
         return switch (name) {
             case "cpu" -> {
                 CpuOptions cpu = CpuOptions.defaults();
@@ -155,7 +157,8 @@ final class Backends implements AutoCloseable {
                     cpu = cpu.withCacheDir(options.cacheDir());
                 }
                 yield new CpuBackend(cpu.withDeviceThreads(options.cpuThreads()).withComputeNice(options.cpuNice())
-                        .withVectorBits(options.cpuVectorBits()));
+                        .withVectorBits(options.cpuVectorBits())
+                        .withLanes(options.cpuLanes() ? LaneBlocks.Rule.AUTO : LaneBlocks.Rule.OFF));
             }
             // unavailable without an OpenCL runtime: reported with its reason, the other backends still run
             case "opencl" -> new OpenClBackend();

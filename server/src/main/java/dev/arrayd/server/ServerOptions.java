@@ -27,6 +27,8 @@ import java.nio.file.Path;
  * @param cpuThreads        worker threads of each CPU device; 0 (the default) = the cores split among them
  * @param cpuNice           nice value added to the CPU devices' kernel threads (default 10; 0 = unchanged)
  * @param cpuVectorBits     widest vectors gcc may use for IR kernels on x86-64, 256 or 512 (default 512)
+ * @param cpuLanes          whether the CPU devices give IR kernels that loop inside each work-item a lane form (blocks
+ *                          of work-items as vector lanes; default true)
  * @param jitNice           nice value added to the JVM's JIT compiler threads (default 10; 0 = unchanged)
  * @param metricsBind       address of /metrics; empty (the default) = the {@code bind} address
  * @param metricsKernelLimit kernel names with their own {@code kernel} label; 0 (the default) = no kernel label
@@ -43,7 +45,7 @@ import java.nio.file.Path;
 public record ServerOptions(String bind, int port, String devices, boolean allowNativeSource, boolean insecure,
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
-        int cpuVectorBits, int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
+        int cpuVectorBits, boolean cpuLanes, int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
         String peers, Path peerTokenFile, Path peerTlsCa) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
@@ -62,7 +64,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
+                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, true, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
     }
 
     /**
@@ -159,6 +161,10 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         return with(b -> b.cpuVectorBits = bits);
     }
 
+    public ServerOptions withCpuLanes(boolean lanes) {
+        return with(b -> b.cpuLanes = lanes);
+    }
+
     public ServerOptions withJitNice(int nice) {
         return with(b -> b.jitNice = nice);
     }
@@ -190,6 +196,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         int cpuThreads;
         int cpuNice;
         int cpuVectorBits;
+        boolean cpuLanes;
         int jitNice;
         String metricsBind;
         int metricsKernelLimit;
@@ -219,6 +226,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             cpuThreads = o.cpuThreads;
             cpuNice = o.cpuNice;
             cpuVectorBits = o.cpuVectorBits;
+            cpuLanes = o.cpuLanes;
             jitNice = o.jitNice;
             metricsBind = o.metricsBind;
             metricsKernelLimit = o.metricsKernelLimit;
@@ -231,7 +239,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, cpuLanes, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
         }
     }
 }

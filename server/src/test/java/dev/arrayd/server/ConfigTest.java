@@ -43,6 +43,7 @@ class ConfigTest {
         assertEquals(d.cpuNice(), c.get(ArraydConfig.CPU_NICE));
         assertEquals(d.jitNice(), c.get(ArraydConfig.JIT_NICE));
         assertEquals(d.cpuVectorBits(), c.get(ArraydConfig.CPU_VECTOR_BITS));
+        assertEquals(d.cpuLanes(), c.get(ArraydConfig.CPU_LANES));
     }
 
     @Test
@@ -126,6 +127,18 @@ class ConfigTest {
                 () -> ConfigResolver.resolve(Map.of("cpu-threads", "-1"), Map.of(), null));
         assertTrue(e.getMessage().startsWith("cpu-threads: \"-1\" (from flag --cpu-threads;"), e.getMessage());
         assertTrue(e.getMessage().contains("0..1024"), e.getMessage());
+    }
+
+    @Test
+    void cpuLanesReachesTheCpuBackend() throws Exception {
+        assertTrue(ConfigResolver.resolve(Map.of(), Map.of(), null).get(ArraydConfig.CPU_LANES));
+        assertEquals(false, ConfigResolver.resolve(Map.of("cpu-lanes", "false"), Map.of(), null).get(ArraydConfig.CPU_LANES));
+        for (boolean on : new boolean[] {true, false}) {
+            try (dev.arrayd.devices.api.Backend b = Backends.create("cpu", ServerOptions.defaults().withCpuLanes(on))) {
+                assertEquals(on ? dev.arrayd.devices.api.ir.LaneBlocks.Rule.AUTO : dev.arrayd.devices.api.ir.LaneBlocks.Rule.OFF,
+                        ((dev.arrayd.devices.cpu.CpuBackend) b).options().lanes());
+            }
+        }
     }
 
     @Test

@@ -130,6 +130,13 @@ public final class ArraydConfig {
                     + "says, since where those calls stay scalar the core runs them at the lower clock 512-bit code "
                     + "brings (docs/benchmarks.md, `ir`). Without AVX-512, or on another architecture, it changes nothing.");
 
+    public static final ConfigKey<Boolean> CPU_LANES = new ConfigKey<>("cpu-lanes", "boolean", "true", Parsers.bool(),
+            "true or false",
+            "Whether the CPU devices give IR kernels that loop inside each work-item (a dot product, a convolution, a "
+                    + "naive matmul) a lane form, which runs blocks of 16 work-items as the lanes of vectors where that "
+                    + "pays (docs/kernels.md, CPU backend; a naive matmul 4.6x faster, docs/benchmarks.md `lanes`). The "
+                    + "results are the same bits; false keeps every kernel item by item (part of the compile cache's keys).");
+
     public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "10", Parsers.intIn(0, 19),
             "an integer in 0..19 (0 = unchanged)",
             "How much lower the JVM's optimizing JIT compiler threads (C2) are scheduled (added to their Linux nice "
@@ -209,7 +216,7 @@ public final class ArraydConfig {
 
     /** Every key, in the order `config --print` and the docs list them. */
     public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, ALLOW_NATIVE_SOURCE, INSECURE,
-            CPU_MEMORY, CPU_THREADS, CPU_NICE, CPU_VECTOR_BITS, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
+            CPU_MEMORY, CPU_THREADS, CPU_NICE, CPU_VECTOR_BITS, CPU_LANES, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
 

@@ -43,6 +43,11 @@ public final class CpuBackend extends AbstractBackend<CpuDevice> {
         this(CpuOptions.defaults());
     }
 
+    /** The settings this backend was made with. */
+    public CpuOptions options() {
+        return options;
+    }
+
     public CpuBackend(CpuOptions options) {
         super(NAME, true); // memory and transfers work without gcc: only compiling needs it
         this.options = options;
