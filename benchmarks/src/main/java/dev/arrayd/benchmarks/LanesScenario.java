@@ -12,14 +12,15 @@ import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.NativeStream;
-import dev.arrayd.devices.api.ir.Expr;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrModule;
-import dev.arrayd.devices.api.ir.IrParam;
-import dev.arrayd.devices.api.ir.IrType;
 import dev.arrayd.devices.api.ir.LaneBlocks;
-import dev.arrayd.devices.api.ir.Stmt;
+import dev.arrayd.client.Ir;
+import dev.arrayd.client.IrBlock;
+import dev.arrayd.client.IrExpr;
+import dev.arrayd.client.IrKernelSpec;
 import dev.arrayd.devices.cpu.CpuBackend;
+import dev.arrayd.server.IrCodec;
 import dev.arrayd.devices.cpu.CpuOptions;
 import dev.arrayd.devices.opencl.OpenClBackend;
 import java.io.BufferedWriter;
@@ -328,69 +329,53 @@ final class LanesScenario implements Scenario {
         return y;
     }
 
-    private static Expr gid(int d) {
-        return new Expr.Builtin(Expr.Builtin.Kind.GLOBAL_ID, d);
-    }
-
-    private static Expr v(String name) {
-        return new Expr.Var(name);
-    }
-
-    private static Expr p(String name) {
-        return new Expr.Param(name);
-    }
-
-    private static Expr i64(long value) {
-        return Expr.Const.i64(value);
-    }
-
-    private static Expr bin(Expr.Binary.Op op, Expr l, Expr r) {
-        return new Expr.Binary(op, l, r);
-    }
-
-    private static Expr load(String array, Expr index) {
-        return new Expr.Load(array, index);
+    /** A kernel written with the client's IR builder, read as a daemon reads it. */
+    private static IrKernel read(IrKernelSpec spec) {
+        return IrCodec.module(dev.arrayd.proto.v1.IrModule.newBuilder().addKernels(spec.proto()).build(), "ir").kernels()
+                .getFirst();
     }
 
     /** c = a (m x k) b (k x n): one work-item per element of c, its dot product in the IR's strict order. */
     static IrKernel naiveMatmul() {
-        Expr m = new Expr.Cast(IrType.I64, p("m"));
-        Expr n = new Expr.Cast(IrType.I64, p("n"));
-        Expr k = new Expr.Cast(IrType.I64, p("k"));
-        return new IrKernel("matmul_naive", List.of(
-                new IrParam.Buffer("a", DType.F32, Access.READ, bin(Expr.Binary.Op.MUL, m, k)),
-                new IrParam.Buffer("b", DType.F32, Access.READ, bin(Expr.Binary.Op.MUL, k, n)),
-                new IrParam.Buffer("c", DType.F32, Access.WRITE, bin(Expr.Binary.Op.MUL, m, n)),
-                new IrParam.Scalar("m", DType.I32, 0L, 65536L),
-                new IrParam.Scalar("n", DType.I32, 0L, 65536L),
-                new IrParam.Scalar("k", DType.I32, 0L, 65536L)),
-                2, List.of(), List.of(
-                new Stmt.Let("row", gid(1), false),
-                new Stmt.Let("col", gid(0), false),
-                new Stmt.If(bin(Expr.Binary.Op.LOGICAL_AND, bin(Expr.Binary.Op.LT, v("row"), m), bin(Expr.Binary.Op.LT, v("col"), n)),
-                        List.of(
-                                new Stmt.Let("acc", Expr.Const.f32(0), true),
-                                new Stmt.For("kk", i64(0), k, 1, List.of(new Stmt.Accumulate("acc", null, Stmt.Accumulate.Op.ADD,
-                                        bin(Expr.Binary.Op.MUL,
-                                                load("a", bin(Expr.Binary.Op.ADD, bin(Expr.Binary.Op.MUL, v("row"), k), v("kk"))),
-                                                load("b", bin(Expr.Binary.Op.ADD, bin(Expr.Binary.Op.MUL, v("kk"), n), v("col"))))))),
-                                new Stmt.Store("c", bin(Expr.Binary.Op.ADD, bin(Expr.Binary.Op.MUL, v("row"), n), v("col")), v("acc"))),
-                        List.of())));
+        IrExpr m = Ir.param("m").toI64();
+        IrExpr n = Ir.param("n").toI64();
+        IrExpr k = Ir.param("k").toI64();
+        return read(Ir.kernel("matmul_naive")
+                .gridDims(2)
+                .buffer("a", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ, m.mul(k))
+                .buffer("b", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ, k.mul(n))
+                .buffer("c", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.WRITE, m.mul(n))
+                .scalar("m", dev.arrayd.client.DType.I32, 0, 65536)
+                .scalar("n", dev.arrayd.client.DType.I32, 0, 65536)
+                .scalar("k", dev.arrayd.client.DType.I32, 0, 65536)
+                .body(b -> {
+                    IrExpr row = b.let("row", Ir.globalId(1));
+                    IrExpr col = b.let("col", Ir.globalId(0));
+                    b.when(row.lt(m).andThen(col.lt(n)), then -> {
+                        then.var("acc", Ir.f32(0));
+                        then.loop("kk", Ir.i64(0), k, (step, kk) -> step.accumulate("acc", IrBlock.Accumulate.ADD,
+                                Ir.load("a", row.mul(k).add(kk)).mul(Ir.load("b", kk.mul(n).add(col)))));
+                        then.store("c", row.mul(n).add(col), Ir.var("acc"));
+                    });
+                }));
     }
 
     /** y[i] = sum over t < 33 of x[i + t] w[t], for i < n (x holds n + 33 elements). */
     static IrKernel conv() {
-        return new IrKernel("conv33", List.of(
-                new IrParam.Buffer("x", DType.F32, Access.READ, bin(Expr.Binary.Op.ADD, p("n"), i64(TAPS))),
-                new IrParam.Buffer("w", DType.F32, Access.READ, i64(TAPS)),
-                new IrParam.Buffer("y", DType.F32, Access.WRITE, p("n")),
-                new IrParam.Scalar("n", DType.I64, 0L, 1L << 40)),
-                1, List.of(), List.of(
-                new Stmt.Let("i", gid(0), false),
-                new Stmt.If(bin(Expr.Binary.Op.LT, v("i"), p("n")), List.of(
-                        new Stmt.Let("acc", Expr.Const.f32(0), true),
-                        new Stmt.For("t", i64(0), i64(TAPS), 1, List.of(new Stmt.Accumulate("acc", null, Stmt.Accumulate.Op.ADD,
-                                bin(Expr.Binary.Op.MUL, load("x", bin(Expr.Binary.Op.ADD, v("i"), v("t"))), load("w", v("t")))))),
-                        new Stmt.Store("y", v("i"), v("acc"))), List.of())));
+        IrExpr n = Ir.param("n");
+        return read(Ir.kernel("conv33")
+                .buffer("x", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ, n.add(Ir.i64(TAPS)))
+                .buffer("w", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.READ, Ir.i64(TAPS))
+                .buffer("y", dev.arrayd.client.DType.F32, dev.arrayd.client.Access.WRITE, n)
+                .scalar("n", dev.arrayd.client.DType.I64, 0, 1L << 40)
+                .body(b -> {
+                    IrExpr i = b.let("i", Ir.globalId(0));
+                    b.when(i.lt(n), then -> {
+                        then.var("acc", Ir.f32(0));
+                        then.loop("t", Ir.i64(0), Ir.i64(TAPS), (step, t) -> step.accumulate("acc", IrBlock.Accumulate.ADD,
+                                Ir.load("x", i.add(t)).mul(Ir.load("w", t))));
+                        then.store("y", i, Ir.var("acc"));
+                    });
+                }));
     }
 }

@@ -134,7 +134,7 @@ public final class ArraydConfig {
             "true or false",
             "Whether the CPU devices give IR kernels that loop inside each work-item (a dot product, a convolution, a "
                     + "naive matmul) a lane form, which runs blocks of 16 work-items as the lanes of vectors where that "
-                    + "pays (docs/kernels.md, CPU backend; a naive matmul 4.6x faster, docs/benchmarks.md `lanes`). The "
+                    + "pays (docs/kernels.md, CPU backend; a naive matmul 4.5-5.0x faster, docs/benchmarks.md `lanes`). The "
                     + "results are the same bits; false keeps every kernel item by item (part of the compile cache's keys).");
 
     public static final ConfigKey<Integer> JIT_NICE = new ConfigKey<>("jit-nice", "int", "10", Parsers.intIn(0, 19),
