@@ -1,11 +1,9 @@
 package dev.arrayd.benchmarks;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.NativeStream;
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** Commands run straight on a backend's stream in this process (no daemon), for the in-process scenarios. */
@@ -15,18 +13,8 @@ final class DirectCommands {
 
     /** Runs one command, waits for it (at most 120 s) and returns its device nanoseconds. */
     static long run(NativeStream s, DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        s.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        s.submit(command, done);
         return done.get(120, TimeUnit.SECONDS);
     }
 

@@ -1,5 +1,6 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DType;
@@ -83,18 +84,8 @@ class CpuBackendTest {
     }
 
     private static long run(NativeStream stream, DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        stream.submit(command, done);
         try {
             return done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

@@ -1,7 +1,6 @@
 package dev.arrayd.devices.cpu;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
@@ -15,7 +14,6 @@ import dev.arrayd.devices.api.ir.IrModule;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -74,18 +72,8 @@ final class CpuIrHarness implements AutoCloseable {
     }
 
     void launch(Kernel k, long[] global, long[] local, List<KernelArg> args) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(new DeviceCommand.Launch(k, global, local, args), new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        stream.submit(new DeviceCommand.Launch(k, global, local, args), done);
         try {
             done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

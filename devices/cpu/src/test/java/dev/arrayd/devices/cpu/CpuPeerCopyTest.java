@@ -1,7 +1,7 @@
 package dev.arrayd.devices.cpu;
 
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
@@ -15,7 +15,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -138,18 +137,8 @@ class CpuPeerCopyTest {
     }
 
     private static void run(NativeStream stream, DeviceCommand command) throws Exception {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        stream.submit(command, done);
         try {
             done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

@@ -1,7 +1,7 @@
 package dev.arrayd.devices.opencl;
 
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.DeviceId;
@@ -24,7 +24,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -60,18 +59,8 @@ class OpenClBackendTest {
     }
 
     private static long run(NativeStream stream, DeviceCommand command) {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        stream.submit(command, done);
         try {
             return done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

@@ -1,7 +1,6 @@
 package dev.arrayd.devices.opencl;
 
-import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.CommandCallback;
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.Kernel;
@@ -17,7 +16,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -100,18 +98,8 @@ final class OpenClIrHarness implements AutoCloseable {
     }
 
     static void run(NativeStream on, DeviceCommand command) {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        on.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        on.submit(command, done);
         try {
             done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

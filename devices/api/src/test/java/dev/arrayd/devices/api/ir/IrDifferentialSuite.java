@@ -1,9 +1,9 @@
 package dev.arrayd.devices.api.ir;
 
+import dev.arrayd.devices.api.support.CommandFuture;
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.Backend;
-import dev.arrayd.devices.api.CommandCallback;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Device;
 import dev.arrayd.devices.api.DeviceCommand;
@@ -34,7 +34,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -370,18 +369,8 @@ public abstract class IrDifferentialSuite {
     }
 
     private static void run(NativeStream stream, DeviceCommand command, String what) {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        stream.submit(command, new CommandCallback() {
-            @Override
-            public void completed(long deviceNanos) {
-                done.complete(deviceNanos);
-            }
-
-            @Override
-            public void failed(ArraydException cause) {
-                done.completeExceptionally(cause);
-            }
-        });
+        CommandFuture done = new CommandFuture();
+        stream.submit(command, done);
         try {
             done.get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
