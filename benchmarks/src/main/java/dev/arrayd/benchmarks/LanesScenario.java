@@ -1,6 +1,7 @@
 package dev.arrayd.benchmarks;
 
 import dev.arrayd.devices.api.Access;
+import dev.arrayd.devices.api.Backend;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.Dialect;
 import dev.arrayd.devices.api.KernelParam;
@@ -90,6 +91,12 @@ final class LanesScenario implements Scenario {
      */
     private record Column(String key, String label, Device device, NativeStream stream, List<Kernel> kernels, boolean exact) {}
 
+    /**
+     * Where a column's kernels come from: a backend, and whether they are the hand-written OpenCL C ({@link #OPENCL_C},
+     * run on the device of the column before it).
+     */
+    private record Source(String key, String label, Backend backend, boolean handWritten) {}
+
     /** The same two kernels hand-written in OpenCL C, in the OpenCL backend's convention ({@code ARRAYD_KERNEL}). */
     static final String OPENCL_C = """
             ARRAYD_KERNEL void matmul_naive(__global const float *a, __global const float *b, __global float *c, int m, int n,
@@ -158,33 +165,32 @@ final class LanesScenario implements Scenario {
                 data.setAtIndex(ValueLayout.JAVA_FLOAT, i, values[i]);
             }
             List<Column> columns = new ArrayList<>();
-            List<Object[]> backends = new ArrayList<>(List.of(
-                    new Object[] {"lanes", "arrayd cpu:0, IR with the lane form (default)", on},
-                    new Object[] {"items", "arrayd cpu:0, IR item by item (lanes off)", off}));
+            List<Source> sources = new ArrayList<>(List.of(
+                    new Source("lanes", "arrayd cpu:0, IR with the lane form (default)", on, false),
+                    new Source("items", "arrayd cpu:0, IR item by item (lanes off)", off, false)));
             if (ocl.unavailableReason().isEmpty()) {
-                backends.add(new Object[] {"pocl", "arrayd opencl:0, the same IR rendered to OpenCL C", ocl});
-                backends.add(new Object[] {"pocl_c", "arrayd opencl:0, the same algorithms hand-written in OpenCL C", ocl});
+                sources.add(new Source("pocl", "arrayd opencl:0, the same IR rendered to OpenCL C", ocl, false));
+                sources.add(new Source("pocl_c", "arrayd opencl:0, the same algorithms hand-written in OpenCL C", ocl, true));
             } else {
                 lines.add("opencl:0 columns left out: " + ocl.unavailableReason().get());
             }
             try {
-                for (Object[] be : backends) {
-                    dev.arrayd.devices.api.Backend backend = (dev.arrayd.devices.api.Backend) be[2];
-                    progress.update("lanes: compiling for " + be[0]);
-                    boolean handWritten = be[0].equals("pocl_c");
-                    Device d = handWritten ? columns.getLast().device() : backend.openDevices(1).getFirst();
-                    if (!handWritten) {
+                for (Source src : sources) {
+                    progress.update("lanes: compiling for " + src.key());
+                    // the hand-written OpenCL C runs on the device of the column before it, on inputs already there
+                    Device d = src.handWritten() ? columns.getLast().device() : src.backend().openDevices(1).getFirst();
+                    NativeStream s = d.newStream("bench-lanes-" + src.key());
+                    if (!src.handWritten()) {
                         d.allocPool(1, pool, 64);
+                        DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, matBytes), a));
+                        DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(matBytes, matBytes), b));
+                        DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, convBytes), x));
+                        DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(4, 4L * TAPS), w));
                     }
-                    NativeStream s = d.newStream("bench-lanes-" + be[0]);
-                    List<Kernel> compiled = backend.compiler().compile(handWritten ? openClSource()
+                    List<Kernel> compiled = src.backend().compiler().compile(src.handWritten() ? openClSource()
                             : KernelSource.ir(new IrModule(kernels))).kernels();
-                    String label = be[1] + (backend == ocl ? " (" + d.info().name() + ")" : "");
-                    columns.add(new Column((String) be[0], label, d, s, compiled, !handWritten));
-                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, matBytes), a));
-                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(matBytes, matBytes), b));
-                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(0, convBytes), x));
-                    DirectCommands.run(s, new DeviceCommand.Upload(data.asSlice(4, 4L * TAPS), w));
+                    String label = src.label() + (src.backend() == ocl ? " (" + d.info().name() + ")" : "");
+                    columns.add(new Column(src.key(), label, d, s, compiled, !src.handWritten()));
                 }
                 List<List<KernelArg>> args = List.of(
                         List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b), new KernelArg.Buffer(c),

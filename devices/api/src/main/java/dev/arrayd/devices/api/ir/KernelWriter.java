@@ -136,29 +136,10 @@ class KernelWriter {
                             r.binary(op, IrType.ofElement(d), fromStorage(d, el), expr(acc.value()))));
                 }
             }
-            case Stmt.If branch -> {
-                indent(depth);
-                // a hoisted condition holds for the whole block when arrayd_ok is 1 (GuardHoisting)
-                out.append("if (").append(hoisted.hoistedCondition(branch) ? "arrayd_ok || " : "")
-                        .append(expr(branch.condition())).append(") {\n");
-                block(branch.thenBody(), depth + 1);
-                indent(depth);
-                if (branch.elseBody().isEmpty()) {
-                    out.append("}\n");
-                } else {
-                    out.append("} else {\n");
-                    block(branch.elseBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-            }
-            case Stmt.For loop -> {
-                indent(depth);
-                out.append(forHead(loop));
-                block(loop.body(), depth + 1);
-                indent(depth);
-                out.append("}\n");
-            }
+            // a hoisted condition holds for the whole block when arrayd_ok is 1 (GuardHoisting)
+            case Stmt.If branch -> compound("if (" + (hoisted.hoistedCondition(branch) ? "arrayd_ok || " : "")
+                    + expr(branch.condition()) + ") {\n", branch.thenBody(), branch.elseBody(), depth, this::block);
+            case Stmt.For loop -> compound(forHead(loop), loop.body(), List.of(), depth, this::block);
             case Stmt.LocalArray la -> {
                 indent(depth);
                 out.append(r.localDecl()).append(CLikeRenderer.storageType(la.dtype())).append(" l_").append(la.name())
@@ -169,6 +150,30 @@ class KernelWriter {
                 out.append(r.barrier()).append('\n');
             }
         }
+    }
+
+    /** Writes the statements of a block at a depth (each writer its own way: per item, per group, per lane). */
+    interface BodyWriter {
+        void write(List<Stmt> body, int depth);
+    }
+
+    /**
+     * {@code opening} (an {@code if} or loop head ending in its brace and newline), {@code body} written by
+     * {@code inner}, the closing brace, and an {@code else} with {@code otherwise} when that is not empty.
+     */
+    void compound(String opening, List<Stmt> body, List<Stmt> otherwise, int depth, BodyWriter inner) {
+        indent(depth);
+        out.append(opening);
+        inner.write(body, depth + 1);
+        indent(depth);
+        if (otherwise.isEmpty()) {
+            out.append("}\n");
+            return;
+        }
+        out.append("} else {\n");
+        inner.write(otherwise, depth + 1);
+        indent(depth);
+        out.append("}\n");
     }
 
     /** A store-like access: direct when proven, else inside a bounds check that records the miss. */

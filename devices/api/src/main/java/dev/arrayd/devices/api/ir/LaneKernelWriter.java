@@ -54,31 +54,12 @@ final class LaneKernelWriter extends KernelWriter {
             laneLoop(run, depth);
             run.clear();
             switch (s) {
-                case Stmt.If branch when hoisted.hoistedCondition(branch) -> {
-                    // holds for every item of a block that passed the check
-                    indent(depth);
-                    out.append("{\n");
-                    laneBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.If branch -> {
-                    indent(depth);
-                    out.append("if (").append(expr(branch.condition())).append(") {\n");
-                    laneBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("} else {\n");
-                    laneBlock(branch.elseBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.For loop -> {
-                    indent(depth);
-                    out.append(forHead(loop));
-                    laneBlock(loop.body(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
+                // a hoisted condition holds for every item of a block that passed the check
+                case Stmt.If branch when hoisted.hoistedCondition(branch) ->
+                        compound("{\n", branch.thenBody(), List.of(), depth, this::laneBlock);
+                case Stmt.If branch -> compound("if (" + expr(branch.condition()) + ") {\n", branch.thenBody(),
+                        branch.elseBody(), depth, this::laneBlock);
+                case Stmt.For loop -> compound(forHead(loop), loop.body(), List.of(), depth, this::laneBlock);
                 default -> stmt(s, depth);
             }
         }

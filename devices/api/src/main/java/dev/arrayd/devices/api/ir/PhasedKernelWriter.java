@@ -98,23 +98,9 @@ final class PhasedKernelWriter extends KernelWriter {
                     indent(depth);
                     out.append("/* barrier */\n");
                 }
-                case Stmt.If branch -> {
-                    indent(depth);
-                    out.append("if (").append(expr(branch.condition())).append(") {\n");
-                    groupBlock(branch.thenBody(), depth + 1);
-                    indent(depth);
-                    out.append("} else {\n");
-                    groupBlock(branch.elseBody(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
-                case Stmt.For loop -> {
-                    indent(depth);
-                    out.append(forHead(loop));
-                    groupBlock(loop.body(), depth + 1);
-                    indent(depth);
-                    out.append("}\n");
-                }
+                case Stmt.If branch -> compound("if (" + expr(branch.condition()) + ") {\n", branch.thenBody(),
+                        branch.elseBody(), depth, this::groupBlock);
+                case Stmt.For loop -> compound(forHead(loop), loop.body(), List.of(), depth, this::groupBlock);
                 default -> throw new IllegalStateException("only ifs and loops contain barriers: " + s);
             }
         }
