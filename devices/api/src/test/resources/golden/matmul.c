@@ -152,11 +152,6 @@ ARRAYD_KERNEL void arrayd_lanes_matmul(ARRAYD_ITEM, const float *p_a, const floa
     const int arrayd_ok = 1;
     (void)arrayd_ok;
     const arrayd_i64 v_row = arrayd_global_id(1);
-    arrayd_i64 v_col[16];
-    #pragma GCC ivdep
-    for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
-        v_col[arrayd_l] = (arrayd_global_id(0) + arrayd_l);
-    }
     {
         float v_acc[16];
         #pragma GCC ivdep
@@ -166,12 +161,12 @@ ARRAYD_KERNEL void arrayd_lanes_matmul(ARRAYD_ITEM, const float *p_a, const floa
         for (arrayd_i64 v_kk = ((arrayd_i64)0); v_kk < ((arrayd_i64)p_k); v_kk += 1) {
             #pragma GCC ivdep
             for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
-                v_acc[arrayd_l] = (v_acc[arrayd_l] + (p_a[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_k))) + (arrayd_u64)v_kk))] * p_b[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_kk * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)v_col[arrayd_l]))]));
+                v_acc[arrayd_l] = (v_acc[arrayd_l] + (p_a[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_k))) + (arrayd_u64)v_kk))] * p_b[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_kk * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)((arrayd_global_id(0) + arrayd_l))))]));
             }
         }
         #pragma GCC ivdep
         for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++) {
-            p_c[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)v_col[arrayd_l]))] = v_acc[arrayd_l];
+            p_c[((arrayd_i64)((arrayd_u64)((arrayd_i64)((arrayd_u64)v_row * (arrayd_u64)((arrayd_i64)p_n))) + (arrayd_u64)((arrayd_global_id(0) + arrayd_l))))] = v_acc[arrayd_l];
         }
     }
 }

@@ -72,6 +72,51 @@ class CpuLaneFormTest {
         }
     }
 
+    @Test
+    void aTwoByEightBlockMatmulRunsLaneMajorAndMatchesPlainJava() throws Exception {
+        Assumptions.assumeTrue(one.available(), "cpu backend unavailable");
+        String unit = unit(one, IrSamples.blockMatmul(2, 8));
+        assertTrue(unit.contains("static __attribute__((noinline)) void arrayd_lane_run_block_matmul("), unit);
+        assertTrue(unit.contains("arrayd_lane_run_block_matmul(range, args);"), unit);
+        assertTrue(unit.contains("} arrayd_v[16];"), unit);
+        // 37 items along x: two blocks of 16 and 5 alone per row; 16: one whole block; 3: items alone
+        for (int[] mnk : new int[][] {{2 * 3, 8 * 37, 13}, {2 * 5, 8 * 16, 1}, {2, 8 * 3, 7}}) {
+            for (CpuIrHarness h : List.of(one, three)) {
+                blockMatmul(h, mnk[0], mnk[1], mnk[2]);
+            }
+        }
+    }
+
+    private static void blockMatmul(CpuIrHarness h, int m, int n, int k) throws Exception {
+        Kernel kernel = h.compile(IrSamples.blockMatmul(2, 8)).getFirst();
+        h.reset();
+        MemRef a = h.alloc(4L * m * k);
+        MemRef b = h.alloc(4L * k * n);
+        MemRef c = h.alloc(4L * m * n);
+        float[] av = new float[m * k];
+        float[] bv = new float[k * n];
+        for (int i = 0; i < av.length; i++) {
+            av[i] = (i % 11) - 5 + 0.5f * (i % 3);
+            h.segment(a).setAtIndex(ValueLayout.JAVA_FLOAT, i, av[i]);
+        }
+        for (int i = 0; i < bv.length; i++) {
+            bv[i] = (i % 7) - 3 + 0.25f * (i % 5);
+            h.segment(b).setAtIndex(ValueLayout.JAVA_FLOAT, i, bv[i]);
+        }
+        h.launch(kernel, new long[] {n / 8, m / 2}, null, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
+                new KernelArg.Buffer(c), KernelArg.Scalar.i32(m), KernelArg.Scalar.i32(n), KernelArg.Scalar.i32(k)));
+        for (int row = 0; row < m; row++) {
+            for (int col = 0; col < n; col++) {
+                float want = 0;
+                for (int kk = 0; kk < k; kk++) {
+                    want = want + av[row * k + kk] * bv[kk * n + col];
+                }
+                assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(h.segment(c).getAtIndex(ValueLayout.JAVA_FLOAT,
+                        (long) row * n + col)), m + "x" + n + "x" + k + " at " + row + "," + col);
+            }
+        }
+    }
+
     private static void matmul(CpuIrHarness h, int m, int n, int k) throws Exception {
         Kernel kernel = h.compile(IrSamples.matmul()).getFirst();
         h.reset();

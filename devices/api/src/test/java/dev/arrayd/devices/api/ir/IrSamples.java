@@ -58,6 +58,42 @@ public final class IrSamples {
                         store("c", add(mul(var("row"), n), var("col")), var("acc")))));
     }
 
+    /**
+     * c = a (m x k) * b (k x n) with a {@code rows x cols} block of c per work-item (the grid is n/cols x m/rows):
+     * b is read at {@code cols * global_id(0) + j}, a constant stride across neighbouring work-items.
+     */
+    public static IrKernel blockMatmul(int rows, int cols) {
+        Expr m = cast(IrType.I64, param("m"));
+        Expr n = cast(IrType.I64, param("n"));
+        Expr k = cast(IrType.I64, param("k"));
+        List<Stmt> body = new java.util.ArrayList<>(List.of(let("row", mul(gid(1), i64(rows))), let("col", mul(gid(0), i64(cols)))));
+        List<Stmt> step = new java.util.ArrayList<>();
+        List<Stmt> stores = new java.util.ArrayList<>();
+        for (int r = 0; r < rows; r++) {
+            step.add(let("a" + r, load("a", add(mul(add(var("row"), i64(r)), k), var("p")))));
+            for (int j = 0; j < cols; j++) {
+                body.add(mut("c" + r + "_" + j, f32(0)));
+                stores.add(store("c", add(mul(add(var("row"), i64(r)), n), add(var("col"), i64(j))), var("c" + r + "_" + j)));
+            }
+        }
+        for (int j = 0; j < cols; j++) {
+            step.add(let("b" + j, load("b", add(add(mul(var("p"), n), var("col")), i64(j)))));
+            for (int r = 0; r < rows; r++) {
+                step.add(accVar("c" + r + "_" + j, Stmt.Accumulate.Op.ADD, mul(var("a" + r), var("b" + j))));
+            }
+        }
+        body.add(loop("p", i64(0), k, step.toArray(Stmt[]::new)));
+        body.addAll(stores);
+        return new IrKernel("block_matmul", List.of(
+                new IrParam.Buffer("a", DType.F32, Access.READ, mul(m, k)),
+                new IrParam.Buffer("b", DType.F32, Access.READ, mul(k, n)),
+                new IrParam.Buffer("c", DType.F32, Access.WRITE, mul(m, n)),
+                new IrParam.Scalar("m", DType.I32, 0L, 65536L),
+                new IrParam.Scalar("n", DType.I32, 0L, 65536L),
+                new IrParam.Scalar("k", DType.I32, 0L, 65536L)),
+                2, List.of(), body);
+    }
+
     /** Per-group sum of 256 f32 with a local array and barriers: partial[g] = sum of x[g*256 .. g*256+255]. */
     public static IrKernel groupSum() {
         return new IrKernel("group_sum", List.of(

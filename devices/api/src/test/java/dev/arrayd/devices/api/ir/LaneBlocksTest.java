@@ -36,8 +36,10 @@ class LaneBlocksTest {
     void theNaiveMatmulRunsItsItemLoopInsideItsOwnLoop() {
         LaneBlocks.Plan p = plan(IrSamples.matmul(), LaneBlocks.Rule.AUTO);
         assertNotNull(p, "a loop over k with b read at consecutive columns");
-        // row is uniform (dimension 1); col, acc and the stores vary
-        assertEquals(Set.of("col", "acc"), p.arrays());
+        // row is uniform (dimension 1); acc and the stores vary; col is the lane's own id, written out where read
+        assertEquals(Set.of("acc"), p.arrays());
+        assertEquals(Set.of("col"), p.derived().keySet());
+        assertFalse(p.laneMajor(), "b is read at consecutive columns: one array per variable");
         String c = new CRenderer().render(List.of(checked(IrSamples.matmul())));
         int lanes = c.indexOf("ARRAYD_KERNEL void arrayd_lanes_matmul(");
         assertTrue(lanes > 0, c);
@@ -48,6 +50,48 @@ class LaneBlocksTest {
         assertTrue(form.indexOf("for (int arrayd_l = 0; arrayd_l < 16; arrayd_l++)", kk) > kk, "a lane loop inside it");
         assertFalse(form.contains("arrayd_ld_"), "no guard in the lane form");
         assertFalse(form.contains("if ("), "the hoisted bounds test is taken as true");
+        assertFalse(form.contains("v_col"), "col is never stored");
+        assertTrue(form.contains("(arrayd_global_id(0) + arrayd_l)"), form);
+    }
+
+    @Test
+    void aBlockPerItemReadAtAStrideRunsLaneMajor() {
+        LaneBlocks.Plan p = plan(IrSamples.blockMatmul(2, 8), LaneBlocks.Rule.AUTO);
+        assertNotNull(p, "b read 8 elements apart from lane to lane, 16 sums per lane");
+        assertTrue(p.laneMajor());
+        assertEquals(Set.of("col"), p.derived().keySet());
+        String c = new CRenderer().render(List.of(checked(IrSamples.blockMatmul(2, 8))));
+        String form = c.substring(c.indexOf("ARRAYD_KERNEL void arrayd_lanes_block_matmul("));
+        int struct = form.indexOf("    struct {\n");
+        assertTrue(struct > 0, form);
+        String fields = form.substring(struct, form.indexOf("} arrayd_v[16];", struct));
+        assertTrue(fields.contains("float v_c0_0;\n        float v_c0_1;"), "the sums, consecutive: " + fields);
+        assertFalse(fields.contains("v_b0"), "b0 is used only by the lane loop that loads it");
+        assertTrue(form.contains("arrayd_v[arrayd_l].v_c1_7 = (arrayd_v[arrayd_l].v_c1_7 + (v_a1 * v_b7));"), form);
+        assertTrue(form.contains("const float v_b0 = "), "a plain local of the lane loop");
+        // a 1 x 8 block carries 8 sums per lane: gcc would vectorize across the lanes and shuffle every load
+        assertNull(plan(IrSamples.blockMatmul(1, 8), LaneBlocks.Rule.AUTO));
+        LaneBlocks.Plan forced = plan(IrSamples.blockMatmul(1, 8), LaneBlocks.Rule.ALWAYS);
+        assertNotNull(forced);
+        assertTrue(forced.laneMajor());
+        // a stride past 16 elements: no lane form by default
+        assertNull(plan(IrSamples.blockMatmul(2, 32), LaneBlocks.Rule.AUTO));
+    }
+
+    @Test
+    void onlyValuesComputedFromIdsParametersAndUniformImmutablesAreDerived() {
+        // j = i * 2 (derived); v = x[i] (a load: kept); w = i + s where s is mutable (kept); z = j + 1 (derived from j)
+        IrKernel k = bounded(mut("s", f32(0)),
+                let("j", mul(var("i"), i64(2))),
+                let("z", add(var("j"), i64(1))),
+                let("v", load("x", var("i"))),
+                loop("q", i64(0), param("n"), accVar("s", Stmt.Accumulate.Op.ADD, load("x", add(mul(var("q"), param("n")), var("i"))))),
+                let("w", add(cast(IrType.I64, var("s")), var("i"))),
+                store("x", var("i"), add(var("v"), cast(IrType.F32, add(var("w"), var("z"))))));
+        LaneBlocks.Plan p = plan(k, LaneBlocks.Rule.ALWAYS);
+        assertNotNull(p);
+        assertEquals(Set.of("i", "j", "z"), p.derived().keySet());
+        assertTrue(p.arrays().containsAll(Set.of("s", "v", "w")), p.arrays().toString());
     }
 
     @Test
@@ -78,7 +122,8 @@ class LaneBlocksTest {
                 store("x", var("i"), add(var("m"), var("u"))));
         LaneBlocks.Plan p = plan(k, LaneBlocks.Rule.AUTO);
         assertNotNull(p);
-        assertEquals(Set.of("i", "m"), p.arrays(), "u is assigned the same value in every lane");
+        assertEquals(Set.of("m"), p.arrays(), "u is assigned the same value in every lane; i is derived");
+        assertEquals(Set.of("i"), p.derived().keySet());
         Stmt.If bounds = (Stmt.If) k.body().get(1);
         assertTrue(p.inLane(bounds.thenBody().get(0)), "let m");
         assertFalse(p.inLane(bounds.thenBody().get(1)), "let u");
