@@ -10,6 +10,10 @@ typedef ulong arrayd_u64;
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { return as_float(u); }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { return as_uint(f); }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return as_double(u); }
+/* overflow-checked 64-bit arithmetic for the per-group check of hoisted guards */
+ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a + (arrayd_u64)b); if (((a ^ r) & (b ^ r)) < 0) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a - (arrayd_u64)b); if (((a ^ b) & (a ^ r)) < 0) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a * (arrayd_u64)b); if (mul_hi(a, b) != (r >> 63)) *ov = 1; return r; }
 /* the first guard to catch an index records it; the rest only skip their access */
 ARRAYD_FN void arrayd_oob(__global arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     if (atom_cmpxchg((volatile __global arrayd_i64 *)g, 0, id + 1) == 0) g[1] = i;

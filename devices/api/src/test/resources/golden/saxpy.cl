@@ -10,6 +10,10 @@ typedef ulong arrayd_u64;
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { return as_float(u); }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { return as_uint(f); }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return as_double(u); }
+/* overflow-checked 64-bit arithmetic for the per-group check of hoisted guards */
+ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a + (arrayd_u64)b); if (((a ^ r) & (b ^ r)) < 0) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a - (arrayd_u64)b); if (((a ^ b) & (a ^ r)) < 0) *ov = 1; return r; }
+ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a * (arrayd_u64)b); if (mul_hi(a, b) != (r >> 63)) *ov = 1; return r; }
 /* the first guard to catch an index records it; the rest only skip their access */
 ARRAYD_FN void arrayd_oob(__global arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     if (atom_cmpxchg((volatile __global arrayd_i64 *)g, 0, id + 1) == 0) g[1] = i;
@@ -121,9 +125,38 @@ ARRAYD_FN arrayd_u16 arrayd_ld_local_u16(const __local arrayd_u16 *a, arrayd_i64
     return 0;
 }
 
+ARRAYD_FN int arrayd_ok_saxpy(const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const float p_a, const __global float *p_x, const __global float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext) {
+    int arrayd_ov = 0;
+    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
+    arrayd_mn = 0;
+    arrayd_mx = arrayd_mn;
+    arrayd_a = 0;
+    arrayd_a = arrayd_cadd(arrayd_a, 1, &arrayd_ov);
+    arrayd_b = arrayd_cmul(arrayd_a, arrayd_lo[0], &arrayd_ov);
+    arrayd_c = arrayd_cmul(arrayd_a, arrayd_hi[0], &arrayd_ov);
+    arrayd_mn = arrayd_cadd(arrayd_mn, arrayd_b < arrayd_c ? arrayd_b : arrayd_c, &arrayd_ov);
+    arrayd_mx = arrayd_cadd(arrayd_mx, arrayd_b < arrayd_c ? arrayd_c : arrayd_b, &arrayd_ov);
+    arrayd_rmn = 0;
+    arrayd_c = arrayd_cmul(1, (arrayd_i64)(p_n), &arrayd_ov);
+    arrayd_rmn = arrayd_cadd(arrayd_rmn, arrayd_c, &arrayd_ov);
+    arrayd_rmx = arrayd_rmn;
+    if (arrayd_ov || !(arrayd_mx < arrayd_rmn)) return 0;
+    return 1;
+}
 __kernel void saxpy(const float p_a, const __global float *p_x, __global float *p_y, const arrayd_i64 p_n, const __global arrayd_i64 *arrayd_ext, __global arrayd_i64 *arrayd_guard) {
-    const arrayd_i64 v_i = ((arrayd_i64)get_global_id(0));
-    if (((arrayd_i32)(v_i < p_n))) {
-        p_y[v_i] = ((p_a * p_x[v_i]) + p_y[v_i]);
+    const arrayd_i64 arrayd_lo[3] = {(arrayd_i64)(get_group_id(0) * get_local_size(0)), (arrayd_i64)(get_group_id(1) * get_local_size(1)), (arrayd_i64)(get_group_id(2) * get_local_size(2))};
+    const arrayd_i64 arrayd_hi[3] = {(arrayd_i64)min(get_group_id(0) * get_local_size(0) + get_local_size(0), get_global_size(0)) - 1, (arrayd_i64)min(get_group_id(1) * get_local_size(1) + get_local_size(1), get_global_size(1)) - 1, (arrayd_i64)min(get_group_id(2) * get_local_size(2) + get_local_size(2), get_global_size(2)) - 1};
+    if (arrayd_ok_saxpy(arrayd_lo, arrayd_hi, p_a, p_x, p_y, p_n, arrayd_ext)) {
+        const int arrayd_ok = 1;
+        const arrayd_i64 v_i = ((arrayd_i64)get_global_id(0));
+        if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {
+            p_y[v_i] = ((p_a * p_x[v_i]) + p_y[v_i]);
+        }
+    } else {
+        const int arrayd_ok = 0;
+        const arrayd_i64 v_i = ((arrayd_i64)get_global_id(0));
+        if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {
+            p_y[v_i] = ((p_a * p_x[v_i]) + p_y[v_i]);
+        }
     }
 }

@@ -171,6 +171,51 @@ class OpenClIrTest {
     }
 
     @Test
+    void guardsAreCheckedOncePerGroupAndAGroupThatFailsStillFailsTheLaunch() {
+        String program = IrProgramAssembler.assemble(IrValidator.check(new IrModule(List.of(IrSamples.blockMatmul(2, 8))), ""));
+        assertTrue(program.contains("if (arrayd_ok_block_matmul(arrayd_lo, arrayd_hi, p_a, p_b, p_c, p_m, p_n, p_k, arrayd_ext)) {"),
+                program);
+        Kernel blocks = h.compile(IrSamples.blockMatmul(2, 8)).getFirst();
+        int m = 4, n = 8 * 20, k = 5;
+        float[] a = new float[m * k];
+        float[] b = new float[k * n];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = (i % 11) - 5 + 0.5f * (i % 3);
+        }
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (i % 7) - 3 + 0.25f * (i % 5);
+        }
+        MemRef c = h.alloc(4L * m * n);
+        MemRef neighbour = h.alloc(4 * 64);
+        byte[] marks = new byte[4 * 64];
+        java.util.Arrays.fill(marks, (byte) 0x5a);
+        h.write(neighbour, MemorySegment.ofArray(marks));
+        List<KernelArg> args = List.of(new KernelArg.Buffer(floats(a)), new KernelArg.Buffer(floats(b)), new KernelArg.Buffer(c),
+                KernelArg.Scalar.i32(m), KernelArg.Scalar.i32(n), KernelArg.Scalar.i32(k));
+        // groups of 4 x 1 items: every group in bounds, each runs without a test per access
+        h.launch(blocks, new long[] {n / 8, m / 2}, new long[] {4, 1}, args);
+        float[] want = new float[m * n];
+        for (int r = 0; r < m; r++) {
+            for (int col = 0; col < n; col++) {
+                float sum = 0;
+                for (int kk = 0; kk < k; kk++) {
+                    sum = sum + a[r * k + kk] * b[kk * n + col];
+                }
+                want[r * n + col] = sum;
+            }
+        }
+        assertArrayEquals(want, floatsOf(c));
+        // one group of items more along x: its check fails, it runs with a test per access and the launch fails
+        ArraydException e = assertThrows(ArraydException.class, () -> h.launch(blocks, new long[] {n / 8 + 4, m / 2},
+                new long[] {4, 1}, args));
+        assertEquals(ErrorCode.OUT_OF_RANGE, e.code(), e::toString);
+        assertTrue(e.getMessage().contains("kernel block_matmul") && e.getMessage().matches(".*of buffer (b|c) .*"), e::getMessage);
+        for (byte v : h.read(neighbour).toArray(ValueLayout.JAVA_BYTE)) {
+            assertEquals(0x5a, v);
+        }
+    }
+
+    @Test
     void localArraysAndBarriersSumEachGroup() {
         int groups = 5;
         float[] x = new float[256 * groups];

@@ -117,6 +117,22 @@ public abstract class CLikeRenderer {
     }
 
     /**
+     * Whether hoisted guards ({@link #hoistsGuards()}) are checked by the kernel itself, once per work-group: the
+     * predicate {@code arrayd_ok_<name>} comes before the kernel, which computes its group's box of global ids
+     * ({@link #groupBox()}), asks the predicate and runs its body with {@code arrayd_ok} 1 or 0 (the body written
+     * twice, in the two branches: every item of a group takes the same one, so barriers stay uniform). The
+     * kernel then takes no {@code arrayd_ok} parameter. For targets that launch the kernel directly (OpenCL).
+     */
+    protected boolean checksGroupsInKernel() {
+        return false;
+    }
+
+    /** Declarations of {@code arrayd_lo[3]} and {@code arrayd_hi[3]}: the global ids of this work-group (see {@link #checksGroupsInKernel()}). */
+    protected String groupBox() {
+        throw new UnsupportedOperationException("no group check in the kernel for " + getClass().getSimpleName());
+    }
+
+    /**
      * The lane form of {@code k} this renderer writes beside it ({@link LaneBlocks}), or null (the default: none). A
      * kernel with one is followed by {@link #laneKernelHead} with the kernel's parameters (no {@code arrayd_ok}),
      * which runs {@link LaneBlocks#WIDTH} work-items from its item's {@code global_id(0)} on, only for blocks whose

@@ -35,15 +35,19 @@ final class HoistedPredicate {
         this.extent = extent;
     }
 
-    /** Appends the function; {@code leadingParams} are the target's work-item parameters (C: the item). */
-    void write(String leadingParams) {
-        out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(").append(leadingParams)
-                .append(", const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
+    /**
+     * Appends the function; {@code leadingParams} are the target's work-item parameters (C: the item; may be
+     * empty), {@code globalSpace} the address space of buffers (OpenCL: {@code __global }).
+     */
+    void write(String leadingParams, String globalSpace) {
+        out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(")
+                .append(leadingParams.isEmpty() ? "" : leadingParams + ", ")
+                .append("const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
         for (IrParam p : k.kernel().params()) {
             out.append(", ");
             switch (p) {
-                case IrParam.Buffer b -> out.append("const ").append(CLikeRenderer.storageType(b.dtype())).append(" *p_")
-                        .append(b.name());
+                case IrParam.Buffer b -> out.append("const ").append(globalSpace).append(CLikeRenderer.storageType(b.dtype()))
+                        .append(" *p_").append(b.name());
                 case IrParam.Scalar sc -> out.append("const ").append(CLikeRenderer.valueType(IrType.ofScalar(sc.dtype())))
                         .append(" p_").append(sc.name());
             }

@@ -57,8 +57,27 @@ class KernelWriter {
         return r.builtin(kind, dim);
     }
 
-    /** The kernel's function, then its predicate when it has guards checked per block. */
+    /**
+     * The kernel's function, then its predicate when it has guards checked per block; or, where the kernel checks
+     * its own work-group ({@link CLikeRenderer#checksGroupsInKernel()}), the predicate, then the kernel.
+     */
     void kernel() {
+        if (!hoisted.isEmpty() && r.checksGroupsInKernel()) {
+            predicate();
+            out.append(r.kernelHead(k));
+            params(false);
+            out.append(r.groupBox());
+            out.append("    if (arrayd_ok_").append(k.name()).append("(arrayd_lo, arrayd_hi");
+            for (IrParam p : k.kernel().params()) {
+                out.append(", p_").append(p.name());
+            }
+            out.append(", arrayd_ext)) {\n        const int arrayd_ok = 1;\n");
+            block(k.kernel().body(), 2);
+            out.append("    } else {\n        const int arrayd_ok = 0;\n");
+            block(k.kernel().body(), 2);
+            out.append("    }\n}\n");
+            return;
+        }
         out.append(r.kernelHead(k));
         params(!hoisted.isEmpty());
         block(k.kernel().body(), 1);
@@ -89,7 +108,7 @@ class KernelWriter {
 
     /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
     void predicate() {
-        new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams());
+        new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams(), r.globalSpace());
     }
 
     void indent(int depth) {

@@ -3,7 +3,7 @@ package dev.arrayd.devices.api.ir;
 import java.util.List;
 
 /**
- * OpenCL C 1.2 (text only until the OpenCL backend lands). Kernel arguments: the declared parameters,
+ * OpenCL C 1.2 (the OpenCL backend's {@code IrProgramAssembler} rewrites each kernel's head). Kernel arguments: the declared parameters,
  * then {@code arrayd_ext} and {@code arrayd_guard} as {@code __global long} buffers (see
  * {@link CLikeRenderer}); the guard's first-wins write needs {@code cl_khr_int64_base_atomics}, and
  * f64 kernels need {@code cl_khr_fp64}.
@@ -25,6 +25,10 @@ public final class OpenClRenderer extends CLikeRenderer {
                 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { return as_float(u); }
                 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { return as_uint(f); }
                 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return as_double(u); }
+                /* overflow-checked 64-bit arithmetic for the per-group check of hoisted guards */
+                ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a + (arrayd_u64)b); if (((a ^ r) & (b ^ r)) < 0) *ov = 1; return r; }
+                ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a - (arrayd_u64)b); if (((a ^ b) & (a ^ r)) < 0) *ov = 1; return r; }
+                ARRAYD_FN arrayd_i64 arrayd_cmul(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r = (arrayd_i64)((arrayd_u64)a * (arrayd_u64)b); if (mul_hi(a, b) != (r >> 63)) *ov = 1; return r; }
                 /* the first guard to catch an index records it; the rest only skip their access */
                 ARRAYD_FN void arrayd_oob(__global arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
                     if (atom_cmpxchg((volatile __global arrayd_i64 *)g, 0, id + 1) == 0) g[1] = i;
@@ -46,6 +50,46 @@ public final class OpenClRenderer extends CLikeRenderer {
                 ARRAYD_FN double arrayd_fmin(double a, double b) { return isnan(a) ? b : isless(a, b) || isnan(b) ? a : b; }
                 ARRAYD_FN double arrayd_fmax(double a, double b) { return isnan(a) ? b : isgreater(a, b) || isnan(b) ? a : b; }
                 """;
+    }
+
+    /**
+     * Accesses affine in the ids and loop variables are checked once per work-group by the kernel itself
+     * ({@link CLikeRenderer#checksGroupsInKernel()}), so a group whose accesses are all in bounds runs without a
+     * test per access (PoCL then vectorizes its work-item loops). Kernels with local arrays keep a guard per
+     * access: OpenCL C declares {@code __local} arrays only at the kernel's outermost scope, once, and the
+     * checked kernel writes its body twice.
+     */
+    @Override
+    protected boolean hoistsGuards() {
+        return true;
+    }
+
+    @Override
+    public GuardHoisting.Plan hoisting(CheckedKernel k) {
+        for (Stmt s : k.kernel().body()) {
+            if (s instanceof Stmt.LocalArray) {
+                return GuardHoisting.Plan.NONE;
+            }
+        }
+        return super.hoisting(k);
+    }
+
+    @Override
+    protected boolean checksGroupsInKernel() {
+        return true;
+    }
+
+    @Override
+    protected String groupBox() {
+        StringBuilder lo = new StringBuilder("    const arrayd_i64 arrayd_lo[3] = {");
+        StringBuilder hi = new StringBuilder("    const arrayd_i64 arrayd_hi[3] = {");
+        for (int d = 0; d < 3; d++) {
+            String first = "get_group_id(" + d + ") * get_local_size(" + d + ")";
+            lo.append(d > 0 ? ", " : "").append("(arrayd_i64)(").append(first).append(")");
+            hi.append(d > 0 ? ", " : "").append("(arrayd_i64)min(").append(first).append(" + get_local_size(").append(d)
+                    .append("), get_global_size(").append(d).append(")) - 1");
+        }
+        return lo.append("};\n").toString() + hi.append("};\n");
     }
 
     @Override
