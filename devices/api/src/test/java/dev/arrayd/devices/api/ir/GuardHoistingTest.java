@@ -120,11 +120,19 @@ class GuardHoistingTest {
                 + "const arrayd_i64 *arrayd_hi,"), c);
         assertTrue(c.contains("if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[2])"), c);
         assertEquals(c, new CRenderer().render(List.of(vadd)), "deterministic");
-        // a proven kernel has no guard to hoist, but its bounds test is hoisted; the OpenCL and CUDA renderings: unchanged
+        // a proven kernel has no guard to hoist, but its bounds test is hoisted
         String proven = new CRenderer().render(IrValidator.check(new IrModule(List.of(IrSamples.vaddProven())), "ir"));
         assertFalse(proven.contains("arrayd_ld_f32(p_"), proven);
         assertTrue(proven.contains("if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {"), proven);
-        assertFalse(new OpenClRenderer().render(List.of(vadd)).contains("arrayd_ok"));
+        // OpenCL: the kernel checks its own work-group with the same predicate, no arrayd_ok parameter; CUDA: unchanged
+        String cl = new OpenClRenderer().render(List.of(vadd));
+        assertTrue(cl.contains("ARRAYD_FN int arrayd_ok_vadd_guarded(const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, "
+                + "const __global float *p_x"), cl);
+        assertTrue(cl.indexOf("ARRAYD_FN int arrayd_ok_vadd_guarded(") < cl.indexOf("__kernel void vadd_guarded("), "predicate first");
+        assertTrue(cl.contains("if (arrayd_ok_vadd_guarded(arrayd_lo, arrayd_hi, p_x, p_y, p_out, p_n, p_m, arrayd_ext)) {\n"
+                + "        const int arrayd_ok = 1;"), cl);
+        assertTrue(cl.contains("    } else {\n        const int arrayd_ok = 0;"), cl);
+        assertFalse(cl.contains("const int arrayd_ok) {"), "no arrayd_ok parameter");
         assertFalse(new CudaRenderer().render(List.of(vadd)).contains("arrayd_ok"));
         // a kernel with local arrays runs in phases on the cpu: its accesses affine in the global ids, the local ids (its
         // local size is declared) and loop variables are checked once per run of groups too: the tiles' stores and
