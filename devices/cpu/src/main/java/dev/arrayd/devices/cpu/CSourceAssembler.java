@@ -206,24 +206,28 @@ final class CSourceAssembler {
                                 {ls0, ls1, ls2}, {x / ls0, y / ls1, z / ls2}};
             """;
 
-    /** As {@link #loops} for an IR kernel, with whole blocks of x run by the kernel's lane form. */
+    /**
+     * As {@link #loops} for an IR kernel, with whole blocks of x run by the kernel's lane form: each block of x for
+     * every y of the range before the next block (the items of a launch run in no specified order), so what a
+     * column of blocks reads along its loops (a panel of a matrix) stays in cache from one y to the next; then
+     * the rest of each row item by item.
+     */
     private static void laneLoops(StringBuilder c, KernelSignature signature, String last) {
         StringBuilder args = new StringBuilder();
         for (int i = 0; i < signature.params().size(); i++) {
             args.append(", p").append(i);
         }
-        c.append("""
-                    for (int64_t z = range[2]; z < range[5]; z++) {
-                        for (int64_t y = range[1]; y < range[4]; y++) {
-                            int64_t x = range[0];
-                """);
-        c.append("            for (; x + ").append(LaneBlocks.WIDTH).append(" <= range[3]; x += ").append(LaneBlocks.WIDTH)
-                .append(") {\n");
+        int w = LaneBlocks.WIDTH;
+        c.append("    const int64_t xe = range[0] + (range[3] - range[0]) / ").append(w).append(" * ").append(w).append(";\n");
+        c.append("    for (int64_t z = range[2]; z < range[5]; z++) {\n");
+        c.append("        for (int64_t x = range[0]; x < xe; x += ").append(w).append(") {\n");
+        c.append("            for (int64_t y = range[1]; y < range[4]; y++) {\n");
         c.append(ITEM);
         c.append("                ").append(CRenderer.LANE_PREFIX).append(signature.name()).append("(&item").append(args)
                 .append(", ext, guard);\n");
-        c.append("            }\n");
-        c.append("            for (; x < range[3]; x++) {\n");
+        c.append("            }\n        }\n");
+        c.append("        for (int64_t y = range[1]; y < range[4]; y++) {\n");
+        c.append("            for (int64_t x = xe; x < range[3]; x++) {\n");
         c.append(ITEM);
         c.append("                ").append(IR_KERNEL_PREFIX).append(signature.name()).append("(&item").append(args)
                 .append(", ext, guard").append(last).append(");\n");
