@@ -170,7 +170,8 @@ public final class BenchMain {
         Files.writeString(outDir.resolve(RunFiles.RESULT), "RESULT " + scenario.name() + " " + report.result() + "\n");
         Files.writeString(outDir.resolve(RunFiles.COMMAND), "bin/arrayd bench " + String.join(" ", args) + "\n");
         Files.writeString(outDir.resolve(RunFiles.SECTION), report.section());
-        Machine.describe(target == null ? (o.inProcess() ? "in-process" : "separate process") : "--target")
+        Machine.describe(!scenario.usesDaemon() ? "none (the backends run in the benchmark's process)"
+                : target == null ? (o.inProcess() ? "in-process" : "separate process") : "--target")
                 .write(outDir.resolve(RunFiles.MACHINE));
         return report;
     }
@@ -180,6 +181,9 @@ public final class BenchMain {
         if (!scenario.daemonArgs().isEmpty() && (target != null || o.inProcess())) {
             throw new IllegalArgumentException("--daemon-arg " + scenario.daemonArgs() + ": only for the daemon the "
                     + "benchmark starts as a child process (not with --target or --in-process)");
+        }
+        if (!scenario.usesDaemon()) {
+            return scenario.run(new BenchContext("127.0.0.1", 0, false, outDir, progress));
         }
         if (target != null) {
             return scenario.run(new BenchContext(target.host(), target.port(), false, outDir, progress));

@@ -68,6 +68,11 @@ final class IrScenario implements Scenario {
     }
 
     @Override
+    public boolean usesDaemon() {
+        return false;
+    }
+
+    @Override
     public Report run(BenchContext ctx) throws Exception {
         List<String> lines = new ArrayList<>();
         StringBuilder result = new StringBuilder();

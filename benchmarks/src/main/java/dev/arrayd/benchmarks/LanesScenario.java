@@ -84,6 +84,11 @@ final class LanesScenario implements Scenario {
         return options;
     }
 
+    @Override
+    public boolean usesDaemon() {
+        return false;
+    }
+
     /**
      * One way of running the kernels: a device of a backend, its stream and compiled kernels; {@code exact}: its
      * outputs must equal plain Java's bit for bit (IR), else within a relative 1e-4 (OpenCL C may fuse a multiply

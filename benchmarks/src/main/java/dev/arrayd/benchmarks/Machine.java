@@ -18,7 +18,8 @@ import java.util.Properties;
  * @param os      kernel name and release
  * @param java    the JVM's vendor and version
  * @param date    ISO date of the run
- * @param daemon  how the daemon ran: "separate process", "in-process" or "--target"
+ * @param daemon  how the daemon ran: "separate process", "in-process" or "--target"; "none (...)" for a scenario
+ *                whose backends run in the benchmark's own process
  */
 record Machine(String cpu, int cores, String memory, String os, String java, String date, String daemon) {
 

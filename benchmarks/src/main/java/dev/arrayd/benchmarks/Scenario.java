@@ -47,4 +47,12 @@ public interface Scenario {
     default java.util.List<String> daemonArgs() {
         return java.util.List.of();
     }
+
+    /**
+     * Whether the scenario talks to a daemon; one that runs its backends in the benchmark's own process (no
+     * daemon in the measured path) gets none started, and its context names no daemon ({@code port} 0).
+     */
+    default boolean usesDaemon() {
+        return true;
+    }
 }

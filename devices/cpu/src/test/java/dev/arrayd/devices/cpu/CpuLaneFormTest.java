@@ -87,38 +87,17 @@ class CpuLaneFormTest {
         }
     }
 
-    private static void blockMatmul(CpuIrHarness h, int m, int n, int k) throws Exception {
-        Kernel kernel = h.compile(IrSamples.blockMatmul(2, 8)).getFirst();
-        h.reset();
-        MemRef a = h.alloc(4L * m * k);
-        MemRef b = h.alloc(4L * k * n);
-        MemRef c = h.alloc(4L * m * n);
-        float[] av = new float[m * k];
-        float[] bv = new float[k * n];
-        for (int i = 0; i < av.length; i++) {
-            av[i] = (i % 11) - 5 + 0.5f * (i % 3);
-            h.segment(a).setAtIndex(ValueLayout.JAVA_FLOAT, i, av[i]);
-        }
-        for (int i = 0; i < bv.length; i++) {
-            bv[i] = (i % 7) - 3 + 0.25f * (i % 5);
-            h.segment(b).setAtIndex(ValueLayout.JAVA_FLOAT, i, bv[i]);
-        }
-        h.launch(kernel, new long[] {n / 8, m / 2}, null, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
-                new KernelArg.Buffer(c), KernelArg.Scalar.i32(m), KernelArg.Scalar.i32(n), KernelArg.Scalar.i32(k)));
-        for (int row = 0; row < m; row++) {
-            for (int col = 0; col < n; col++) {
-                float want = 0;
-                for (int kk = 0; kk < k; kk++) {
-                    want = want + av[row * k + kk] * bv[kk * n + col];
-                }
-                assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(h.segment(c).getAtIndex(ValueLayout.JAVA_FLOAT,
-                        (long) row * n + col)), m + "x" + n + "x" + k + " at " + row + "," + col);
-            }
-        }
+    private static void matmul(CpuIrHarness h, int m, int n, int k) throws Exception {
+        // a grid wider than n by 3 columns: the bounds test fails in the last block of each row
+        matmul(h, h.compile(IrSamples.matmul()).getFirst(), new long[] {n + 3, m}, m, n, k);
     }
 
-    private static void matmul(CpuIrHarness h, int m, int n, int k) throws Exception {
-        Kernel kernel = h.compile(IrSamples.matmul()).getFirst();
+    private static void blockMatmul(CpuIrHarness h, int m, int n, int k) throws Exception {
+        matmul(h, h.compile(IrSamples.blockMatmul(2, 8)).getFirst(), new long[] {n / 8, m / 2}, m, n, k);
+    }
+
+    /** Launches a matmul kernel over {@code grid} on fresh a, b and c and checks c against plain Java, bit for bit. */
+    private static void matmul(CpuIrHarness h, Kernel kernel, long[] grid, int m, int n, int k) throws Exception {
         h.reset();
         MemRef a = h.alloc(4L * m * k);
         MemRef b = h.alloc(4L * k * n);
@@ -133,8 +112,7 @@ class CpuLaneFormTest {
             bv[i] = (i % 7) - 3 + 0.25f * (i % 5);
             h.segment(b).setAtIndex(ValueLayout.JAVA_FLOAT, i, bv[i]);
         }
-        // a grid wider than n by 3 columns: the bounds test fails in the last block of each row
-        h.launch(kernel, new long[] {n + 3, m}, null, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
+        h.launch(kernel, grid, null, List.of(new KernelArg.Buffer(a), new KernelArg.Buffer(b),
                 new KernelArg.Buffer(c), KernelArg.Scalar.i32(m), KernelArg.Scalar.i32(n), KernelArg.Scalar.i32(k)));
         for (int row = 0; row < m; row++) {
             for (int col = 0; col < n; col++) {

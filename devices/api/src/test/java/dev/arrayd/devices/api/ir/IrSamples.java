@@ -34,18 +34,23 @@ public final class IrSamples {
                 store("out", gid(0), load("in", mul(gid(0), i64(2))))));
     }
 
-    /** c = a (m x k) * b (k x n), f32, one work-item per element of c, everything proven in bounds. */
-    public static IrKernel matmul() {
-        Expr m = cast(IrType.I64, param("m"));
-        Expr n = cast(IrType.I64, param("n"));
-        Expr k = cast(IrType.I64, param("k"));
-        return new IrKernel("matmul", List.of(
+    /** c (m x n) = a (m x k) * b (k x n), f32, m, n and k i32 scalars; {@code m}, {@code n}, {@code k} as i64. */
+    private static List<IrParam> matmulParams(Expr m, Expr n, Expr k) {
+        return List.of(
                 new IrParam.Buffer("a", DType.F32, Access.READ, mul(m, k)),
                 new IrParam.Buffer("b", DType.F32, Access.READ, mul(k, n)),
                 new IrParam.Buffer("c", DType.F32, Access.WRITE, mul(m, n)),
                 new IrParam.Scalar("m", DType.I32, 0L, 65536L),
                 new IrParam.Scalar("n", DType.I32, 0L, 65536L),
-                new IrParam.Scalar("k", DType.I32, 0L, 65536L)),
+                new IrParam.Scalar("k", DType.I32, 0L, 65536L));
+    }
+
+    /** c = a (m x k) * b (k x n), f32, one work-item per element of c, everything proven in bounds. */
+    public static IrKernel matmul() {
+        Expr m = cast(IrType.I64, param("m"));
+        Expr n = cast(IrType.I64, param("n"));
+        Expr k = cast(IrType.I64, param("k"));
+        return new IrKernel("matmul", matmulParams(m, n, k),
                 2, List.of(), List.of(
                 let("row", gid(1)),
                 let("col", gid(0)),
@@ -84,13 +89,7 @@ public final class IrSamples {
         }
         body.add(loop("p", i64(0), k, step.toArray(Stmt[]::new)));
         body.addAll(stores);
-        return new IrKernel("block_matmul", List.of(
-                new IrParam.Buffer("a", DType.F32, Access.READ, mul(m, k)),
-                new IrParam.Buffer("b", DType.F32, Access.READ, mul(k, n)),
-                new IrParam.Buffer("c", DType.F32, Access.WRITE, mul(m, n)),
-                new IrParam.Scalar("m", DType.I32, 0L, 65536L),
-                new IrParam.Scalar("n", DType.I32, 0L, 65536L),
-                new IrParam.Scalar("k", DType.I32, 0L, 65536L)),
+        return new IrKernel("block_matmul", matmulParams(m, n, k),
                 2, List.of(), body);
     }
 
