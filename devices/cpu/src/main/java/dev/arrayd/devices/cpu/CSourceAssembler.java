@@ -165,19 +165,11 @@ final class CSourceAssembler {
         String guarded = "arrayd_guarded_" + signature.name();
         String laneRun = "arrayd_lane_run_" + signature.name();
         if (hoisted) {
-            c.append(prefix).append("static __attribute__((noinline)) void ").append(guarded)
-                    .append("(const int64_t *range, void **args) {\n");
-            head(c, params, ir);
-            loops(c, signature, ir, ", 0");
-            c.append("}\n");
+            noinline(c, prefix, guarded, params, ir, () -> loops(c, signature, ir, ", 0"));
             if (lanes) {
                 // a function of its own: inside the check's branch gcc neither unrolls the lane loops nor keeps the
                 // lanes' variables in registers (measured: half the speed for a 2 x 8 block matmul)
-                c.append(prefix).append("static __attribute__((noinline)) void ").append(laneRun)
-                        .append("(const int64_t *range, void **args) {\n");
-                head(c, params, ir);
-                laneLoops(c, signature, ", 1");
-                c.append("}\n");
+                noinline(c, prefix, laneRun, params, ir, () -> laneLoops(c, signature, ", 1"));
             }
         }
         // IR trampolines are named through ARRAYD_RUN so that a batch can give each module its own prefix
@@ -197,6 +189,16 @@ final class CSourceAssembler {
         }
         c.append("}\n");
         return c.toString();
+    }
+
+    /** A function {@code name(range, args)} never inlined: the parameters unpacked ({@link #head}), then {@code body}. */
+    private static void noinline(StringBuilder c, String prefix, String name, List<KernelParam> params, boolean ir,
+                                 Runnable body) {
+        c.append(prefix).append("static __attribute__((noinline)) void ").append(name)
+                .append("(const int64_t *range, void **args) {\n");
+        head(c, params, ir);
+        body.run();
+        c.append("}\n");
     }
 
     /** The item of work-item {@code x, y, z}, as {@link #loops} builds it. */

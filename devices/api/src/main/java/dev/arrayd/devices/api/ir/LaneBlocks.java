@@ -83,7 +83,8 @@ public final class LaneBlocks {
      * The lane form of a kernel.
      *
      * @param lane    statements that run inside a lane loop (by identity); the others run once per block
-     * @param arrays  variables declared at block level and kept per lane, in declaration order
+     * @param arrays  variables declared at block level and kept per lane, in declaration order (the writer makes one
+     *                that only the lane loop declaring it uses a plain local of that loop instead)
      * @param laneMajor whether the variables kept per lane are laid out lane by lane (one struct per lane, its
      *                fields the variables in declaration order) rather than variable by variable (an array of
      *                {@link #WIDTH} per variable): chosen when some access in a uniform loop is strided across the
@@ -113,7 +114,10 @@ public final class LaneBlocks {
     private final Map<String, Integer> derivedSize = new HashMap<>();
     /** Whether some uniform loop runs per-lane work (the lane form pays only then). */
     private boolean loopOverLanes;
-    /** Whether every access in per-lane work inside a uniform loop is uniform or consecutive across lanes. */
+    /**
+     * Whether every access in per-lane work inside a uniform loop is uniform, consecutive or at a small constant
+     * stride across lanes (what {@link Rule#AUTO} requires).
+     */
     private boolean consecutive = true;
     /** Whether some access in per-lane work inside a uniform loop is at a constant stride above 1 across lanes. */
     private boolean strided;
