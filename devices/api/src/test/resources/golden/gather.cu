@@ -12,10 +12,12 @@ ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { return __longlong_as_double((
 ARRAYD_FN void arrayd_oob(arrayd_i64 *g, arrayd_i64 id, arrayd_i64 i) {
     if (atomicCAS((arrayd_u64 *)g, 0ull, (arrayd_u64)(id + 1)) == 0ull) g[1] = i;
 }
-ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : a < b ? a : b; }
-ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : a > b ? a : b; }
-ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : a < b ? a : b; }
-ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : a > b ? a : b; }
+ARRAYD_FN float arrayd_pick_f32(float a, float b, bool less) { float r; if (less) asm("{ .reg .pred p; setp.lt.f32 p, %1, %2; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b)); else asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b)); return r; }
+ARRAYD_FN double arrayd_pick_f64(double a, double b, bool less) { double r; if (less) asm("{ .reg .pred p; setp.lt.f64 p, %1, %2; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b)); else asm("{ .reg .pred p; setp.gt.f64 p, %1, %2; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b)); return r; }
+ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : arrayd_pick_f32(a, b, true); }
+ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : arrayd_pick_f32(a, b, false); }
+ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : arrayd_pick_f64(a, b, true); }
+ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : arrayd_pick_f64(a, b, false); }
 ARRAYD_FN arrayd_i32 arrayd_div_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i32)(0u - (arrayd_u32)a) : a / b; }
 ARRAYD_FN arrayd_i32 arrayd_rem_i32(arrayd_i32 a, arrayd_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
 ARRAYD_FN arrayd_i64 arrayd_div_i64(arrayd_i64 a, arrayd_i64 b) { return b == 0 ? 0 : b == -1 ? (arrayd_i64)((arrayd_u64)0 - (arrayd_u64)a) : a / b; }

@@ -44,6 +44,11 @@ sealed interface CompilePlan {
             return List.copyOf(all);
         }
 
+        /** The module's function for each entry point: its name for CUDA C, its launch wrapper's for IR. */
+        List<String> symbols() {
+            return entryPoints.stream().map(e -> ir.isEmpty() ? e.name() : CudaIrAssembler.ENTRY_PREFIX + e.name()).toList();
+        }
+
         ModuleKey keyFor(String arch) {
             return ModuleKey.of(unit, optionsFor(arch), arch);
         }

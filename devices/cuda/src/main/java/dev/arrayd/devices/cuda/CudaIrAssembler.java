@@ -20,7 +20,8 @@ import java.util.List;
  * as a native kernel of the same signature would (storage types at the widths {@link PackedArgs}
  * packs), the extents as one by-value struct ({@code arrayd_ext_<name>}, one 64-bit count per
  * parameter: no upload per launch, they sit in the kernel's parameter space), and the guard words as a
- * pointer into the launching stream's {@link GuardSlots}; it calls the rendered body with them.
+ * pointer into the launching stream's {@link GuardSlots}; it calls the rendered body with them. The wrapper
+ * of kernel {@code k} is the module's function {@code arrayd_entry_k} ({@link #ENTRY_PREFIX}).
  *
  * <p>Layout: the rendered text under {@code #line 1 "ir.cu"} and the wrappers under
  * {@code #line 1 "arrayd-launch.cu"}, so an NVRTC complaint (an arrayd bug, never the client's) names
@@ -32,6 +33,12 @@ final class CudaIrAssembler {
     static final String WRAPPER_FILE = "arrayd-launch.cu";
     static final String BODY_PREFIX = "arrayd_body_";
     static final String EXT_PREFIX = "arrayd_ext_";
+    /**
+     * The entry point of IR kernel {@code k} is {@code arrayd_entry_k}: an IR name may be any identifier, and one
+     * that CUDA's headers declare ({@code min}, {@code max}, {@code sin}, ...) would not compile as an
+     * {@code extern "C"} function of that name.
+     */
+    static final String ENTRY_PREFIX = "arrayd_entry_";
 
     /**
      * IR kernels compute as the interpreter does: no contraction of a * b + c into a fused multiply-add
@@ -76,7 +83,7 @@ final class CudaIrAssembler {
             // a declared local size is the only block size this kernel is ever launched with
             c.append("__launch_bounds__(").append(group).append(") ");
         }
-        c.append(name).append('(');
+        c.append(ENTRY_PREFIX).append(name).append('(');
         for (int i = 0; i < params.size(); i++) {
             IrParam p = params.get(i);
             switch (p) {

@@ -116,7 +116,7 @@ final class CudaKernelCompiler implements KernelCompiler {
 
     private Nvrtc.Output nvrtc(CompilePlan.Nvrtc plan, String arch) {
         ModuleKey key = plan.keyFor(arch);
-        List<String> names = plan.entryPoints().stream().map(KernelSignature::name).toList();
+        List<String> names = plan.symbols();
         ModuleCache.Entry cached = cache.get(key);
         if (cached != null) {
             // lowered names are a function of the same text, so they are cached beside it

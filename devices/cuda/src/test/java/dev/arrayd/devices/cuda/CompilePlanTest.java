@@ -34,6 +34,7 @@ class CompilePlanTest {
         assertEquals(List.of("--std=c++17", "--generate-line-info", "--gpu-architecture=compute_86"), nvrtc.optionsFor("compute_86"));
         assertEquals("compute_90", CompilePlan.arch(9, 0));
         assertEquals(VADD, plan.entryPoints());
+        assertEquals(List.of("vadd"), nvrtc.symbols());
     }
 
     @Test
@@ -57,6 +58,8 @@ class CompilePlanTest {
         CompilePlan.Nvrtc nvrtc = assertInstanceOf(CompilePlan.Nvrtc.class, CompilePlan.of(source, Optional.empty()));
         assertEquals(List.of(IrSamples.saxpy().signature(), IrSamples.matmul().signature()), nvrtc.entryPoints());
         assertEquals(List.of("saxpy", "matmul"), nvrtc.ir().stream().map(k -> k.name()).toList());
+        // the module's functions are the launch wrappers, so an IR kernel may take a name CUDA's headers declare
+        assertEquals(List.of("arrayd_entry_saxpy", "arrayd_entry_matmul"), nvrtc.symbols());
         assertEquals(CudaIrAssembler.assemble(nvrtc.ir()), nvrtc.unit());
         assertEquals(List.of("--std=c++17", "--generate-line-info", "--fmad=false", "--prec-div=true", "--prec-sqrt=true",
                 "--ftz=false", "--gpu-architecture=compute_90"), nvrtc.optionsFor("compute_90"));

@@ -37,7 +37,7 @@ class CudaIrAssemblerTest {
         assertEquals("""
                 #line 1 "arrayd-launch.cu"
                 struct arrayd_ext_saxpy { arrayd_i64 n[4]; };
-                extern "C" __global__ void saxpy(const float a0, const float *a1, float *a2, const arrayd_i64 a3, \
+                extern "C" __global__ void arrayd_entry_saxpy(const float a0, const float *a1, float *a2, const arrayd_i64 a3, \
                 const struct arrayd_ext_saxpy arrayd_ext, arrayd_i64 *arrayd_guard) {
                     arrayd_body_saxpy(a0, a1, a2, a3, arrayd_ext.n, arrayd_guard);
                 }
@@ -59,10 +59,10 @@ class CudaIrAssemblerTest {
             assertEquals(1, count(unit, "struct arrayd_ext_" + name + " {"), name);
         }
         assertEquals(4, count(unit, "extern \"C\" __global__ void "));
-        assertTrue(unit.contains("extern \"C\" __global__ void __launch_bounds__(256) group_sum(const float *a0, float *a1, "
+        assertTrue(unit.contains("extern \"C\" __global__ void __launch_bounds__(256) arrayd_entry_group_sum(const float *a0, float *a1, "
                 + "const struct arrayd_ext_group_sum arrayd_ext, arrayd_i64 *arrayd_guard) {"), unit);
         assertTrue(unit.contains("struct arrayd_ext_matmul { arrayd_i64 n[6]; };"), unit);
-        assertTrue(unit.contains("matmul(const float *a0, const float *a1, float *a2, const arrayd_i32 a3, const arrayd_i32 a4, "
+        assertTrue(unit.contains("arrayd_entry_matmul(const float *a0, const float *a1, float *a2, const arrayd_i32 a3, const arrayd_i32 a4, "
                 + "const arrayd_i32 a5, "), unit);
         assertFalse(unit.contains("__launch_bounds__(256) saxpy"), "no declared local size: the launch chooses");
     }
@@ -73,7 +73,7 @@ class CudaIrAssemblerTest {
         String wrapper = CudaIrAssembler.wrapper(checked(none).getFirst());
         assertEquals("""
                 struct arrayd_ext_nothing { arrayd_i64 n[1]; };
-                extern "C" __global__ void nothing(const struct arrayd_ext_nothing arrayd_ext, arrayd_i64 *arrayd_guard) {
+                extern "C" __global__ void arrayd_entry_nothing(const struct arrayd_ext_nothing arrayd_ext, arrayd_i64 *arrayd_guard) {
                     arrayd_body_nothing(arrayd_ext.n, arrayd_guard);
                 }
                 """, wrapper);
@@ -88,7 +88,7 @@ class CudaIrAssemblerTest {
                 new IrParam.Scalar("s", DType.U8, null, null),
                 new IrParam.Scalar("d", DType.F64, null, null)), 1, List.of(), List.of());
         String wrapper = CudaIrAssembler.wrapper(checked(k).getFirst());
-        assertTrue(wrapper.contains("halves(const arrayd_u16 *a0, arrayd_u16 *a1, arrayd_u8 *a2, const arrayd_u8 a3, "
+        assertTrue(wrapper.contains("arrayd_entry_halves(const arrayd_u16 *a0, arrayd_u16 *a1, arrayd_u8 *a2, const arrayd_u8 a3, "
                 + "const double a4, "), wrapper);
         // PackedArgs passes a scalar at dtype.byteSize() bytes: the wrapper's parameter must be exactly that wide
         assertEquals("float", dev.arrayd.devices.api.ir.CLikeRenderer.storageType(DType.F32));

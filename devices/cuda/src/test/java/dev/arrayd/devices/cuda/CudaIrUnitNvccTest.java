@@ -20,11 +20,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static dev.arrayd.devices.api.ir.IrDsl.bin;
+import static dev.arrayd.devices.api.ir.IrDsl.f32;
 import static dev.arrayd.devices.api.ir.IrDsl.gid;
 import static dev.arrayd.devices.api.ir.IrDsl.load;
 import static dev.arrayd.devices.api.ir.IrDsl.param;
 import static dev.arrayd.devices.api.ir.IrDsl.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -50,12 +53,25 @@ class CudaIrUnitNvccTest {
                 store("u", gid(0), param("s"))));
     }
 
+    /**
+     * A kernel named as a function CUDA's headers declare, taking the minimum with {@code +0.0} and the maximum
+     * with {@code -0.0}: plain comparisons there compile to {@code min.f32}/{@code max.f32}, which ignore the sign
+     * of zero.
+     */
+    static IrKernel minOfSignedZeros() {
+        return new IrKernel("min", List.of(
+                new IrParam.Buffer("x", DType.F32, Access.READ, null),
+                new IrParam.Buffer("out", DType.F32, Access.WRITE, null)), 1, List.of(), List.of(
+                store("out", gid(0), bin(dev.arrayd.devices.api.ir.Expr.Binary.Op.MAX,
+                        bin(dev.arrayd.devices.api.ir.Expr.Binary.Op.MIN, load("x", gid(0)), f32(0.0f)), f32(-0.0f)))));
+    }
+
     @Test
     void theUnitCompilesToPtxWithAnEntryPerKernel() throws Exception {
         String nvcc = System.getenv().getOrDefault("NVCC", "nvcc");
         Assumptions.assumeTrue(runs(nvcc), () -> "no CUDA toolkit compiler here (\"" + nvcc + " --version\" does not run)");
         List<CheckedKernel> kernels = CudaIrAssemblerTest.checked(IrSamples.saxpy(), IrSamples.gatherUnchecked(),
-                IrSamples.matmul(), IrSamples.groupSum(), halves());
+                IrSamples.matmul(), IrSamples.groupSum(), halves(), minOfSignedZeros());
         Path unit = Files.writeString(dir.resolve("unit.cu"), CudaIrAssembler.assemble(kernels));
         List<String> command = new ArrayList<>(List.of(nvcc, "-ptx", "-arch=compute_80", "-std=c++17", "-lineinfo"));
         command.addAll(CudaIrAssembler.NVRTC_IR_OPTIONS);
@@ -69,13 +85,15 @@ class CudaIrUnitNvccTest {
         assertTrue(done && p.exitValue() == 0, () -> String.join(" ", command) + " failed:\n" + log);
         String ptx = Files.readString(dir.resolve("unit.ptx"));
         for (CheckedKernel k : kernels) {
-            Matcher entry = Pattern.compile("\\.entry " + k.name() + "\\(([^)]*)\\)").matcher(ptx);
-            assertTrue(entry.find(), () -> "no .entry " + k.name() + " in the PTX");
+            String symbol = CudaIrAssembler.ENTRY_PREFIX + k.name();
+            Matcher entry = Pattern.compile("\\.entry " + symbol + "\\(([^)]*)\\)").matcher(ptx);
+            assertTrue(entry.find(), () -> "no .entry " + symbol + " in the PTX");
             int params = entry.group(1).split(",").length;
             assertEquals(k.kernel().params().size() + 2, params, k.name() + ": declared parameters, extents, guard");
         }
         assertTrue(ptx.contains(".maxntid 256, 1, 1"), "group_sum's declared local size bounds its launch");
         assertTrue(!ptx.contains("fma.rn.f32"), "no contraction into fused multiply-adds (matmul, saxpy)");
+        assertFalse(ptx.contains("min.f32") || ptx.contains("max.f32"), "min and max keep the sign of zero");
     }
 
     private static boolean runs(String command) {

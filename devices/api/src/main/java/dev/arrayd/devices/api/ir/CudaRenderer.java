@@ -31,6 +31,24 @@ public final class CudaRenderer extends CLikeRenderer {
                 """;
     }
 
+    /**
+     * The same results as {@link CLikeRenderer#MIN_MAX_HELPERS}, with the comparison and the choice written in PTX
+     * ({@code setp} and {@code selp}): NVRTC folds the plain {@code a < b ? a : b} with a constant {@code +0.0f}
+     * second operand into a minimum that ignores the sign of zero ({@code min(-0.0f, +0.0f)} gave {@code -0.0}),
+     * and it cannot look into the assembly.
+     */
+    @Override
+    protected String minMaxHelpers() {
+        return """
+                ARRAYD_FN float arrayd_pick_f32(float a, float b, bool less) { float r; if (less) asm("{ .reg .pred p; setp.lt.f32 p, %1, %2; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b)); else asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.f32 %0, %1, %2, p; }" : "=f"(r) : "f"(a), "f"(b)); return r; }
+                ARRAYD_FN double arrayd_pick_f64(double a, double b, bool less) { double r; if (less) asm("{ .reg .pred p; setp.lt.f64 p, %1, %2; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b)); else asm("{ .reg .pred p; setp.gt.f64 p, %1, %2; selp.f64 %0, %1, %2, p; }" : "=d"(r) : "d"(a), "d"(b)); return r; }
+                ARRAYD_FN float arrayd_fminf(float a, float b) { return a != a ? b : b != b ? a : arrayd_pick_f32(a, b, true); }
+                ARRAYD_FN float arrayd_fmaxf(float a, float b) { return a != a ? b : b != b ? a : arrayd_pick_f32(a, b, false); }
+                ARRAYD_FN double arrayd_fmin(double a, double b) { return a != a ? b : b != b ? a : arrayd_pick_f64(a, b, true); }
+                ARRAYD_FN double arrayd_fmax(double a, double b) { return a != a ? b : b != b ? a : arrayd_pick_f64(a, b, false); }
+                """;
+    }
+
     @Override
     protected List<String> addressSpaces() {
         return List.of("");
