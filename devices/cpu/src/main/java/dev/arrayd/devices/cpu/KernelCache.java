@@ -36,7 +36,8 @@ import dev.arrayd.devices.api.support.RecordDigest;
  * <h2>Layout of the directory</h2>
  * <pre>
  *   &lt;key&gt;.meta        properties: library (a file name here), symbols (trampoline prefix),
- *                     sha256 (of the library's bytes), diagnostics (gcc's warnings)
+ *                     sha256 (of the library's bytes: its name), crc32c (its length and CRC-32C, checked on
+ *                     every load from disk), diagnostics (gcc's warnings)
  *   lib-&lt;hash&gt;.so     the library; a batch's library serves several keys, each with its own prefix
  *   &lt;source&gt;.src      an IR source's key (see {@link #sourceKey}): the key of its meta, one line
  * </pre>
@@ -47,8 +48,8 @@ import dev.arrayd.devices.api.support.RecordDigest;
  * A {@code .src} entry whose meta is gone is ignored (the source is translated and built as on a miss) and
  * deleted by the next trim.
  * Files are written under a temporary name and renamed into place, so a reader never sees half a file,
- * and the library before its meta. A meta that does not parse, a missing library or one whose SHA-256
- * differs from the meta's is ignored (and overwritten by the rebuild): a corrupted cache costs a compile,
+ * and the library before its meta. A meta that does not parse, a missing library or one whose length and
+ * CRC-32C differ from the meta's (its SHA-256, for a meta without them) is ignored (and overwritten by the rebuild): a corrupted cache costs a compile,
  * never a crash. Two daemons sharing the directory at worst compile the same key twice.
  *
  * <h2>Single flight</h2>
@@ -328,12 +329,13 @@ final class KernelCache {
         String library = p.getProperty("library");
         String prefix = p.getProperty("symbols");
         String hash = p.getProperty("sha256");
+        String crc = p.getProperty("crc32c");
         if (library == null || prefix == null || hash == null || library.contains("/") || library.startsWith(".")) {
             return null;
         }
         Path lib = dir.resolve(library);
         try {
-            if (!Files.isRegularFile(lib) || !hash.equals(sha256Of(lib))) {
+            if (!Files.isRegularFile(lib) || !(crc != null ? crc.equals(crc32cOf(Files.readAllBytes(lib))) : hash.equals(sha256Of(lib)))) {
                 return null;
             }
         } catch (IOException e) {
@@ -352,6 +354,7 @@ final class KernelCache {
         try {
             Files.createDirectories(dir);
             String hash = sha256Of(built);
+            String crc = crc32cOf(Files.readAllBytes(built));
             Path lib = dir.resolve("lib-" + hash.substring(0, 32) + ".so");
             if (!Files.isRegularFile(lib) || !hash.equals(sha256Of(lib))) {
                 Path tmp = Files.createTempFile(dir, ".lib-", ".tmp");
@@ -363,6 +366,7 @@ final class KernelCache {
                 p.setProperty("library", lib.getFileName().toString());
                 p.setProperty("symbols", prefixes.get(i));
                 p.setProperty("sha256", hash);
+                p.setProperty("crc32c", crc);
                 p.setProperty("diagnostics", diagnostics.get(i));
                 Path tmp = Files.createTempFile(dir, ".meta-", ".tmp");
                 try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
@@ -382,6 +386,17 @@ final class KernelCache {
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
         }
+    }
+
+    /**
+     * The CRC-32C of a library's bytes, which a hit checks before loading it: it catches a library damaged on disk
+     * as the SHA-256 would (the metas and libraries are written by this daemon alone, so there is no adversary to
+     * out-compute), at a few microseconds where a SHA-256 not yet compiled by the JIT costs hundreds.
+     */
+    static String crc32cOf(byte[] bytes) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes);
+        return bytes.length + ":" + Long.toHexString(crc.getValue());
     }
 
     static String sha256Of(Path file) throws IOException {

@@ -50,7 +50,7 @@ final class LoadedLibraries implements AutoCloseable {
                 if (h == null) {
                     MemorySegment address = lookup.find(symbol).orElseThrow(() -> new ArraydException(ErrorCode.INTERNAL,
                             "symbol " + symbol + " missing from the compiled library " + path.getFileName()));
-                    h = Linker.nativeLinker().downcallHandle(address, CpuKernelCompiler.TRAMPOLINE);
+                    h = TrampolineCall.HANDLE.bindTo(address);
                     handles.put(symbol, h);
                 }
                 return h;
@@ -61,6 +61,14 @@ final class LoadedLibraries implements AutoCloseable {
         void release() {
             LoadedLibraries.this.release(this);
         }
+    }
+
+    /**
+     * The trampolines' downcall with the function's address as its first argument, made once (on first use) and
+     * bound to each symbol: a library loaded from the cache costs no linker work per entry point.
+     */
+    private static final class TrampolineCall {
+        static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(CpuKernelCompiler.TRAMPOLINE);
     }
 
     private final Map<Path, Loaded> open = new HashMap<>();

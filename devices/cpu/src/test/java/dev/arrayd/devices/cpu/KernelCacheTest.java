@@ -239,6 +239,46 @@ class KernelCacheTest {
     }
 
     @Test
+    void aLibraryWithOneByteChangedIsIgnoredAndAMetaWithoutItsCrcIsCheckedBySha256() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit());
+        }
+        Path lib;
+        Path meta;
+        try (Stream<Path> s = Files.list(dir)) {
+            List<Path> files = s.toList();
+            lib = files.stream().filter(p -> p.toString().endsWith(".so")).findFirst().orElseThrow();
+            meta = files.stream().filter(p -> p.toString().endsWith(".meta")).findFirst().orElseThrow();
+        }
+        byte[] good = Files.readAllBytes(lib);
+        byte[] flipped = good.clone();
+        flipped[flipped.length / 2] ^= 0x10; // same length, one bit off: only the checksum can tell
+        Files.write(lib, flipped);
+        try (CpuBackend restarted = backend(dir); KernelModule m = restarted.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit(), "the damaged library is not loaded");
+        }
+        assertArrayEquals(good, Files.readAllBytes(lib), "the rebuild wrote the same library back");
+        // a meta that has only the SHA-256 is checked by it
+        java.util.Properties p = new java.util.Properties();
+        try (var r = Files.newBufferedReader(meta)) {
+            p.load(r);
+        }
+        assertTrue(p.getProperty("crc32c", "").startsWith(good.length + ":"), () -> "crc32c " + p.getProperty("crc32c"));
+        p.remove("crc32c");
+        try (var w = Files.newBufferedWriter(meta)) {
+            p.store(w, null);
+        }
+        try (CpuBackend again = backend(dir); KernelModule m = again.compiler().compile(SAXPY)) {
+            assertTrue(m.cacheHit(), "found by its SHA-256");
+        }
+        Files.write(lib, flipped);
+        try (CpuBackend again = backend(dir); KernelModule m = again.compiler().compile(SAXPY)) {
+            assertFalse(m.cacheHit(), "the SHA-256 catches the damage too");
+        }
+    }
+
+    @Test
     void aCorruptedLibraryIsIgnoredAndRebuilt() throws Exception {
         Path dir = CpuBackendTest.freshCacheDir();
         try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {

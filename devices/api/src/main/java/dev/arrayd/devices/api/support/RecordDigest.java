@@ -1,6 +1,8 @@
 package dev.arrayd.devices.api.support;
 
-import java.lang.reflect.InvocationTargetException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
@@ -22,21 +24,47 @@ import java.util.List;
  */
 public final class RecordDigest {
 
-    private static final ClassValue<Method[]> ACCESSORS = new ClassValue<>() {
+    /** A record class's encoded name and its components' accessors, typed {@code (Object)Object}. */
+    private record Shape(byte[] name, MethodHandle[] accessors) {}
+
+    private static final MethodType ACCESSOR = MethodType.methodType(Object.class, Object.class);
+
+    private static final ClassValue<Shape> SHAPES = new ClassValue<>() {
         @Override
-        protected Method[] computeValue(Class<?> type) {
+        protected Shape computeValue(Class<?> type) {
             RecordComponent[] rc = type.getRecordComponents();
-            Method[] out = new Method[rc.length];
+            MethodHandle[] out = new MethodHandle[rc.length];
             for (int i = 0; i < rc.length; i++) {
-                out[i] = rc[i].getAccessor();
-                out[i].setAccessible(true);
+                Method m = rc[i].getAccessor();
+                m.setAccessible(true);
+                try {
+                    out[i] = MethodHandles.lookup().unreflect(m).asType(ACCESSOR);
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException("record accessor " + m + " is not accessible", e);
+                }
+            }
+            return new Shape(type.getName().getBytes(StandardCharsets.UTF_8), out);
+        }
+    };
+
+    /** An enum class's encoded name and its constants' encoded names, by ordinal. */
+    private static final ClassValue<byte[][]> ENUM_NAMES = new ClassValue<>() {
+        @Override
+        protected byte[][] computeValue(Class<?> type) {
+            Object[] constants = type.getEnumConstants();
+            byte[][] out = new byte[constants.length + 1][];
+            out[0] = type.getName().getBytes(StandardCharsets.UTF_8);
+            for (int i = 0; i < constants.length; i++) {
+                out[i + 1] = ((Enum<?>) constants[i]).name().getBytes(StandardCharsets.UTF_8);
             }
             return out;
         }
     };
 
     private final MessageDigest sha;
-    private final byte[] scratch = new byte[9];
+    /** Encoded bytes not yet given to {@link #sha}: one update per few kilobytes, not one per value. */
+    private final byte[] buf = new byte[4096];
+    private int pos;
 
     private RecordDigest() {
         try {
@@ -52,19 +80,21 @@ public final class RecordDigest {
         for (Object p : parts) {
             d.add(p);
         }
+        d.flush();
         return HexFormat.of().formatHex(d.sha.digest());
     }
 
     private void add(Object v) {
         switch (v) {
             case null -> tag('N', 0);
-            case String s -> text('S', s);
+            case String s -> text('S', s.getBytes(StandardCharsets.UTF_8));
             case Long l -> tag('J', l);
             case Integer i -> tag('I', i);
             case Boolean b -> tag('Z', b ? 1 : 0);
             case Enum<?> e -> {
-                text('E', e.getDeclaringClass().getName());
-                text('e', e.name());
+                byte[][] names = ENUM_NAMES.get(e.getDeclaringClass());
+                text('E', names[0]);
+                text('e', names[e.ordinal() + 1]);
             }
             case List<?> list -> {
                 tag('L', list.size());
@@ -73,10 +103,10 @@ public final class RecordDigest {
                 }
             }
             case Record r -> {
-                Method[] accessors = ACCESSORS.get(r.getClass());
-                text('R', r.getClass().getName());
-                tag('r', accessors.length);
-                for (Method m : accessors) {
+                Shape shape = SHAPES.get(r.getClass());
+                text('R', shape.name());
+                tag('r', shape.accessors().length);
+                for (MethodHandle m : shape.accessors()) {
                     add(component(r, m));
                 }
             }
@@ -85,28 +115,43 @@ public final class RecordDigest {
         }
     }
 
-    private static Object component(Record r, Method accessor) {
+    private static Object component(Record r, MethodHandle accessor) {
         try {
-            return accessor.invoke(r);
-        } catch (IllegalAccessException e) {
-            throw new IllegalStateException("record accessor " + accessor + " is not accessible", e);
-        } catch (InvocationTargetException e) {
-            throw new IllegalStateException("record accessor " + accessor + " failed", e.getCause());
+            return (Object) accessor.invokeExact((Object) r);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("record accessor of " + r.getClass().getName() + " failed", t);
         }
     }
 
-    private void text(char tag, String s) {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    private void text(char tag, byte[] b) {
         tag(tag, b.length);
-        sha.update(b);
+        if (b.length > buf.length - pos) {
+            flush();
+            if (b.length > buf.length) {
+                sha.update(b);
+                return;
+            }
+        }
+        System.arraycopy(b, 0, buf, pos, b.length);
+        pos += b.length;
     }
 
     /** One tag byte and eight bytes of value (a number, or the length of what follows). */
     private void tag(char tag, long value) {
-        scratch[0] = (byte) tag;
-        for (int i = 0; i < 8; i++) {
-            scratch[1 + i] = (byte) (value >>> (56 - 8 * i));
+        if (buf.length - pos < 9) {
+            flush();
         }
-        sha.update(scratch);
+        buf[pos] = (byte) tag;
+        for (int i = 0; i < 8; i++) {
+            buf[pos + 1 + i] = (byte) (value >>> (56 - 8 * i));
+        }
+        pos += 9;
+    }
+
+    private void flush() {
+        sha.update(buf, 0, pos);
+        pos = 0;
     }
 }

@@ -46,6 +46,63 @@ class RecordDigestTest {
     }
 
     @Test
+    void theEncodingIsTheDocumentedOneAcrossItsBufferBoundaries() throws Exception {
+        // what is on disk stays found: the digest is SHA-256 over exactly the tagged, length-prefixed encoding
+        String big = "x".repeat(5000) + "\u00e9";
+        for (Object tree : List.<Object>of(new Pair("a", 1L), new Pair(big, List.of(DType.F32, 7, true)),
+                new IrModule(List.of(RandomIrKernels.kernel(7, false), RandomIrKernels.kernel(8, true))))) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            encode(tree, out);
+            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+            assertEquals(java.util.HexFormat.of().formatHex(sha.digest(out.toByteArray())), RecordDigest.of(tree));
+        }
+    }
+
+    /** The encoding, written out plainly. */
+    private static void encode(Object v, java.io.ByteArrayOutputStream out) throws Exception {
+        switch (v) {
+            case null -> tag(out, 'N', 0);
+            case String s -> text(out, 'S', s);
+            case Long l -> tag(out, 'J', l);
+            case Integer i -> tag(out, 'I', i);
+            case Boolean b -> tag(out, 'Z', b ? 1 : 0);
+            case Enum<?> e -> {
+                text(out, 'E', e.getDeclaringClass().getName());
+                text(out, 'e', e.name());
+            }
+            case List<?> list -> {
+                tag(out, 'L', list.size());
+                for (Object item : list) {
+                    encode(item, out);
+                }
+            }
+            case Record r -> {
+                var components = r.getClass().getRecordComponents();
+                text(out, 'R', r.getClass().getName());
+                tag(out, 'r', components.length);
+                for (var c : components) {
+                    c.getAccessor().setAccessible(true);
+                    encode(c.getAccessor().invoke(r), out);
+                }
+            }
+            default -> throw new AssertionError(v.getClass().getName());
+        }
+    }
+
+    private static void text(java.io.ByteArrayOutputStream out, char tag, String s) {
+        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        tag(out, tag, b.length);
+        out.writeBytes(b);
+    }
+
+    private static void tag(java.io.ByteArrayOutputStream out, char tag, long value) {
+        out.write(tag);
+        for (int i = 0; i < 8; i++) {
+            out.write((int) (value >>> (56 - 8 * i)));
+        }
+    }
+
+    @Test
     void whatItCannotEncodeIsRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RecordDigest.of(new Pair(1.5, 0)));
         assertTrue(e.getMessage().contains("java.lang.Double"), e::getMessage);
