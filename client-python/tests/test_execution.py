@@ -195,6 +195,39 @@ def test_a_large_write_keeps_its_place_among_queued_commands(session):
         data[:] = data_copy
 
 
+def test_a_write_larger_than_its_window_waits_for_its_oldest_batches_and_stays_whole(session, monkeypatch):
+    """Past UPLOAD_WINDOW_BYTES of unsent batch messages, write() waits for the oldest batch before it builds more:
+    with a window of nothing it waits after every batch, and the bytes still arrive whole and in order."""
+    from arrayd import _session
+    monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
+    k = session.compile(K.add_scalar)["add_scalar"]
+    n = 5 << 20  # 20 MiB of f32: three batch messages
+    data = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    x = session.array(np.zeros(n, dtype=np.float32))
+    before = k(n, x, 1.0, n)
+    last = x.write(data)
+    after = k(n, x, 2.0, n)
+    after.wait()
+    assert before.done() and last.done()
+    np.testing.assert_array_equal(x.numpy(), data + np.float32(2))
+
+
+def test_a_write_of_several_batches_fails_as_a_whole_when_its_dependency_does(session):
+    """Each part of a write waits for the part before it, so the event write() returns fails when its first batch
+    could not run (here: it waits for an event the daemon refused), not only when its last batch could not."""
+    x = session.empty(4, np.float32)
+    refused = session.fill(x, 1.5, offset=9, count=0)
+    with pytest.raises(arrayd.OutOfRange):
+        refused.wait()
+    n = 3 << 20  # 12 MiB of f32: two batch messages
+    y = session.array(np.zeros(n, dtype=np.float32))
+    with pytest.raises(arrayd.ArraydError):
+        y.write(np.ones(n, dtype=np.float32), wait_for=[refused]).wait()
+    np.testing.assert_array_equal(y.numpy(), 0)  # no part of it was written
+    y.write(np.ones(n, dtype=np.float32)).wait()  # the stream carries on
+    np.testing.assert_array_equal(y.numpy(), 1)
+
+
 def test_a_rejected_batch_fails_its_events_with_the_right_error(session):
     x = session.empty(4, np.float32)
     with pytest.raises(arrayd.OutOfRange, match="fill"):

@@ -1,6 +1,7 @@
 """A session: its buffers, kernels, streams and graphs, and every command, sent on its session stream."""
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import threading
@@ -18,6 +19,8 @@ from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb
 
 #: Bytes of one inline upload command (the daemon's limit for data inside a batch).
 UPLOAD_CHUNK = 1 << 20
+#: Bytes of an upload's batch messages outstanding at most: past them, :meth:`Session.upload` waits for the oldest.
+UPLOAD_WINDOW_BYTES = 32 << 20
 #: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
 DOWNLOAD_CHUNK = 8 << 20
 #: Bytes of the staging region a session over the Unix socket maps for its first large array transfer.
@@ -256,20 +259,32 @@ class Session:
                                                           data=view[start:start + UPLOAD_CHUNK].tobytes()))
                 commands.append(head)
             return self._submit(commands)[-1]
-        # whole batch messages built here: the bytes go from the array into the message once, now (the caller may
-        # change the array once this returns), and the batches keep their place among the session's commands
+        # whole batch messages built here: the bytes go from the array into the message once, before this returns
+        # (the caller may change the array then), and the batches keep their place among the session's commands.
+        # Each part waits for the one before it, so the event returned fails when any part failed.
+        # At most UPLOAD_WINDOW_BYTES of them are outstanding: past that, this waits for the oldest to complete, so a
+        # large upload reuses the memory of the messages already sent instead of making the whole array's worth of
+        # new ones (new pages cost more than the copy into them)
         last = None
         group: list = []
         events: list[Event] = []
         size = 0
+        window: collections.deque = collections.deque()  # (last event, bytes) of the batches submitted, oldest first
+        in_window = 0
         for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
-            head = self._command(wait_for=wait_for if start == 0 else (), stream=stream)
+            head = self._command(wait_for=wait_for if last is None else (last,), stream=stream)
             event = Event(self._next_id())
             head.event = event.id
             command = _wire.upload_parts(head.SerializeToString(), buffer.id, offset_bytes + start,
                                          view[start:start + UPLOAD_CHUNK])
             if group and size + command[1] > MAX_BATCH_BYTES:
                 self._stream.submit_batch(events, functools.partial(_wire.batch_from_parts, commands=group))
+                window.append((events[-1], size))
+                in_window += size
+                while in_window > UPLOAD_WINDOW_BYTES:
+                    oldest, n = window.popleft()
+                    self._stream.settle(oldest)
+                    in_window -= n
                 group, events, size = [], [], 0
             group.append(command)
             events.append(event)

@@ -254,6 +254,12 @@ class SessionStream:
                 self._reading = True
             self._read_one()
 
+    def settle(self, event: Event) -> None:
+        """Returns once ``event`` completed, failed, or the stream ended, reading the stream while no other thread
+        does; raises nothing (its outcome stays on the event)."""
+        if event._state == Event._PENDING and event._stream is self:
+            self._wait(event)
+
     def _watch(self, event: Event) -> None:
         """Makes the background reader complete ``event`` when nobody else reads (once per event)."""
         with self._lock:
