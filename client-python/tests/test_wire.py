@@ -138,3 +138,50 @@ def test_a_repeated_launch_reuses_its_encoding_only_for_the_same_objects():
     assert kernel._last is not None and kernel._last[0][0] is a, "the last launch of plain objects is remembered"
     _launch(s, kernel, 7, BufferRange(a, 0, 8), 0.0, 4, device="cpu:1")
     assert kernel._last[0][0] is a, "a BufferRange's launch is not remembered"
+
+
+def _completion_fields(c) -> tuple:
+    return (c.event, c.state, c.code, c.message, bytes(c.data), c.data_offset, c.more_data, c.HasField("device_time"),
+            (c.device_time.seconds, c.device_time.nanos) if c.HasField("device_time") else None)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_completions_decode_as_the_generated_class_does(seed):
+    rng = random.Random(seed)
+    response = execution_pb2.ExecuteResponse()
+    for _ in range(rng.randint(0, 6)):
+        c = response.completions.completions.add()
+        c.event = rng.choice(EDGES)
+        c.state = rng.choice([common_pb2.EVENT_STATE_SUCCEEDED, common_pb2.EVENT_STATE_FAILED])
+        c.code = rng.choice([0, 3, 11, 16, -1, -(2 ** 31), 2 ** 31 - 1])
+        c.message = rng.choice(["", "bad value", "n\u00e9e \u2014 \U0001f600"])
+        c.data = bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 300, 70000])))
+        c.data_offset = rng.choice(EDGES)
+        c.more_data = rng.random() < 0.5
+        if rng.random() < 0.5:
+            c.device_time.seconds = rng.choice([0, 1, 2 ** 40, -5])
+            c.device_time.nanos = rng.choice([0, 999999999, -3])
+    raw = response.SerializeToString()
+    decoded = _wire.completions(raw)
+    assert [_completion_fields(c) for c in decoded] == [_completion_fields(c) for c in response.completions.completions]
+    for c in decoded:
+        assert len(c.data) == 0 or (isinstance(c.data, memoryview) and c.data.obj is raw), "the data is not copied"
+
+
+def test_completions_skip_unknown_fields_and_leave_other_messages_to_the_generated_class():
+    c = common_pb2.EventCompletion(event=7, data=b"abc")
+    unknown = _wire.key(30, 0) + _wire.varint(5) + _wire.key(31, 2) + _wire.varint(2) + b"zz" + _wire.key(32, 1) + bytes(8) \
+        + _wire.key(33, 5) + bytes(4)
+    body = c.SerializeToString() + unknown
+    completions = _wire.key(1, 2) + _wire.varint(len(body)) + body
+    raw = _wire.key(2, 2) + _wire.varint(len(completions)) + completions
+    assert execution_pb2.ExecuteResponse.FromString(raw).completions.completions[0].event == 7
+    [decoded] = _wire.completions(raw)
+    assert (decoded.event, bytes(decoded.data), decoded.HasField("device_time")) == (7, b"abc", False)
+    for other in (execution_pb2.ExecuteResponse(rejected=execution_pb2.BatchRejected(batch_id=3, code=3, message="x")),
+                  execution_pb2.ExecuteResponse(attached=execution_pb2.Attached(session="s"))):
+        assert _wire.completions(other.SerializeToString()) is None
+    with pytest.raises(ValueError):
+        _wire.completions(raw[:-1] + b"")  # a completion cut short
+    with pytest.raises(ValueError):
+        decoded.HasField("data")

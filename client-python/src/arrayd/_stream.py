@@ -132,12 +132,12 @@ class Event:
     def _fail(self, error: BaseException) -> None:
         self._finish(Event._FAILED, error)
 
-    def _complete(self, c: common_pb2.EventCompletion) -> bool:
+    def _complete(self, c: "common_pb2.EventCompletion | _wire.Completion") -> bool:
         if c.state == common_pb2.EVENT_STATE_FAILED:
             self._fail(error(c.code, c.message))
             return True
         if self._into is not None:
-            piece = c.data  # (each read of a bytes field makes a new copy)
+            piece = c.data  # (a view of the response's bytes, or for a small response a copy of its field)
             self._into[c.data_offset:c.data_offset + len(piece)] = piece
             if c.more_data:
                 return False
@@ -151,7 +151,8 @@ class Event:
             data: bytes | None = b"".join(self._pieces)
             self._pieces = None
         else:
-            data = c.data or None
+            data = c.data
+            data = (data if isinstance(data, bytes) else bytes(data)) or None
         if c.HasField("device_time"):
             self.device_time = c.device_time.seconds + c.device_time.nanos / 1e9
         self._finish(Event._SUCCEEDED, data)
@@ -187,7 +188,7 @@ class SessionStream:
         self._background: threading.Thread | None = None
         execute = channel.stream_stream("/arrayd.v1.ExecutionService/Execute",
                                         request_serializer=_wire.identity,  # requests are serialized here
-                                        response_deserializer=execution_pb2.ExecuteResponse.FromString)
+                                        response_deserializer=_wire.identity)  # decoded in _handle
         self._call = execute(self._requests(), metadata=metadata)
         self._responses = iter(self._call)
 
@@ -370,20 +371,17 @@ class SessionStream:
                 if self._sleepers or (self._background is not None and (self._watched or self._closed)):
                     self._changed.notify_all()
 
-    def _handle(self, response: execution_pb2.ExecuteResponse) -> None:
+    def _handle(self, raw: bytes) -> None:
+        """One ExecuteResponse: a large one (a download's data) decoded by :func:`_wire.completions`, its data
+        sliced out of ``raw`` and copied once, into its destination; the others by the generated class."""
+        decoded = _wire.completions(raw) if len(raw) >= _wire.DECODE_MIN_BYTES else None
+        if decoded is not None:
+            self._complete(decoded)
+            return
+        response = execution_pb2.ExecuteResponse.FromString(raw)
         kind = response.WhichOneof("msg")
         if kind == "completions":
-            pending = self._pending
-            for c in response.completions.completions:
-                event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
-                if event is not None and event._complete(c):
-                    with self._lock:
-                        self._forget(event)
-                        batch = self._batches.get(event._batch)
-                        if batch is not None:
-                            batch[1] -= 1
-                            if batch[1] == 0:
-                                del self._batches[event._batch]
+            self._complete(response.completions.completions)
         elif kind == "rejected":
             with self._lock:
                 events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
@@ -393,6 +391,19 @@ class SessionStream:
             for e in events:
                 if e._state == Event._PENDING:
                     e._fail(rejection)
+
+    def _complete(self, completions) -> None:
+        pending = self._pending
+        for c in completions:
+            event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
+            if event is not None and event._complete(c):
+                with self._lock:
+                    self._forget(event)
+                    batch = self._batches.get(event._batch)
+                    if batch is not None:
+                        batch[1] -= 1
+                        if batch[1] == 0:
+                            del self._batches[event._batch]
 
     def _forget(self, event: Event) -> None:
         """(Under the lock.) Stops tracking a completed event."""

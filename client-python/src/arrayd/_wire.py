@@ -1,8 +1,10 @@
 """Hand-made protobuf encoding for the hot paths of the session stream: a batch is assembled from commands
 serialized once (instead of copying every command into a CommandBatch message and serializing that again), an
 upload's bytes go from the caller's array into the message with one copy, and a launch is encoded straight to
-bytes from parts its kernel, buffers and devices keep encoded (no message objects built per launch).
-``tests/test_wire.py`` checks every encoder against the generated message classes."""
+bytes from parts its kernel, buffers and devices keep encoded (no message objects built per launch); and a large
+response's completions are decoded with their data sliced out of the received bytes (:func:`completions`), so a
+download's bytes are copied once, into their destination. ``tests/test_wire.py`` checks every encoder and the
+decoder against the generated message classes."""
 from __future__ import annotations
 
 from .v1 import execution_pb2
@@ -150,3 +152,168 @@ def with_event(event: int, command: bytes) -> bytes:
 
 def identity(b: bytes) -> bytes:
     return b
+
+
+# -- decoding: the completions of a large ExecuteResponse (a download's data) without copying the data
+
+#: Responses at least this long are decoded here (their data is sliced, not copied); shorter ones, the completions
+#: of launches, by the generated classes, whose C parser is faster for many small fields.
+DECODE_MIN_BYTES = 64 << 10
+
+_I64 = 1
+_I32 = 5
+
+
+class Duration:
+    """``google.protobuf.Duration``'s two fields, as the generated class names them."""
+
+    __slots__ = ("seconds", "nanos")
+
+    def __init__(self, seconds: int = 0, nanos: int = 0):
+        self.seconds = seconds
+        self.nanos = nanos
+
+
+class Completion:
+    """An ``EventCompletion`` decoded from a response's bytes, with the generated class's field names; ``data`` is
+    a memoryview of those bytes (no copy)."""
+
+    __slots__ = ("event", "state", "code", "message", "data", "device_time", "data_offset", "more_data")
+
+    def __init__(self):
+        self.event = 0
+        self.state = 0
+        self.code = 0
+        self.message = ""
+        self.data: memoryview | bytes = b""
+        self.device_time: Duration | None = None
+        self.data_offset = 0
+        self.more_data = False
+
+    def HasField(self, name: str) -> bool:  # noqa: N802 (the generated classes' name)
+        if name != "device_time":
+            raise ValueError(f"{name}: not a message field of EventCompletion")
+        return self.device_time is not None
+
+
+def _read_varint(b: memoryview, i: int) -> tuple[int, int]:
+    n = 0
+    shift = 0
+    while True:
+        byte = b[i]
+        i += 1
+        n |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return n, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 10 bytes")
+
+
+def _skip(b: memoryview, i: int, wire_type: int) -> int:
+    if wire_type == _VARINT:
+        return _read_varint(b, i)[1]
+    if wire_type == _I64:
+        return i + 8
+    if wire_type == _LEN:
+        n, i = _read_varint(b, i)
+        return i + n
+    if wire_type == _I32:
+        return i + 4
+    raise ValueError(f"wire type {wire_type}: not one protobuf writes")
+
+
+def _signed(n: int, bits: int) -> int:
+    """A varint read as a two's complement integer of ``bits`` bits (int32 and int64 fields)."""
+    n &= (1 << 64) - 1
+    if n >= 1 << 63:
+        n -= 1 << 64
+    return n if bits == 64 else ((n + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+def _duration(b: memoryview, i: int, end: int) -> Duration:
+    d = Duration()
+    while i < end:
+        tag, i = _read_varint(b, i)
+        field, wire_type = tag >> 3, tag & 7
+        if field in (1, 2) and wire_type == _VARINT:
+            n, i = _read_varint(b, i)
+            if field == 1:
+                d.seconds = _signed(n, 64)
+            else:
+                d.nanos = _signed(n, 32)
+        else:
+            i = _skip(b, i, wire_type)
+    return d
+
+
+def _completion(b: memoryview, i: int, end: int) -> Completion:
+    c = Completion()
+    while i < end:
+        tag, i = _read_varint(b, i)
+        field, wire_type = tag >> 3, tag & 7
+        if wire_type == _VARINT and field in (1, 2, 3, 7, 8):
+            n, i = _read_varint(b, i)
+            if field == 1:
+                c.event = n
+            elif field == 2:
+                c.state = _signed(n, 32)
+            elif field == 3:
+                c.code = _signed(n, 32)
+            elif field == 7:
+                c.data_offset = n
+            else:
+                c.more_data = n != 0
+        elif wire_type == _LEN and field in (4, 5, 9):
+            n, i = _read_varint(b, i)
+            if i + n > end:
+                raise ValueError(f"EventCompletion field {field}: {n} bytes past the end of its message")
+            if field == 4:
+                c.message = bytes(b[i:i + n]).decode("utf-8")
+            elif field == 5:
+                c.data = b[i:i + n]
+            else:
+                c.device_time = _duration(b, i, i + n)
+            i += n
+        else:
+            i = _skip(b, i, wire_type)
+    if i != end:
+        raise ValueError("an EventCompletion that overruns its length")
+    return c
+
+
+def completions(raw: bytes) -> list[Completion] | None:
+    """The completions of ``ExecuteResponse{completions}`` in ``raw``, each one's data a view into ``raw``; None
+    when ``raw`` holds another of its messages (decode those with the generated class). Raises ValueError for
+    bytes that are not a valid message."""
+    try:
+        return _completions(memoryview(raw))
+    except IndexError:
+        raise ValueError("an ExecuteResponse cut short") from None
+
+
+def _completions(b: memoryview) -> list[Completion] | None:
+    out: list[Completion] = []
+    i, end = 0, len(b)
+    while i < end:
+        tag, i = _read_varint(b, i)
+        field, wire_type = tag >> 3, tag & 7
+        if field != 2 or wire_type != _LEN:
+            return None
+        n, i = _read_varint(b, i)
+        stop = i + n
+        if stop > end:
+            raise ValueError(f"Completions of {n} bytes past the end of the response")
+        while i < stop:
+            tag, i = _read_varint(b, i)
+            if tag >> 3 == 1 and tag & 7 == _LEN:
+                size, i = _read_varint(b, i)
+                if i + size > stop:
+                    raise ValueError(f"an EventCompletion of {size} bytes past the end of its Completions")
+                out.append(_completion(b, i, i + size))
+                i += size
+            else:
+                i = _skip(b, i, tag & 7)
+        if i != stop:
+            raise ValueError("Completions that overrun their length")
+    return out
