@@ -49,8 +49,8 @@ import dev.arrayd.devices.api.support.RecordDigest;
  * deleted by the next trim.
  * Files are written under a temporary name and renamed into place, so a reader never sees half a file,
  * and the library before its meta. A meta that does not parse, a missing library or one whose length and
- * CRC-32C differ from the meta's (its SHA-256, for a meta without them) is ignored (and overwritten by the rebuild): a corrupted cache costs a compile,
- * never a crash. Two daemons sharing the directory at worst compile the same key twice.
+ * CRC-32C differ from the meta's (its SHA-256, for a meta without them) is ignored (and overwritten by the
+ * rebuild): a corrupted cache costs a compile, never a crash. Two daemons sharing the directory at worst compile the same key twice.
  *
  * <h2>Single flight</h2>
  * {@link #claim} puts a future into the in-memory map only if none is there: the caller that succeeds
@@ -335,7 +335,11 @@ final class KernelCache {
         }
         Path lib = dir.resolve(library);
         try {
-            if (!Files.isRegularFile(lib) || !(crc != null ? crc.equals(crc32cOf(Files.readAllBytes(lib))) : hash.equals(sha256Of(lib)))) {
+            if (!Files.isRegularFile(lib)) {
+                return null;
+            }
+            boolean intact = crc != null ? crc.equals(crc32cOf(Files.readAllBytes(lib))) : hash.equals(sha256Of(lib));
+            if (!intact) {
                 return null;
             }
         } catch (IOException e) {

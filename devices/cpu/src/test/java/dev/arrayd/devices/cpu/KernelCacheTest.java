@@ -238,19 +238,27 @@ class KernelCacheTest {
         assertEquals(2, libraries(dir));
     }
 
-    @Test
-    void aLibraryWithOneByteChangedIsIgnoredAndAMetaWithoutItsCrcIsCheckedBySha256() throws Exception {
+    /** A fresh cache directory holding SAXPY, built there now (a miss). */
+    private static Path cacheWithSaxpy() throws Exception {
         Path dir = CpuBackendTest.freshCacheDir();
         try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {
             assertFalse(m.cacheHit());
         }
-        Path lib;
-        Path meta;
+        return dir;
+    }
+
+    /** The file of {@code dir} whose name ends with {@code suffix} (the cache holds one module). */
+    private static Path cached(Path dir, String suffix) throws java.io.IOException {
         try (Stream<Path> s = Files.list(dir)) {
-            List<Path> files = s.toList();
-            lib = files.stream().filter(p -> p.toString().endsWith(".so")).findFirst().orElseThrow();
-            meta = files.stream().filter(p -> p.toString().endsWith(".meta")).findFirst().orElseThrow();
+            return s.filter(p -> p.toString().endsWith(suffix)).findFirst().orElseThrow();
         }
+    }
+
+    @Test
+    void aLibraryWithOneByteChangedIsIgnoredAndAMetaWithoutItsCrcIsCheckedBySha256() throws Exception {
+        Path dir = cacheWithSaxpy();
+        Path lib = cached(dir, ".so");
+        Path meta = cached(dir, ".meta");
         byte[] good = Files.readAllBytes(lib);
         byte[] flipped = good.clone();
         flipped[flipped.length / 2] ^= 0x10; // same length, one bit off: only the checksum can tell
@@ -280,14 +288,8 @@ class KernelCacheTest {
 
     @Test
     void aCorruptedLibraryIsIgnoredAndRebuilt() throws Exception {
-        Path dir = CpuBackendTest.freshCacheDir();
-        try (CpuBackend first = backend(dir); KernelModule m = first.compiler().compile(SAXPY)) {
-            assertFalse(m.cacheHit());
-        }
-        Path lib;
-        try (Stream<Path> s = Files.list(dir)) {
-            lib = s.filter(p -> p.toString().endsWith(".so")).findFirst().orElseThrow();
-        }
+        Path dir = cacheWithSaxpy();
+        Path lib = cached(dir, ".so");
         Files.write(lib, new byte[] {0x7f, 'E', 'L', 'F', 0, 0, 0}); // truncated garbage
         try (CpuBackend restarted = backend(dir); KernelModule m = restarted.compiler().compile(SAXPY)) {
             assertFalse(m.cacheHit(), "the corrupted entry is not used");
