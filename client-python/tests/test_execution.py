@@ -212,6 +212,28 @@ def test_a_write_larger_than_its_window_waits_for_its_oldest_batches_and_stays_w
     np.testing.assert_array_equal(x.numpy(), data + np.float32(2))
 
 
+def test_a_large_write_from_a_done_callback_does_not_wait_for_its_own_reader(session, monkeypatch):
+    """A done callback runs on the thread that reads the stream: a write there must not wait for its batches to
+    complete (only that thread would read their completions)."""
+    from arrayd import _session
+    monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
+    n = 5 << 20  # 20 MiB of f32: three batch messages
+    data = np.arange(n, dtype=np.float32)
+    x = session.empty(4, np.float32)
+    y = session.array(np.zeros(n, dtype=np.float32))
+    written: list = []
+    done = threading.Event()
+
+    def write_when_filled(_event) -> None:
+        written.append(y.write(data))
+        done.set()
+
+    session.fill(x, 1.0).add_done_callback(write_when_filled)
+    assert done.wait(60), "the write inside the callback did not return"
+    written[0].wait()
+    np.testing.assert_array_equal(y.numpy(), data)
+
+
 def test_a_write_of_several_batches_fails_as_a_whole_when_its_dependency_does(session):
     """Each part of a write waits for the part before it, so the event write() returns fails when its first batch
     could not run (here: it waits for an event the daemon refused), not only when its last batch could not."""

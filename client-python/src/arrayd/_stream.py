@@ -182,6 +182,7 @@ class SessionStream:
         self._failure: ArraydError | None = None
         self._session = session
         self._reading = False  # a thread is the reader
+        self._reader = 0       # which thread was the reader last (threading.get_ident())
         self._sleepers = 0     # threads in _wait that sleep because another thread reads
         self._watched = 0      # pending events the background reader must complete (see Event._watched)
         self._ended = False    # the call ended: every pending event has failed
@@ -253,11 +254,16 @@ class SessionStream:
                 if event._state != Event._PENDING or self._ended:
                     return
                 self._reading = True
+                self._reader = threading.get_ident()
             self._read_one()
 
     def settle(self, event: Event) -> None:
         """Returns once ``event`` completed, failed, or the stream ended, reading the stream while no other thread
-        does; raises nothing (its outcome stays on the event)."""
+        does; raises nothing (its outcome stays on the event). Called by the reader itself (a done callback),
+        returns at once: it cannot wait for what only it would read."""
+        with self._lock:
+            if self._reading and self._reader == threading.get_ident():
+                return
         if event._state == Event._PENDING and event._stream is self:
             self._wait(event)
 
@@ -285,6 +291,7 @@ class SessionStream:
                 if self._ended:
                     return
                 self._reading = True
+                self._reader = threading.get_ident()
             self._read_one()
 
     # -- the request side: a generator gRPC pulls from
