@@ -12,7 +12,9 @@
 #                        differential suite
 #   junit-reports.tar.gz their JUnit XML reports
 #   daemon.log           a daemon serving cpu and cuda
-#   demo.txt             every IR demo kernel on the GPU, and the multi-device demo across cpu:0 and cuda:0
+#   entry.log            a daemon with no devices of its own that has the first as its peer (a GPU pool's member)
+#   demo.txt             every IR demo kernel on the GPU, the multi-device demo across cpu:0 and cuda:0, and the
+#                        matmul demo on the GPU through the entry daemon (pool/cuda:0)
 #   bench.txt            the CUDA benchmark against raw JCuda
 # Where there is no GPU it runs to the end all the same: the suites report themselves skipped with the reason,
 # the daemon and the demos run on the CPU, and the summary says why CUDA is unavailable. Exit status 0 when
@@ -24,11 +26,16 @@ out=${OUT:-$kit/out}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/arrayd-gpu-check.XXXXXX")
 daemon_pid=
-cleanup() {
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill "$daemon_pid" 2>/dev/null
-    wait "$daemon_pid" 2>/dev/null
+entry_pid=
+stop() { # stop PID: ends a daemon this script started
+  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+    kill "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
   fi
+}
+cleanup() {
+  stop "$entry_pid"
+  stop "$daemon_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -120,7 +127,7 @@ grep -E 'tests (successful|failed|skipped|aborted)' "$out/junit.txt" | sed 's/^[
 if [ "$cuda" = available ]; then devices=cpu,cuda; on=cuda:0; else devices=cpu:2; on=cpu:0; fi
 sock=$work/arrayd.sock
 "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main serve --devices "$devices" --port 0 --metrics-port -1 --uds "$sock" \
-  > "$out/daemon.log" 2>&1 &
+  --port-file "$work/port" > "$out/daemon.log" 2>&1 &
 daemon_pid=$!
 ready=0
 for _ in $(seq 1 300); do
@@ -136,15 +143,35 @@ if [ "$ready" = 1 ]; then
   done
   step demo-multi-device 90 "$out/demo.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main demo \
     --target "unix://$sock" --scenario multi-device
+  # the same device through an entry daemon that has none of its own and the first as its peer "pool"
+  entry=$work/entry.sock
+  "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main serve --devices none --peers "pool=127.0.0.1:$(cat "$work/port")" \
+    --port 0 --metrics-port -1 --uds "$entry" > "$out/entry.log" 2>&1 &
+  entry_pid=$!
+  seen=0
+  for _ in $(seq 1 300); do
+    if "$java" -cp "$cp" dev.arrayd.cli.Main devices --target "unix://$entry" 2>/dev/null | grep -q "^pool/$on "; then
+      seen=1; break
+    fi
+    kill -0 "$entry_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ "$seen" = 1 ]; then
+    say "entry daemon: serving pool/$on"
+    step demo-remote 90 "$out/demo.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main demo --target "unix://$entry" \
+      --kernel matmul --device "pool/$on"
+  else
+    say "step demo-remote: FAILED: the entry daemon does not list pool/$on (see entry.log)"
+    failed=1
+  fi
+  stop "$entry_pid"
+  entry_pid=
 else
   say "step daemon: FAILED: not serving (see daemon.log)"
   failed=1
 fi
-if [ -n "$daemon_pid" ]; then
-  kill "$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  daemon_pid=
-fi
+stop "$daemon_pid"
+daemon_pid=
 
 # 6. the CUDA benchmark against raw JCuda (says why it is skipped without a GPU)
 step bench 180 "$out/bench.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.devices.cuda.CudaBench

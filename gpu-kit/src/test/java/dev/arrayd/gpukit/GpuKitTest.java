@@ -101,11 +101,11 @@ class GpuKitTest {
         try (Stream<Path> files = Files.list(out.resolve("out"))) {
             written = files.map(f -> f.getFileName().toString()).sorted().toList();
         }
-        assertEquals(List.of("bench.txt", "daemon.log", "demo.txt", "junit-reports.tar.gz", "junit.txt", "probe.txt",
-                "summary.txt"), written, "at most 8 files, as a GPU machine's call returns");
+        assertEquals(List.of("bench.txt", "daemon.log", "demo.txt", "entry.log", "junit-reports.tar.gz", "junit.txt",
+                "probe.txt", "summary.txt"), written, "at most 8 files, as a GPU machine's call returns");
         String summary = Files.readString(out.resolve("out/summary.txt"));
         for (String step : List.of("runtime", "probe", "tests", "demo-vadd", "demo-saxpy", "demo-sum", "demo-matmul",
-                "demo-softmax", "demo-multi-device", "bench")) {
+                "demo-softmax", "demo-multi-device", "demo-remote", "bench")) {
             assertTrue(summary.contains("step " + step + ": ok"), step + " in\n" + summary);
         }
         assertTrue(summary.matches("(?s).*\\nRESULT gpu-check cuda=(available|unavailable) tests=ok outcome=ok seconds=\\d+\\n"),
@@ -114,6 +114,9 @@ class GpuKitTest {
             assertTrue(summary.contains("\ncuda: unavailable: "), "the reason is given:\n" + summary);
             assertTrue(summary.contains("cuda benchmark skipped: no usable GPU here ("), summary);
             assertTrue(summary.contains("daemon: serving cpu:2"), summary);
+            assertTrue(summary.contains("entry daemon: serving pool/cpu:0"), summary);
+        } else {
+            assertTrue(summary.contains("entry daemon: serving pool/cuda:0"), summary);
         }
         assertTrue(summary.matches("(?s).*\nhost: [^\n]+; \\d+ cores; \\d+ GiB; Linux [^\n]+\n.*"),
                 "the host, for bench cuda's report:\n" + summary);
