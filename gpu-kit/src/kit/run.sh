@@ -129,13 +129,20 @@ sock=$work/arrayd.sock
 "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main serve --devices "$devices" --port 0 --metrics-port -1 --uds "$sock" \
   --port-file "$work/port" > "$out/daemon.log" 2>&1 &
 daemon_pid=$!
-ready=0
-for _ in $(seq 1 300); do
-  if "$java" -cp "$cp" dev.arrayd.cli.Main health --target "unix://$sock" > /dev/null 2>&1; then ready=1; break; fi
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.2
-done
-if [ "$ready" = 1 ]; then
+# await PID TEST...: runs TEST every 0.2 s until it succeeds (status 0), or fails once PID has exited or a minute passed
+await() {
+  local pid=$1
+  shift
+  for _ in $(seq 1 300); do
+    "$@" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+healthy() { "$java" -cp "$cp" dev.arrayd.cli.Main health --target "unix://$1" > /dev/null 2>&1; }
+lists() { "$java" -cp "$cp" dev.arrayd.cli.Main devices --target "unix://$1" 2>/dev/null | grep -q "^$2 "; }
+if await "$daemon_pid" healthy "$sock"; then
   say "daemon: serving $devices"
   for k in vadd saxpy sum matmul softmax; do
     step "demo-$k" 60 "$out/demo.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main demo --target "unix://$sock" \
@@ -148,15 +155,7 @@ if [ "$ready" = 1 ]; then
   "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main serve --devices none --peers "pool=127.0.0.1:$(cat "$work/port")" \
     --port 0 --metrics-port -1 --uds "$entry" > "$out/entry.log" 2>&1 &
   entry_pid=$!
-  seen=0
-  for _ in $(seq 1 300); do
-    if "$java" -cp "$cp" dev.arrayd.cli.Main devices --target "unix://$entry" 2>/dev/null | grep -q "^pool/$on "; then
-      seen=1; break
-    fi
-    kill -0 "$entry_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if [ "$seen" = 1 ]; then
+  if await "$entry_pid" lists "$entry" "pool/$on"; then
     say "entry daemon: serving pool/$on"
     step demo-remote 90 "$out/demo.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.cli.Main demo --target "unix://$entry" \
       --kernel matmul --device "pool/$on"

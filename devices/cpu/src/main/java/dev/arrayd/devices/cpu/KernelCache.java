@@ -1,7 +1,6 @@
 package dev.arrayd.devices.cpu;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.Reader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -338,7 +337,8 @@ final class KernelCache {
             if (!Files.isRegularFile(lib)) {
                 return null;
             }
-            boolean intact = crc != null ? crc.equals(crc32cOf(Files.readAllBytes(lib))) : hash.equals(sha256Of(lib));
+            byte[] bytes = Files.readAllBytes(lib);
+            boolean intact = crc != null ? crc.equals(crc32cOf(bytes)) : hash.equals(sha256Of(bytes));
             if (!intact) {
                 return null;
             }
@@ -357,12 +357,13 @@ final class KernelCache {
         stored = true;
         try {
             Files.createDirectories(dir);
-            String hash = sha256Of(built);
-            String crc = crc32cOf(Files.readAllBytes(built));
+            byte[] bytes = Files.readAllBytes(built);
+            String hash = sha256Of(bytes);
+            String crc = crc32cOf(bytes);
             Path lib = dir.resolve("lib-" + hash.substring(0, 32) + ".so");
-            if (!Files.isRegularFile(lib) || !hash.equals(sha256Of(lib))) {
+            if (!Files.isRegularFile(lib) || !hash.equals(sha256Of(Files.readAllBytes(lib)))) {
                 Path tmp = Files.createTempFile(dir, ".lib-", ".tmp");
-                Files.copy(built, tmp, StandardCopyOption.REPLACE_EXISTING);
+                Files.write(tmp, bytes);
                 move(tmp, lib);
             }
             for (int i = 0; i < keys.size(); i++) {
@@ -403,15 +404,8 @@ final class KernelCache {
         return bytes.length + ":" + Long.toHexString(crc.getValue());
     }
 
-    static String sha256Of(Path file) throws IOException {
-        MessageDigest sha = sha256();
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] buf = new byte[64 * 1024];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                sha.update(buf, 0, n);
-            }
-        }
-        return HexFormat.of().formatHex(sha.digest());
+    static String sha256Of(byte[] bytes) {
+        return HexFormat.of().formatHex(sha256().digest(bytes));
     }
 
     private static MessageDigest sha256() {
