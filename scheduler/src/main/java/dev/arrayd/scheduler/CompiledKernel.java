@@ -14,8 +14,8 @@ public final class CompiledKernel {
     private final Map<String, Kernel> byBackend;
     private final ModuleRef module;
     private final KernelCost cost = new KernelCost();
-    private final java.util.concurrent.ConcurrentHashMap<Integer, KernelHistory> history =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    // per device index; copied on growth, so a reader never sees a slot change once it is set
+    private volatile KernelHistory[] history = new KernelHistory[0];
     volatile boolean destroyed;
     // the last launch template validated for this kernel: an identical launch shares it (immutable, so racing is harmless)
     volatile CommandTemplate.Launch lastTemplate;
@@ -75,7 +75,19 @@ public final class CompiledKernel {
 
     /** Its execution-time history on device {@code deviceIndex} (see {@link DeviceRuntime#index()}). */
     KernelHistory history(int deviceIndex) {
-        KernelHistory h = history.get(deviceIndex);
-        return h != null ? h : history.computeIfAbsent(deviceIndex, i -> new KernelHistory());
+        KernelHistory[] all = history;
+        KernelHistory h = deviceIndex < all.length ? all[deviceIndex] : null;
+        return h != null ? h : newHistory(deviceIndex);
+    }
+
+    private synchronized KernelHistory newHistory(int deviceIndex) {
+        KernelHistory[] all = history;
+        if (deviceIndex < all.length && all[deviceIndex] != null) {
+            return all[deviceIndex];
+        }
+        KernelHistory[] grown = java.util.Arrays.copyOf(all, Math.max(all.length, deviceIndex + 1));
+        grown[deviceIndex] = new KernelHistory();
+        history = grown;
+        return grown[deviceIndex];
     }
 }

@@ -25,6 +25,8 @@ final class SchedulerContext {
     private final SchedulerConfig config;
     /** Every device by id (read without the lock: a device is added here before it is published). */
     private final Map<DeviceId, DeviceRuntime> byId = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Every device by its id's text ({@code cpu:0}): what a request names, found without parsing it. */
+    private final Map<String, DeviceRuntime> byText = new java.util.concurrent.ConcurrentHashMap<>();
     /** The devices in index order; replaced, never changed, when one is added (under the submit lock). */
     private volatile List<DeviceRuntime> devices;
     private final LongSupplier nanoTime;
@@ -56,6 +58,7 @@ final class SchedulerContext {
         if (byId.putIfAbsent(d.id(), r) != null) {
             throw new IllegalArgumentException("device: " + d.id() + " (already present)");
         }
+        byText.put(d.id().toString(), r);
         return r;
     }
 
@@ -104,7 +107,11 @@ final class SchedulerContext {
         if (id == null || id.isEmpty()) {
             return first();
         }
-        DeviceId parsed;
+        DeviceRuntime named = byText.get(id);
+        if (named != null) {
+            return named;
+        }
+        DeviceId parsed; // (another spelling of a device's id, or none)
         try {
             parsed = DeviceId.parse(id);
         } catch (IllegalArgumentException e) {
