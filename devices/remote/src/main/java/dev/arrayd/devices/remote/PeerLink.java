@@ -326,6 +326,12 @@ final class PeerLink implements AutoCloseable {
             return new ArraydException(ErrorCode.INTERNAL, "peer " + name() + ": " + describe(t));
         }
         String message = status.getDescription() == null ? status.getCode().name() : status.getDescription();
+        if (status.getCause() != null) {
+            // a status made in this process (a response that failed to parse, a listener that threw) says why only
+            // in its cause
+            String why = describe(status.getCause());
+            message += " (" + (why.length() > 200 ? why.substring(0, 200) + "…" : why) + ")";
+        }
         if (status.getCode() == Status.Code.UNAVAILABLE && c != null) {
             lost(c, message);
             return unavailable(message);
