@@ -108,10 +108,11 @@ final class ClusterScenario implements Scenario {
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("copy.csv"))) {
-            w.write("method,round,bytes,ms\n");
+            w.write("method,round,bytes,ms,source_cpu_ms,receiver_cpu_ms\n");
             for (int r = 0; r < rounds; r++) {
-                w.write(String.format(Locale.ROOT, "peer_copy,%d,%d,%.2f%nraw_grpc,%d,%d,%.2f%n", r + 1, (long) sizeMib << 20,
-                        copy[0][r], r + 1, (long) sizeMib << 20, copy[1][r]));
+                w.write(String.format(Locale.ROOT, "peer_copy,%d,%d,%.2f,%.0f,%.0f%nraw_grpc,%d,%d,%.2f,%.0f,%.0f%n", r + 1,
+                        (long) sizeMib << 20, copy[0][r], copy[2][r], copy[3][r], r + 1, (long) sizeMib << 20, copy[1][r],
+                        copy[4][r], copy[5][r]));
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("scaling.csv"))) {
@@ -128,6 +129,10 @@ final class ClusterScenario implements Scenario {
             w.write(row("launch_through_entry", launch[1], "us"));
             w.write(row("peer_copy", copy[0], "ms"));
             w.write(row("raw_grpc_stream", copy[1], "ms"));
+            w.write(row("peer_copy_source_cpu", copy[2], "ms"));
+            w.write(row("peer_copy_receiver_cpu", copy[3], "ms"));
+            w.write(row("raw_grpc_source_cpu", copy[4], "ms"));
+            w.write(row("raw_grpc_receiver_cpu", copy[5], "ms"));
             for (int p = 0; p < 3; p++) {
                 w.write(row("tasks_" + (p + 1) + "_peers", scaling[p], "tasks/s"));
             }
@@ -147,6 +152,8 @@ final class ClusterScenario implements Scenario {
                 direct, entry, launchRatio));
         lines.add(String.format(Locale.ROOT, "%d MiB peer to peer: copy %.1f ms, raw gRPC stream %.1f ms (throughput ratio %.2f)",
                 sizeMib, copyMs, rawMs, copyRatio));
+        lines.add(String.format(Locale.ROOT, "CPU per transfer, sending / receiving peer: copy %.0f / %.0f ms, raw %.0f / %.0f ms",
+                median(copy[2]), median(copy[3]), median(copy[4]), median(copy[5])));
         lines.add(String.format(Locale.ROOT, "tasks/s on 1, 2, 3 one-thread peers: %.1f, %.1f, %.1f (speedup %.2f, %.2f)",
                 perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3));
         lines.add("results: " + ctx.outDir());
@@ -162,7 +169,9 @@ final class ClusterScenario implements Scenario {
                 daemon listing both. A %d MiB buffer written on `p1/cpu:0` by a fill there is copied into a buffer on \
                 `p2/cpu:0` (the second peer fetches the bytes from the first: `PeerService.Fetch`), timed from the copy's \
                 submission to its completion; against it, the second peer streams as many raw bytes from the first \
-                (`PeerService.MeasureLink`: the diagnostics source, 1 MiB chunks) between the same two processes.
+                (`PeerService.MeasureLink`: the diagnostics source, 1 MiB chunks) between the same two processes. \
+                The CPU time (user and system, in the kernel's ticks of 10 ms) of each peer process is read before \
+                and after each transfer.
                 - **scaling:** three peers of one CPU device of one thread (`--devices cpu --cpu-threads 1`) and an \
                 entry daemon listing them. A round launches %d independent tasks (Task Bench's compute-bound kernel, \
                 %d iterations, one state buffer each) spread round-robin over the devices of the first k peers, and \
@@ -175,6 +184,11 @@ final class ClusterScenario implements Scenario {
                 | empty launch round trip | %.1f µs | %.1f µs | **%.2f** | ≤ 1.3 |
                 | %d MiB between two peers | %.1f ms | %.1f ms | **%.2f** (throughput) | ≥ 0.9 |
 
+                | CPU time per transfer (median) | raw stream | peer copy |
+                | --- | --- | --- |
+                | sending peer | %.0f ms | %.0f ms |
+                | receiving peer | %.0f ms | %.0f ms |
+
                 | one-thread peers | 1 | 2 | 3 |
                 | --- | --- | --- | --- |
                 | tasks/s | %.1f | %.1f | %.1f |
@@ -183,7 +197,7 @@ final class ClusterScenario implements Scenario {
                 ![cluster](cluster.png)
                 """, rounds, warm.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
-                perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3);
+                median(copy[4]), median(copy[2]), median(copy[5]), median(copy[3]), perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3);
         return new Report(lines, result, section);
     }
 
@@ -194,6 +208,12 @@ final class ClusterScenario implements Scenario {
 
     static double median(double[] v) {
         return ThroughputScenario.median(v);
+    }
+
+    /** CPU time (user and system) of a daemon child so far; the kernel counts it in ticks of 10 ms. */
+    static long cpuNanos(DaemonChild d) {
+        return ProcessHandle.of(d.pid()).flatMap(h -> h.info().totalCpuDuration()).map(java.time.Duration::toNanos)
+                .orElse(0L);
     }
 
     /** A client of a daemon child, with one session. */
@@ -273,7 +293,7 @@ final class ClusterScenario implements Scenario {
     private double[][] copies(Progress progress, int rounds, int warmup) throws Exception {
         long bytes = (long) sizeMib << 20;
         String memory = Long.toString(Math.max(1L << 30, 2 * bytes));
-        double[][] out = new double[2][rounds];
+        double[][] out = new double[6][rounds];
         progress.update("cluster: starting two peers and an entry daemon");
         try (DaemonChild p1 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1"));
              DaemonChild p2 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1",
@@ -294,17 +314,25 @@ final class ClusterScenario implements Scenario {
                     progress.update(String.format(Locale.ROOT, "cluster: %d MiB copies, %s %d", sizeMib,
                             r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1));
                     s.fill(src, (r + 7) & 0x7f).future().get(120, TimeUnit.SECONDS); // current on p1 only
+                    long[] cpu0 = {cpuNanos(p1), cpuNanos(p2)};
                     long t0 = System.nanoTime();
                     s.copy(src, dst).future().get(300, TimeUnit.SECONDS);
                     double copyMs = (System.nanoTime() - t0) / 1e6;
+                    long[] cpu1 = {cpuNanos(p1), cpuNanos(p2)};
                     long t1 = System.nanoTime();
                     PeerServiceGrpc.newBlockingStub(toP2).withDeadlineAfter(300, TimeUnit.SECONDS).measureLink(measure);
                     double rawMs = (System.nanoTime() - t1) / 1e6;
+                    long[] cpu2 = {cpuNanos(p1), cpuNanos(p2)};
                     if (r >= 0) {
                         out[0][r] = copyMs;
                         out[1][r] = rawMs;
-                        progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms, raw %.1f ms",
-                                r + 1, rounds, copyMs, rawMs));
+                        for (int p = 0; p < 2; p++) {
+                            out[2 + p][r] = (cpu1[p] - cpu0[p]) / 1e6;
+                            out[4 + p][r] = (cpu2[p] - cpu1[p]) / 1e6;
+                        }
+                        progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms (CPU: source "
+                                + "%.0f ms, receiver %.0f ms), raw %.1f ms (CPU: %.0f ms, %.0f ms)", r + 1, rounds, copyMs,
+                                out[2][r], out[3][r], rawMs, out[4][r], out[5][r]));
                     }
                 }
                 byte[] head = s.read(dst, 0, 16).get(60, TimeUnit.SECONDS).array();

@@ -29,7 +29,12 @@ class ClusterScenarioTest {
         for (String[] row : launch) {
             assertTrue(Double.parseDouble(row[2]) > 0, String.join(",", row));
         }
-        assertEquals(4, BenchRun.csv(results.resolve("copy.csv"), "method,round,bytes,ms", 4).size());
+        List<String[]> copy = BenchRun.csv(results.resolve("copy.csv"), "method,round,bytes,ms,source_cpu_ms,receiver_cpu_ms", 6);
+        assertEquals(4, copy.size());
+        for (String[] row : copy) {
+            // CPU time of each peer process over the transfer: read from the kernel, never negative
+            assertTrue(Double.parseDouble(row[4]) >= 0 && Double.parseDouble(row[5]) >= 0, String.join(",", row));
+        }
         assertEquals(6, BenchRun.csv(results.resolve("scaling.csv"), "peers,round,tasks,tasks_per_s", 4).size());
     }
 }
