@@ -1,8 +1,11 @@
 package dev.arrayd.server;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Message;
 import com.google.protobuf.UnknownFieldSet;
+import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.KnownLength;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -15,6 +18,7 @@ import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
+import java.io.IOException;
 import java.io.InputStream;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -35,6 +39,8 @@ final class RequestParser {
 
     /** Deepest message nesting a request may have: an IR kernel of {@code IrCodec.MAX_DEPTH} levels, and more. */
     static final int NESTING_LIMIT = 2 * IrCodec.MAX_DEPTH + 64;
+    /** Requests of at least this many bytes are parsed by {@code Marshaller#parseAliased}. */
+    static final int ALIASED_BYTES = 256 << 10;
     /** The unknown field that carries a parse failure to {@link #interceptor()}; the largest field number. */
     static final int FAILURE_FIELD = (1 << 29) - 1;
 
@@ -167,21 +173,49 @@ final class RequestParser {
         @SuppressWarnings("unchecked")
         public Q parse(InputStream stream) {
             try {
+                if (stream instanceof KnownLength && stream.available() >= ALIASED_BYTES) {
+                    return (Q) parseAliased(stream);
+                }
                 return (Q) delegate.parse(stream);
             } catch (StatusRuntimeException e) {
-                String why = e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage()
-                        : String.valueOf(e.getStatus().getDescription());
-                if (why.contains("too many levels of nesting")) {
-                    why = "nested deeper than " + NESTING_LIMIT + " messages";
-                }
-                String text = "request: does not parse as " + prototype.getDescriptorForType().getFullName() + " ("
-                        + why + ") (expected: a serialized " + prototype.getDescriptorForType().getFullName()
-                        + " of " + method + ", nested at most " + NESTING_LIMIT + " messages deep)";
-                return (Q) prototype.toBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
-                        .addField(FAILURE_FIELD, UnknownFieldSet.Field.newBuilder()
-                                .addLengthDelimited(NONCE.concat(ByteString.copyFromUtf8(text))).build())
-                        .build()).build();
+                return failed(e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage()
+                        : String.valueOf(e.getStatus().getDescription()));
+            } catch (IOException e) {
+                return failed(String.valueOf(e.getMessage()));
             }
+        }
+
+        /**
+         * A large request (uploads' data) read once into an array of its own, which its bytes fields then view:
+         * one copy of the data, where gRPC's parser makes two (into a buffer, then into each field), and for a
+         * message over 4 MiB reads it in pieces of 4 KiB.
+         */
+        private Message parseAliased(InputStream stream) throws IOException {
+            int size = stream.available(); // (gRPC has held it to the server's largest message)
+            byte[] bytes = new byte[size];
+            if (stream.readNBytes(bytes, 0, size) != size || stream.read() != -1) {
+                throw new IOException("the request's length changed while it was read");
+            }
+            // an input over bytes it may treat as immutable: only then do its bytes fields view them
+            CodedInputStream in = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput();
+            in.enableAliasing(true);
+            in.setRecursionLimit(NESTING_LIMIT);
+            in.setSizeLimit(Integer.MAX_VALUE);
+            return prototype.getParserForType().parseFrom(in);
+        }
+
+        @SuppressWarnings("unchecked")
+        private Q failed(String why) {
+            if (why.contains("too many levels of nesting")) {
+                why = "nested deeper than " + NESTING_LIMIT + " messages";
+            }
+            String text = "request: does not parse as " + prototype.getDescriptorForType().getFullName() + " ("
+                    + why + ") (expected: a serialized " + prototype.getDescriptorForType().getFullName()
+                    + " of " + method + ", nested at most " + NESTING_LIMIT + " messages deep)";
+            return (Q) prototype.toBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
+                    .addField(FAILURE_FIELD, UnknownFieldSet.Field.newBuilder()
+                            .addLengthDelimited(NONCE.concat(ByteString.copyFromUtf8(text))).build())
+                    .build()).build();
         }
     }
 }

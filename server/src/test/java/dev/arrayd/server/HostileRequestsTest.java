@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.util.Durations;
 import dev.arrayd.devices.api.testing.ResourcesPerClass;
 import dev.arrayd.proto.v1.Access;
@@ -38,6 +39,7 @@ import dev.arrayd.proto.v1.IrStmt;
 import dev.arrayd.proto.v1.IrStore;
 import dev.arrayd.proto.v1.KernelModuleSource;
 import dev.arrayd.proto.v1.KernelServiceGrpc;
+import dev.arrayd.proto.v1.Upload;
 import dev.arrayd.proto.v1.Launch;
 import dev.arrayd.proto.v1.OpenSessionRequest;
 import dev.arrayd.proto.v1.ReadBufferRequest;
@@ -134,11 +136,18 @@ class HostileRequestsTest {
             byte[] truncated = SubmitRequest.newBuilder().setSession("s").addCommands(Command.newBuilder().setEvent(7))
                     .build().toByteArray();
             truncated = Arrays.copyOf(truncated, truncated.length - 1);
+            // large ones too: from RequestParser.ALIASED_BYTES on, a request is parsed from an array of its own
+            byte[] largeGarbage = new byte[RequestParser.ALIASED_BYTES + 100];
+            Arrays.fill(largeGarbage, (byte) 0xff);
+            byte[] largeTruncated = SubmitRequest.newBuilder().setSession("s").addCommands(Command.newBuilder().setEvent(7)
+                    .setUpload(Upload.newBuilder().setBuffer(1).setData(ByteString.copyFrom(
+                            new byte[RequestParser.ALIASED_BYTES])))).build().toByteArray();
+            largeTruncated = Arrays.copyOf(largeTruncated, largeTruncated.length - 1);
             int methods = 0;
             long t0 = System.nanoTime();
             for (ServerServiceDefinition service : server.services()) {
                 for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
-                    for (byte[] body : List.of(garbage, truncated)) {
+                    for (byte[] body : List.of(garbage, truncated, largeGarbage, largeTruncated)) {
                         Status s = raw(m.getMethodDescriptor(), body);
                         assertRefused(Status.Code.INVALID_ARGUMENT, "does not parse", s);
                     }
@@ -148,7 +157,7 @@ class HostileRequestsTest {
             long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
             assertTrue(methods >= 30, "methods: " + methods);
             // one line per second at most (the first one, then a count of those left out)
-            assertTrue(lines.list.size() <= seconds + 2, "log lines: " + lines.list.size() + " for " + 2 * methods
+            assertTrue(lines.list.size() <= seconds + 2, "log lines: " + lines.list.size() + " for " + 4 * methods
                     + " bad requests in " + seconds + " s");
             assertTrue(lines.list.stream().allMatch(e -> e.getThrowableProxy() == null), "no stack traces");
         } finally {
@@ -233,6 +242,20 @@ class HostileRequestsTest {
         // past the parser's nesting limit: refused before any IR is read
         assertRefused(Status.Code.INVALID_ARGUMENT, "nested deeper than " + RequestParser.NESTING_LIMIT,
                 status(() -> kernels.compile(kernel(List.of(store(sum(RequestParser.NESTING_LIMIT)))))));
+    }
+
+    /** The nesting limit holds for a request large enough to be parsed from an array of its own. */
+    @Test
+    void irNestedTooDeepInALargeRequestIsInvalidArgument() {
+        var kernels = KernelServiceGrpc.newBlockingStub(channel);
+        CompileRequest deep = kernel(List.of(store(sum(RequestParser.NESTING_LIMIT))));
+        CompileRequest large = deep.toBuilder().setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder()
+                .addField(1000, com.google.protobuf.UnknownFieldSet.Field.newBuilder()
+                        .addLengthDelimited(ByteString.copyFrom(new byte[RequestParser.ALIASED_BYTES])).build())
+                .build()).build();
+        assertTrue(large.getSerializedSize() >= RequestParser.ALIASED_BYTES);
+        assertRefused(Status.Code.INVALID_ARGUMENT, "nested deeper than " + RequestParser.NESTING_LIMIT,
+                status(() -> kernels.compile(large)));
     }
 
     @Test
