@@ -350,6 +350,17 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         return submission.submit(s, batch, listener);
     }
 
+    /**
+     * Submits one command, as {@link #submit(Session, List, EventListener)} submits a batch of one, without a
+     * list either way (what a request of one command costs the daemon).
+     *
+     * @return the command's event
+     * @throws ArraydException naming {@code commands[0]} and the bad value
+     */
+    public Event submit(Session s, CommandSpec command, EventListener listener) {
+        return submission.submit(s, command, listener);
+    }
+
     // ---------------------------------------------------------------- graphs
 
     /**

@@ -66,16 +66,16 @@ final class Submission {
         }
     }
 
-    /** See {@link Scheduler#submit}. */
+    /** See {@link Scheduler#submit(Session, List, EventListener)}. */
     List<Event> submit(Session s, List<CommandSpec> batch, EventListener listener) {
         ctx.checkSession(s);
-        if (batch.size() == 1 && !(batch.getFirst().op() instanceof CommandSpec.CopyOp c && c.merge() != MergeMode.NONE)) {
-            return submitOne(s, batch.getFirst(), listener);
+        if (batch.size() == 1 && !isMerge(batch.getFirst())) {
+            return List.of(submitOne(s, batch.getFirst(), listener));
         }
         Prepared[] prepared = new Prepared[batch.size()];
         Map<Stream, DType> merges = null; // what earlier merge copies of the batch put in their streams' merge buffers
         for (int i = 0; i < prepared.length; i++) { // indexed: no iterator per submission
-            if (batch.get(i).op() instanceof CommandSpec.CopyOp copy && copy.merge() != MergeMode.NONE) {
+            if (isMerge(batch.get(i))) {
                 merges = new HashMap<>(4);
                 break;
             }
@@ -91,8 +91,18 @@ final class Submission {
         return enqueue(s, prepared, Replay.NONE, listener);
     }
 
+    /** See {@link Scheduler#submit(Session, CommandSpec, EventListener)}. */
+    Event submit(Session s, CommandSpec command, EventListener listener) {
+        ctx.checkSession(s);
+        return isMerge(command) ? submit(s, List.of(command), listener).getFirst() : submitOne(s, command, listener);
+    }
+
+    private static boolean isMerge(CommandSpec command) {
+        return command.op() instanceof CommandSpec.CopyOp c && c.merge() != MergeMode.NONE;
+    }
+
     /** {@link #submit} of one command that is not a merge copy (no merge buffers to follow through the batch). */
-    private List<Event> submitOne(Session s, CommandSpec spec, EventListener listener) {
+    private Event submitOne(Session s, CommandSpec spec, EventListener listener) {
         Prepared p = spare.getAndSet(null);
         if (p == null) {
             p = Prepared.reusable();
@@ -103,7 +113,9 @@ final class Submission {
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[0]: " + e.getMessage(), e);
             }
-            return enqueue(s, p.alone(), Replay.NONE, listener);
+            Command only = register(s, p.alone(), Replay.NONE, listener, NO_COMMANDS);
+            only.release();
+            return only.event();
         } finally {
             p.clear();
             spare.set(p);
@@ -114,6 +126,25 @@ final class Submission {
     List<Event> enqueue(Session s, Prepared[] prepared, Replay replay, EventListener listener) {
         // one command (the common submission) needs no arrays: its event is the list, and it has no earlier commands
         Command[] commands = prepared.length == 1 ? NO_COMMANDS : new Command[prepared.length];
+        Command only = register(s, prepared, replay, listener, commands);
+        if (only != null) {
+            only.release();
+            return List.of(only.event());
+        }
+        List<Event> events = new ArrayList<>(commands.length);
+        for (Command c : commands) {
+            events.add(c.event());
+            c.release();
+        }
+        return events;
+    }
+
+    /**
+     * Registers and orders the commands under the submit lock and releases the transfers coherence added: the
+     * one command when {@code commands} is empty (returned, not yet released), else null with {@code commands}
+     * filled (none released yet).
+     */
+    private Command register(Session s, Prepared[] prepared, Replay replay, EventListener listener, Command[] commands) {
         Command only;
         List<Command> transfers;
         synchronized (ctx.submitLock) {
@@ -129,16 +160,7 @@ final class Submission {
                 t.release();
             }
         }
-        if (only != null) {
-            only.release();
-            return List.of(only.event());
-        }
-        List<Event> events = new ArrayList<>(commands.length);
-        for (Command c : commands) {
-            events.add(c.event());
-            c.release();
-        }
-        return events;
+        return only;
     }
 
     /**

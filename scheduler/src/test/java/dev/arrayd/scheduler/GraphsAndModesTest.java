@@ -95,6 +95,13 @@ class GraphsAndModesTest extends TwoDevicesSession {
                 launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0))), null);
         ev2.getLast().toFuture().get(10, TimeUnit.SECONDS);
         assertArrayEquals(new long[] {4, 26, 48, 70}, f.readI64(s, g0, 0, nextEvent++), "g0 += g0");
+        // a merge copy submitted alone, then the launch that reads its merge buffer alone
+        sch.submit(s, new CommandSpec(nextEvent++, null, st.handle(), new CommandSpec.CopyOp(g1.handle(), 0, 0, 0, 0, "",
+                MergeMode.COPY)), null);
+        Event alone = sch.submit(s, launch(nextEvent++, null, st.handle(), "acc", "", new CommandSpec.MergeArg(), arg(g0)), null);
+        alone.toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, alone.state(), () -> String.valueOf(alone.failure()));
+        assertArrayEquals(new long[] {4 + 1, 26 + 11, 48 + 21, 70 + 31}, f.readI64(s, g0, 0, nextEvent++), "g0 += g1");
         ArraydException empty = assertThrows(ArraydException.class, () -> sch.submit(s, List.of(
                 launch(nextEvent++, null, 0, "acc", "null:1", new CommandSpec.MergeArg(), arg(g1))), null));
         assertEquals(ErrorCode.FAILED_PRECONDITION, empty.code());

@@ -109,6 +109,19 @@ class SchedulerTest extends TwoDevicesSession {
     }
 
     @Test
+    void oneCommandSubmittedAloneIsABatchOfIt() throws Exception {
+        Buffer out = newBuf(4);
+        Event e = sch.submit(s, launch(11, k.get("set"), null, buf(out), sc(1)), null);
+        assertSame(e, sch.event(s, 11), "registered under its id");
+        await(e);
+        assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
+        ArraydException bad = assertThrows(ArraydException.class, () -> sch.submit(s,
+                launch(12, k.get("set"), null, buf(out), new CommandSpec.ScalarArg(KernelArg.Scalar.f32(1f))), null));
+        assertEquals("commands[0]: launch.args[1]: f32 scalar (expected: i64 scalar for parameter k)", bad.getMessage());
+        assertThrows(ArraydException.class, () -> sch.event(s, 12), "nothing of a rejected command is registered");
+    }
+
+    @Test
     void badInputIsRejectedPrecisely() {
         Buffer out = newBuf(4);
         Buffer f32 = sch.createBuffer(s, DType.F32, new long[] {4}, "", "x");

@@ -232,7 +232,12 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         try {
             List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
                     scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions);
-            submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
+            if (specs.size() == 1) {
+                CommandSpec only = specs.getFirst();
+                submitCounted(1, () -> scheduler.submit(s, only, this)); // (no list of one event)
+            } else {
+                submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
+            }
         } catch (RuntimeException e) {
             reject(batch.getBatchId(), e);
         }

@@ -50,7 +50,7 @@ public class MultiDeviceBench {
     /** One placed launch on a buffer: submit + place + coherence + track + dispatch (fast path) + complete. */
     @Benchmark
     public Event placedTouchLaunch() {
-        return f.scheduler.submit(f.session, List.of(f.touchLaunch()), null).getFirst();
+        return f.scheduler.submit(f.session, f.touchLaunch(), null);
     }
 
     /** A replay of a recorded graph of 64 placed launches; the score is per command. */

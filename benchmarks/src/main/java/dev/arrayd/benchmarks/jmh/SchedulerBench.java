@@ -39,10 +39,13 @@ public class SchedulerBench {
         f.close();
     }
 
-    /** One empty launch: submit + track + dispatch (fast path) + complete. */
+    /**
+     * One empty launch submitted alone (as a request of one command is): submit + track + dispatch (fast path) +
+     * complete.
+     */
     @Benchmark
     public Event submitOne() {
-        return f.scheduler.submit(f.session, List.of(f.emptyLaunch()), null).getFirst();
+        return f.scheduler.submit(f.session, f.emptyLaunch(), null);
     }
 
     /** A batch of 64 empty launches; the score is per command. */
