@@ -116,7 +116,7 @@ final class JmhCommand implements Tool {
         Files.write(dir.resolve("jmh.txt"), lines);
         String res = result.toString().trim();
         String section = String.format(Locale.ROOT, """
-                JMH (%d fork, %s warm-up, %d x %d ms measured, average time per operation) of the hot paths, \
+                JMH (%s, %s warm-up, %d x %d ms measured, average time per operation) of the hot paths, \
                 in-process on devices of the null backend (`devices/null`), which complete commands at once without \
                 computing (or hold them until released, for pending dependencies), so what is measured is arrayd's \
                 own bookkeeping:
@@ -137,7 +137,8 @@ final class JmhCommand implements Tool {
                 | --- | --- | --- | --- |
                 %s
                 ![jmh](jmh.png)
-                """, forks, warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements, measureMillis, table);
+                """, forks == 1 ? "1 fork" : forks + " forks", warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements,
+                measureMillis, table);
         Files.writeString(dir.resolve(RunFiles.RESULT), "RESULT jmh " + res + "\n");
         Files.writeString(dir.resolve(RunFiles.COMMAND), "bin/arrayd bench jmh\n");
         Files.writeString(dir.resolve(RunFiles.SECTION), section);
