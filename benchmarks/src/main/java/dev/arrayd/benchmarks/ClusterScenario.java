@@ -197,7 +197,8 @@ final class ClusterScenario implements Scenario {
                 ![cluster](cluster.png)
                 """, rounds, warm.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
-                median(copy[4]), median(copy[2]), median(copy[5]), median(copy[3]), perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3);
+                median(copy[4]), median(copy[2]), median(copy[5]), median(copy[3]), perSecond[0], perSecond[1], perSecond[2],
+                speedup2, speedup3);
         return new Report(lines, result, section);
     }
 

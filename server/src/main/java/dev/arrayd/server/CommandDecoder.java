@@ -8,6 +8,7 @@ import dev.arrayd.proto.v1.ReplayGraphRequest;
 import dev.arrayd.scheduler.CommandSpec;
 import dev.arrayd.scheduler.GraphReplay;
 import dev.arrayd.scheduler.Priority;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -114,8 +115,12 @@ final class CommandDecoder {
                     throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
                             + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
                 }
-                yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
-                        ProtoCodec.segment(u.getData()), u.getWholePadded());
+                // a recorded graph keeps its data: a copy of its own, not a view that would keep the whole request
+                // it came in alive (a request of 256 KiB or more is parsed into one array its fields view)
+                MemorySegment data = call == Call.GRAPH ? MemorySegment.ofArray(u.getData().toByteArray())
+                        : ProtoCodec.segment(u.getData());
+                yield new CommandSpec.UploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"), data,
+                        u.getWholePadded());
             }
             case DOWNLOAD -> {
                 if (c.getDownload().hasIntoRegion()) {
