@@ -20,9 +20,10 @@ public final class Event {
 
     private final long id;
     private volatile EventState state;
-    private ArraydException failure;
+    // the failure once FAILED, what the command produced (or null) once SUCCEEDED: one field for both keeps the
+    // event, made for every command, at 48 bytes
+    private Object outcome;
     private long deviceNanos;
-    private Object result;
     // the command that settles it while that command is pending (for cancellation); null after
     volatile Command owner;
     // Listeners: the first inline (the common case is one dependent), the rest in a list.
@@ -64,7 +65,7 @@ public final class Event {
 
     /** The failure, when {@link #isFailed()}. */
     public synchronized ArraydException failure() {
-        return failure;
+        return state == EventState.FAILED ? (ArraydException) outcome : null;
     }
 
     /** Device execution time of the command, when it succeeded. */
@@ -74,7 +75,7 @@ public final class Event {
 
     /** What the command produced (a download's bytes), or null. */
     public synchronized Object result() {
-        return result;
+        return state == EventState.SUCCEEDED ? outcome : null;
     }
 
     /** Adds a listener; runs it now if the event is already done. */
@@ -112,7 +113,7 @@ public final class Event {
         return settle(EventState.FAILED, 0, null, cause);
     }
 
-    private boolean settle(EventState outcome, long nanos, Object value, ArraydException cause) {
+    private boolean settle(EventState to, long nanos, Object value, ArraydException cause) {
         EventListener l;
         List<EventListener> rest;
         synchronized (this) {
@@ -120,9 +121,8 @@ public final class Event {
                 return false;
             }
             deviceNanos = nanos;
-            result = value;
-            failure = cause;
-            state = outcome;
+            outcome = cause != null ? cause : value;
+            state = to;
             l = first;
             rest = more;
             first = null;
