@@ -60,6 +60,27 @@ final class JmhCommand implements Tool {
             description = "Measured iterations (default: ${DEFAULT-VALUE}).")
     int measurements;
 
+    /** The command that repeats this run: the flags that differ from their defaults (not {@code --out}). */
+    String command() {
+        StringBuilder c = new StringBuilder("bin/arrayd bench jmh");
+        if (!".*".equals(filter)) {
+            c.append(" --filter '").append(filter).append('\'');
+        }
+        if (forks != 1) {
+            c.append(" --forks ").append(forks);
+        }
+        if (warmupMillis != 1000) {
+            c.append(" --warmup-ms ").append(warmupMillis);
+        }
+        if (measureMillis != 1000) {
+            c.append(" --measure-ms ").append(measureMillis);
+        }
+        if (measurements != 3) {
+            c.append(" --measurements ").append(measurements);
+        }
+        return c.toString();
+    }
+
     @Override
     public int run(PrintStream stdout, Progress progress) throws Exception {
         Path dir = out != null ? out : Path.of("results", "jmh-" + LocalDateTime.now().format(STAMP));
@@ -140,7 +161,7 @@ final class JmhCommand implements Tool {
                 """, forks == 1 ? "1 fork" : forks + " forks", warmupMillis > 0 ? warmupMillis + " ms" : "no", measurements,
                 measureMillis, table);
         Files.writeString(dir.resolve(RunFiles.RESULT), "RESULT jmh " + res + "\n");
-        Files.writeString(dir.resolve(RunFiles.COMMAND), "bin/arrayd bench jmh\n");
+        Files.writeString(dir.resolve(RunFiles.COMMAND), command() + "\n");
         Files.writeString(dir.resolve(RunFiles.SECTION), section);
         Machine.describe("none (in-process, no daemon)").write(dir.resolve(RunFiles.MACHINE));
         progress.clear();

@@ -23,6 +23,9 @@ class JmhAndReportTest {
         assertTrue(jmh.lastLine().matches("RESULT jmh EventBench_signalOneListener_ns=\\d+\\.\\d"), jmh.lastLine());
         assertEquals(1, BenchRun.csv(jmhDir.resolve("jmh.csv"), "benchmark,score,error,unit,samples,bytes_per_op", 6).size());
         assertTrue(java.nio.file.Files.size(jmhDir.resolve("jmh.png")) > 1000, "a plot");
+        // the command that repeats the run, without its results folder
+        assertEquals("bin/arrayd bench jmh --filter 'EventBench\\.signalOneListener' --forks 0 --warmup-ms 0 "
+                + "--measure-ms 100 --measurements 1", Files.readString(jmhDir.resolve(RunFiles.COMMAND)).strip());
 
         // an older and a newer throughput run: the report must take the newer one, and copy its plot
         Path latest = null;
