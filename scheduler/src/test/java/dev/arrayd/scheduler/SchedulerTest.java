@@ -112,9 +112,12 @@ class SchedulerTest extends TwoDevicesSession {
     void oneCommandSubmittedAloneIsABatchOfIt() throws Exception {
         Buffer out = newBuf(4);
         Event e = sch.submit(s, launch(11, k.get("set"), null, buf(out), sc(1)), null);
-        assertSame(e, sch.event(s, 11), "registered under its id");
+        assertEquals(11, e.id());
         await(e);
         assertEquals(EventState.SUCCEEDED, e.state(), () -> String.valueOf(e.failure()));
+        // registered under its id: a later command waits on it by that id
+        Event after = await(sch.submit(s, launch(13, k.get("set"), new long[] {11}, buf(out), sc(2)), null));
+        assertEquals(EventState.SUCCEEDED, after.state(), () -> String.valueOf(after.failure()));
         ArraydException bad = assertThrows(ArraydException.class, () -> sch.submit(s,
                 launch(12, k.get("set"), null, buf(out), new CommandSpec.ScalarArg(KernelArg.Scalar.f32(1f))), null));
         assertEquals("commands[0]: launch.args[1]: f32 scalar (expected: i64 scalar for parameter k)", bad.getMessage());
