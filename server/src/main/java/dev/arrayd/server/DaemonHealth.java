@@ -25,6 +25,8 @@ final class DaemonHealth {
     private boolean listening;
     /** Shutdown began: nothing turns SERVING again. */
     private boolean shutDown;
+    /** The devices' service names. */
+    private final List<String> devices = new java.util.ArrayList<>();
 
     DaemonHealth() {
         // until the devices are up, nothing serves (the manager's default for "" is SERVING)
@@ -58,8 +60,16 @@ final class DaemonHealth {
      */
     void device(DeviceRuntime d) {
         String name = serviceName(d.id().toString());
-        Runnable update = () -> manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING
-                : ServingStatus.NOT_SERVING);
+        Runnable update = () -> {
+            synchronized (this) {
+                if (!shutDown) {
+                    manager.setStatus(name, d.isReachable() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+                }
+            }
+        };
+        synchronized (this) {
+            devices.add(name);
+        }
         d.watchReachability(update);
         update.run();
         synchronized (this) {
@@ -69,9 +79,16 @@ final class DaemonHealth {
         }
     }
 
-    /** Shutdown began: every service NOT_SERVING, for good. */
+    /**
+     * Shutdown began: every service NOT_SERVING, for good; the devices before the overall service, so that a
+     * client that sees the daemon NOT_SERVING sees its devices so too.
+     */
     synchronized void shuttingDown() {
         shutDown = true;
+        for (String name : devices) {
+            manager.setStatus(name, ServingStatus.NOT_SERVING);
+        }
+        manager.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
         manager.enterTerminalState();
     }
 }
