@@ -32,6 +32,12 @@ import picocli.CommandLine.Option;
 final class JmhCommand implements Tool {
 
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
+    // the options' defaults, which the command written with a run leaves out
+    private static final String ALL = ".*";
+    private static final String FORKS = "1";
+    private static final String WARMUP_MS = "1000";
+    private static final String MEASURE_MS = "1000";
+    private static final String MEASUREMENTS = "3";
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
     boolean help;
@@ -40,45 +46,43 @@ final class JmhCommand implements Tool {
             description = "Results folder; default results/jmh-<yyyyMMdd-HHmmss> under the current directory.")
     Path out;
 
-    @Option(names = "--filter", paramLabel = "REGEX", defaultValue = ".*",
+    @Option(names = "--filter", paramLabel = "REGEX", defaultValue = ALL,
             description = "Only benchmarks whose Class.method matches (default: all).")
     String filter;
 
-    @Option(names = "--forks", paramLabel = "N", defaultValue = "1",
+    @Option(names = "--forks", paramLabel = "N", defaultValue = FORKS,
             description = "JMH forks; 0 runs in this JVM (default: ${DEFAULT-VALUE}).")
     int forks;
 
-    @Option(names = "--warmup-ms", paramLabel = "MS", defaultValue = "1000",
+    @Option(names = "--warmup-ms", paramLabel = "MS", defaultValue = WARMUP_MS,
             description = "One warm-up iteration of this long; 0 = none (default: ${DEFAULT-VALUE}).")
     int warmupMillis;
 
-    @Option(names = "--measure-ms", paramLabel = "MS", defaultValue = "1000",
+    @Option(names = "--measure-ms", paramLabel = "MS", defaultValue = MEASURE_MS,
             description = "Length of each measured iteration (default: ${DEFAULT-VALUE}).")
     int measureMillis;
 
-    @Option(names = "--measurements", paramLabel = "N", defaultValue = "3",
+    @Option(names = "--measurements", paramLabel = "N", defaultValue = MEASUREMENTS,
             description = "Measured iterations (default: ${DEFAULT-VALUE}).")
     int measurements;
 
     /** The command that repeats this run: the flags that differ from their defaults (not {@code --out}). */
     String command() {
         StringBuilder c = new StringBuilder("bin/arrayd bench jmh");
-        if (!".*".equals(filter)) {
+        if (!ALL.equals(filter)) {
             c.append(" --filter '").append(filter).append('\'');
         }
-        if (forks != 1) {
-            c.append(" --forks ").append(forks);
-        }
-        if (warmupMillis != 1000) {
-            c.append(" --warmup-ms ").append(warmupMillis);
-        }
-        if (measureMillis != 1000) {
-            c.append(" --measure-ms ").append(measureMillis);
-        }
-        if (measurements != 3) {
-            c.append(" --measurements ").append(measurements);
-        }
+        flag(c, "--forks", forks, FORKS);
+        flag(c, "--warmup-ms", warmupMillis, WARMUP_MS);
+        flag(c, "--measure-ms", measureMillis, MEASURE_MS);
+        flag(c, "--measurements", measurements, MEASUREMENTS);
         return c.toString();
+    }
+
+    private static void flag(StringBuilder c, String name, int value, String byDefault) {
+        if (!Integer.toString(value).equals(byDefault)) {
+            c.append(' ').append(name).append(' ').append(value);
+        }
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.arrayd.scheduler.DeviceRuntime;
 import io.grpc.BindableService;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -26,7 +27,7 @@ final class DaemonHealth {
     /** Shutdown began: nothing turns SERVING again. */
     private boolean shutDown;
     /** The devices' service names. */
-    private final List<String> devices = new java.util.ArrayList<>();
+    private final List<String> devices = new ArrayList<>();
 
     DaemonHealth() {
         // until the devices are up, nothing serves (the manager's default for "" is SERVING)
