@@ -239,6 +239,39 @@ class ClusterTest {
         return Status.fromThrowable(ex.getCause()).getCode();
     }
 
+    /**
+     * Copies between peers of more than one piece, not a multiple of the chunks: from a peer with a bulk port (read
+     * through it) and from one without (read through gRPC), byte for byte the same.
+     */
+    @Test
+    @Timeout(300)
+    void peerCopiesMatchThroughTheBulkPortAndThroughGrpc() throws Exception {
+        int size = (20 << 20) + 12345;
+        try (DaemonProcess a = peer(0, "cpu:1"); DaemonProcess g = peer(0, "cpu:1", "--peer-bulk-port", "-1");
+                DaemonProcess b = peer(0, "cpu:1", "--peers", "a=" + a.target() + ",g=" + g.target());
+                DaemonProcess e = entry("a=" + a.target() + ",g=" + g.target() + ",b=" + b.target(), true);
+                ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-bulk"))) {
+            Random rnd = new Random(11);
+            for (String from : List.of("a", "g")) {
+                byte[] data = new byte[size];
+                rnd.nextBytes(data);
+                BufferHandle src = await(s.createBuffer(DType.U8, new long[] {size}, BufferOptions.defaults()
+                        .device(from + "/cpu:0")));
+                BufferHandle dst = await(s.createBuffer(DType.U8, new long[] {size}, BufferOptions.defaults()
+                        .device("b/cpu:0")));
+                await(s.write(src, data).future());
+                await(s.copy(src, dst).future()); // b fetches from the source peer
+                assertArrayEquals(data, await(s.readBytes(dst)), "copied from " + from);
+                s.destroy(src);
+                s.destroy(dst);
+            }
+            String log = b.output();
+            assertTrue(log.contains("peer a: reads through its bulk port"), log);
+            assertTrue(log.contains("peer g: reads through gRPC"), log);
+            assertTrue(!e.output().contains("cannot fetch from peer"), "b fetches itself:\n" + e.output());
+        }
+    }
+
     @Test
     @Timeout(300)
     void aPeerKilledAndRestartedLosesOnlyWhatLivedThere() throws Exception {

@@ -60,6 +60,7 @@ public final class ArraydServer implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
 
     private final SessionRegistry sessions;
+    private final BulkPort bulkPort; // null: none (peer-bulk-port -1, or TLS)
     private final java.util.concurrent.ScheduledExecutorService reaper;
 
     ArraydServer(ServerOptions options, java.util.function.Function<InetSocketAddress, ServerBuilder<?>> transport)
@@ -152,6 +153,17 @@ public final class ArraydServer implements AutoCloseable {
         }
         this.regions = regions;
         this.sessions = new SessionRegistry(scheduler, clock, metrics.registry(), regions);
+        BulkPort bulk = null;
+        if (options.peerBulkPort() >= 0 && security.tlsCert() == null) {
+            try {
+                bulk = BulkPort.open(bindAddress, options.peerBulkPort(), scheduler, sessions);
+            } catch (RuntimeException e) {
+                closeScheduler();
+                throw new IllegalStateException(e.getMessage() + " (" + e.getCause() + "; choose another port with "
+                        + "--peer-bulk-port, or -1 for none)", e);
+            }
+        }
+        this.bulkPort = bulk;
         java.util.function.Function<ServerBuilder<?>, Server> assemble = b -> assemble(b, auth, security);
         this.server = assemble.apply(builder);
         try {
@@ -202,6 +214,9 @@ public final class ArraydServer implements AutoCloseable {
         }
         if (metricsHttp != null) {
             log.info("metrics on http://{}:{}/metrics", options.metricsAddress(), metricsHttp.port());
+        }
+        if (bulkPort != null) {
+            log.info("bulk port for peers on {}:{}", options.bind(), bulkPort.port());
         }
         if (options.portFile() != null) {
             writePortFile();
@@ -278,6 +293,11 @@ public final class ArraydServer implements AutoCloseable {
         return start(options, SecurityOptions.NONE);
     }
 
+    /** The bulk port peers read through, or -1 when there is none. */
+    public int bulkPort() {
+        return bulkPort == null ? -1 : bulkPort.port();
+    }
+
     /** The bound port (useful with port 0). */
     public int port() {
         return server.getListenSockets().getFirst() instanceof InetSocketAddress a ? a.getPort() : -1;
@@ -317,7 +337,7 @@ public final class ArraydServer implements AutoCloseable {
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
                 .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))
-                .addService(RequestParser.strict(new PeerGrpcService(scheduler, sessions, backends.remote()).bindService()))
+                .addService(RequestParser.strict(new PeerGrpcService(scheduler, sessions, backends.remote(), bulkPort).bindService()))
                 .addService(RequestParser.strict(new StatsGrpcService(scheduler, metrics, version()).bindService()))
                 .addService(RequestParser.strict(health.service().bindService()))
                 .addService(RequestParser.strict(ProtoReflectionServiceV1.newInstance().bindService()))
@@ -369,6 +389,9 @@ public final class ArraydServer implements AutoCloseable {
             scheduler.closeSession(s); // ends its session streams once their completions are sent
         }
         server.shutdown();
+        if (bulkPort != null) {
+            bulkPort.close();
+        }
         try {
             if (unixSocket != null) {
                 unixSocket.shutdown(2_000);
@@ -392,6 +415,9 @@ public final class ArraydServer implements AutoCloseable {
     }
 
     private void closeScheduler() {
+        if (bulkPort != null) {
+            bulkPort.close(); // (closed already on a shutdown; on a failed start, here)
+        }
         compileExecutor.shutdownNow();
         completionLinger.close();
         tracing.close();

@@ -7,6 +7,8 @@ import dev.arrayd.proto.v1.FetchRequest;
 import dev.arrayd.proto.v1.FetchResponse;
 import dev.arrayd.proto.v1.MeasureLinkRequest;
 import dev.arrayd.proto.v1.MeasureLinkResponse;
+import dev.arrayd.proto.v1.OpenBulkLinkRequest;
+import dev.arrayd.proto.v1.OpenBulkLinkResponse;
 import dev.arrayd.proto.v1.PeerServiceGrpc;
 import dev.arrayd.scheduler.CommandSpec;
 import dev.arrayd.scheduler.Event;
@@ -30,12 +32,32 @@ final class PeerGrpcService extends PeerServiceGrpc.PeerServiceImplBase {
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
     private final RemoteBackend remote;
+    private final BulkPort bulk;
 
-    /** {@code remote} null: this daemon has no peers, and fetches are refused. */
-    PeerGrpcService(Scheduler scheduler, SessionRegistry sessions, RemoteBackend remote) {
+    /**
+     * {@code remote} null: this daemon has no peers, and fetches are refused; {@code bulk} null: it has no bulk
+     * port, and OpenBulkLink is refused.
+     */
+    PeerGrpcService(Scheduler scheduler, SessionRegistry sessions, RemoteBackend remote, BulkPort bulk) {
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.remote = remote;
+        this.bulk = bulk;
+    }
+
+    @Override
+    public void openBulkLink(OpenBulkLinkRequest req, StreamObserver<OpenBulkLinkResponse> out) {
+        try {
+            SessionLease l = sessions.lease(req.getSession());
+            if (bulk == null) {
+                throw new ArraydException(ErrorCode.FAILED_PRECONDITION, "this daemon has no bulk port (peer-bulk-port "
+                        + "is -1, or the daemon serves TLS): read through BufferService.ReadBuffer");
+            }
+            Calls.complete(out, OpenBulkLinkResponse.newBuilder().setPort(bulk.port())
+                    .setKey(com.google.protobuf.ByteString.copyFrom(bulk.keyFor(l))).build());
+        } catch (RuntimeException e) {
+            Calls.fail(out, e);
+        }
     }
 
     private RemoteBackend remote() {

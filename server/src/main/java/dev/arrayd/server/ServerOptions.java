@@ -39,6 +39,8 @@ import java.nio.file.Path;
  * @param peers             peer daemons whose devices this one presents, {@code [name=]host:port,...} (empty = none)
  * @param peerTokenFile     file whose first line is the token presented to the peers (null = none)
  * @param peerTlsCa         PEM CA certificates to trust when connecting to the peers with TLS (null = plaintext)
+ * @param peerBulkPort      TCP port of the bulk port peers read buffers through (0 = any free port; -1 = none);
+ *                          never opened while the gRPC port serves TLS
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
@@ -46,7 +48,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
         int cpuVectorBits, boolean cpuLanes, int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
-        String peers, Path peerTokenFile, Path peerTlsCa) {
+        String peers, Path peerTokenFile, Path peerTlsCa, int peerBulkPort) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -64,7 +66,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, true, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null);
+                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, true, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null, 0);
     }
 
     /**
@@ -102,6 +104,10 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
 
     public ServerOptions withPeerTlsCa(Path file) {
         return with(b -> b.peerTlsCa = file);
+    }
+
+    public ServerOptions withPeerBulkPort(int p) {
+        return with(b -> b.peerBulkPort = p);
     }
 
     public ServerOptions withRegionMemoryBytes(long bytes) {
@@ -206,6 +212,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         String peers;
         Path peerTokenFile;
         Path peerTlsCa;
+        int peerBulkPort;
 
         Copy(ServerOptions o) {
             bind = o.bind;
@@ -236,10 +243,11 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             peers = o.peers;
             peerTokenFile = o.peerTokenFile;
             peerTlsCa = o.peerTlsCa;
+            peerBulkPort = o.peerBulkPort;
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, cpuLanes, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, cpuLanes, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa, peerBulkPort);
         }
     }
 }

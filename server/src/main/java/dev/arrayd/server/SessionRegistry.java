@@ -95,8 +95,13 @@ final class SessionRegistry {
      * daemon shuts down, whose end closes every session (a client caught by it learns why).
      */
     SessionLease lease(String token) {
+        return lease(token, AuthInterceptor.current().name());
+    }
+
+    /** As {@link #lease(String)}, for a caller outside a gRPC call that knows its tenant (the bulk port). */
+    SessionLease lease(String token, String tenant) {
         SessionLease l = token == null ? null : byToken.get(token);
-        if (l == null || l.closed || !l.tenantName().equals(AuthInterceptor.current().name())) {
+        if (l == null || l.closed || !l.tenantName().equals(tenant)) {
             if (scheduler.isShuttingDown()) {
                 throw Scheduler.shuttingDown();
             }

@@ -66,6 +66,13 @@ public final class ArraydConfig {
                     + "own `tls-cert` / `tls-key`, when set, as its client certificate (mutual TLS: a peer with "
                     + "`tls-client-ca` takes its CN as the tenant).");
 
+    public static final ConfigKey<Integer> PEER_BULK_PORT = new ConfigKey<>("peer-bulk-port", "int", "0",
+            Parsers.intIn(-1, 65535), "an integer in -1..65535",
+            "TCP port, on the `bind` address, through which the daemons that list this one among their `peers` read "
+                    + "its buffers when data moves between peers: a plain byte stream, faster than gRPC's, opened "
+                    + "only to a session's key that gRPC hands out; 0 = any free port (found through gRPC), -1 = none "
+                    + "(peers read through gRPC). Never opened while `tls-cert` is set: the port is plaintext.");
+
     public static final ConfigKey<Boolean> ALLOW_NATIVE_SOURCE = new ConfigKey<>("allow-native-source", "boolean",
             "false", Parsers.bool(), "true or false",
             "Accept native kernel source (C, OpenCL C, CUDA C, PTX). A native kernel can do anything the daemon "
@@ -215,7 +222,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, PEER_BULK_PORT, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, CPU_VECTOR_BITS, CPU_LANES, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);

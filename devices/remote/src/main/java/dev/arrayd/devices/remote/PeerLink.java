@@ -44,10 +44,11 @@ final class PeerLink implements AutoCloseable {
 
     /**
      * One connected session on the peer; everything made through it is valid while it is the link's current one.
-     * {@code channel} carries the link's token, for the calls the client has no method for (sharing, fetches).
+     * {@code channel} carries the link's token, for the calls the client has no method for (sharing, fetches);
+     * {@code bulk} holds the way to the peer's bulk port once a read has looked for it.
      */
     record Connection(int generation, ArraydClient client, Session session, Channel channel,
-            Map<String, Long> opened) {}
+            Map<String, Long> opened, BulkLink.Slot bulk) {}
 
     /** Where the peer is: its target changes when a set's member comes back at a new address. */
     private volatile PeerAddress address;
@@ -236,7 +237,8 @@ final class PeerLink implements AutoCloseable {
             }
             client = b.build();
             Session s = client.openSession(options.clientName()).get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>());
+            Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>(),
+                    new BulkLink.Slot());
             current = c;
             log.info("peer {} ({}) connected (session {})", name(), target(), s.id());
             watchers.forEach(Runnable::run);
@@ -289,6 +291,7 @@ final class PeerLink implements AutoCloseable {
             downReason = reason;
         }
         log.warn("peer {} ({}) lost: {}", name(), target(), reason);
+        c.bulk().close();
         closeQuietly(c.client());
         watchers.forEach(Runnable::run);
     }
@@ -387,6 +390,7 @@ final class PeerLink implements AutoCloseable {
             downReason = "closed";
         }
         if (c != null) {
+            c.bulk().close();
             try {
                 c.session().close();
             } catch (RuntimeException e) {

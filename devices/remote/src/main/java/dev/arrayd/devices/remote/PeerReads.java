@@ -36,17 +36,20 @@ final class PeerReads {
      * {@code link} to {@code sink}; completes with the byte count once the last chunk was handed on. The range is
      * read in pieces of {@link #PIECE} bytes, {@link #IN_FLIGHT} reads at a time (each its own call, flow
      * controlled by gRPC): the peer stages one piece while the previous ones stream, and no side holds the whole
-     * range at once.
+     * range at once. Each piece is read through the peer's bulk port when it has one ({@link BulkLink}: plain byte
+     * streams, on a virtual thread per piece), else as a {@code ReadBuffer} call.
      */
     static CompletableFuture<Long> read(PeerLink link, String capability, long offset, long size, ChunkSink sink) {
         PeerLink.Connection c = link.connection();
         long handle;
+        BulkLink bulk;
         try {
             handle = opened(link, c, capability);
+            bulk = BulkLink.of(link, c);
         } catch (ArraydException e) {
             return CompletableFuture.failedFuture(e);
         }
-        Pieces pieces = new Pieces(link, c, handle, offset, size, sink);
+        Pieces pieces = new Pieces(link, c, handle, offset, size, sink, bulk);
         for (int i = 0; i < IN_FLIGHT; i++) {
             pieces.next();
         }
@@ -66,18 +69,45 @@ final class PeerReads {
         final long offset;
         final long size;
         final ChunkSink sink;
+        final BulkLink bulk;
         final CompletableFuture<Long> done = new CompletableFuture<>();
         private long nextAt;
         private int running;
         private long got;
 
-        Pieces(PeerLink link, PeerLink.Connection c, long handle, long offset, long size, ChunkSink sink) {
+        Pieces(PeerLink link, PeerLink.Connection c, long handle, long offset, long size, ChunkSink sink, BulkLink bulk) {
             this.link = link;
+            this.bulk = bulk;
             this.c = c;
             this.handle = handle;
             this.offset = offset;
             this.size = size;
             this.sink = sink;
+        }
+
+        /** Reads one piece through the bulk port (on a virtual thread of its own), then starts the next. */
+        private void readBulk(long at, long len) {
+            try {
+                if (!done.isDone()) {
+                    bulk.read(c.session().id(), handle, offset + at, len, at, (o, data, release) -> {
+                        if (done.isDone()) {
+                            release.run(); // (another piece failed: nobody wants these bytes)
+                            return;
+                        }
+                        int bytes = data.remaining();
+                        sink.accept(o, data, release);
+                        synchronized (Pieces.this) {
+                            got += bytes;
+                        }
+                    });
+                }
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+            synchronized (this) {
+                running--;
+            }
+            next();
         }
 
         /** Starts the next piece, if any is left; completes the read when none is left or running. */
@@ -95,6 +125,10 @@ final class PeerReads {
             long len = Math.min(PIECE, size - at);
             nextAt += len;
             running++;
+            if (bulk != null) {
+                Thread.ofVirtual().name("arrayd-peer-bulk-read").start(() -> readBulk(at, len));
+                return;
+            }
             ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
                     .setOffsetBytes(offset + at).setSizeBytes(len).setChunkBytes(ReadChunks.CHUNK).build();
             ClientCalls.asyncServerStreamingCall(c.channel().newCall(ReadChunks.METHOD, CallOptions.DEFAULT), req,

@@ -1,0 +1,194 @@
+package dev.arrayd.server;
+
+import dev.arrayd.devices.api.support.GuardedBy;
+import dev.arrayd.devices.remote.BulkProtocol;
+import dev.arrayd.scheduler.Scheduler;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bulk port: plain TCP beside the gRPC port, through which a peer daemon reads ranges of its session's buffers
+ * ({@link BulkProtocol}) without gRPC's per-message work. A connection is let in only with the key that
+ * {@code PeerService.OpenBulkLink} gave a session (over gRPC, so with that call's authentication), and reads only
+ * that session's buffers, as its tenant. Each connection is served on a virtual thread of its own
+ * ({@link BulkConnection}); at most {@link #MAX_CONNECTIONS} at once, and one that has not presented a key within
+ * {@link BulkConnection#HELLO_MILLIS} is closed.
+ */
+final class BulkPort implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(BulkPort.class);
+
+    static final int MAX_CONNECTIONS = 64;
+
+    /** What a key lets in: one session of one tenant. */
+    record Grant(String tenant, String session) {}
+
+    private final ServerSocketChannel listener;
+    private final Scheduler scheduler;
+    private final SessionRegistry sessions;
+    private final SecureRandom random = new SecureRandom();
+    private final Object lock = new Object();
+    @GuardedBy("lock")
+    private final Map<String, Grant> grants = new HashMap<>();
+    @GuardedBy("lock")
+    private final Map<String, byte[]> keyOfSession = new HashMap<>();
+    @GuardedBy("lock")
+    private final Set<SocketChannel> connections = new HashSet<>();
+    @GuardedBy("lock")
+    private boolean closed;
+    private final Thread acceptor;
+
+    private BulkPort(ServerSocketChannel listener, Scheduler scheduler, SessionRegistry sessions) {
+        this.listener = listener;
+        this.scheduler = scheduler;
+        this.sessions = sessions;
+        this.acceptor = Thread.ofPlatform().daemon().name("arrayd-bulk-accept").unstarted(this::accept);
+    }
+
+    /** Listens on {@code bind}, port {@code port} (0: any free one). */
+    static BulkPort open(InetAddress bind, int port, Scheduler scheduler, SessionRegistry sessions) {
+        try {
+            ServerSocketChannel ch = ServerSocketChannel.open();
+            ch.bind(new InetSocketAddress(bind, port), MAX_CONNECTIONS);
+            BulkPort p = new BulkPort(ch, scheduler, sessions);
+            p.acceptor.start();
+            return p;
+        } catch (IOException e) {
+            throw new UncheckedIOException("peer-bulk-port " + port + " on " + bind.getHostAddress() + ": cannot listen", e);
+        }
+    }
+
+    int port() {
+        try {
+            return ((InetSocketAddress) listener.getLocalAddress()).getPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The key of the session of {@code l}: made on the first call, forgotten when the session closes. */
+    byte[] keyFor(SessionLease l) {
+        String session = l.session.token();
+        byte[] k;
+        boolean made = false;
+        synchronized (lock) {
+            k = keyOfSession.get(session);
+            if (k == null) {
+                k = new byte[BulkProtocol.KEY_BYTES];
+                random.nextBytes(k);
+                keyOfSession.put(session, k);
+                grants.put(HexFormat.of().formatHex(k), new Grant(l.tenantName(), session));
+                made = true;
+            }
+        }
+        if (made) {
+            l.session.onClose(() -> forget(session)); // (run at once if it closed meanwhile)
+        }
+        return k.clone();
+    }
+
+    private void forget(String session) {
+        synchronized (lock) {
+            byte[] k = keyOfSession.remove(session);
+            if (k != null) {
+                grants.remove(HexFormat.of().formatHex(k));
+            }
+        }
+    }
+
+    /** Who {@code key} lets in, or null. */
+    Grant grant(byte[] key) {
+        synchronized (lock) {
+            return grants.get(HexFormat.of().formatHex(key));
+        }
+    }
+
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    SessionRegistry sessions() {
+        return sessions;
+    }
+
+    /** Connections open now (tests). */
+    int connections() {
+        synchronized (lock) {
+            return connections.size();
+        }
+    }
+
+    private void accept() {
+        while (true) {
+            SocketChannel ch;
+            try {
+                ch = listener.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                synchronized (lock) {
+                    if (closed) {
+                        return;
+                    }
+                }
+                log.warn("bulk port: accept failed: {}", e.toString());
+                continue;
+            }
+            boolean admitted;
+            synchronized (lock) {
+                admitted = !closed && connections.size() < MAX_CONNECTIONS;
+                if (admitted) {
+                    connections.add(ch);
+                }
+            }
+            if (!admitted) {
+                closeQuietly(ch);
+                continue;
+            }
+            Thread.ofVirtual().name("arrayd-bulk").start(() -> {
+                try {
+                    new BulkConnection(this, ch).serve();
+                } finally {
+                    synchronized (lock) {
+                        connections.remove(ch);
+                    }
+                    closeQuietly(ch);
+                }
+            });
+        }
+    }
+
+    static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // nothing left to do with it
+        }
+    }
+
+    /** Stops listening and closes every connection (a read in progress ends when its download does). */
+    @Override
+    public void close() {
+        List<SocketChannel> open;
+        synchronized (lock) {
+            closed = true;
+            open = List.copyOf(connections);
+        }
+        closeQuietly(listener);
+        open.forEach(BulkPort::closeQuietly);
+    }
+}
