@@ -108,6 +108,7 @@ peer-token-file = /etc/arrayd/peer/{{ .Values.peerToken.key }}
 {{- if .Values.peerTls.caSecret }}
 peer-tls-ca = /etc/arrayd/peer-tls/{{ .Values.peerTls.caKey }}
 {{- end }}
+peer-bulk-port = {{ .Values.arrayd.peerBulkPort }}
 {{- range $key, $value := .Values.arrayd.extraConfig }}
 {{ $key }} = {{ $value }}
 {{- end }}
@@ -170,6 +171,10 @@ stopped after it).
       containerPort: {{ .Values.arrayd.grpcPort }}
     - name: metrics
       containerPort: {{ .Values.arrayd.metricsPort }}
+    {{- if and (eq .Values.mode "pool") (ge (int .Values.arrayd.peerBulkPort) 1) (not .Values.tls.secretName) }}
+    - name: bulk
+      containerPort: {{ .Values.arrayd.peerBulkPort }}
+    {{- end }}
   startupProbe:
     grpc:
       port: {{ .Values.arrayd.grpcPort }}

@@ -119,6 +119,10 @@ class HelmChartTest {
         assertTrue(np.getSpec().getIngress().stream().flatMap(i -> i.getFrom().stream())
                 .anyMatch(f -> f.getPodSelector() != null && set.getSpec().getSelector().getMatchLabels()
                         .equals(f.getPodSelector().getMatchLabels())), "members reach each other: " + np.getSpec());
+        // with TLS there is no bulk port to reach
+        assertTrue(c.getPorts().stream().noneMatch(p -> "bulk".equals(p.getName())), c.getPorts()::toString);
+        assertTrue(np.getSpec().getIngress().stream().flatMap(i -> i.getPorts().stream())
+                .noneMatch(p -> p.getPort().getIntVal() != null && p.getPort().getIntVal() == 7702), np.getSpec()::toString);
         Kube.one(resources, PodDisruptionBudget.class);
     }
 
@@ -136,6 +140,17 @@ class HelmChartTest {
         assertTrue(remote.peers().isEmpty());
         var set = Kube.one(resources, io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
         assertEquals("demo-arrayd-pool", set.getSpec().getServiceName(), "the Service the name resolves through");
+        // without TLS the members read each other's buffers through the bulk port, which only they may reach
+        assertEquals(7702, r.config().get(ArraydConfig.PEER_BULK_PORT));
+        Container c = set.getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertTrue(c.getPorts().stream().anyMatch(p -> "bulk".equals(p.getName()) && p.getContainerPort() == 7702),
+                c.getPorts()::toString);
+        NetworkPolicy np = Kube.one(resources, NetworkPolicy.class);
+        var bulk = np.getSpec().getIngress().stream().filter(i -> i.getPorts().stream()
+                .anyMatch(p -> p.getPort().getIntVal() != null && p.getPort().getIntVal() == 7702)).toList();
+        assertEquals(1, bulk.size(), np.getSpec()::toString);
+        assertEquals(List.of(set.getSpec().getSelector().getMatchLabels()), bulk.getFirst().getFrom().stream()
+                .map(f -> f.getPodSelector().getMatchLabels()).toList(), "the members alone");
     }
 
     @Test
