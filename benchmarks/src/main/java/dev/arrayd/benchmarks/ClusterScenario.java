@@ -36,15 +36,17 @@ import picocli.CommandLine.Option;
  *       an entry daemon (the receiving peer fetches them from the sending one), against raw gRPC streaming of
  *       as many bytes between the same two processes ({@code PeerService.MeasureLink}).</li>
  *   <li><b>Scaling:</b> independent compute-bound tasks (Task Bench's kernel) on 1, 2 and 3 one-thread peer
- *       daemons through one entry daemon, the tasks spread round-robin over the peers' devices.</li>
+ *       daemons through one entry daemon, the tasks spread round-robin over the peers' devices; against it, the same
+ *       tasks on 1 and 2 one-thread devices of one daemon sent to directly (what the machine gives two threads).</li>
  * </ol>
  */
 @Command(name = "cluster", sortOptions = false,
         description = {"Remote daemons as devices: an empty launch through an entry daemon vs sent to the peer directly; "
                 + "a bulk copy between two peers vs raw gRPC streaming between them; compute-bound tasks on 1, 2 and 3 "
-                + "one-thread peers through one entry daemon.",
+                + "one-thread peers through one entry daemon, against 1 and 2 one-thread devices of one daemon.",
                 "Writes launch.csv, copy.csv, scaling.csv, summary.csv and cluster.png; the last line of stdout is: RESULT "
-                        + "cluster direct_us=.. entry_us=.. launch_ratio=.. copy_ms=.. raw_ms=.. copy_ratio=.. speedup2=.. speedup3=.."})
+                        + "cluster direct_us=.. entry_us=.. launch_ratio=.. copy_ms=.. raw_ms=.. copy_ratio=.. speedup2=.. speedup3=.. "
+                        + "local_speedup2=.."})
 final class ClusterScenario implements Scenario {
 
     static final int DEFAULT_ROUNDS = 15;
@@ -100,6 +102,8 @@ final class ClusterScenario implements Scenario {
         double[] perSecond = {median(scaling[0]), median(scaling[1]), median(scaling[2])};
         double speedup2 = perSecond[1] / perSecond[0];
         double speedup3 = perSecond[2] / perSecond[0];
+        double[] localPerSecond = {median(scaling[3]), median(scaling[4])};
+        double localSpeedup2 = localPerSecond[1] / localPerSecond[0];
 
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("launch.csv"))) {
             w.write("path,round,median_us\n");
@@ -116,10 +120,11 @@ final class ClusterScenario implements Scenario {
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("scaling.csv"))) {
-            w.write("peers,round,tasks,tasks_per_s\n");
-            for (int p = 0; p < 3; p++) {
+            w.write("where,devices,round,tasks,tasks_per_s\n");
+            for (int p = 0; p < 5; p++) {
                 for (int r = 0; r < rounds; r++) {
-                    w.write(String.format(Locale.ROOT, "%d,%d,%d,%.2f%n", p + 1, r + 1, tasks, scaling[p][r]));
+                    w.write(String.format(Locale.ROOT, "%s,%d,%d,%d,%.2f%n", p < 3 ? "peers" : "local", p < 3 ? p + 1 : p - 2,
+                            r + 1, tasks, scaling[p][r]));
                 }
             }
         }
@@ -136,6 +141,8 @@ final class ClusterScenario implements Scenario {
             for (int p = 0; p < 3; p++) {
                 w.write(row("tasks_" + (p + 1) + "_peers", scaling[p], "tasks/s"));
             }
+            w.write(row("tasks_1_local_device", scaling[3], "tasks/s"));
+            w.write(row("tasks_2_local_devices", scaling[4], "tasks/s"));
         }
         new BarChart(String.format(Locale.ROOT, "arrayd cluster: medians of %d rounds", rounds), "ratio",
                 List.of("launch RT (entry / direct)", "copy throughput (peer copy / raw)", "tasks/s (k peers / 1)"))
@@ -144,8 +151,8 @@ final class ClusterScenario implements Scenario {
                 .writePng(ctx.outDir().resolve("cluster.png"));
 
         String result = String.format(Locale.ROOT, "direct_us=%.1f entry_us=%.1f launch_ratio=%.3f copy_ms=%.1f raw_ms=%.1f "
-                + "copy_ratio=%.3f speedup2=%.3f speedup3=%.3f", direct, entry, launchRatio, copyMs, rawMs, copyRatio,
-                speedup2, speedup3);
+                + "copy_ratio=%.3f speedup2=%.3f speedup3=%.3f local_speedup2=%.3f", direct, entry, launchRatio, copyMs,
+                rawMs, copyRatio, speedup2, speedup3, localSpeedup2);
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "cluster: %d rounds (%d warm-up)", rounds, warmup));
         lines.add(String.format(Locale.ROOT, "empty launch RT: direct %.1f us, through the entry daemon %.1f us (ratio %.2f)",
@@ -156,10 +163,12 @@ final class ClusterScenario implements Scenario {
                 median(copy[2]), median(copy[3]), median(copy[4]), median(copy[5])));
         lines.add(String.format(Locale.ROOT, "tasks/s on 1, 2, 3 one-thread peers: %.1f, %.1f, %.1f (speedup %.2f, %.2f)",
                 perSecond[0], perSecond[1], perSecond[2], speedup2, speedup3));
+        lines.add(String.format(Locale.ROOT, "tasks/s on 1, 2 one-thread devices of one daemon: %.1f, %.1f (speedup %.2f)",
+                localPerSecond[0], localPerSecond[1], localSpeedup2));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
                 What is measured (%d rounds; every daemon a child process of the benchmark on loopback; launches' %s; \
-                tasks' %s):
+                copies' %s; tasks' %s):
 
                 - **remote launch:** a peer (`--devices cpu:1`) and an entry daemon (`--devices none --peers p=…`). Per \
                 round, %d round trips of an empty IR launch (`global = [1]`, wait for its completion before the next) \
@@ -171,13 +180,15 @@ final class ClusterScenario implements Scenario {
                 submission to its completion; against it, the second peer streams as many raw bytes from the first \
                 (`PeerService.MeasureLink`: the diagnostics source, 1 MiB chunks) between the same two processes. \
                 The CPU time (user and system, in the kernel's ticks of 10 ms) of each peer process is read before \
-                and after each transfer.
+                and after each transfer. The three daemons warm until their JITs are quiet.
                 - **scaling:** three peers of one CPU device of one thread (`--devices cpu --cpu-threads 1`) and an \
                 entry daemon listing them. A round launches %d independent tasks (Task Bench's compute-bound kernel, \
                 %d iterations, one state buffer each) spread round-robin over the devices of the first k peers, and \
-                waits for the last; rounds go 1, 2, 3 peers then 3, 2, 1. All daemons warm until their JITs are \
-                quiet. This machine has %d cores for the benchmark, the daemons and itself: past two busy peers \
-                there is no core left to gain.
+                waits for the last. Against it, what the machine gives two such threads without peers: the same \
+                tasks sent directly to a daemon of two one-thread CPU devices (`--devices cpu:2 --cpu-threads 1`), \
+                on one of them and on both. Rounds go 1, 2, 3 peers, 1, 2 local devices, then backwards. All daemons \
+                warm until their JITs are quiet. This machine has %d cores for the benchmark, the daemons and \
+                itself: past two busy threads there is no core left to gain.
 
                 | measure | direct / raw | through the entry / peer copy | ratio | goal |
                 | --- | --- | --- | --- | --- |
@@ -194,11 +205,16 @@ final class ClusterScenario implements Scenario {
                 | tasks/s | %.1f | %.1f | %.1f |
                 | speedup | 1.00 | **%.2f** | %.2f |
 
+                | one-thread devices of one daemon, no peers | 1 | 2 |
+                | --- | --- | --- |
+                | tasks/s | %.1f | %.1f |
+                | speedup | 1.00 | %.2f |
+
                 ![cluster](cluster.png)
-                """, rounds, warm.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
+                """, rounds, warm.describe(), warmCopies.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
                 median(copy[4]), median(copy[2]), median(copy[5]), median(copy[3]), perSecond[0], perSecond[1], perSecond[2],
-                speedup2, speedup3);
+                speedup2, speedup3, localPerSecond[0], localPerSecond[1], localSpeedup2);
         return new Report(lines, result, section);
     }
 
@@ -241,8 +257,9 @@ final class ClusterScenario implements Scenario {
         return s.compile(KernelModuleSpec.ir(Ir.kernel("empty").body(b -> { }))).get(60, TimeUnit.SECONDS).get("empty");
     }
 
-    /** How the launches' and the tasks' warm-ups went. */
+    /** How the launches', the copies' and the tasks' warm-ups went. */
     private JitWarmUp.Result warm;
+    private JitWarmUp.Result warmCopies;
     private JitWarmUp.Result warmScaling;
 
     /** Per round: {median µs sent directly, median µs through the entry}, the two alternating which goes first. */
@@ -311,30 +328,25 @@ final class ClusterScenario implements Scenario {
                         .get(60, TimeUnit.SECONDS);
                 var measure = MeasureLinkRequest.newBuilder().setTarget("127.0.0.1:" + p1.port()).setBytes(bytes)
                         .setChunkBytes(1 << 20).build();
-                for (int r = -warmup; r < rounds; r++) {
-                    progress.update(String.format(Locale.ROOT, "cluster: %d MiB copies, %s %d", sizeMib,
-                            r < 0 ? "warm-up" : "round", r < 0 ? r + warmup + 1 : r + 1));
-                    s.fill(src, (r + 7) & 0x7f).future().get(120, TimeUnit.SECONDS); // current on p1 only
-                    long[] cpu0 = {cpuNanos(p1), cpuNanos(p2)};
-                    long t0 = System.nanoTime();
-                    s.copy(src, dst).future().get(300, TimeUnit.SECONDS);
-                    double copyMs = (System.nanoTime() - t0) / 1e6;
-                    long[] cpu1 = {cpuNanos(p1), cpuNanos(p2)};
-                    long t1 = System.nanoTime();
-                    PeerServiceGrpc.newBlockingStub(toP2).withDeadlineAfter(300, TimeUnit.SECONDS).measureLink(measure);
-                    double rawMs = (System.nanoTime() - t1) / 1e6;
-                    long[] cpu2 = {cpuNanos(p1), cpuNanos(p2)};
-                    if (r >= 0) {
-                        out[0][r] = copyMs;
-                        out[1][r] = rawMs;
-                        for (int p = 0; p < 2; p++) {
-                            out[2 + p][r] = (cpu1[p] - cpu0[p]) / 1e6;
-                            out[4 + p][r] = (cpu2[p] - cpu1[p]) / 1e6;
-                        }
-                        progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms (CPU: source "
-                                + "%.0f ms, receiver %.0f ms), raw %.1f ms (CPU: %.0f ms, %.0f ms)", r + 1, rounds, copyMs,
-                                out[2][r], out[3][r], rawMs, out[4][r], out[5][r]));
+                ManagedChannel toP1 = ManagedChannelBuilder.forAddress("127.0.0.1", p1.port()).usePlaintext().build();
+                try {
+                    int[] warmRounds = {0};
+                    warmCopies = JitWarmUp.run(progress, "cluster: copies", List.of(c.channel(), toP1, toP2), List.of(),
+                            warmup, options.warmupLimit(), () -> copyRound(s, src, dst, p1, p2, toP2, measure,
+                                    warmRounds[0]++));
+                } finally {
+                    toP1.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                }
+                progress.line("cluster: copies " + warmCopies.describe());
+                for (int r = 0; r < rounds; r++) {
+                    progress.update(String.format(Locale.ROOT, "cluster: %d MiB copies, round %d", sizeMib, r + 1));
+                    double[] got = copyRound(s, src, dst, p1, p2, toP2, measure, r);
+                    for (int i = 0; i < got.length; i++) {
+                        out[i][r] = got[i];
                     }
+                    progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms (CPU: source "
+                            + "%.0f ms, receiver %.0f ms), raw %.1f ms (CPU: %.0f ms, %.0f ms)", r + 1, rounds, got[0],
+                            got[2], got[3], got[1], got[4], got[5]));
                 }
                 byte[] head = s.read(dst, 0, 16).get(60, TimeUnit.SECONDS).array();
                 if (head[0] != (byte) ((rounds - 1 + 7) & 0x7f)) {
@@ -347,22 +359,86 @@ final class ClusterScenario implements Scenario {
         return out;
     }
 
-    /** Per number of peers (1, 2, 3), per round: tasks per second. */
+    /**
+     * One copy from p1 to p2 (a fill on p1 first, so that p1 holds the only current replica) and one raw stream
+     * between the same two: {copy ms, raw ms, CPU ms of p1 and p2 during the copy, of p1 and p2 during the stream}.
+     */
+    private static double[] copyRound(Session s, BufferHandle src, BufferHandle dst, DaemonChild p1, DaemonChild p2,
+            ManagedChannel toP2, MeasureLinkRequest measure, int r) throws Exception {
+        s.fill(src, (r + 7) & 0x7f).future().get(120, TimeUnit.SECONDS); // current on p1 only
+        long[] cpu0 = {cpuNanos(p1), cpuNanos(p2)};
+        long t0 = System.nanoTime();
+        s.copy(src, dst).future().get(300, TimeUnit.SECONDS);
+        double copyMs = (System.nanoTime() - t0) / 1e6;
+        long[] cpu1 = {cpuNanos(p1), cpuNanos(p2)};
+        long t1 = System.nanoTime();
+        PeerServiceGrpc.newBlockingStub(toP2).withDeadlineAfter(300, TimeUnit.SECONDS).measureLink(measure);
+        double rawMs = (System.nanoTime() - t1) / 1e6;
+        long[] cpu2 = {cpuNanos(p1), cpuNanos(p2)};
+        return new double[] {copyMs, rawMs, (cpu1[0] - cpu0[0]) / 1e6, (cpu1[1] - cpu0[1]) / 1e6,
+                (cpu2[0] - cpu1[0]) / 1e6, (cpu2[1] - cpu1[1]) / 1e6};
+    }
+
+    /**
+     * Per round: tasks per second on 1, 2 and 3 peers through the entry daemon, then on 1 and 2 one-thread devices of
+     * one daemon sent to directly (what the machine gives two such threads without peers).
+     */
     private double[][] scaling(Progress progress, int rounds, int warmup) throws Exception {
-        double[][] out = new double[3][rounds];
+        double[][] out = new double[5][rounds];
         if (copyOnly) {
             return out;
         }
-        progress.update("cluster: starting three one-thread peers and an entry daemon");
+        progress.update("cluster: starting three one-thread peers, an entry daemon and a daemon of two one-thread devices");
         List<String> oneThread = List.of("--devices", "cpu", "--cpu-threads", "1", "--metrics-port", "-1");
         try (DaemonChild p1 = new DaemonChild(oneThread); DaemonChild p2 = new DaemonChild(oneThread);
              DaemonChild p3 = new DaemonChild(oneThread);
              DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--metrics-port", "-1", "--peers",
                      "p1=127.0.0.1:" + p1.port() + ",p2=127.0.0.1:" + p2.port() + ",p3=127.0.0.1:" + p3.port()));
-             Client c = Client.of(entry, "bench-cluster-scaling")) {
-            Session s = c.session();
-            KernelHandle k = s.compile(KernelModuleSpec.ir(ComputeKernel.ir())).get(120, TimeUnit.SECONDS).get(ComputeKernel.NAME);
-            List<String> devices = List.of("p1/cpu:0", "p2/cpu:0", "p3/cpu:0");
+             DaemonChild local = new DaemonChild(List.of("--devices", "cpu:2", "--cpu-threads", "1", "--metrics-port", "-1"));
+             Client c = Client.of(entry, "bench-cluster-scaling");
+             Client lc = Client.of(local, "bench-cluster-local")) {
+            Tasks peers = Tasks.on(c.session(), List.of("p1/cpu:0", "p2/cpu:0", "p3/cpu:0"), tasks);
+            Tasks devices = Tasks.on(lc.session(), List.of("cpu:0", "cpu:1"), tasks);
+            List<ManagedChannel> stats = new ArrayList<>(List.of(c.channel(), lc.channel()));
+            for (DaemonChild peer : List.of(p1, p2, p3)) {
+                stats.add(ManagedChannelBuilder.forAddress("127.0.0.1", peer.port()).usePlaintext().build());
+            }
+            try {
+                warmScaling = JitWarmUp.run(progress, "cluster: tasks", stats, List.of(), warmup, options.warmupLimit(), () -> {
+                    for (int p = 1; p <= 3; p++) {
+                        tasksRound(peers, p);
+                    }
+                    tasksRound(devices, 1);
+                    tasksRound(devices, 2);
+                });
+            } finally {
+                for (ManagedChannel ch : stats.subList(2, stats.size())) {
+                    ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                }
+            }
+            progress.line("cluster: tasks " + warmScaling.describe());
+            for (int r = 0; r < rounds; r++) {
+                for (int i = 0; i < 5; i++) {
+                    int which = r % 2 == 0 ? i : 4 - i; // forwards then backwards: host drift weighs on all alike
+                    boolean onPeers = which < 3;
+                    int n = onPeers ? which + 1 : which - 2;
+                    String where = onPeers ? n + " peers" : n + " local devices";
+                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %s, round %d", where, r + 1));
+                    double perSecond = tasksRound(onPeers ? peers : devices, n);
+                    out[which][r] = perSecond;
+                    progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %s: %.1f tasks/s",
+                            r + 1, rounds, where, perSecond));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The compute kernel compiled in {@code session}, and a state buffer per task and device. */
+    private record Tasks(Session session, KernelHandle kernel, List<String> devices, List<BufferHandle> states) {
+        static Tasks on(Session s, List<String> devices, int tasks) throws Exception {
+            KernelHandle k = s.compile(KernelModuleSpec.ir(ComputeKernel.ir())).get(120, TimeUnit.SECONDS)
+                    .get(ComputeKernel.NAME);
             List<BufferHandle> states = new ArrayList<>();
             for (int t = 0; t < tasks; t++) {
                 // one state buffer per task and device, so that no task waits for a transfer
@@ -371,44 +447,19 @@ final class ClusterScenario implements Scenario {
                             BufferOptions.defaults().device(d)).get(60, TimeUnit.SECONDS));
                 }
             }
-            List<ManagedChannel> stats = new ArrayList<>(List.of(c.channel()));
-            for (DaemonChild peer : List.of(p1, p2, p3)) {
-                stats.add(ManagedChannelBuilder.forAddress("127.0.0.1", peer.port()).usePlaintext().build());
-            }
-            try {
-                warmScaling = JitWarmUp.run(progress, "cluster: tasks", stats, List.of(), warmup, options.warmupLimit(), () -> {
-                    for (int p = 1; p <= 3; p++) {
-                        tasksRound(s, k, states, devices, p);
-                    }
-                });
-            } finally {
-                for (ManagedChannel ch : stats.subList(1, stats.size())) {
-                    ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-                }
-            }
-            progress.line("cluster: tasks " + warmScaling.describe());
-            for (int r = 0; r < rounds; r++) {
-                for (int i = 0; i < 3; i++) {
-                    int p = r % 2 == 0 ? i + 1 : 3 - i; // 1, 2, 3 then 3, 2, 1: host drift weighs on all alike
-                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %d peers, round %d", p, r + 1));
-                    double perSecond = tasksRound(s, k, states, devices, p);
-                    out[p - 1][r] = perSecond;
-                    progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %d peers: %.1f tasks/s",
-                            r + 1, rounds, p, perSecond));
-                }
-            }
+            return new Tasks(s, k, devices, states);
         }
-        return out;
     }
 
-    /** One round of {@code --tasks} tasks over the devices of the first {@code peers} peers; tasks per second. */
-    private double tasksRound(Session s, KernelHandle k, List<BufferHandle> states, List<String> devices, int peers)
-            throws Exception {
+    /** The round's tasks spread round-robin over the first {@code n} devices of {@code on}: tasks per second. */
+    private double tasksRound(Tasks on, int n) throws Exception {
         long t0 = System.nanoTime();
         List<Event> events = new ArrayList<>();
+        int width = on.devices().size();
         for (int t = 0; t < tasks; t++) {
-            int d = t % peers;
-            events.add(s.launch(Launch.of(k).global(1).args(states.get(t * 3 + d), taskIterations).device(devices.get(d))));
+            int d = t % n;
+            events.add(on.session().launch(Launch.of(on.kernel()).global(1).args(on.states().get(t * width + d),
+                    taskIterations).device(on.devices().get(d))));
         }
         for (Event e : events) {
             e.future().get(300, TimeUnit.SECONDS);
