@@ -55,7 +55,7 @@ public final class DeviceRuntime {
         }
         this.sharedStreams = List.copyOf(streams);
         int depth = config.dispatchDepth() > 0 ? config.dispatchDepth()
-                : Math.max(2 * n, Math.max(1, info.computeUnits()));
+                : Math.max(2 * n, Math.max(1, info.computeUnits())) + Math.max(0, device.commandsInTransit());
         this.queue = new DeviceQueue(sharedStreams, depth, clock);
     }
 

@@ -52,6 +52,17 @@ public interface Device extends AutoCloseable {
     }
 
     /**
+     * Commands the scheduler should keep handed to this device beyond what its own streams run or queue, to cover
+     * the time a command takes to reach the device and its completion to come back: 0 (the default) for a device
+     * of this process; a peer's device, whose commands and completions cross a network, its peer's own depth, so
+     * that the next command is already there when one ends. The scheduler's fair share decides among the commands
+     * not yet handed over; what is handed over runs in the order it was.
+     */
+    default int commandsInTransit() {
+        return 0;
+    }
+
+    /**
      * Nanoseconds per byte of a {@link DeviceCommand.PeerCopy} from {@code src} into this device, where the device
      * knows it better than the scheduler's assumption (from another peer's device: across the network); NaN (the
      * default) for the scheduler's own figure.

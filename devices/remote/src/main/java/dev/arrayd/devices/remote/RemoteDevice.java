@@ -74,6 +74,12 @@ final class RemoteDevice implements Device {
         return link;
     }
 
+    /** The peer's own dispatch depth for this device (its default): a command waits there while one runs. */
+    @Override
+    public int commandsInTransit() {
+        return Math.max(2 * Math.max(1, info.suggestedStreams()), Math.max(1, info.computeUnits()));
+    }
+
     /** The device's id on the peer ({@code cuda:0}). */
     String peerDevice() {
         return peerDevice;
