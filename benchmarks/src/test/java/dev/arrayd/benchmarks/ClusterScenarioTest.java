@@ -11,7 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code bench cluster} end to end, tiny: the daemons it starts itself (a peer and an entry; two peers and an
- * entry; three one-thread peers and an entry), every part measured, its files written.
+ * entry; three one-thread peers, an entry and a daemon of two one-thread devices), every part measured, its files
+ * written.
  */
 class ClusterScenarioTest {
 
@@ -23,7 +24,7 @@ class ClusterScenarioTest {
                 "--size", "2", "--tasks", "3", "--iterations-per-task", "2000", "--out", results.toString());
         String f = "\\d+\\.\\d+";
         run.assertComplete(results, "RESULT cluster direct_us=" + f + " entry_us=" + f + " launch_ratio=" + f + " copy_ms=" + f
-                + " raw_ms=" + f + " copy_ratio=" + f + " speedup2=" + f + " speedup3=" + f, "cluster.png");
+                + " raw_ms=" + f + " copy_ratio=" + f + " speedup2=" + f + " speedup3=" + f + " local_speedup2=" + f, "cluster.png");
         List<String[]> launch = BenchRun.csv(results.resolve("launch.csv"), "path,round,median_us", 3);
         assertEquals(4, launch.size());
         for (String[] row : launch) {
@@ -35,6 +36,9 @@ class ClusterScenarioTest {
             // CPU time of each peer process over the transfer: read from the kernel, never negative
             assertTrue(Double.parseDouble(row[4]) >= 0 && Double.parseDouble(row[5]) >= 0, String.join(",", row));
         }
-        assertEquals(6, BenchRun.csv(results.resolve("scaling.csv"), "peers,round,tasks,tasks_per_s", 4).size());
+        // 1, 2, 3 peers and 1, 2 devices of one daemon, two rounds each
+        List<String[]> scaling = BenchRun.csv(results.resolve("scaling.csv"), "where,devices,round,tasks,tasks_per_s", 5);
+        assertEquals(10, scaling.size());
+        assertEquals(4, scaling.stream().filter(r -> r[0].equals("local")).count(), "the local anchor's rows");
     }
 }

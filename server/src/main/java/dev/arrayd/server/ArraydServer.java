@@ -156,7 +156,7 @@ public final class ArraydServer implements AutoCloseable {
         BulkPort bulk = null;
         if (options.peerBulkPort() >= 0 && security.tlsCert() == null) {
             try {
-                bulk = BulkPort.open(bindAddress, options.peerBulkPort(), scheduler, sessions);
+                bulk = BulkPort.open(bindAddress, options.peerBulkPort(), scheduler, sessions, metrics.registry());
             } catch (RuntimeException e) {
                 closeScheduler();
                 throw new IllegalStateException(e.getMessage() + " (" + e.getCause() + "; choose another port with "

@@ -53,6 +53,7 @@ final class BulkConnection {
 
     void serve() {
         String from = "?";
+        boolean admitted = false;
         try {
             from = String.valueOf(ch.getRemoteAddress());
             ch.socket().setTcpNoDelay(true);
@@ -60,10 +61,11 @@ final class BulkConnection {
             DataInputStream in = new DataInputStream(ch.socket().getInputStream());
             BulkPort.Grant grant = hello(in);
             if (grant == null) {
-                refusals.warn("bulk port: refused a connection from " + from + ": no valid greeting or key");
+                refuse(from, "no valid greeting or key");
                 return;
             }
             BulkProtocol.writeFully(ch, ByteBuffer.wrap(new byte[] {BulkProtocol.ACCEPTED}));
+            admitted = true;
             ch.socket().setSoTimeout(IDLE_MILLIS);
             while (true) {
                 int length;
@@ -73,8 +75,7 @@ final class BulkConnection {
                     return; // the peer is done with it
                 }
                 if (length < 1 || length > BulkProtocol.MAX_REQUEST_BYTES) {
-                    refusals.warn("bulk port: closed a connection from " + from + ": a request of "
-                            + Integer.toUnsignedString(length) + " bytes (expected: 1 to "
+                    refuse(from, "a request of " + Integer.toUnsignedString(length) + " bytes (expected: 1 to "
                             + BulkProtocol.MAX_REQUEST_BYTES + ")");
                     return;
                 }
@@ -85,10 +86,24 @@ final class BulkConnection {
                 read(grant, request);
             }
         } catch (SocketTimeoutException e) {
-            log.debug("bulk port: closed an idle connection from {}", from);
+            if (!admitted) {
+                refuse(from, "no greeting within " + HELLO_MILLIS + " ms");
+            } else {
+                log.debug("bulk port: closed an idle connection from {}", from);
+            }
         } catch (IOException e) {
-            log.debug("bulk port: connection from {} ended: {}", from, e.toString());
+            if (!admitted) {
+                refuse(from, "the connection broke before its greeting (" + e + ")");
+            } else {
+                log.debug("bulk port: connection from {} ended: {}", from, e.toString());
+            }
         }
+    }
+
+    /** Counts and logs (at most a line per 10 s) a connection closed without being served. */
+    private void refuse(String from, String why) {
+        port.refused.increment();
+        refusals.warn("bulk port: closed a connection from " + from + ": " + why);
     }
 
     /** The grant of the greeting's key, or null when the greeting is anything else. */
@@ -145,6 +160,7 @@ final class BulkConnection {
             }
             BulkProtocol.writeFully(ch, ByteBuffer.allocate(8).putLong(0, size));
             BulkProtocol.writeFully(ch, window.slice(0, (int) size));
+            port.sent.increment(size);
         } catch (InvalidProtocolBufferException x) {
             fail(Status.INVALID_ARGUMENT.withDescription("request: not a ReadBufferRequest (" + x.getMessage() + ")"));
         } catch (RuntimeException x) {

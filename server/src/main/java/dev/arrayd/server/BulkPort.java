@@ -3,6 +3,9 @@ package dev.arrayd.server;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.remote.BulkProtocol;
 import dev.arrayd.scheduler.Scheduler;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -51,20 +54,31 @@ final class BulkPort implements AutoCloseable {
     @GuardedBy("lock")
     private boolean closed;
     private final Thread acceptor;
+    /** Bytes of buffers sent. */
+    final Counter sent;
+    /** Connections closed without being served: no valid greeting, a request over the limit, too many. */
+    final Counter refused;
 
-    private BulkPort(ServerSocketChannel listener, Scheduler scheduler, SessionRegistry sessions) {
+    private BulkPort(ServerSocketChannel listener, Scheduler scheduler, SessionRegistry sessions, MeterRegistry meters) {
         this.listener = listener;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.acceptor = Thread.ofPlatform().daemon().name("arrayd-bulk-accept").unstarted(this::accept);
+        this.sent = Counter.builder("arrayd.peer.bulk.sent").baseUnit("bytes")
+                .description("Bytes of buffers sent through the bulk port").register(meters);
+        this.refused = Counter.builder("arrayd.peer.bulk.refused")
+                .description("Connections to the bulk port closed without being served").register(meters);
+        Gauge.builder("arrayd.peer.bulk.connections", this, BulkPort::connections)
+                .description("Connections to the bulk port open now").register(meters);
     }
 
-    /** Listens on {@code bind}, port {@code port} (0: any free one). */
-    static BulkPort open(InetAddress bind, int port, Scheduler scheduler, SessionRegistry sessions) {
+    /** Listens on {@code bind}, port {@code port} (0: any free one); its meters go to {@code meters}. */
+    static BulkPort open(InetAddress bind, int port, Scheduler scheduler, SessionRegistry sessions,
+            MeterRegistry meters) {
         try {
             ServerSocketChannel ch = ServerSocketChannel.open();
             ch.bind(new InetSocketAddress(bind, port), MAX_CONNECTIONS);
-            BulkPort p = new BulkPort(ch, scheduler, sessions);
+            BulkPort p = new BulkPort(ch, scheduler, sessions, meters);
             p.acceptor.start();
             return p;
         } catch (IOException e) {
@@ -156,6 +170,7 @@ final class BulkPort implements AutoCloseable {
                 }
             }
             if (!admitted) {
+                refused.increment();
                 closeQuietly(ch);
                 continue;
             }

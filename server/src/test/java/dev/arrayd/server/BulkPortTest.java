@@ -131,7 +131,9 @@ class BulkPortTest {
             assertArrayEquals(java.util.Arrays.copyOfRange(bytes, 1000, 1000 + (2 << 20)), answer(s));
             request(s, read(0, bytes.length).build().toByteArray());
             assertArrayEquals(bytes, answer(s));
+            assertEquals(1.0, meter("arrayd.peer.bulk.connections"));
         }
+        assertEquals((2 << 20) + bytes.length, meter("arrayd.peer.bulk.sent"), "bytes sent");
         // the same session gets the same key again
         assertEquals(link.getKey(), PeerServiceGrpc.newBlockingStub(bob.channel).openBulkLink(OpenBulkLinkRequest
                 .newBuilder().setSession(session).build()).getKey());
@@ -183,6 +185,13 @@ class BulkPortTest {
             new DataOutputStream(s.getOutputStream()).writeInt(BulkProtocol.MAX_REQUEST_BYTES + 1);
             assertClosed(s, "a request over the limit closes the connection");
         }
+        assertEquals(3.0, meter("arrayd.peer.bulk.refused"), "each counted");
+    }
+
+    private double meter(String name) {
+        var m = f.server.metrics().registry().find(name).meter();
+        assertTrue(m != null, name + " registered");
+        return m.measure().iterator().next().getValue();
     }
 
     @Test
