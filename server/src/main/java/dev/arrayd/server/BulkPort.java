@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
 final class BulkPort implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(BulkPort.class);
+    private static final ThrottledLog tooMany = new ThrottledLog(log, java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
 
-    static final int MAX_CONNECTIONS = 64;
+    static final int MAX_CONNECTIONS = 256;
 
     /** What a key lets in: one session of one tenant. */
     record Grant(String tenant, String session) {}
@@ -171,6 +172,7 @@ final class BulkPort implements AutoCloseable {
             }
             if (!admitted) {
                 refused.increment();
+                tooMany.warn("bulk port: closed a connection: " + MAX_CONNECTIONS + " are open already");
                 closeQuietly(ch);
                 continue;
             }

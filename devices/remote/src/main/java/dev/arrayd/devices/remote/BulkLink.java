@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * This daemon's way into one peer's bulk port ({@link BulkProtocol}), for one connection of the link (its key is its
- * session's): reads of the peer's buffers as plain byte streams, one connection per read in flight, kept open for
- * the next read. Only for a plaintext link: a link with TLS reads through gRPC.
+ * session's): reads of the peer's buffers as plain byte streams, one connection per read in flight (at most
+ * {@link #MAX_CONNECTIONS}), kept open for the next read. Only for a plaintext link: a link with TLS reads through
+ * gRPC, and so does a read for which no connection could be made.
  */
 final class BulkLink implements AutoCloseable {
 
@@ -32,6 +33,8 @@ final class BulkLink implements AutoCloseable {
     static final int CHUNKS_IN_FLIGHT = 8;
     /** How long connecting to the bulk port may take. */
     static final int CONNECT_MILLIS = 3_000;
+    /** Most connections to the peer's bulk port at once (one per piece of a read in flight); more reads wait. */
+    static final int MAX_CONNECTIONS = PeerReads.IN_FLIGHT;
 
     private static final ArrayDeque<ByteBuffer> BUFFERS = new ArrayDeque<>();
     private static final int KEEP_BUFFERS = 32;
@@ -45,8 +48,9 @@ final class BulkLink implements AutoCloseable {
     private final java.util.Set<SocketChannel> open = new java.util.HashSet<>();
     @GuardedBy("this")
     private boolean closed;
+    private final Semaphore connections = new Semaphore(MAX_CONNECTIONS);
 
-    private BulkLink(String peer, InetSocketAddress address, byte[] key) {
+    BulkLink(String peer, InetSocketAddress address, byte[] key) {
         this.peer = peer;
         this.address = address;
         this.key = key;
@@ -106,6 +110,16 @@ final class BulkLink implements AutoCloseable {
      * is an {@link ArraydException} with its code; a broken connection is UNAVAILABLE.
      */
     long read(String session, long handle, long offset, long size, long base, PeerReads.ChunkSink sink) {
+        connections.acquireUninterruptibly();
+        try {
+            return readOnAConnection(session, handle, offset, size, base, sink);
+        } finally {
+            connections.release();
+        }
+    }
+
+    private long readOnAConnection(String session, long handle, long offset, long size, long base,
+            PeerReads.ChunkSink sink) {
         byte[] request = ReadBufferRequest.newBuilder().setSession(session).setBuffer(handle).setOffsetBytes(offset)
                 .setSizeBytes(size).build().toByteArray();
         for (int attempt = 0; ; attempt++) {
@@ -123,7 +137,7 @@ final class BulkLink implements AutoCloseable {
                     ch = connect();
                 }
             } catch (IOException e) {
-                throw unavailable("bulk port: " + e);
+                throw new NoConnection(peer, e);
             }
             long header;
             try {
@@ -295,6 +309,16 @@ final class BulkLink implements AutoCloseable {
             } catch (IOException e) {
                 // gone either way
             }
+        }
+    }
+
+    /**
+     * No connection to the bulk port could be made for a read (the port is at its limit, or gone): nothing of the
+     * read happened, and it may go through gRPC instead.
+     */
+    static final class NoConnection extends ArraydException {
+        NoConnection(String peer, IOException cause) {
+            super(ErrorCode.UNAVAILABLE, "peer " + peer + ": no connection to its bulk port (" + cause + ")");
         }
     }
 

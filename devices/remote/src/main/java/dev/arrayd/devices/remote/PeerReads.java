@@ -101,6 +101,9 @@ final class PeerReads {
                         }
                     });
                 }
+            } catch (BulkLink.NoConnection e) {
+                readGrpc(at, len); // (the bulk port did not take one more connection: nothing was read)
+                return;
             } catch (RuntimeException e) {
                 done.completeExceptionally(e);
             }
@@ -129,6 +132,11 @@ final class PeerReads {
                 Thread.ofVirtual().name("arrayd-peer-bulk-read").start(() -> readBulk(at, len));
                 return;
             }
+            readGrpc(at, len);
+        }
+
+        /** Reads one piece as a {@code ReadBuffer} call, then starts the next. */
+        private void readGrpc(long at, long len) {
             ReadBufferRequest req = ReadBufferRequest.newBuilder().setSession(c.session().id()).setBuffer(handle)
                     .setOffsetBytes(offset + at).setSizeBytes(len).setChunkBytes(ReadChunks.CHUNK).build();
             ClientCalls.asyncServerStreamingCall(c.channel().newCall(ReadChunks.METHOD, CallOptions.DEFAULT), req,
