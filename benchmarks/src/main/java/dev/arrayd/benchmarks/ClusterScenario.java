@@ -66,6 +66,11 @@ final class ClusterScenario implements Scenario {
             description = "Kernel iterations of one task (default: ${DEFAULT-VALUE}).")
     long taskIterations;
 
+    @Option(names = "--network-delays-us", split = ",", defaultValue = "100,250,500",
+            description = "One-way delays (µs) of the emulated network the sidecar-shaped launches cross "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long[] networkDelaysMicros;
+
     @Option(names = "--copy-only", description = "Measure the bulk copy only (a quick check; writes no report).")
     boolean copyOnly;
 
@@ -85,6 +90,8 @@ final class ClusterScenario implements Scenario {
         int warmup = options.warmup(DEFAULT_WARMUP);
         Progress progress = ctx.progress();
         double[][] launch = launches(progress, rounds, warmup);
+        SidecarLaunches.Result sidecar = copyOnly ? null
+                : SidecarLaunches.run(progress, networkDelaysMicros, rounds, LAUNCHES_PER_ROUND, warmup, options.warmupLimit());
         double[][] copy = copies(progress, rounds, warmup);
         double[][] scaling = scaling(progress, rounds, warmup);
         if (copyOnly) {
@@ -104,11 +111,26 @@ final class ClusterScenario implements Scenario {
         double speedup3 = perSecond[2] / perSecond[0];
         double[] localPerSecond = {median(scaling[3]), median(scaling[4])};
         double localSpeedup2 = localPerSecond[1] / localPerSecond[0];
+        long[] delays = sidecar.oneWayMicros();
+        double[][] sidecarMedians = new double[delays.length][];
+        for (int i = 0; i < delays.length; i++) {
+            double[][] m = sidecar.micros()[i];
+            sidecarMedians[i] = new double[] {median(m[0]), median(m[1]), median(m[1]) / median(m[0])};
+        }
 
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("launch.csv"))) {
             w.write("path,round,median_us\n");
             for (int r = 0; r < rounds; r++) {
                 w.write(String.format(Locale.ROOT, "direct,%d,%.2f%nentry,%d,%.2f%n", r + 1, launch[0][r], r + 1, launch[1][r]));
+            }
+        }
+        try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("sidecar.csv"))) {
+            w.write("one_way_us,round,direct_us,sidecar_us\n");
+            for (int i = 0; i < delays.length; i++) {
+                for (int r = 0; r < rounds; r++) {
+                    w.write(String.format(Locale.ROOT, "%d,%d,%.2f,%.2f%n", delays[i], r + 1, sidecar.micros()[i][0][r],
+                            sidecar.micros()[i][1][r]));
+                }
             }
         }
         try (BufferedWriter w = Files.newBufferedWriter(ctx.outDir().resolve("copy.csv"))) {
@@ -132,6 +154,10 @@ final class ClusterScenario implements Scenario {
             w.write("measure,median,min,max,unit\n");
             w.write(row("launch_direct", launch[0], "us"));
             w.write(row("launch_through_entry", launch[1], "us"));
+            for (int i = 0; i < delays.length; i++) {
+                w.write(row("launch_direct_network_" + delays[i] + "us", sidecar.micros()[i][0], "us"));
+                w.write(row("launch_through_sidecar_network_" + delays[i] + "us", sidecar.micros()[i][1], "us"));
+            }
             w.write(row("peer_copy", copy[0], "ms"));
             w.write(row("raw_grpc_stream", copy[1], "ms"));
             w.write(row("peer_copy_source_cpu", copy[2], "ms"));
@@ -144,19 +170,38 @@ final class ClusterScenario implements Scenario {
             w.write(row("tasks_1_local_device", scaling[3], "tasks/s"));
             w.write(row("tasks_2_local_devices", scaling[4], "tasks/s"));
         }
-        new BarChart(String.format(Locale.ROOT, "arrayd cluster: medians of %d rounds", rounds), "ratio",
-                List.of("launch RT (entry / direct)", "copy throughput (peer copy / raw)", "tasks/s (k peers / 1)"))
-                .add("goal", List.of(1.3, 0.9, 1.8))
-                .add("measured (2 peers for tasks)", List.of(launchRatio, copyRatio, speedup2))
+        List<String> categories = new ArrayList<>(List.of("launch"));
+        List<Double> goals = new ArrayList<>(List.of(1.3));
+        List<Double> measured = new ArrayList<>(List.of(launchRatio));
+        StringBuilder sidecarRows = new StringBuilder();
+        StringBuilder sidecarResult = new StringBuilder();
+        for (int i = 0; i < delays.length; i++) {
+            categories.add(String.format(Locale.ROOT, "sidecar %d µs", delays[i]));
+            goals.add(1.3);
+            measured.add(sidecarMedians[i][2]);
+            sidecarRows.append(String.format(Locale.ROOT, "| %d µs | %.1f µs | %.1f µs | **%.2f** | ≤ 1.3 |%n", delays[i],
+                    sidecarMedians[i][0], sidecarMedians[i][1], sidecarMedians[i][2]));
+            sidecarResult.append(String.format(Locale.ROOT, " sidecar_ratio_%dus=%.3f", delays[i], sidecarMedians[i][2]));
+        }
+        categories.addAll(List.of("copy", "2 peers"));
+        goals.addAll(List.of(0.9, 1.8));
+        measured.addAll(List.of(copyRatio, speedup2));
+        new BarChart(String.format(Locale.ROOT, "arrayd cluster: medians of %d rounds", rounds), "ratio", categories)
+                .add("goal", goals)
+                .add("measured", measured)
                 .writePng(ctx.outDir().resolve("cluster.png"));
 
-        String result = String.format(Locale.ROOT, "direct_us=%.1f entry_us=%.1f launch_ratio=%.3f copy_ms=%.1f raw_ms=%.1f "
-                + "copy_ratio=%.3f speedup2=%.3f speedup3=%.3f local_speedup2=%.3f", direct, entry, launchRatio, copyMs,
-                rawMs, copyRatio, speedup2, speedup3, localSpeedup2);
+        String result = String.format(Locale.ROOT, "direct_us=%.1f entry_us=%.1f launch_ratio=%.3f%s copy_ms=%.1f raw_ms=%.1f "
+                + "copy_ratio=%.3f speedup2=%.3f speedup3=%.3f local_speedup2=%.3f", direct, entry, launchRatio,
+                sidecarResult, copyMs, rawMs, copyRatio, speedup2, speedup3, localSpeedup2);
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "cluster: %d rounds (%d warm-up)", rounds, warmup));
         lines.add(String.format(Locale.ROOT, "empty launch RT: direct %.1f us, through the entry daemon %.1f us (ratio %.2f)",
                 direct, entry, launchRatio));
+        for (int i = 0; i < delays.length; i++) {
+            lines.add(String.format(Locale.ROOT, "over a %d µs network each way: direct %.1f us, through a sidecar entry %.1f us "
+                    + "(ratio %.2f)", delays[i], sidecarMedians[i][0], sidecarMedians[i][1], sidecarMedians[i][2]));
+        }
         lines.add(String.format(Locale.ROOT, "%d MiB peer to peer: copy %.1f ms, raw gRPC stream %.1f ms (throughput ratio %.2f)",
                 sizeMib, copyMs, rawMs, copyRatio));
         lines.add(String.format(Locale.ROOT, "CPU per transfer, sending / receiving peer: copy %.0f / %.0f ms, raw %.0f / %.0f ms",
@@ -168,12 +213,19 @@ final class ClusterScenario implements Scenario {
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
                 What is measured (%d rounds; every daemon a child process of the benchmark on loopback; launches' %s; \
-                copies' %s; tasks' %s):
+                sidecar launches' %s; copies' %s; tasks' %s):
 
                 - **remote launch:** a peer (`--devices cpu:1`) and an entry daemon (`--devices none --peers p=…`). Per \
                 round, %d round trips of an empty IR launch (`global = [1]`, wait for its completion before the next) \
                 sent to the peer directly (`cpu:0`) and as many through the entry daemon (`p/cpu:0`), which goes \
                 first alternating by round; the round's median of each. Both daemons warm until their JITs are quiet.
+                - **remote launch, sidecar shape:** the same launches where a pool is used: the client reaches its \
+                entry daemon over the entry's Unix socket (`--uds`), and the entry reaches the peer over a network; \
+                against it, the client sends the launch over that network to the peer itself. Loopback has no network \
+                latency: a proxy in the benchmark, in front of the peer, holds every byte for a set time each way \
+                before passing it on, so both paths cross the same emulated network once per round trip. The proxy's \
+                own threads add their hand-offs and timer slack to the set delay: the direct column is what a round \
+                trip across it costs. Warmed with no delay, then %d rounds at each delay.
                 - **bulk copy:** two peers (`--devices cpu:1`; the second lists the first in its `peers`) and an entry \
                 daemon listing both. A %d MiB buffer written on `p1/cpu:0` by a fill there is copied into a buffer on \
                 `p2/cpu:0` (the second peer fetches the bytes from the first: `PeerService.Fetch`), timed from the copy's \
@@ -195,6 +247,9 @@ final class ClusterScenario implements Scenario {
                 | empty launch round trip | %.1f µs | %.1f µs | **%.2f** | ≤ 1.3 |
                 | %d MiB between two peers | %.1f ms | %.1f ms | **%.2f** (throughput) | ≥ 0.9 |
 
+                | emulated network, set delay each way | direct: client → network → peer | sidecar: client → Unix socket → entry → network → peer | ratio | goal |
+                | --- | --- | --- | --- | --- |
+                %s
                 | CPU time per transfer (median) | raw stream | peer copy |
                 | --- | --- | --- |
                 | sending peer | %.0f ms | %.0f ms |
@@ -211,8 +266,10 @@ final class ClusterScenario implements Scenario {
                 | speedup | 1.00 | %.2f |
 
                 ![cluster](cluster.png)
-                """, rounds, warm.describe(), warmCopies.describe(), warmScaling.describe(), LAUNCHES_PER_ROUND, sizeMib, tasks, taskIterations,
+                """, rounds, warm.describe(), sidecar.warm().describe(), warmCopies.describe(), warmScaling.describe(),
+                LAUNCHES_PER_ROUND, rounds, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
+                sidecarRows.toString().stripTrailing(),
                 median(copy[4]), median(copy[2]), median(copy[5]), median(copy[3]), perSecond[0], perSecond[1], perSecond[2],
                 speedup2, speedup3, localPerSecond[0], localPerSecond[1], localSpeedup2);
         return new Report(lines, result, section);
@@ -253,10 +310,6 @@ final class ClusterScenario implements Scenario {
         }
     }
 
-    private static KernelHandle empty(Session s) throws Exception {
-        return s.compile(KernelModuleSpec.ir(Ir.kernel("empty").body(b -> { }))).get(60, TimeUnit.SECONDS).get("empty");
-    }
-
     /** How the launches', the copies' and the tasks' warm-ups went. */
     private JitWarmUp.Result warm;
     private JitWarmUp.Result warmCopies;
@@ -274,20 +327,20 @@ final class ClusterScenario implements Scenario {
                      "--metrics-port", "-1"));
              Client direct = Client.of(peer, "bench-cluster-direct");
              Client through = Client.of(entry, "bench-cluster-entry")) {
-            Launch d = Launch.of(empty(direct.session())).global(1).device("cpu:0");
-            Launch t = Launch.of(empty(through.session())).global(1).device("p/cpu:0");
+            Launch d = Launch.of(SidecarLaunches.empty(direct.session())).global(1).device("cpu:0");
+            Launch t = Launch.of(SidecarLaunches.empty(through.session())).global(1).device("p/cpu:0");
             warm = JitWarmUp.run(progress, "cluster: launches", List.of(direct.channel(), through.channel()), List.of(),
                     warmup, options.warmupLimit(), () -> {
-                        roundTrips(direct.session(), d);
-                        roundTrips(through.session(), t);
+                        SidecarLaunches.roundTrips(direct.session(), d, LAUNCHES_PER_ROUND);
+                        SidecarLaunches.roundTrips(through.session(), t, LAUNCHES_PER_ROUND);
                     });
             progress.line("cluster: launches " + warm.describe());
             for (int r = 0; r < rounds; r++) {
                 progress.update(String.format(Locale.ROOT, "cluster: launches, round %d", r + 1));
                 boolean directFirst = r % 2 == 0;
-                double a = directFirst ? roundTrips(direct.session(), d) : 0;
-                double b = roundTrips(through.session(), t);
-                a = directFirst ? a : roundTrips(direct.session(), d);
+                double a = directFirst ? SidecarLaunches.roundTrips(direct.session(), d, LAUNCHES_PER_ROUND) : 0;
+                double b = SidecarLaunches.roundTrips(through.session(), t, LAUNCHES_PER_ROUND);
+                a = directFirst ? a : SidecarLaunches.roundTrips(direct.session(), d, LAUNCHES_PER_ROUND);
                 out[0][r] = a;
                 out[1][r] = b;
                 progress.line(String.format(Locale.ROOT, "cluster: launch round %d/%d: direct %.1f us, entry %.1f us",
@@ -295,16 +348,6 @@ final class ClusterScenario implements Scenario {
             }
         }
         return out;
-    }
-
-    private static double roundTrips(Session s, Launch l) throws Exception {
-        double[] us = new double[LAUNCHES_PER_ROUND];
-        for (int i = 0; i < us.length; i++) {
-            long t0 = System.nanoTime();
-            s.launch(l).future().get(60, TimeUnit.SECONDS);
-            us[i] = (System.nanoTime() - t0) / 1e3;
-        }
-        return median(us);
     }
 
     /** Per round: {peer copy ms, raw gRPC stream ms} of {@code --size} MiB. */

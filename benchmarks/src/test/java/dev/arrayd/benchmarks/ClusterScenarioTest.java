@@ -23,7 +23,8 @@ class ClusterScenarioTest {
         BenchRun run = new BenchRun("cluster", "--in-process", "--iterations", "2", "--warmup", "1", "--warmup-seconds", "0",
                 "--size", "2", "--tasks", "3", "--iterations-per-task", "2000", "--out", results.toString());
         String f = "\\d+\\.\\d+";
-        run.assertComplete(results, "RESULT cluster direct_us=" + f + " entry_us=" + f + " launch_ratio=" + f + " copy_ms=" + f
+        run.assertComplete(results, "RESULT cluster direct_us=" + f + " entry_us=" + f + " launch_ratio=" + f
+                + " sidecar_ratio_100us=" + f + " sidecar_ratio_250us=" + f + " sidecar_ratio_500us=" + f + " copy_ms=" + f
                 + " raw_ms=" + f + " copy_ratio=" + f + " speedup2=" + f + " speedup3=" + f + " local_speedup2=" + f, "cluster.png");
         List<String[]> launch = BenchRun.csv(results.resolve("launch.csv"), "path,round,median_us", 3);
         assertEquals(4, launch.size());
@@ -35,6 +36,13 @@ class ClusterScenarioTest {
         for (String[] row : copy) {
             // CPU time of each peer process over the transfer: read from the kernel, never negative
             assertTrue(Double.parseDouble(row[4]) >= 0 && Double.parseDouble(row[5]) >= 0, String.join(",", row));
+        }
+        // the sidecar-shaped launches: every delay, two rounds each, the path through the emulated network the slower
+        List<String[]> sidecar = BenchRun.csv(results.resolve("sidecar.csv"), "one_way_us,round,direct_us,sidecar_us", 4);
+        assertEquals(6, sidecar.size());
+        for (String[] row : sidecar) {
+            assertTrue(Double.parseDouble(row[2]) > 2 * Double.parseDouble(row[0]), "a round trip crosses the delay "
+                    + "twice: " + String.join(",", row));
         }
         // 1, 2, 3 peers and 1, 2 devices of one daemon, two rounds each
         List<String[]> scaling = BenchRun.csv(results.resolve("scaling.csv"), "where,devices,round,tasks,tasks_per_s", 5);
