@@ -1,26 +1,12 @@
 package dev.arrayd.benchmarks;
 
-import dev.arrayd.client.ArraydClient;
-import dev.arrayd.client.BufferHandle;
-import dev.arrayd.client.BufferOptions;
-import dev.arrayd.client.DType;
-import dev.arrayd.client.Event;
-import dev.arrayd.client.Ir;
-import dev.arrayd.client.KernelHandle;
-import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.Launch;
-import dev.arrayd.client.Session;
-import dev.arrayd.proto.v1.MeasureLinkRequest;
-import dev.arrayd.proto.v1.PeerServiceGrpc;
-import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import java.io.BufferedWriter;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -92,12 +78,14 @@ final class ClusterScenario implements Scenario {
         double[][] launch = launches(progress, rounds, warmup);
         SidecarLaunches.Result sidecar = copyOnly ? null
                 : SidecarLaunches.run(progress, networkDelaysMicros, rounds, LAUNCHES_PER_ROUND, warmup, options.warmupLimit());
-        double[][] copy = copies(progress, rounds, warmup);
-        double[][] scaling = scaling(progress, rounds, warmup);
+        PeerCopies.Result copies = PeerCopies.run(progress, sizeMib, rounds, warmup, options.warmupLimit());
+        double[][] copy = copies.perRound();
         if (copyOnly) {
             return new Report(List.of(String.format(Locale.ROOT, "%d MiB peer to peer: copy %.1f ms, raw %.1f ms (ratio %.2f)",
                     sizeMib, median(copy[0]), median(copy[1]), median(copy[1]) / median(copy[0]))), "copy_only", "");
         }
+        ScalingTasks.Result scaled = ScalingTasks.run(progress, tasks, taskIterations, rounds, warmup, options.warmupLimit());
+        double[][] scaling = scaled.perSecond();
         progress.clear();
 
         double direct = median(launch[0]);
@@ -266,7 +254,7 @@ final class ClusterScenario implements Scenario {
                 | speedup | 1.00 | %.2f |
 
                 ![cluster](cluster.png)
-                """, rounds, warm.describe(), sidecar.warm().describe(), warmCopies.describe(), warmScaling.describe(),
+                """, rounds, warm.describe(), sidecar.warm().describe(), copies.warm().describe(), scaled.warm().describe(),
                 LAUNCHES_PER_ROUND, rounds, sizeMib, tasks, taskIterations,
                 Runtime.getRuntime().availableProcessors(), direct, entry, launchRatio, sizeMib, rawMs, copyMs, copyRatio,
                 sidecarRows.toString().stripTrailing(),
@@ -284,36 +272,8 @@ final class ClusterScenario implements Scenario {
         return ThroughputScenario.median(v);
     }
 
-    /** CPU time (user and system) of a daemon child so far; the kernel counts it in ticks of 10 ms. */
-    static long cpuNanos(DaemonChild d) {
-        return ProcessHandle.of(d.pid()).flatMap(h -> h.info().totalCpuDuration()).map(java.time.Duration::toNanos)
-                .orElse(0L);
-    }
-
-    /** A client of a daemon child, with one session. */
-    private record Client(ManagedChannel channel, ArraydClient client, Session session) implements AutoCloseable {
-        static Client of(DaemonChild d, String name) throws Exception {
-            ManagedChannel ch = ManagedChannelBuilder.forAddress("127.0.0.1", d.port()).usePlaintext().directExecutor()
-                    .maxInboundMessageSize(ArraydClient.DEFAULT_MAX_MESSAGE_BYTES).build();
-            ArraydClient c = ArraydClient.builder().channel(ch).build();
-            return new Client(ch, c, c.openSession(name).get(60, TimeUnit.SECONDS));
-        }
-
-        @Override
-        public void close() throws Exception {
-            try {
-                session.close();
-                client.close();
-            } finally {
-                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-            }
-        }
-    }
-
-    /** How the launches', the copies' and the tasks' warm-ups went. */
+    /** How the launches' warm-up went. */
     private JitWarmUp.Result warm;
-    private JitWarmUp.Result warmCopies;
-    private JitWarmUp.Result warmScaling;
 
     /** Per round: {median µs sent directly, median µs through the entry}, the two alternating which goes first. */
     private double[][] launches(Progress progress, int rounds, int warmup) throws Exception {
@@ -325,8 +285,8 @@ final class ClusterScenario implements Scenario {
         try (DaemonChild peer = new DaemonChild(List.of("--devices", "cpu:1", "--metrics-port", "-1"));
              DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--peers", "p=127.0.0.1:" + peer.port(),
                      "--metrics-port", "-1"));
-             Client direct = Client.of(peer, "bench-cluster-direct");
-             Client through = Client.of(entry, "bench-cluster-entry")) {
+             DaemonClient direct = DaemonClient.of(peer, "bench-cluster-direct");
+             DaemonClient through = DaemonClient.of(entry, "bench-cluster-entry")) {
             Launch d = Launch.of(SidecarLaunches.empty(direct.session())).global(1).device("cpu:0");
             Launch t = Launch.of(SidecarLaunches.empty(through.session())).global(1).device("p/cpu:0");
             warm = JitWarmUp.run(progress, "cluster: launches", List.of(direct.channel(), through.channel()), List.of(),
@@ -350,163 +310,4 @@ final class ClusterScenario implements Scenario {
         return out;
     }
 
-    /** Per round: {peer copy ms, raw gRPC stream ms} of {@code --size} MiB. */
-    private double[][] copies(Progress progress, int rounds, int warmup) throws Exception {
-        long bytes = (long) sizeMib << 20;
-        String memory = Long.toString(Math.max(1L << 30, 2 * bytes));
-        double[][] out = new double[6][rounds];
-        progress.update("cluster: starting two peers and an entry daemon");
-        try (DaemonChild p1 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1"));
-             DaemonChild p2 = new DaemonChild(List.of("--devices", "cpu:1", "--cpu-memory", memory, "--metrics-port", "-1",
-                     "--peers", "p1=127.0.0.1:" + p1.port()));
-             DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--metrics-port", "-1", "--peers",
-                     "p1=127.0.0.1:" + p1.port() + ",p2=127.0.0.1:" + p2.port()));
-             Client c = Client.of(entry, "bench-cluster-copy")) {
-            ManagedChannel toP2 = ManagedChannelBuilder.forAddress("127.0.0.1", p2.port()).usePlaintext().build();
-            try {
-                Session s = c.session();
-                BufferHandle src = s.createBuffer(DType.U8, new long[] {bytes}, BufferOptions.defaults().device("p1/cpu:0"))
-                        .get(60, TimeUnit.SECONDS);
-                BufferHandle dst = s.createBuffer(DType.U8, new long[] {bytes}, BufferOptions.defaults().device("p2/cpu:0"))
-                        .get(60, TimeUnit.SECONDS);
-                var measure = MeasureLinkRequest.newBuilder().setTarget("127.0.0.1:" + p1.port()).setBytes(bytes)
-                        .setChunkBytes(1 << 20).build();
-                ManagedChannel toP1 = ManagedChannelBuilder.forAddress("127.0.0.1", p1.port()).usePlaintext().build();
-                try {
-                    int[] warmRounds = {0};
-                    warmCopies = JitWarmUp.run(progress, "cluster: copies", List.of(c.channel(), toP1, toP2), List.of(),
-                            warmup, options.warmupLimit(), () -> copyRound(s, src, dst, p1, p2, toP2, measure,
-                                    warmRounds[0]++));
-                } finally {
-                    toP1.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-                }
-                progress.line("cluster: copies " + warmCopies.describe());
-                for (int r = 0; r < rounds; r++) {
-                    progress.update(String.format(Locale.ROOT, "cluster: %d MiB copies, round %d", sizeMib, r + 1));
-                    double[] got = copyRound(s, src, dst, p1, p2, toP2, measure, r);
-                    for (int i = 0; i < got.length; i++) {
-                        out[i][r] = got[i];
-                    }
-                    progress.line(String.format(Locale.ROOT, "cluster: copy round %d/%d: peer copy %.1f ms (CPU: source "
-                            + "%.0f ms, receiver %.0f ms), raw %.1f ms (CPU: %.0f ms, %.0f ms)", r + 1, rounds, got[0],
-                            got[2], got[3], got[1], got[4], got[5]));
-                }
-                byte[] head = s.read(dst, 0, 16).get(60, TimeUnit.SECONDS).array();
-                if (head[0] != (byte) ((rounds - 1 + 7) & 0x7f)) {
-                    throw new IllegalStateException("the copy on p2 does not hold the last fill of p1 (" + head[0] + ")");
-                }
-            } finally {
-                toP2.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-            }
-        }
-        return out;
-    }
-
-    /**
-     * One copy from p1 to p2 (a fill on p1 first, so that p1 holds the only current replica) and one raw stream
-     * between the same two: {copy ms, raw ms, CPU ms of p1 and p2 during the copy, of p1 and p2 during the stream}.
-     */
-    private static double[] copyRound(Session s, BufferHandle src, BufferHandle dst, DaemonChild p1, DaemonChild p2,
-            ManagedChannel toP2, MeasureLinkRequest measure, int r) throws Exception {
-        s.fill(src, (r + 7) & 0x7f).future().get(120, TimeUnit.SECONDS); // current on p1 only
-        long[] cpu0 = {cpuNanos(p1), cpuNanos(p2)};
-        long t0 = System.nanoTime();
-        s.copy(src, dst).future().get(300, TimeUnit.SECONDS);
-        double copyMs = (System.nanoTime() - t0) / 1e6;
-        long[] cpu1 = {cpuNanos(p1), cpuNanos(p2)};
-        long t1 = System.nanoTime();
-        PeerServiceGrpc.newBlockingStub(toP2).withDeadlineAfter(300, TimeUnit.SECONDS).measureLink(measure);
-        double rawMs = (System.nanoTime() - t1) / 1e6;
-        long[] cpu2 = {cpuNanos(p1), cpuNanos(p2)};
-        return new double[] {copyMs, rawMs, (cpu1[0] - cpu0[0]) / 1e6, (cpu1[1] - cpu0[1]) / 1e6,
-                (cpu2[0] - cpu1[0]) / 1e6, (cpu2[1] - cpu1[1]) / 1e6};
-    }
-
-    /**
-     * Per round: tasks per second on 1, 2 and 3 peers through the entry daemon, then on 1 and 2 one-thread devices of
-     * one daemon sent to directly (what the machine gives two such threads without peers).
-     */
-    private double[][] scaling(Progress progress, int rounds, int warmup) throws Exception {
-        double[][] out = new double[5][rounds];
-        if (copyOnly) {
-            return out;
-        }
-        progress.update("cluster: starting three one-thread peers, an entry daemon and a daemon of two one-thread devices");
-        List<String> oneThread = List.of("--devices", "cpu", "--cpu-threads", "1", "--metrics-port", "-1");
-        try (DaemonChild p1 = new DaemonChild(oneThread); DaemonChild p2 = new DaemonChild(oneThread);
-             DaemonChild p3 = new DaemonChild(oneThread);
-             DaemonChild entry = new DaemonChild(List.of("--devices", "none", "--metrics-port", "-1", "--peers",
-                     "p1=127.0.0.1:" + p1.port() + ",p2=127.0.0.1:" + p2.port() + ",p3=127.0.0.1:" + p3.port()));
-             DaemonChild local = new DaemonChild(List.of("--devices", "cpu:2", "--cpu-threads", "1", "--metrics-port", "-1"));
-             Client c = Client.of(entry, "bench-cluster-scaling");
-             Client lc = Client.of(local, "bench-cluster-local")) {
-            Tasks peers = Tasks.on(c.session(), List.of("p1/cpu:0", "p2/cpu:0", "p3/cpu:0"), tasks);
-            Tasks devices = Tasks.on(lc.session(), List.of("cpu:0", "cpu:1"), tasks);
-            List<ManagedChannel> stats = new ArrayList<>(List.of(c.channel(), lc.channel()));
-            for (DaemonChild peer : List.of(p1, p2, p3)) {
-                stats.add(ManagedChannelBuilder.forAddress("127.0.0.1", peer.port()).usePlaintext().build());
-            }
-            try {
-                warmScaling = JitWarmUp.run(progress, "cluster: tasks", stats, List.of(), warmup, options.warmupLimit(), () -> {
-                    for (int p = 1; p <= 3; p++) {
-                        tasksRound(peers, p);
-                    }
-                    tasksRound(devices, 1);
-                    tasksRound(devices, 2);
-                });
-            } finally {
-                for (ManagedChannel ch : stats.subList(2, stats.size())) {
-                    ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-                }
-            }
-            progress.line("cluster: tasks " + warmScaling.describe());
-            for (int r = 0; r < rounds; r++) {
-                for (int i = 0; i < 5; i++) {
-                    int which = r % 2 == 0 ? i : 4 - i; // forwards then backwards: host drift weighs on all alike
-                    boolean onPeers = which < 3;
-                    int n = onPeers ? which + 1 : which - 2;
-                    String where = onPeers ? n + " peers" : n + " local devices";
-                    progress.update(String.format(Locale.ROOT, "cluster: tasks on %s, round %d", where, r + 1));
-                    double perSecond = tasksRound(onPeers ? peers : devices, n);
-                    out[which][r] = perSecond;
-                    progress.line(String.format(Locale.ROOT, "cluster: tasks round %d/%d on %s: %.1f tasks/s",
-                            r + 1, rounds, where, perSecond));
-                }
-            }
-        }
-        return out;
-    }
-
-    /** The compute kernel compiled in {@code session}, and a state buffer per task and device. */
-    private record Tasks(Session session, KernelHandle kernel, List<String> devices, List<BufferHandle> states) {
-        static Tasks on(Session s, List<String> devices, int tasks) throws Exception {
-            KernelHandle k = s.compile(KernelModuleSpec.ir(ComputeKernel.ir())).get(120, TimeUnit.SECONDS)
-                    .get(ComputeKernel.NAME);
-            List<BufferHandle> states = new ArrayList<>();
-            for (int t = 0; t < tasks; t++) {
-                // one state buffer per task and device, so that no task waits for a transfer
-                for (String d : devices) {
-                    states.add(s.createBuffer(DType.F64, new long[] {ComputeKernel.STATE_DOUBLES},
-                            BufferOptions.defaults().device(d)).get(60, TimeUnit.SECONDS));
-                }
-            }
-            return new Tasks(s, k, devices, states);
-        }
-    }
-
-    /** The round's tasks spread round-robin over the first {@code n} devices of {@code on}: tasks per second. */
-    private double tasksRound(Tasks on, int n) throws Exception {
-        long t0 = System.nanoTime();
-        List<Event> events = new ArrayList<>();
-        int width = on.devices().size();
-        for (int t = 0; t < tasks; t++) {
-            int d = t % n;
-            events.add(on.session().launch(Launch.of(on.kernel()).global(1).args(on.states().get(t * width + d),
-                    taskIterations).device(on.devices().get(d))));
-        }
-        for (Event e : events) {
-            e.future().get(300, TimeUnit.SECONDS);
-        }
-        return tasks / ((System.nanoTime() - t0) / 1e9);
-    }
 }
