@@ -11,7 +11,6 @@ import dev.arrayd.client.KernelModuleSpec;
 import dev.arrayd.client.Launch;
 import dev.arrayd.client.Session;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import java.io.BufferedWriter;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -213,8 +212,8 @@ final class MultiDeviceScenario implements Scenario {
         final String label;
         final int devices;
         final DaemonChild daemon;
+        final DaemonClient client;
         final ManagedChannel channel;
-        final ArraydClient client;
         final Session session;
         final KernelHandle kernel;
         final List<BufferHandle> states = new ArrayList<>();
@@ -224,9 +223,9 @@ final class MultiDeviceScenario implements Scenario {
             this.devices = devices;
             List<String> args = new ArrayList<>(serveArgs);
             daemon = new DaemonChild(args);
-            channel = ManagedChannelBuilder.forAddress("127.0.0.1", daemon.port()).usePlaintext().directExecutor().build();
-            client = ArraydClient.builder().channel(channel).build();
-            session = client.openSession("bench-multidevice").get(30, TimeUnit.SECONDS);
+            client = DaemonClient.of(daemon, "bench-multidevice");
+            channel = client.channel();
+            session = client.session();
             kernel = session.compile(KernelModuleSpec.ir(ComputeKernel.ir()).backend("cpu")).get(60, TimeUnit.SECONDS)
                     .get(ComputeKernel.NAME);
             for (int g = 0; g < graphs; g++) {
@@ -257,10 +256,8 @@ final class MultiDeviceScenario implements Scenario {
         @Override
         public void close() throws Exception {
             try {
-                session.close();
                 client.close();
             } finally {
-                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
                 daemon.close();
             }
         }
