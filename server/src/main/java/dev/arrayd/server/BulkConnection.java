@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.Quote;
+import dev.arrayd.devices.api.support.DirectBufferPool;
 import dev.arrayd.devices.remote.BulkProtocol;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import dev.arrayd.scheduler.Buffer;
@@ -17,8 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,8 +39,7 @@ final class BulkConnection {
     static final int IDLE_MILLIS = 600_000;
 
     /** Native windows reads are downloaded into, kept for the next read. */
-    private static final ArrayDeque<ByteBuffer> WINDOWS = new ArrayDeque<>();
-    private static final int KEEP_WINDOWS = 4;
+    private static final DirectBufferPool WINDOWS = new DirectBufferPool(BulkProtocol.MAX_READ_BYTES, 4);
 
     private final BulkPort port;
     private final SocketChannel ch;
@@ -124,7 +122,6 @@ final class BulkConnection {
     /** Serves one read: its bytes, or its failure's status. */
     private void read(BulkPort.Grant grant, byte[] request) throws IOException {
         ByteBuffer window = null;
-        Event e = null;
         InFlightCall quota = null;
         try {
             ReadBufferRequest req = ReadBufferRequest.parseFrom(request);
@@ -147,14 +144,14 @@ final class BulkConnection {
             }
             long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             quota = InFlightCall.reserve(l, "bulk read");
-            window = takeWindow();
-            e = port.scheduler().submit(l.session, List.of(new CommandSpec(0, waits, 0, new CommandSpec.DownloadOp(
+            window = WINDOWS.take();
+            Event e = port.scheduler().submit(l.session, new CommandSpec(0, waits, 0, new CommandSpec.DownloadOp(
                     b.handle(), offset, size, BulkProtocol.MAX_READ_BYTES, MemorySegment.ofBuffer(window),
-                    req.getWholePadded()))), null).getFirst();
+                    req.getWholePadded())), null);
             CompletableFuture<Event> done = new CompletableFuture<>();
             e.onDone(done::complete);
             done.join();
-            quota.release();
+            quota.release(); // (downloaded: a slow reader of the bytes holds no place in the quota)
             if (e.isFailed()) {
                 throw e.failure();
             }
@@ -170,7 +167,7 @@ final class BulkConnection {
                 quota.release();
             }
             if (window != null) {
-                giveWindow(window); // (the download is done: it was waited for)
+                WINDOWS.give(window); // (the download is done: it was waited for)
             }
         }
     }
@@ -178,23 +175,5 @@ final class BulkConnection {
     private void fail(Status s) throws IOException {
         BulkProtocol.writeFully(ch, BulkProtocol.failure(s.getCode().value(),
                 s.getDescription() == null ? s.getCode().name() : s.getDescription()));
-    }
-
-    private static ByteBuffer takeWindow() {
-        synchronized (WINDOWS) {
-            ByteBuffer w = WINDOWS.poll();
-            if (w != null) {
-                return w.clear();
-            }
-        }
-        return ByteBuffer.allocateDirect(BulkProtocol.MAX_READ_BYTES);
-    }
-
-    private static void giveWindow(ByteBuffer w) {
-        synchronized (WINDOWS) {
-            if (WINDOWS.size() < KEEP_WINDOWS) {
-                WINDOWS.push(w);
-            }
-        }
     }
 }

@@ -16,7 +16,6 @@ import dev.arrayd.scheduler.Scheduler;
 import dev.arrayd.scheduler.Session;
 import io.grpc.stub.StreamObserver;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -90,10 +89,10 @@ final class PeerGrpcService extends PeerServiceGrpc.PeerServiceImplBase {
                     throw new ArraydException(ErrorCode.INTERNAL, "the source sent bytes at " + offset + " (expected: within "
                             + size + ")");
                 }
-                List<Event> e = scheduler.submit(s, List.of(new CommandSpec(0, null, 0, new CommandSpec.UploadOp(buffer,
-                        at + offset, MemorySegment.ofBuffer(data), false))), null);
-                last.set(e.getLast());
-                e.getLast().onDone(uploaded -> done.run()); // the bytes were copied (or will never be)
+                Event e = scheduler.submit(s, new CommandSpec(0, null, 0, new CommandSpec.UploadOp(buffer, at + offset,
+                        MemorySegment.ofBuffer(data), false)), null);
+                last.set(e);
+                e.onDone(uploaded -> done.run()); // the bytes were copied (or will never be)
             }).whenComplete((bytes, t) -> {
                 if (t != null) {
                     Calls.fail(out, t instanceof java.util.concurrent.CompletionException && t.getCause() != null

@@ -2,6 +2,7 @@ package dev.arrayd.devices.remote;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.support.DirectBufferPool;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.proto.v1.OpenBulkLinkRequest;
 import dev.arrayd.proto.v1.PeerServiceGrpc;
@@ -36,8 +37,7 @@ final class BulkLink implements AutoCloseable {
     /** Most connections to the peer's bulk port at once (one per piece of a read in flight); more reads wait. */
     static final int MAX_CONNECTIONS = PeerReads.IN_FLIGHT;
 
-    private static final ArrayDeque<ByteBuffer> BUFFERS = new ArrayDeque<>();
-    private static final int KEEP_BUFFERS = 32;
+    private static final DirectBufferPool BUFFERS = new DirectBufferPool(CHUNK, 32);
 
     private final String peer;
     private final InetSocketAddress address;
@@ -181,22 +181,22 @@ final class BulkLink implements AutoCloseable {
         try {
             for (long got = 0; got < size; ) {
                 room.acquireUninterruptibly();
-                ByteBuffer b = take();
+                ByteBuffer b = BUFFERS.take();
                 b.limit((int) Math.min(CHUNK, size - got));
                 try {
                     BulkProtocol.readFully(ch, b);
                 } catch (IOException e) {
-                    give(b);
+                    BUFFERS.give(b);
                     throw e;
                 }
                 b.flip();
                 try {
                     sink.accept(base + got, b, () -> {
-                        give(b);
+                        BUFFERS.give(b);
                         room.release();
                     });
                 } catch (RuntimeException e) {
-                    give(b); // (a sink that throws kept nothing)
+                    BUFFERS.give(b); // (a sink that throws kept nothing)
                     throw e;
                 }
                 got += b.limit();
@@ -273,24 +273,6 @@ final class BulkLink implements AutoCloseable {
 
     private ArraydException unavailable(String reason) {
         return new ArraydException(ErrorCode.UNAVAILABLE, "peer " + peer + " (" + address + ") unreachable: " + reason);
-    }
-
-    private static ByteBuffer take() {
-        synchronized (BUFFERS) {
-            ByteBuffer b = BUFFERS.poll();
-            if (b != null) {
-                return b.clear();
-            }
-        }
-        return ByteBuffer.allocateDirect(CHUNK);
-    }
-
-    private static void give(ByteBuffer b) {
-        synchronized (BUFFERS) {
-            if (BUFFERS.size() < KEEP_BUFFERS) {
-                BUFFERS.push(b);
-            }
-        }
     }
 
     /** Closes every connection: a read in progress fails with UNAVAILABLE. */
