@@ -103,7 +103,8 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,
 # the host, for the report (bin/arrayd bench cuda --from): CPU model, cores, memory, system
 host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 host_mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
-echo "host: ${host_cpu:-unknown CPU}; $(nproc) cores; ${host_mem}; $(uname -sr)" >> "$out/probe.txt"
+echo "host: ${host_cpu:-unknown CPU}; $(nproc) cores; ${host_mem}; $(uname -sr); $(ldd --version 2>/dev/null | head -n 1)" \
+  >> "$out/probe.txt"
 
 # 3. the probe: is there a GPU, and which NVRTC
 step probe 60 "$out/probe.txt" "$java" "${jvm[@]}" -cp "$cp" dev.arrayd.devices.cuda.CudaProbe
