@@ -14,6 +14,7 @@ import dev.arrayd.devices.api.KernelSource;
 import dev.arrayd.devices.api.ir.CRenderer;
 import dev.arrayd.devices.api.ir.CheckedKernel;
 import dev.arrayd.devices.api.ir.GroupPhases;
+import dev.arrayd.devices.api.ir.IrDigest;
 import dev.arrayd.devices.api.ir.IrKernel;
 import dev.arrayd.devices.api.ir.IrValidator;
 import dev.arrayd.devices.api.ir.LaneBlocks;
@@ -127,11 +128,14 @@ final class CpuKernelCompiler implements KernelCompiler {
     private final Supplier<String> compilerId;
     /**
      * Recent sources and what they translate to, with their cache keys: a module compiled again (a client's
-     * every session compiles its kernels) skips validation, rendering and hashing. Guarded by itself.
+     * every session compiles its kernels) skips validation and rendering. Keyed by {@link #memoKey}: an IR
+     * source by its module's {@link IrDigest} (a string, hashed and compared at once, where the source's own
+     * hash and equality walk its whole tree through generated record methods that run slowly until the JIT has
+     * compiled them), other sources by themselves. Guarded by itself.
      */
-    private final Map<KernelSource, Translated> translations = new LinkedHashMap<>(64, 0.75f, true) {
+    private final Map<Object, Translated> translations = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<KernelSource, Translated> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Object, Translated> eldest) {
             return size() > MAX_TRANSLATIONS;
         }
     };
@@ -262,14 +266,16 @@ final class CpuKernelCompiler implements KernelCompiler {
         Translated[] known = new Translated[n];
         String[] sourceKeys = new String[n]; // IR sources not known here: their key on disk, to record what they became
         List<Unit> units = new ArrayList<>(n);
+        Object[] memoKeys = new Object[n];
         for (int i = 0; i < n; i++) {
             KernelSource source = sources.get(i);
+            Object memo = memoKeys[i] = memoKey(source);
             synchronized (translations) {
-                known[i] = translations.get(source);
+                known[i] = translations.get(memo);
             }
-            if (known[i] == null && source.dialect() == Dialect.IR && reason.isEmpty()) {
-                sourceKeys[i] = sourceKey(source);
-                known[i] = sourceKeys[i] == null ? null : fromSourceIndex(source, sourceKeys[i]);
+            if (known[i] == null && memo instanceof String irDigest && reason.isEmpty()) {
+                sourceKeys[i] = sourceKey(irDigest);
+                known[i] = fromSourceIndex(source, memo, sourceKeys[i]);
                 if (known[i] != null) {
                     sourceKeys[i] = null; // recorded already
                 }
@@ -290,7 +296,7 @@ final class CpuKernelCompiler implements KernelCompiler {
             } else {
                 keys[i] = KernelCache.key(u.files(), u.flags(), compilerId.get(), HostProbe.target());
                 synchronized (translations) {
-                    translations.put(sources.get(i), new Translated(u, keys[i]));
+                    translations.put(memoKeys[i], new Translated(u, keys[i]));
                 }
             }
             CompletableFuture<KernelCache.Artifact> mine = new CompletableFuture<>();
@@ -319,7 +325,7 @@ final class CpuKernelCompiler implements KernelCompiler {
                     }
                     units.set(i, u);
                     synchronized (translations) {
-                        translations.put(sources.get(i), new Translated(u, keys[i]));
+                        translations.put(memoKeys[i], new Translated(u, keys[i]));
                     }
                 }
             }
@@ -346,16 +352,29 @@ final class CpuKernelCompiler implements KernelCompiler {
     }
 
     /**
-     * The key of an IR source on disk: its content with everything else that decides its library (see
-     * {@link KernelCache#sourceKey}); null when the source holds a value the digest does not encode. The code's
-     * identity is read once, when the backend starts.
+     * What {@link #translations} keys {@code source} by: an IR source whose entry points are none or its module's
+     * own (anything else is refused when translated) is its module, keyed by the module's {@link IrDigest}; any
+     * other source by itself.
      */
-    String sourceKey(KernelSource source) {
-        try {
-            return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, lanes.name(), source);
-        } catch (IllegalArgumentException e) {
-            return null; // a value the digest does not encode: the source is translated and keyed by its unit alone
+    static Object memoKey(KernelSource source) {
+        if (source.dialect() != Dialect.IR || !source.source().isEmpty()) {
+            return source;
         }
+        if (!source.entryPoints().isEmpty()
+                && !source.entryPoints().equals(source.ir().kernels().stream().map(IrKernel::signature).toList())) {
+            return source;
+        }
+        return IrDigest.of(source.ir());
+    }
+
+    /**
+     * The key on disk of an IR source whose module has digest {@code irDigest}: the module with everything else
+     * that decides its library (see {@link KernelCache#sourceKey}). The code's identity is read once, when the
+     * backend starts.
+     */
+    String sourceKey(String irDigest) {
+        return KernelCache.sourceKey(codeIdentity(), compilerId.get(), HostProbe.target(), irFlags, forceGuards, lanes.name(),
+                irDigest);
     }
 
     private volatile String codeIdentity;
@@ -379,7 +398,7 @@ final class CpuKernelCompiler implements KernelCompiler {
      * its unit's key with its kernels for launches only ({@link CheckedKernel#forLaunches}) and no text (the unit
      * is translated only if its library has to be built again). Null when the cache has no such entry.
      */
-    private Translated fromSourceIndex(KernelSource source, String sourceKey) {
+    private Translated fromSourceIndex(KernelSource source, Object memoKey, String sourceKey) {
         String key = cache.readSourceIndex(sourceKey);
         if (key == null) {
             return null;
@@ -392,7 +411,7 @@ final class CpuKernelCompiler implements KernelCompiler {
         }
         Translated t = new Translated(new Unit(null, null, irFlags, List.copyOf(entries), List.copyOf(ir)), key);
         synchronized (translations) {
-            translations.put(source, t);
+            translations.put(memoKey, t);
         }
         return t;
     }

@@ -22,7 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import dev.arrayd.devices.api.support.RecordDigest;
+import dev.arrayd.devices.api.support.DigestWriter;
 
 /**
  * Compiled kernel libraries by content hash, in memory and on disk.
@@ -244,14 +244,18 @@ final class KernelCache {
     private static final String SOURCE_SUFFIX = ".src";
 
     /**
-     * The key of an IR source by its content: a {@link RecordDigest} of the source with everything else that
-     * decides what it compiles to ({@code parts}: the code's identity, the compiler's, the target, the flags).
+     * The key of an IR source by its content: its module's {@link dev.arrayd.devices.api.ir.IrDigest} with
+     * everything else that decides what it compiles to (the identity of the code that renders it, the compiler's,
+     * the target, the flags, forced guards, the lane rule), each written with a tag and its length.
      */
-    static String sourceKey(Object... parts) {
-        Object[] all = new Object[parts.length + 1];
-        all[0] = "arrayd-cpu-kernel-source v1";
-        System.arraycopy(parts, 0, all, 1, parts.length);
-        return RecordDigest.of(all);
+    static String sourceKey(String codeIdentity, String compilerId, String target, List<String> flags, boolean forceGuards,
+                            String lanes, String irDigest) {
+        DigestWriter d = new DigestWriter().text('V', "arrayd-cpu-kernel-source v2").text('C', codeIdentity)
+                .text('G', compilerId).text('T', target).tag('F', flags.size());
+        for (String f : flags) {
+            d.text('f', f);
+        }
+        return d.tag('g', forceGuards ? 1 : 0).text('L', lanes).text('M', irDigest).hex();
     }
 
     /** The unit key an IR source's key names on disk, or null (no entry, or one that does not parse). */

@@ -215,8 +215,9 @@ class KernelCacheTest {
         Path dir = CpuBackendTest.freshCacheDir();
         try (CpuBackend wide = backend(dir); CpuBackend narrow = new CpuBackend(CpuOptions.defaults().withCacheDir(dir)
                 .withVectorBits(256))) {
-            String a = ((CpuKernelCompiler) wide.compiler()).sourceKey(SAXPY);
-            String b = ((CpuKernelCompiler) narrow.compiler()).sourceKey(SAXPY);
+            String digest = (String) CpuKernelCompiler.memoKey(SAXPY);
+            String a = ((CpuKernelCompiler) wide.compiler()).sourceKey(digest);
+            String b = ((CpuKernelCompiler) narrow.compiler()).sourceKey(digest);
             String arch = System.getProperty("os.arch");
             assertEquals(!arch.equals("amd64") && !arch.equals("x86_64"), a.equals(b), arch);
         }
@@ -446,6 +447,37 @@ class KernelCacheTest {
         }
         try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(SAXPY)) {
             assertTrue(m.cacheHit());
+        }
+    }
+
+    /**
+     * An IR source is found by its module: the same module with no entry points, or its own, is one entry; with
+     * entry points other than its kernels' it is refused, in memory and after a restart, never found by content.
+     */
+    @Test
+    void entryPointsOtherThanTheModulesAreRefusedEvenWhenTheModuleIsCached() throws Exception {
+        Path dir = CpuBackendTest.freshCacheDir();
+        IrModule module = SAXPY.ir();
+        KernelSource withOwn = new KernelSource(dev.arrayd.devices.api.Dialect.IR, "", SAXPY.entryPoints(), module);
+        KernelSource without = new KernelSource(dev.arrayd.devices.api.Dialect.IR, "", List.of(), module);
+        KernelSource wrong = new KernelSource(dev.arrayd.devices.api.Dialect.IR, "",
+                List.of(new dev.arrayd.devices.api.KernelSignature("saxpy", List.of())), module);
+        assertEquals(CpuKernelCompiler.memoKey(withOwn), CpuKernelCompiler.memoKey(without), "one module: one key");
+        assertEquals(wrong, CpuKernelCompiler.memoKey(wrong), "keyed by itself: never found by its module");
+        try (CpuBackend b = backend(dir); KernelModule m = b.compiler().compile(withOwn)) {
+            assertFalse(m.cacheHit());
+            try (KernelModule again = b.compiler().compile(without)) {
+                assertTrue(again.cacheHit(), "in memory, by the module's digest");
+            }
+            ArraydException e = assertThrows(ArraydException.class, () -> b.compiler().compile(wrong));
+            assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+        }
+        try (CpuBackend b = backend(dir)) {
+            ArraydException e = assertThrows(ArraydException.class, () -> b.compiler().compile(wrong));
+            assertEquals(ErrorCode.INVALID_ARGUMENT, e.code(), "after a restart too");
+            try (KernelModule m = b.compiler().compile(without)) {
+                assertTrue(m.cacheHit(), "no entry points: the same entry as the module's own");
+            }
         }
     }
 }

@@ -45,7 +45,7 @@ public final class CheckedKernel {
     /**
      * The launch checks of a kernel that passed {@link IrValidator} before, without checking it again: for a
      * compile cache whose entry was made from exactly this kernel (its key is the kernel's content, see
-     * {@link dev.arrayd.devices.api.support.RecordDigest}) and holds the code rendered from it. It answers what
+     * {@link IrDigest}) and holds the code rendered from it. It answers what
      * launches need ({@link #checkLaunch}, {@link #outOfRange}, {@link #guardId}, {@link #usesBarrier},
      * {@link #localArray}, {@link #paramIndex}); what rendering needs (types, guards, variables) it does not
      * have, and asking for it throws {@link IllegalStateException}: nothing can be rendered or interpreted
