@@ -70,21 +70,6 @@ public final class DigestWriter {
         return this;
     }
 
-    /** {@code bytes}' length under {@code tag}, then the bytes. */
-    public DigestWriter bytes(char tag, byte[] bytes) {
-        tag(tag, bytes.length);
-        if (bytes.length > buf.length - pos) {
-            flush();
-            if (bytes.length > buf.length) {
-                sha.update(bytes);
-                return this;
-            }
-        }
-        System.arraycopy(bytes, 0, buf, pos, bytes.length);
-        pos += bytes.length;
-        return this;
-    }
-
     /** The hex SHA-256 of everything written; the writer is spent. */
     public String hex() {
         flush();
