@@ -22,9 +22,7 @@ final class Cancellation {
         // first find them all: cancelling one may settle others that depend on it
         List<Command> found = new ArrayList<>(eventIds.length);
         for (long id : eventIds) {
-            Event e = s.events.lookup(id);
-            Command c = e == null ? null : e.owner;
-            if (c != null && !e.isDone()) {
+            if (s.events.lookup(id) instanceof Command c && c.pending() && !c.isDone()) {
                 found.add(c);
             }
         }
@@ -38,8 +36,7 @@ final class Cancellation {
         s.events.pendingEvents().forEach(pending::add);
         List<Command> found = new ArrayList<>(pending.size());
         for (Event e : pending) {
-            Command c = e.owner;
-            if (c != null && !e.isDone()) {
+            if (e instanceof Command c && c.pending() && !c.isDone()) {
                 found.add(c);
             }
         }

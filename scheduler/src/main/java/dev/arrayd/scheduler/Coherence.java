@@ -541,11 +541,10 @@ final class Coherence {
 
     /** An internal command (a transfer) on {@code stream}, in stream order; released by the caller later. */
     Command command(Stream stream, DeviceCommand op, long bytes) {
-        Event e = new Event(0);
-        Command c = new Command(e, session, stream, op, null, null,
+        Command c = new Command(0, session, stream, op, null, null,
                 fastPathAllowed && bytes <= fastPathMaxBytes, bytes, priority, CommandSpec.NO_DEADLINE);
         c.dependOnOrder(stream.tail);
-        stream.tail = e;
+        stream.tail = c;
         if (created == null) {
             created = new ArrayList<>(2);
         }

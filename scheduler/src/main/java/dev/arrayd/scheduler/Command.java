@@ -26,8 +26,12 @@ import java.lang.invoke.VarHandle;
  * event still settles only after every such dependency's event has: a data dependency that failed makes
  * it fail with that cause even though it ran (the buffers it wrote then hold what a failed input gave,
  * and every reader of them fails the same way).
+ *
+ * <p>A command is its own {@link Event}. Settled events stay referenced for a while (stream tails, replicas'
+ * users, the session's table), so a command drops what it no longer needs when it settles: its device op
+ * (an upload's data), its kernel and its trace.
  */
-final class Command implements EventListener, CommandCallback, Runnable {
+final class Command extends Event implements EventListener, CommandCallback, Runnable {
 
     // Where the command is. WAITING -> (QUEUED ->) RUNNING -> DONE; the device queue moves it to QUEUED
     // and RUNNING under its lock, end() to DONE. Only a RUNNING command holds a dispatch slot.
@@ -41,7 +45,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private static final int END_CLAIMED = 1;
     private static final int END_READY = 2;
 
-    private static final VarHandle STATE;
+    private static final VarHandle STAGE;
     private static final VarHandle CANCEL;
     private static final VarHandle UNFINISHED;
     private static final VarHandle DEP_FAILURE;
@@ -50,7 +54,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            STATE = l.findVarHandle(Command.class, "state", int.class);
+            STAGE = l.findVarHandle(Command.class, "stage", int.class);
             CANCEL = l.findVarHandle(Command.class, "cancelCause", ArraydException.class);
             UNFINISHED = l.findVarHandle(Command.class, "unfinished", int.class);
             DEP_FAILURE = l.findVarHandle(Command.class, "depFailure", ArraydException.class);
@@ -60,17 +64,16 @@ final class Command implements EventListener, CommandCallback, Runnable {
         }
     }
 
-    private final Event event;
-    private final DeviceCommand op;
-    private final Object result;
+    // what the device runs; null for a marker, and once settled
+    private DeviceCommand op;
     // A launch's kernel: its module is retained while the command is pending, and the run time is recorded in its
     // cost and its history on the command's device. One reference instead of three (module, cost, history): the
-    // command is allocated for every submission, and with its event it is most of what a submission allocates.
-    private final CompiledKernel kernel;
+    // command is allocated for every submission, and it is most of what a submission allocates. Null once settled.
+    private CompiledKernel kernel;
     private final boolean fastPath;
     private final long items;
     private final long submittedNanos; // for the observer's wait time only
-    private final Object submission;   // what the session's observer keeps from the submitting call (a trace)
+    private Object submission;         // what the session's observer keeps from the submitting call (a trace); null once settled
     final Stream stream;
     final Session session;
     final Priority priority;
@@ -79,30 +82,25 @@ final class Command implements EventListener, CommandCallback, Runnable {
     private volatile int unfinished = 1;
     private volatile ArraydException cancelCause;
     private volatile ArraydException depFailure;
-    // placement: what a launch was expected to cost its device
-    long expectedNanos;
-    volatile int state = WAITING;
+    // placement: what a launch was expected to cost its device (a float: the same rounding when added and taken off)
+    float expectedNanos;
+    volatile int stage = WAITING;
     // set by the device queue under its lock when queued or dispatched
     @GuardedBy("DeviceQueue.this")
     Flow flow;
     @GuardedBy("DeviceQueue.this")
-    double charged;
+    float charged;
     @GuardedBy("DeviceQueue.this")
     NativeStream lane;
     @GuardedBy("DeviceQueue.this")
     int laneIndex = -1;
-    // The dependency added last: the next command of a chain usually waits on the same event several times
-    // (its explicit wait, stream order, the buffer's last writer); one listener is enough. Before release() only.
-    private Event lastDep;
-    private boolean lastDepData;
     // listener for ordering-only dependencies, made when the first one is still pending (most are done already)
     private EventListener orderOnly;
     // Trampolined work without a lambda per command: run() launches the op inline until an end is
     // requested, then ends the command with the first requested outcome (later requests lose, as
-    // they would in end(), which settles exactly once).
+    // they would in end(), which settles exactly once). The end's device time goes to the event's own field.
     private volatile int endState = END_NONE;
     private ArraydException endCause;
-    private long endNanos;
     // Native waits (see the class comment), made when it takes its first marker: most commands have none,
     // and a command is allocated for every submission, so they live in a side object
     private NativeWaits nativeWaits;
@@ -166,6 +164,8 @@ final class Command implements EventListener, CommandCallback, Runnable {
     }
 
     /**
+     * @param id            its event's id (0 for an internal command's)
+     * @param result        what its event carries if it succeeds (a download's destination), or null
      * @param kernel        a launch's kernel, its module already retained for this command (released when it
      *                      ends); null for other commands
      * @param fastPath      run on the thread that makes it ready (expected to be short)
@@ -173,16 +173,14 @@ final class Command implements EventListener, CommandCallback, Runnable {
      * @param priority      its class in the device queue
      * @param deadlineNanos on the scheduler's clock; {@link CommandSpec#NO_DEADLINE} for none
      */
-    Command(Event event, Session session, Stream stream, DeviceCommand op, Object result, CompiledKernel kernel,
+    Command(long id, Session session, Stream stream, DeviceCommand op, Object result, CompiledKernel kernel,
             boolean fastPath, long items, Priority priority, long deadlineNanos) {
+        super(id, result);
         this.priority = priority;
         this.deadlineNanos = deadlineNanos;
-        this.event = event;
-        event.owner = this;
         this.session = session;
         this.stream = stream;
         this.op = op;
-        this.result = result;
         this.kernel = kernel;
         this.fastPath = fastPath;
         this.items = items;
@@ -191,17 +189,23 @@ final class Command implements EventListener, CommandCallback, Runnable {
         stream.device().commandSubmitted(stream.kind());
     }
 
+    /** Its event: itself. */
     Event event() {
-        return event;
+        return this;
     }
 
-    /** Adds a dependency that passes failure on. Only before {@link #release()}. */
+    /** Whether it has not settled yet (nor begun to): it can still be cancelled or waited for natively. */
+    boolean pending() {
+        return stage != DONE;
+    }
+
+    /** Adds a dependency that passes failure on. Only before {@link #release()}, under the submit lock. */
     void dependOnData(Event dep) {
-        if (dep == Event.SUCCEEDED || dep == event || (dep == lastDep && lastDepData)) {
+        Session.LastDependency last = session.lastDependency;
+        if (dep == Event.SUCCEEDED || dep == this || (last.of == this && dep == last.event && last.data)) {
             return;
         }
-        lastDep = dep;
-        lastDepData = true;
+        last.set(this, dep, true);
         if (dependNatively(dep, true)) {
             return;
         }
@@ -209,13 +213,13 @@ final class Command implements EventListener, CommandCallback, Runnable {
         dep.onDone(this);
     }
 
-    /** Adds a dependency that only orders. Only before {@link #release()}. */
+    /** Adds a dependency that only orders. Only before {@link #release()}, under the submit lock. */
     void dependOnOrder(Event dep) {
-        if (dep == Event.SUCCEEDED || dep == event || dep == lastDep || dep.isDone()) {
+        Session.LastDependency last = session.lastDependency;
+        if (dep == Event.SUCCEEDED || dep == this || (last.of == this && dep == last.event) || dep.isDone()) {
             return; // (the same event just added, as data or order, already orders this command after it)
         }
-        lastDep = dep;
-        lastDepData = false;
+        last.set(this, dep, false);
         if (dependNatively(dep, false)) {
             return;
         }
@@ -233,8 +237,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
      * when the host must wait (not on a lane yet, run inline, another backend, no markers).
      */
     private boolean dependNatively(Event dep, boolean data) {
-        Command p = dep.owner;
-        if (p == null || op == null || !p.onLane) {
+        if (!(dep instanceof Command p) || !p.pending() || op == null || !p.onLane) {
             return false;
         }
         NativeStream lane = p.lane;
@@ -280,7 +283,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     /** A dependency waited for natively has settled; the last of them (after its own end) settles the event. */
     private void nativeSettled() {
         if (nativeWaits.settledOne()) {
-            settle(endCause, endNanos);
+            settle(endCause, deviceNanos);
         }
     }
 
@@ -306,9 +309,9 @@ final class Command implements EventListener, CommandCallback, Runnable {
     }
 
     private void start() {
-        if (event.isDone()) {
+        if (isDone()) {
             // failed from outside before it ran (shutdown aborted it): do not run it any more
-            failed(event.failure());
+            failed(failure());
             return;
         }
         ArraydException failure = depFailure;
@@ -360,7 +363,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     /** The second half of {@link #cancel}: a queued command leaves the queue and fails now. */
     void dropIfQueued() {
         ArraydException cause = cancelCause;
-        if (cause != null && state == QUEUED && queue().remove(this)) {
+        if (cause != null && stage == QUEUED && queue().remove(this)) {
             failed(cause);
         }
     }
@@ -370,7 +373,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
      * ({@link NativeStream#cancel}), so a backend that can still drop it (a peer's) does.
      */
     void cancelOnLane() {
-        if (onLane && !event.isDone()) { // (lane is written before the volatile onLane)
+        if (onLane && !isDone()) { // (lane is written before the volatile onLane)
             lane.cancel(this);
         }
     }
@@ -390,14 +393,14 @@ final class Command implements EventListener, CommandCallback, Runnable {
     }
 
     private ArraydException deadlineExceeded() {
-        return new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "event " + event.id() + ": deadline passed "
+        return new ArraydException(ErrorCode.DEADLINE_EXCEEDED, "event " + id() + ": deadline passed "
                 + (queue().clock().getAsLong() - deadlineNanos) / 1_000 + " µs ago, before the command could run");
     }
 
     /** Dispatched by the device queue (state RUNNING, a slot held, {@link #lane} chosen): run it. */
     void launch() {
-        if (event.isDone() || cancelCause != null) {
-            failed(event.isDone() ? event.failure() : cancelCause);
+        if (isDone() || cancelCause != null) {
+            failed(isDone() ? failure() : cancelCause);
             return;
         }
         if (fastPath && nativeWaits == null) {
@@ -414,7 +417,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
     public void run() {
         int es = endState;
         if (es == END_READY) {
-            end(endCause, endNanos);
+            end(endCause, deviceNanos);
         } else if (es == END_NONE) {
             runHereOrQueue();
         } // else claimed: the claiming thread runs the end
@@ -459,9 +462,10 @@ final class Command implements EventListener, CommandCallback, Runnable {
 
     @Override
     public void completed(long deviceNanos) {
-        if (kernel != null) {
-            kernel.cost().record(deviceNanos, items);
-            kernel.history(stream.device().index()).record(deviceNanos, items);
+        CompiledKernel k = kernel;
+        if (k != null) {
+            k.cost().record(deviceNanos, items);
+            k.history(stream.device().index()).record(deviceNanos, items);
         }
         requestEnd(null, deviceNanos);
     }
@@ -477,7 +481,7 @@ final class Command implements EventListener, CommandCallback, Runnable {
             return;
         }
         endCause = cause;
-        endNanos = deviceNanos;
+        this.deviceNanos = deviceNanos;
         endState = END_READY; // publishes the two fields above
         Trampoline.run(this);
     }
@@ -497,48 +501,52 @@ final class Command implements EventListener, CommandCallback, Runnable {
         if (cause == null && nativeWaits != null && depFailure != null) {
             cause = depFailure; // it ran, but on what a failed command left: it fails with that cause
         }
-        int was = (int) STATE.getAndSet(this, DONE);
+        int was = (int) STAGE.getAndSet(this, DONE);
         if (was == DONE) {
             return;
         }
+        long now = System.nanoTime(); // one reading for the queue's busy time and the observer's wait time
         if (was == RUNNING) {
-            queue().done(this, deviceNanos); // before the event: a dependent may take the slot
+            queue().done(this, deviceNanos, now); // before the event: a dependent may take the slot
         }
         ArraydException dropped = cause == null ? cancelCause : null;
-        event.owner = null;
-        if (event.isDone()) {
-            finish(CommandOutcome.ABORTED, deviceNanos);
+        if (isDone()) {
+            finish(CommandOutcome.ABORTED, deviceNanos, now);
         } else if (cause == null && dropped == null) {
             // observers before the event fires: whoever sees the event done also sees it counted;
             // and the session forgets it first: whoever sees it done and looks the id up finds it settled
-            finish(CommandOutcome.SUCCEEDED, deviceNanos);
-            session.settled(event);
-            event.succeed(deviceNanos, result);
+            finish(CommandOutcome.SUCCEEDED, deviceNanos, now);
+            session.settled(this);
+            succeed(deviceNanos, pendingResult());
             return;
         } else {
             ArraydException c = cause != null ? cause : dropped;
             finish(c instanceof DependencyFailedException ? CommandOutcome.DEPENDENCY_FAILED
                     : c.code() == ErrorCode.CANCELLED ? CommandOutcome.CANCELLED
                     : c.code() == ErrorCode.DEADLINE_EXCEEDED && c == cancelCause ? CommandOutcome.DEADLINE_EXCEEDED
-                    : CommandOutcome.FAILED, deviceNanos);
-            event.fail(c);
+                    : CommandOutcome.FAILED, deviceNanos, now);
+            fail(c);
         }
-        session.settled(event);
+        session.settled(this);
     }
 
     /** Exactly once per command: the device called back (or the command was failed before running). */
-    private void finish(CommandOutcome outcome, long deviceNanos) {
+    private void finish(CommandOutcome outcome, long deviceNanos, long now) {
         if (kernel != null) {
             kernel.module().release();
         }
         StreamKind sk = stream.kind();
         stream.device().commandFinished(sk);
         if (expectedNanos > 0) {
-            stream.device().backlogDone(expectedNanos);
+            stream.device().backlogDone((long) expectedNanos);
         }
-        long wait = Math.max(0, System.nanoTime() - submittedNanos - deviceNanos);
+        long wait = Math.max(0, now - submittedNanos - deviceNanos);
         CommandKind kind = CommandKind.of(op);
         session.observer.commandFinished(kind, kernel == null ? null : kernel.name(), stream.device(), sk, outcome, wait,
                 deviceNanos, kind.isTransfer() ? items : 0, submission);
+        // the event outlives the command's work (see the class comment)
+        op = null;
+        kernel = null;
+        submission = null;
     }
 }

@@ -75,7 +75,12 @@ final class DeviceQueue {
     private static final int CLASSES = Priority.values().length;
 
     private final int depth;
+    /** The scheduler's clock unless a test gives another: System.nanoTime. */
+    static final LongSupplier SYSTEM_CLOCK = System::nanoTime;
+
     private final LongSupplier clock;
+    // whether the clock is System.nanoTime: a caller's reading of it then serves (a reading costs tens of ns on VMs)
+    private final boolean systemClock;
     private final NativeStream[] shared;
 
     @GuardedBy("this")
@@ -121,6 +126,7 @@ final class DeviceQueue {
         this.sharedLoad = new int[this.shared.length];
         this.depth = depth;
         this.clock = clock;
+        this.systemClock = clock == SYSTEM_CLOCK;
         for (int i = 0; i < CLASSES; i++) {
             backlogged[i] = new ArrayList<>();
             activeShares[i] = new ArrayList<>();
@@ -266,13 +272,14 @@ final class DeviceQueue {
     /**
      * A dispatched command finished after {@code deviceNanos} on the device: frees its slot, corrects
      * its flow's charge, and dispatches what now fits. Commands found expired are failed.
+     * {@code systemNanos} is System.nanoTime read by the caller just before.
      */
-    void done(Command c, long deviceNanos) {
+    void done(Command c, long deviceNanos, long systemNanos) {
         Drained more = null;
         synchronized (this) {
             Flow f = c.flow;
             if (--inflight == 0) {
-                busyNanos += clock.getAsLong() - busySince;
+                busyNanos += (systemClock ? systemNanos : clock.getAsLong()) - busySince;
             }
             f.inflight--;
             if (c.laneIndex >= 0) {
@@ -415,7 +422,7 @@ final class DeviceQueue {
         c.flow = f;
         // The device's running average, not the kernel's KernelCost: that one is a decaying maximum (right
         // for the fast path's "surely short?") and would overcharge commands in flight many times over.
-        c.charged = avgCost;
+        c.charged = (float) avgCost;
         vclock[f.cls] = Math.max(vclock[f.cls], g.vtime);
         g.clock = Math.max(g.clock, f.vtime);
         f.charge(c.charged);
@@ -433,7 +440,7 @@ final class DeviceQueue {
             c.lane = shared[best];
             c.laneIndex = best;
         }
-        c.state = Command.RUNNING;
+        c.stage = Command.RUNNING;
     }
 
     private void enqueue(Command c, Flow f) {
@@ -453,7 +460,7 @@ final class DeviceQueue {
             earliestDeadline = c.deadlineNanos;
             earlierDeadline.accept(c.deadlineNanos); // lock order: this queue, then the scheduler's timer
         }
-        c.state = Command.QUEUED;
+        c.stage = Command.QUEUED;
     }
 
     private void unbacklog(Flow f) {

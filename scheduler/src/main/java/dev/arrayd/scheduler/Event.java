@@ -12,32 +12,46 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Listeners added after completion run at once on the caller's thread; listeners present at
  * completion run on the completing thread, in the order they were added.
+ *
+ * <p>A submitted command is its own event ({@link Command} extends this class): one object per command
+ * instead of two. Events that stand alone (a transfer's, a settled stand-in) are plain instances.
  */
-public final class Event {
+public sealed class Event permits Command {
 
     /** An event that has already succeeded; stands in for completed events the session forgot. */
     public static final Event SUCCEEDED = new Event(0, true);
 
     private final long id;
-    private volatile EventState state;
-    // the failure once FAILED, what the command produced (or null) once SUCCEEDED: one field for both keeps the
-    // event, made for every command, at 48 bytes
+    // PENDING, SUCCEEDED or FAILED (EventState's ordinals) in a byte, not a reference: an event is made for every command
+    private volatile byte state;
+    private static final byte IS_PENDING = 0;
+    private static final byte IS_SUCCEEDED = 1;
+    private static final byte IS_FAILED = 2;
+    private static final EventState[] STATES = {EventState.PENDING, EventState.SUCCEEDED, EventState.FAILED};
+    // the failure once FAILED, what the command produced (or null) once SUCCEEDED: one field for both, since an
+    // event is made for every command. While PENDING, a command's result-to-be (see Event(long, Object)).
     private Object outcome;
-    private long deviceNanos;
-    // the command that settles it while that command is pending (for cancellation); null after
-    volatile Command owner;
+    // the device time once SUCCEEDED; a command writes it when its device calls back, before it settles
+    long deviceNanos;
     // Listeners: the first inline (the common case is one dependent), the rest in a list.
     private EventListener first;
     private List<EventListener> more;
 
     public Event(long id) {
         this.id = id;
-        this.state = EventState.PENDING;
+        this.state = IS_PENDING;
+    }
+
+    /** A pending event that will carry {@code result} if it succeeds ({@link #pendingResult()}). */
+    Event(long id, Object result) {
+        this.id = id;
+        this.state = IS_PENDING;
+        this.outcome = result;
     }
 
     private Event(long id, boolean succeeded) {
         this.id = id;
-        this.state = succeeded ? EventState.SUCCEEDED : EventState.PENDING;
+        this.state = succeeded ? IS_SUCCEEDED : IS_PENDING;
     }
 
     /** A failed event, e.g. for a command rejected after its id was registered. */
@@ -47,41 +61,46 @@ public final class Event {
         return e;
     }
 
-    public long id() {
+    public final long id() {
         return id;
     }
 
-    public EventState state() {
-        return state;
+    public final EventState state() {
+        return STATES[state];
     }
 
-    public boolean isDone() {
-        return state != EventState.PENDING;
+    public final boolean isDone() {
+        return state != IS_PENDING;
     }
 
-    public boolean isFailed() {
-        return state == EventState.FAILED;
+    public final boolean isFailed() {
+        return state == IS_FAILED;
     }
 
     /** The failure, when {@link #isFailed()}. */
-    public synchronized ArraydException failure() {
-        return state == EventState.FAILED ? (ArraydException) outcome : null;
+    public final synchronized ArraydException failure() {
+        return state == IS_FAILED ? (ArraydException) outcome : null;
     }
 
     /** Device execution time of the command, when it succeeded. */
-    public synchronized long deviceNanos() {
+    public final synchronized long deviceNanos() {
         return deviceNanos;
     }
 
     /** What the command produced (a download's bytes), or null. */
-    public synchronized Object result() {
-        return state == EventState.SUCCEEDED ? outcome : null;
+    public final synchronized Object result() {
+        return state == IS_SUCCEEDED ? outcome : null;
+    }
+
+    /** The result given to {@link #Event(long, Object)}, while the event is pending (its settler's view). */
+    final Object pendingResult() {
+        return outcome;
     }
 
     /** Adds a listener; runs it now if the event is already done. */
-    public void onDone(EventListener listener) {
+    public final void onDone(EventListener listener) {
         synchronized (this) {
-            if (state == EventState.PENDING) {
+            if (state == IS_PENDING) {
                 if (first == null) {
                     first = listener;
                 } else {
@@ -97,27 +116,27 @@ public final class Event {
     }
 
     /** A future view, for callers outside the hot path. */
-    public CompletableFuture<Event> toFuture() {
+    public final CompletableFuture<Event> toFuture() {
         CompletableFuture<Event> f = new CompletableFuture<>();
         onDone(f::complete);
         return f;
     }
 
     /** Marks success. Returns false (and changes nothing) if the event was already done. */
-    public boolean succeed(long deviceNanos, Object result) {
-        return settle(EventState.SUCCEEDED, deviceNanos, result, null);
+    public final boolean succeed(long deviceNanos, Object result) {
+        return settle(IS_SUCCEEDED, deviceNanos, result, null);
     }
 
     /** Marks failure. Returns false (and changes nothing) if the event was already done. */
-    public boolean fail(ArraydException cause) {
-        return settle(EventState.FAILED, 0, null, cause);
+    public final boolean fail(ArraydException cause) {
+        return settle(IS_FAILED, 0, null, cause);
     }
 
-    private boolean settle(EventState to, long nanos, Object value, ArraydException cause) {
+    private boolean settle(byte to, long nanos, Object value, ArraydException cause) {
         EventListener l;
         List<EventListener> rest;
         synchronized (this) {
-            if (state != EventState.PENDING) {
+            if (state != IS_PENDING) {
                 return false;
             }
             deviceNanos = nanos;
@@ -144,8 +163,8 @@ public final class Event {
     }
 
     @Override
-    public String toString() {
-        return "event " + id + " (" + state + ")";
+    public final String toString() {
+        return "event " + id + " (" + state() + ")";
     }
 
     /** Runs {@code action} once every event in {@code events} is done (at once when the list is empty). */

@@ -64,7 +64,7 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
     private final DeadlineTimer deadlines;
 
     public Scheduler(SchedulerConfig config, List<Device> devices, Map<String, KernelCompiler> compilers) {
-        this(config, devices, compilers, System::nanoTime);
+        this(config, devices, compilers, DeviceQueue.SYSTEM_CLOCK);
     }
 
     /**

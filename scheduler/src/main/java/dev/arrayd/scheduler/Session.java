@@ -28,6 +28,8 @@ public final class Session {
     final LockedLongMap<Stream> streams = new LockedLongMap<>();
     final LockedLongMap<Graph> graphs = new LockedLongMap<>();
     final Map<DeviceId, Stream> defaultStreams = new ConcurrentHashMap<>();
+    // the default stream asked for last (one of defaultStreams, which never drops one): a cache in front of the map
+    private volatile Stream lastDefaultStream;
     private final java.util.List<Runnable> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile long leaseMillis;
     // fair share: read by the device dispatchers whenever they charge this session
@@ -43,6 +45,27 @@ public final class Session {
     private volatile java.util.function.LongConsumer bufferConsumed = h -> { };
     // set once by Scheduler.openSession, before the session is visible to anyone
     CommandObserver observer = CommandObserver.NONE;
+    /** See {@link LastDependency}. */
+    @GuardedBy("SchedulerContext.submitLock")
+    final LastDependency lastDependency = new LastDependency();
+
+    /**
+     * The dependency the command being built added last: the next command of a chain usually waits on the same
+     * event several times (its explicit wait, stream order, the buffer's last writer), and one listener is
+     * enough. Commands are built under the submit lock, one at a time, so one per session serves them all
+     * (kept here, not in each command: a command is allocated for every submission).
+     */
+    static final class LastDependency {
+        Command of;
+        Event event;
+        boolean data;
+
+        void set(Command of, Event event, boolean data) {
+            this.of = of;
+            this.event = event;
+            this.data = data;
+        }
+    }
 
     Session(String token, String clientName, long createdNanos, long leaseMillis) {
         this.token = token;
@@ -207,11 +230,16 @@ public final class Session {
 
     /** The session's default stream on {@code d}: made on first use, over one of the device's shared native streams. */
     Stream defaultStream(DeviceRuntime d) {
-        Stream st = defaultStreams.get(d.id());
-        if (st != null) {
-            return st;
+        Stream last = lastDefaultStream; // most launches go to the device the last one went to
+        if (last != null && last.device() == d) {
+            return last;
         }
-        return defaultStreams.computeIfAbsent(d.id(), id -> new Stream(0, d, d.nextSharedStream(), false));
+        Stream st = defaultStreams.get(d.id());
+        if (st == null) {
+            st = defaultStreams.computeIfAbsent(d.id(), id -> new Stream(0, d, d.nextSharedStream(), false));
+        }
+        lastDefaultStream = st;
+        return st;
     }
 
     void settled(Event e) {

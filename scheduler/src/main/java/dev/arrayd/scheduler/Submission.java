@@ -189,10 +189,10 @@ final class Submission {
         for (int i = 0; i < prepared.length; i++) {
             Prepared p = prepared[i];
             long id = replay.id(p, i) != 0 ? replay.id(p, i) : s.events.assign();
-            Event e = new Event(id);
-            s.events.register(e);
             Buffer[] used = replay.buffers(p);
-            Command c = track(s, p, i, replay, used, e, co, commands);
+            Command c = track(s, p, i, replay, used, id, co, commands);
+            Event e = c.event();
+            s.events.register(e);
             if (commands.length == 0) {
                 only = c;
             } else {
@@ -309,7 +309,7 @@ final class Submission {
      * shared object); the rare rewrites (placement, per-stream instances, merge copies) return what changes.
      */
     @GuardedBy("SchedulerContext.submitLock")
-    private Command track(Session s, Prepared p, int index, Replay replay, Buffer[] used, Event e, Coherence co,
+    private Command track(Session s, Prepared p, int index, Replay replay, Buffer[] used, long id, Coherence co,
             Command[] earlier) {
         Stream st = p.stream();
         CommandTemplate template = replay.template(p, index);
@@ -368,9 +368,9 @@ final class Submission {
         } catch (ArraydException ex) {
             // RESOURCE_EXHAUSTED (nothing left to evict) or FAILED_PRECONDITION (a merge buffer that does not
             // fit) in practice; whatever it is, only this command fails: the batch is half registered already
-            return refused(s, p, replay, e, earlier, st, merge, ex);
+            return refused(s, p, replay, id, earlier, st, merge, ex);
         }
-        Command c = newCommand(s, p, replay, e, st, op, result);
+        Command c = newCommand(s, p, replay, id, st, op, result);
         order(c, s, p, replay, earlier, st);
         if (leg != null) {
             leg.attach(c);
@@ -493,16 +493,16 @@ final class Submission {
         return built;
     }
 
-    private Command newCommand(Session s, Prepared p, Replay replay, Event e, Stream st, DeviceCommand op, Object result) {
+    private Command newCommand(Session s, Prepared p, Replay replay, long id, Stream st, DeviceCommand op, Object result) {
         Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-        Command c = new Command(e, s, st, op, result, p.kernel(), op != null && fastPath(p), p.size(), priority,
+        Command c = new Command(id, s, st, op, result, p.kernel(), op != null && fastPath(p), p.size(), priority,
                 replay.deadlineNanos(p));
         if (p.kernel() != null && ctx.deviceCount() > 1) {
             DeviceRuntime d = st.device();
             double est = placement.estimateNanos(p.kernel(), d, p.size());
             if (est > 0) {
-                c.expectedNanos = (long) est;
-                d.backlogAdded(c.expectedNanos);
+                c.expectedNanos = (float) est;
+                d.backlogAdded((long) c.expectedNanos);
             }
         }
         return c;
@@ -530,7 +530,7 @@ final class Submission {
     }
 
     /** Refused while tracked: the command fails, after its stream predecessor and its waits, without touching its buffers. */
-    private Command refused(Session s, Prepared p, Replay replay, Event e, Command[] earlier, Stream st,
+    private Command refused(Session s, Prepared p, Replay replay, long id, Command[] earlier, Stream st,
             MergeRewrite merge, ArraydException refusal) {
         if (p.template() instanceof CommandTemplate.MergeCopy) {
             if (merge != null && merge.newMerge() != st.merge && !merge.inPlace()) {
@@ -539,7 +539,7 @@ final class Submission {
             // the stream's merge buffer no longer holds what its launches expect: empty it, so that they fail
             buffers.dropMerge(st);
         }
-        Command c = new Command(e, s, st, null, null, null, false, 0,
+        Command c = new Command(id, s, st, null, null, null, false, 0,
                 p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
         order(c, s, p, replay, earlier, st);
         c.cancel(refusal);
