@@ -165,6 +165,10 @@ final class EventTable {
     }
 
     private boolean touchesRange(long id) {
+        Range t = top;
+        if (t != null && id > t.end) {
+            return t.end == id - 1; // above every range: only the top one can touch it (ids counting up)
+        }
         Map.Entry<Long, Range> left = used.floorEntry(id);
         Map.Entry<Long, Range> right = used.ceilingEntry(id);
         return (left != null && left.getValue().end == id - 1) || (right != null && right.getKey() == id + 1);
