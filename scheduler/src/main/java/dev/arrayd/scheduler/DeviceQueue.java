@@ -73,11 +73,10 @@ final class DeviceQueue {
     private static final double INITIAL_COST_NANOS = 10_000;
 
     private static final int CLASSES = Priority.values().length;
-
-    private final int depth;
     /** The scheduler's clock unless a test gives another: System.nanoTime. */
     static final LongSupplier SYSTEM_CLOCK = System::nanoTime;
 
+    private final int depth;
     private final LongSupplier clock;
     // whether the clock is System.nanoTime: a caller's reading of it then serves (a reading costs tens of ns on VMs)
     private final boolean systemClock;

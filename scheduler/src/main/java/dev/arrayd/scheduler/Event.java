@@ -21,13 +21,14 @@ public sealed class Event permits Command {
     /** An event that has already succeeded; stands in for completed events the session forgot. */
     public static final Event SUCCEEDED = new Event(0, true);
 
-    private final long id;
-    // PENDING, SUCCEEDED or FAILED (EventState's ordinals) in a byte, not a reference: an event is made for every command
-    private volatile byte state;
+    // the states (EventState's ordinals), kept in a byte rather than a reference: an event is made for every command
     private static final byte IS_PENDING = 0;
     private static final byte IS_SUCCEEDED = 1;
     private static final byte IS_FAILED = 2;
     private static final EventState[] STATES = {EventState.PENDING, EventState.SUCCEEDED, EventState.FAILED};
+
+    private final long id;
+    private volatile byte state;
     // the failure once FAILED, what the command produced (or null) once SUCCEEDED: one field for both, since an
     // event is made for every command. While PENDING, a command's result-to-be (see Event(long, Object)).
     private Object outcome;
