@@ -25,7 +25,7 @@ final class KernelCost {
         }
     }
 
-    // whether the first sample came (and was skipped); two first samples at once may both count as later ones
+    // whether the first sample came (and was skipped); two first samples at once may both be skipped
     private volatile boolean warm;
     // the decaying maximum of nanoseconds per work-item, as raw double bits; NaN while there is no sample
     private volatile long maxBits = NONE;
