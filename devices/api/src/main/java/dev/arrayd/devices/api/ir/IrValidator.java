@@ -1,14 +1,14 @@
 package dev.arrayd.devices.api.ir;
 
+import static dev.arrayd.devices.api.ir.ExprChecker.expectType;
+
 import dev.arrayd.devices.api.Access;
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.DType;
-
 import dev.arrayd.devices.api.Quote;
+import dev.arrayd.devices.api.ir.ExprChecker.Val;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +29,9 @@ import java.util.regex.Pattern;
  * extent: a local array's size, or a buffer's declared {@code min_extent} (checked against the bound
  * buffer at launch). Every other access keeps a guard. Ranges are sound under wrapping: a result that
  * could leave its type gives the type's full range.
+ *
+ * <p>This class checks the module, the kernels' declarations and statements; {@link ExprChecker} types the
+ * expressions, computes their ranges and decides the guards.
  */
 public final class IrValidator {
 
@@ -75,8 +78,6 @@ public final class IrValidator {
     private static final class KernelChecker {
         private final IrKernel kernel;
         private final String where;
-        private final IdentityHashMap<Expr, IrType> types = new IdentityHashMap<>();
-        private final IdentityHashMap<Object, Boolean> guards = new IdentityHashMap<>();
         private final Map<String, IrType> varTypes = new HashMap<>();
         private final Set<String> mutableVars = new HashSet<>();
         private final Map<String, Stmt.LocalArray> locals = new LinkedHashMap<>();
@@ -87,27 +88,13 @@ public final class IrValidator {
         private final Map<String, Long> extentLows = new HashMap<>();
         private boolean usesBarrier;
         private long localBytes;
-        /** What branch conditions tell about ranges, over this pass's types and ranges. */
-        private final ConditionFacts conditions = new ConditionFacts(new ConditionFacts.Ranges() {
-            @Override
-            public IrType type(Expr e) {
-                return types.get(e);
-            }
-
-            @Override
-            public Range range(Expr e, IrScope s) {
-                return expr(e, "", s, false).range;
-            }
-
-            @Override
-            public boolean mutable(String var) {
-                return mutableVars.contains(var);
-            }
-        });
+        /** Types expressions and bounds their ranges, over the tables above. */
+        private final ExprChecker exprs;
 
         KernelChecker(IrKernel kernel, String where) {
             this.kernel = kernel;
             this.where = where;
+            this.exprs = new ExprChecker(kernel, paramIndex, locals, symbols, extentPolys, extentLows, mutableVars);
         }
 
         CheckedKernel check() {
@@ -141,7 +128,7 @@ public final class IrValidator {
             checkParams();
             IrScope top = new IrScope(null);
             block(kernel.body(), where + ".body", top, true, 0, 1);
-            return new CheckedKernel(kernel, types, guards, varTypes, mutableVars, locals, paramIndex, usesBarrier);
+            return new CheckedKernel(kernel, exprs.types, exprs.guards, varTypes, mutableVars, locals, paramIndex, usesBarrier);
         }
 
         private void checkParams() {
@@ -175,12 +162,12 @@ public final class IrValidator {
             for (int i = 0; i < params.size(); i++) {
                 if (params.get(i) instanceof IrParam.Buffer b && b.minExtent() != null) {
                     String at = where + ".params[" + i + "].buffer.min_extent";
-                    Val v = expr(b.minExtent(), at, new IrScope(null), false);
-                    if (!v.type.isInteger() || v.type == IrType.U8) {
-                        throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
+                    Val v = exprs.expr(b.minExtent(), at, new IrScope(null), false);
+                    if (!v.type().isInteger() || v.type() == IrType.U8) {
+                        throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type());
                     }
                     extentPolys.put(b.name(), exactPoly(b.minExtent(), at));
-                    extentLows.put(b.name(), v.range.lo());
+                    extentLows.put(b.name(), v.range().lo());
                 }
             }
         }
@@ -199,7 +186,7 @@ public final class IrValidator {
                             exactPoly(b.left(), at + ".binary.left").subtract(exactPoly(b.right(), at + ".binary.right"));
                     case Expr.Binary b when b.op() == Expr.Binary.Op.MUL ->
                             exactPoly(b.left(), at + ".binary.left").multiply(exactPoly(b.right(), at + ".binary.right"));
-                    default -> throw ArraydException.invalid(at + ": " + describe(e) + " (expected: integer constants, integer "
+                    default -> throw ArraydException.invalid(at + ": " + ExprChecker.describe(e) + " (expected: integer constants, integer "
                             + "scalar parameters with min >= 0, global sizes, casts to i64, +, - and *)");
                 };
             } catch (ArithmeticException ex) {
@@ -228,29 +215,29 @@ public final class IrValidator {
                 case Stmt.Let let -> {
                     String p = at + ".let";
                     checkName(let.name(), p + ".name");
-                    Val v = expr(let.value(), p + ".value", scope, true);
+                    Val v = exprs.expr(let.value(), p + ".value", scope, true);
                     declare(let.name(), p + ".name");
-                    varTypes.put(let.name(), v.type);
+                    varTypes.put(let.name(), v.type());
                     if (let.mutable()) {
                         mutableVars.add(let.name());
-                        scope.vars.put(let.name(), new IrScope.Var(v.type, true, false, Range.top(v.type)));
+                        scope.vars.put(let.name(), new IrScope.Var(v.type(), true, false, Range.top(v.type())));
                     } else {
-                        scope.vars.put(let.name(), new IrScope.Var(v.type, false, v.uniform, v.range));
+                        scope.vars.put(let.name(), new IrScope.Var(v.type(), false, v.uniform(), v.range()));
                     }
                 }
                 case Stmt.Assign a -> {
                     String p = at + ".assign";
                     IrScope.Var var = mutableVar(a.name(), p + ".name", scope);
-                    Val v = expr(a.value(), p + ".value", scope, true);
-                    expectType(v.type, var.type(), p + ".value");
+                    Val v = exprs.expr(a.value(), p + ".value", scope, true);
+                    expectType(v.type(), var.type(), p + ".value");
                 }
                 case Stmt.Store st -> {
                     String p = at + ".store";
                     IrType elem = writableArray(st.array(), p + ".array");
-                    Val idx = index(st.index(), p + ".index", scope);
-                    Val v = expr(st.value(), p + ".value", scope, true);
-                    expectType(v.type, elem, p + ".value");
-                    guard(st, st.array(), idx.range);
+                    Val idx = exprs.index(st.index(), p + ".index", scope);
+                    Val v = exprs.expr(st.value(), p + ".value", scope, true);
+                    expectType(v.type(), elem, p + ".value");
+                    exprs.guard(st, st.array(), idx.range());
                 }
                 case Stmt.Accumulate acc -> {
                     String p = at + ".accumulate";
@@ -262,23 +249,23 @@ public final class IrValidator {
                         target = mutableVar(acc.target(), p + ".target", scope).type();
                     } else {
                         target = writableArray(acc.target(), p + ".target");
-                        Val idx = index(acc.index(), p + ".index", scope);
-                        guard(acc, acc.target(), idx.range);
+                        Val idx = exprs.index(acc.index(), p + ".index", scope);
+                        exprs.guard(acc, acc.target(), idx.range());
                     }
                     if (!target.isNumber()) {
                         throw ArraydException.invalid(p + ".target: " + target + " (expected: a number to accumulate into)");
                     }
-                    Val v = expr(acc.value(), p + ".value", scope, true);
-                    expectType(v.type, target, p + ".value");
+                    Val v = exprs.expr(acc.value(), p + ".value", scope, true);
+                    expectType(v.type(), target, p + ".value");
                 }
                 case Stmt.If branch -> {
                     String p = at + ".branch";
-                    Val c = expr(branch.condition(), p + ".condition", scope, true);
-                    expectType(c.type, IrType.BOOL, p + ".condition");
-                    boolean inner = uniform && c.uniform;
-                    IrScope thenScope = conditions.refine(new IrScope(scope), branch.condition(), true);
+                    Val c = exprs.expr(branch.condition(), p + ".condition", scope, true);
+                    expectType(c.type(), IrType.BOOL, p + ".condition");
+                    boolean inner = uniform && c.uniform();
+                    IrScope thenScope = exprs.conditions.refine(new IrScope(scope), branch.condition(), true);
                     block(branch.thenBody(), p + ".then_body", thenScope, inner, depth + 1, trips);
-                    IrScope elseScope = conditions.refine(new IrScope(scope), branch.condition(), false);
+                    IrScope elseScope = exprs.conditions.refine(new IrScope(scope), branch.condition(), false);
                     block(branch.elseBody(), p + ".else_body", elseScope, inner, depth + 1, trips);
                 }
                 case Stmt.For loop -> forLoop(loop, at + ".loop", scope, uniform, depth, trips);
@@ -324,29 +311,29 @@ public final class IrValidator {
 
         private void forLoop(Stmt.For loop, String p, IrScope scope, boolean uniform, int depth, long trips) {
             checkName(loop.var(), p + ".var");
-            Val start = expr(loop.start(), p + ".start", scope, true);
-            Val end = expr(loop.end(), p + ".end", scope, true);
-            if (start.type != IrType.I32 && start.type != IrType.I64) {
-                throw ArraydException.invalid(p + ".start: i32 or i64 expected, got " + start.type);
+            Val start = exprs.expr(loop.start(), p + ".start", scope, true);
+            Val end = exprs.expr(loop.end(), p + ".end", scope, true);
+            if (start.type() != IrType.I32 && start.type() != IrType.I64) {
+                throw ArraydException.invalid(p + ".start: i32 or i64 expected, got " + start.type());
             }
-            expectType(end.type, start.type, p + ".end");
+            expectType(end.type(), start.type(), p + ".end");
             if (loop.step() < 1) {
                 throw ArraydException.invalid(p + ".step: " + loop.step() + " (expected: >= 1)");
             }
-            if (end.range.hi() > start.type.max() - loop.step()) {
-                throw ArraydException.invalid(p + ".end: may reach " + end.range.hi() + " (expected: at most "
-                        + (start.type.max() - loop.step()) + ", so that the loop variable cannot wrap)");
+            if (end.range().hi() > start.type().max() - loop.step()) {
+                throw ArraydException.invalid(p + ".end: may reach " + end.range().hi() + " (expected: at most "
+                        + (start.type().max() - loop.step()) + ", so that the loop variable cannot wrap)");
             }
             long span;
             try {
-                span = Math.max(0, Math.subtractExact(end.range.hi(), start.range.lo()));
+                span = Math.max(0, Math.subtractExact(end.range().hi(), start.range().lo()));
             } catch (ArithmeticException e) {
                 span = Long.MAX_VALUE;
             }
             long n = span / loop.step() + (span % loop.step() == 0 ? 0 : 1);
             if (n > MAX_TRIPS) {
-                throw ArraydException.invalid(p + ".end: may reach " + end.range.hi() + ", " + n + " trips from "
-                        + start.range.lo() + " (expected: at most " + MAX_TRIPS + " trips: bound the loop by a constant or"
+                throw ArraydException.invalid(p + ".end: may reach " + end.range().hi() + ", " + n + " trips from "
+                        + start.range().lo() + " (expected: at most " + MAX_TRIPS + " trips: bound the loop by a constant or"
                         + " by a scalar parameter with a declared max)");
             }
             long nest;
@@ -360,17 +347,17 @@ public final class IrValidator {
                         + MAX_NEST_TRIPS + ")");
             }
             Range r;
-            if (end.range.hi() - 1 < start.range.lo()) {
-                r = Range.of(start.range.lo(), start.range.lo());
+            if (end.range().hi() - 1 < start.range().lo()) {
+                r = Range.of(start.range().lo(), start.range().lo());
             } else {
-                r = new Range(start.range.lo(), end.range.hi() - 1, Range.map(end.range.uppers(), u -> u.addConstant(-1)),
-                        start.range.lowers());
+                r = new Range(start.range().lo(), end.range().hi() - 1, Range.map(end.range().uppers(), u -> u.addConstant(-1)),
+                        start.range().lowers());
             }
             IrScope body = new IrScope(scope);
             declare(loop.var(), p + ".var");
-            varTypes.put(loop.var(), start.type);
-            boolean u = start.uniform && end.uniform;
-            body.vars.put(loop.var(), new IrScope.Var(start.type, false, u, r));
+            varTypes.put(loop.var(), start.type());
+            boolean u = start.uniform() && end.uniform();
+            body.vars.put(loop.var(), new IrScope.Var(start.type(), false, u, r));
             block(loop.body(), p + ".body", body, uniform && u, depth + 1, nest);
         }
 
@@ -400,268 +387,5 @@ public final class IrValidator {
             return IrType.ofElement(b.dtype());
         }
 
-        private IrType readableArray(String name, String at) {
-            Stmt.LocalArray la = locals.get(name);
-            if (la != null) {
-                return IrType.ofElement(la.dtype());
-            }
-            Integer i = paramIndex.get(name);
-            if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
-                throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a buffer parameter or a local array declared before)");
-            }
-            return IrType.ofElement(b.dtype());
-        }
-
-        private Val index(Expr e, String at, IrScope scope) {
-            Val v = expr(e, at, scope, true);
-            if (v.type != IrType.I32 && v.type != IrType.I64) {
-                throw ArraydException.invalid(at + ": i32 or i64 expected, got " + v.type);
-            }
-            return v;
-        }
-
-        /** Records whether {@code node}'s access of {@code array} at {@code idx} needs a guard. */
-        private void guard(Object node, String array, Range idx) {
-            boolean safe = (idx.lo() >= 0 || !idx.nonNegativeLowers(symbols).isEmpty()) && provenBelowExtent(array, idx);
-            guards.merge(node, !safe, (a, b) -> a || b);
-        }
-
-        private boolean provenBelowExtent(String array, Range idx) {
-            Stmt.LocalArray la = locals.get(array);
-            if (la != null) {
-                return idx.hi() < la.size();
-            }
-            Long low = extentLows.get(array);
-            if (low != null && idx.hi() < low) {
-                return true;
-            }
-            Poly extent = extentPolys.get(array);
-            if (extent == null) {
-                return false;
-            }
-            for (Poly u : idx.uppers()) {
-                try {
-                    if (extent.subtract(u).provablyPositive(symbols)) {
-                        return true;
-                    }
-                } catch (ArithmeticException e) {
-                    // this bound proves nothing
-                }
-            }
-            return false;
-        }
-
-        // ---------------------------------------------------------------- expressions
-
-        private record Val(IrType type, Range range, boolean uniform) {}
-
-        private static void expectType(IrType got, IrType expected, String at) {
-            if (got != expected) {
-                throw ArraydException.invalid(at + ": " + expected + " expected, got " + got);
-            }
-        }
-
-        /**
-         * Types {@code e} and computes its range. {@code record} is false for re-evaluations done by
-         * refinement: they neither record types nor guards (the first pass did).
-         */
-        private Val expr(Expr e, String at, IrScope s, boolean record) {
-            Val v = exprNoFacts(e, at, s, record);
-            if (v.type.isInteger()) {
-                Range f = s.fact(e);
-                if (f != null) {
-                    v = new Val(v.type, v.range.intersect(f), v.uniform);
-                }
-            }
-            if (record) {
-                types.put(e, v.type);
-            }
-            return v;
-        }
-
-        private Val exprNoFacts(Expr e, String at, IrScope s, boolean record) {
-            switch (e) {
-                case null -> throw ArraydException.invalid(at + ": unset (expected: an expression)");
-                case Expr.Const c -> {
-                    String p = at + ".constant";
-                    if (c.type() == null) {
-                        throw ArraydException.invalid(p + ": no value set");
-                    }
-                    if (c.type().isInteger() || c.type() == IrType.BOOL) {
-                        if (c.bits() < c.type().min() || c.bits() > c.type().max()) {
-                            throw ArraydException.invalid(p + "." + c.type() + ": " + c.bits() + " (expected: within " + c.type() + ")");
-                        }
-                        return new Val(c.type(), Range.of(c.bits(), c.bits()), true);
-                    }
-                    return new Val(c.type(), Range.top(c.type()), true);
-                }
-                case Expr.Param p -> {
-                    Integer i = paramIndex.get(p.name());
-                    if (i == null) {
-                        throw ArraydException.invalid(at + ".param: " + Quote.string(p.name()) + " (expected: a parameter of kernel "
-                                + kernel.name() + ")");
-                    }
-                    if (!(kernel.params().get(i) instanceof IrParam.Scalar sp)) {
-                        throw ArraydException.invalid(at + ".param: " + Quote.string(p.name())
-                                + " is a buffer (expected: a scalar parameter; read a buffer with load)");
-                    }
-                    IrType t = IrType.ofScalar(sp.dtype());
-                    if (!t.isInteger()) {
-                        return new Val(t, Range.top(t), true);
-                    }
-                    long lo = sp.min() == null ? t.min() : sp.min();
-                    long hi = sp.max() == null ? t.max() : sp.max();
-                    List<Poly> u = symbols.containsKey(p.name()) ? List.of(Poly.symbol(p.name())) : List.of();
-                    return new Val(t, new Range(lo, hi, u, u), true);
-                }
-                case Expr.Var v -> {
-                    IrScope.Var info = s.lookup(v.name());
-                    if (info == null) {
-                        throw ArraydException.invalid(at + ".var: " + Quote.string(v.name()) + " (expected: a variable declared before, in scope)");
-                    }
-                    return new Val(info.type(), info.range(), info.uniform());
-                }
-                case Expr.Builtin b -> {
-                    String p = at + ".builtin";
-                    if (b.kind() == null) {
-                        throw ArraydException.invalid(p + ".kind: unset");
-                    }
-                    if (b.dim() < 0 || b.dim() >= kernel.gridDims()) {
-                        throw ArraydException.invalid(p + ".dim: " + b.dim() + " (expected: below grid_dims = " + kernel.gridDims() + ")");
-                    }
-                    return new Val(IrType.I64, IntRanges.builtin(b, kernel.localSize()), b.kind() != Expr.Builtin.Kind.GLOBAL_ID
-                            && b.kind() != Expr.Builtin.Kind.LOCAL_ID);
-                }
-                case Expr.Load l -> {
-                    String p = at + ".load";
-                    IrType t = readableArray(l.array(), p + ".array");
-                    Val idx = record ? index(l.index(), p + ".index", s) : expr(l.index(), p, s, false);
-                    if (record) {
-                        guard(l, l.array(), idx.range);
-                    }
-                    return new Val(t, Range.top(t), false);
-                }
-                case Expr.Unary u -> {
-                    String p = at + ".unary";
-                    Val a = expr(u.operand(), p + ".operand", s, record);
-                    if (u.op() == null) {
-                        throw ArraydException.invalid(p + ".op: unset");
-                    }
-                    IrType t = a.type;
-                    boolean ok = switch (u.op()) {
-                        case NEG, ABS -> t.isNumber();
-                        case NOT -> t.isInteger() || t == IrType.BOOL;
-                        default -> t.isFloat();
-                    };
-                    if (!ok) {
-                        throw ArraydException.invalid(p + ".operand: " + t + " (expected: " + (u.op().isMath() ? "f32 or f64"
-                                : u.op() == Expr.Unary.Op.NOT ? "bool or an integer" : "a number") + " for " + u.op() + ")");
-                    }
-                    Range r = Range.top(t);
-                    if (t.isInteger() && u.op() == Expr.Unary.Op.NEG && a.range.lo() > t.min()) {
-                        r = Range.fit(t, -a.range.hi(), -a.range.lo(), List.of());
-                    } else if (t == IrType.BOOL) {
-                        r = Range.of(0, 1);
-                    }
-                    return new Val(t, r, a.uniform);
-                }
-                case Expr.Binary b -> {
-                    return binary(b, at + ".binary", s, record);
-                }
-                case Expr.Select x -> {
-                    String p = at + ".select";
-                    Val c = expr(x.condition(), p + ".condition", s, record);
-                    expectType(c.type, IrType.BOOL, p + ".condition");
-                    Val t = expr(x.ifTrue(), p + ".if_true", conditions.refine(new IrScope(s), x.condition(), true), record);
-                    Val f = expr(x.ifFalse(), p + ".if_false", conditions.refine(new IrScope(s), x.condition(), false), record);
-                    expectType(f.type, t.type, p + ".if_false");
-                    return new Val(t.type, t.range.join(f.range), c.uniform && t.uniform && f.uniform);
-                }
-                case Expr.Cast c -> {
-                    String p = at + ".cast";
-                    if (c.to() == null) {
-                        throw ArraydException.invalid(p + ".dtype: unset");
-                    }
-                    Val a = expr(c.operand(), p + ".operand", s, record);
-                    Range r;
-                    if (c.to() == IrType.BOOL) {
-                        r = Range.of(0, 1);
-                    } else if (a.type.isInteger() || a.type == IrType.BOOL) {
-                        r = c.to().isInteger() && a.range.lo() >= c.to().min() && a.range.hi() <= c.to().max()
-                                ? a.range : Range.top(c.to());
-                    } else {
-                        r = Range.top(c.to());
-                    }
-                    return new Val(c.to(), r, a.uniform);
-                }
-                case Expr.Fma f -> {
-                    String p = at + ".fma";
-                    Val a = expr(f.a(), p + ".a", s, record);
-                    if (!a.type.isFloat()) {
-                        throw ArraydException.invalid(p + ".a: f32 or f64 expected, got " + a.type);
-                    }
-                    Val b2 = expr(f.b(), p + ".b", s, record);
-                    expectType(b2.type, a.type, p + ".b");
-                    Val c3 = expr(f.c(), p + ".c", s, record);
-                    expectType(c3.type, a.type, p + ".c");
-                    return new Val(a.type, Range.top(a.type), a.uniform && b2.uniform && c3.uniform);
-                }
-            }
-        }
-
-        private Val binary(Expr.Binary b, String p, IrScope s, boolean record) {
-            if (b.op() == null) {
-                throw ArraydException.invalid(p + ".op: unset");
-            }
-            Val l = expr(b.left(), p + ".left", s, record);
-            IrScope rs = s;
-            if (b.op() == Expr.Binary.Op.LOGICAL_AND) {
-                rs = conditions.refine(new IrScope(s), b.left(), true);
-            } else if (b.op() == Expr.Binary.Op.LOGICAL_OR) {
-                rs = conditions.refine(new IrScope(s), b.left(), false);
-            }
-            Val r = expr(b.right(), p + ".right", rs, record);
-            IrType t = l.type;
-            boolean uniform = l.uniform && r.uniform;
-            if (b.op().isShift()) {
-                if (!t.isInteger()) {
-                    throw ArraydException.invalid(p + ".left: " + t + " (expected: an integer for " + b.op() + ")");
-                }
-            }
-            expectType(r.type, t, p + ".right");
-            Expr.Binary.Op op = b.op();
-            if (op.isComparison()) {
-                if (t == IrType.BOOL && op != Expr.Binary.Op.EQ && op != Expr.Binary.Op.NE) {
-                    throw ArraydException.invalid(p + ".left: bool (expected: a number for " + op + ")");
-                }
-                return new Val(IrType.BOOL, Range.of(0, 1), uniform);
-            }
-            if (op.isLogical()) {
-                expectType(t, IrType.BOOL, p + ".left");
-                return new Val(IrType.BOOL, Range.of(0, 1), uniform);
-            }
-            if (op.isBitwise()) {
-                if (!t.isInteger() && t != IrType.BOOL) {
-                    throw ArraydException.invalid(p + ".left: " + t + " (expected: bool or an integer for " + op + ")");
-                }
-            } else if (op == Expr.Binary.Op.POW) {
-                if (!t.isFloat()) {
-                    throw ArraydException.invalid(p + ".left: " + t + " (expected: f32 or f64 for POW)");
-                }
-            } else if (!op.isShift() && !t.isNumber()) {
-                throw ArraydException.invalid(p + ".left: " + t + " (expected: a number for " + op + ")");
-            }
-            if (t == IrType.BOOL) {
-                return new Val(t, Range.of(0, 1), uniform);
-            }
-            if (!t.isInteger()) {
-                return new Val(t, Range.top(t), uniform);
-            }
-            return new Val(t, IntRanges.binary(op, t, l.range, r.range, symbols), uniform);
-        }
-
-        private static String describe(Expr e) {
-            return e == null ? "unset" : e.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
-        }
     }
 }
