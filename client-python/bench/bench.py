@@ -3,8 +3,9 @@ runs it in rounds beside the Java client and writes the table and plot):
 
 - launch: an empty kernel's round trip (launch, wait) through the client vs a raw grpcio echo on the same channel;
 - throughput: empty launches pipelined with at most ``--window`` unanswered;
-- transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``) over TCP vs raw grpcio byte streaming
-  of the same bytes (DiagnosticsService.Sink / Source, same chunk sizes);
+- transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
+  array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
+  a new array, then into that one);
 - same host (``--unix``): the same arrays through the session's staging region (the download into a new array, and
   again into that array: ``numpy(out=)``), a region's upload / download, and a NumPy memcpy of the same size.
 
@@ -146,6 +147,19 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
         target[offset:offset + len(chunk)] = chunk
         offset += len(chunk)
     out["source_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    # the same again into the arrays that exist now (their pages touched): what a loop reading into one array pays
+    t0 = time.perf_counter()
+    buf.numpy(out=back)
+    out["download_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    if not np.array_equal(back, data):
+        raise SystemExit("the download into an existing array differs from the upload")
+    t0 = time.perf_counter()
+    offset = 0
+    for r in source(diag.SourceRequest(total_bytes=size, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
+        chunk = np.frombuffer(r.data, dtype=np.uint8)
+        target[offset:offset + len(chunk)] = chunk
+        offset += len(chunk)
+    out["source_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
     s.destroy(buf)
     return out
 

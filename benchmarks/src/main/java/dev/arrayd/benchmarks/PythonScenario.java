@@ -36,7 +36,8 @@ import picocli.CommandLine.Spec;
                 + "launch round trip vs echo, pipelined launches vs client-java's, transfers vs raw byte streaming, "
                 + "and shared memory vs memcpy (needs the client's build: ./mvnw -q -pl client-python -am package).",
                 "Writes python.csv (every round), python.png and the RESULT line: RESULT python launch_ratio=.. "
-                        + "throughput_of_java=.. upload_of_raw=.. download_of_raw=.. shm_upload_of_memcpy=.. "
+                        + "throughput_of_java=.. upload_of_raw=.. download_of_raw=.. download_out_of_raw=.. "
+                        + "shm_upload_of_memcpy=.. "
                         + "shm_download_of_memcpy=.. shm_download_out_of_memcpy=.. region_upload_of_memcpy=.. "
                         + "region_download_of_memcpy=..",
                 "--iterations is the number of rounds (default " + PythonScenario.DEFAULT_ROUNDS + ")."})
@@ -155,15 +156,16 @@ final class PythonScenario implements Scenario {
         double ofJava = ThroughputScenario.median(ofJavaByRound);
         double up = pairedMedian(python, "upload_MBps", "sink_MBps");
         double down = pairedMedian(python, "download_MBps", "source_MBps");
+        double downOut = pairedMedian(python, "download_out_MBps", "source_out_MBps");
         double shmUp = shm ? pairedMedian(python, "staged_upload_MBps", "memcpy_MBps") : Double.NaN;
         double shmDown = shm ? pairedMedian(python, "staged_download_MBps", "memcpy_MBps") : Double.NaN;
         double shmDownOut = shm ? pairedMedian(python, "staged_download_out_MBps", "memcpy_MBps") : Double.NaN;
         double regionUp = shm ? pairedMedian(python, "region_upload_MBps", "memcpy_MBps") : Double.NaN;
         double regionDown = shm ? pairedMedian(python, "region_download_MBps", "memcpy_MBps") : Double.NaN;
         List<String> cats = new ArrayList<>(List.of("echo / launch round trip", "launches/s of client-java's",
-                "upload of raw grpcio", "download of raw grpcio"));
-        List<Double> values = new ArrayList<>(List.of(1 / launchRatio, ofJava, up, down));
-        List<Double> goals = new ArrayList<>(List.of(1 / 1.3, 0.5, 0.9, 0.9));
+                "upload of raw grpcio", "download of raw grpcio", "download into an array of raw grpcio"));
+        List<Double> values = new ArrayList<>(List.of(1 / launchRatio, ofJava, up, down, downOut));
+        List<Double> goals = new ArrayList<>(List.of(1 / 1.3, 0.5, 0.9, 0.9, 0.9));
         if (shm) {
             cats.addAll(List.of("staged upload of memcpy", "staged download of memcpy",
                     "staged download into an array of memcpy", "region upload of memcpy", "region download of memcpy"));
@@ -177,7 +179,7 @@ final class PythonScenario implements Scenario {
                 .writePng(ctx.outDir().resolve("python.png"));
 
         String result = String.format(Locale.ROOT, "launch_ratio=%.2f throughput_of_java=%.3f upload_of_raw=%.2f "
-                + "download_of_raw=%.2f", launchRatio, ofJava, up, down)
+                + "download_of_raw=%.2f download_out_of_raw=%.2f", launchRatio, ofJava, up, down, downOut)
                 + (shm ? String.format(Locale.ROOT, " shm_upload_of_memcpy=%.2f shm_download_of_memcpy=%.2f "
                 + "shm_download_out_of_memcpy=%.2f region_upload_of_memcpy=%.2f region_download_of_memcpy=%.2f", shmUp,
                 shmDown, shmDownOut, regionUp, regionDown) : "");
@@ -197,8 +199,9 @@ final class PythonScenario implements Scenario {
                 - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \
                 client and by client-java;
                 - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
-                `Buffer.numpy` (Download commands of 8 MiB) against raw grpcio streaming of the same bytes to \
-                `DiagnosticsService.Sink` (1 MiB messages) and from `Source` (4 MiB, its largest);
+                `Buffer.numpy` (Download commands of 8 MiB; into a new array, then again into that array with \
+                `numpy(out=)`) against raw grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB \
+                messages) and from `Source` (4 MiB, its largest; into a new array, then into that one);
                 - **same host:** over the daemon's Unix socket, the same arrays through the session's 64 MiB \
                 staging region (what `write` and `numpy` do there, after one warm-up write that maps it; the \
                 download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
@@ -215,12 +218,14 @@ final class PythonScenario implements Scenario {
                 | pipelined launches | %,.0f /s | client-java %,.0f /s | **%.3f** | ≥ 0.5 |
                 | upload %d MiB | %.0f MB/s | Sink %.0f MB/s | **%.2f** | ≥ 0.9 |
                 | download %d MiB | %.0f MB/s | Source %.0f MB/s | **%.2f** | ≥ 0.9 |
+                | download %d MiB into an existing array (`numpy(out=)`) | %.0f MB/s | Source %.0f MB/s | **%.2f** | ≥ 0.9 |
                 %s
                 ![the Python client against its anchors](python.png)
                 """, rounds, warm.describe(), device, roundTrips, launches, window, sizeMib, med.get("launch_us"), med.get("echo_us"),
                 launchRatio, med.get("launches_per_s"), med.get("java_launches_per_s"), ofJava, sizeMib,
                 med.get("upload_MBps"), med.get("sink_MBps"), up, sizeMib, med.get("download_MBps"),
-                med.get("source_MBps"), down, shm ? String.format(Locale.ROOT, """
+                med.get("source_MBps"), down, sizeMib, med.get("download_out_MBps"), med.get("source_out_MBps"), downOut,
+                shm ? String.format(Locale.ROOT, """
                 | staged upload (Unix socket) | %.0f MB/s | memcpy %.0f MB/s | **%.2f** | ≥ 0.5 |
                 | staged download (Unix socket) | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
                 | staged download into an existing array (`numpy(out=)`) | %.0f MB/s | memcpy | **%.2f** | ≥ 0.5 |
