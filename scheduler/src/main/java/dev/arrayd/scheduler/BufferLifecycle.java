@@ -122,7 +122,7 @@ final class BufferLifecycle {
                     break;
                 }
             }
-            Coherence.normalize(b);
+            ReplicaStates.normalize(b);
         }
         s.buffers.put(b.handle(), b);
         return b;
@@ -320,7 +320,7 @@ final class BufferLifecycle {
             b.charge.release(b.sizeBytes());
             b.charge = null;
         }
-        Coherence.dropAll(b);
+        ReplicaMemory.dropAll(b);
     }
 
     /** Frees the per-stream instances made for a stream (its buffers lose that instance). */

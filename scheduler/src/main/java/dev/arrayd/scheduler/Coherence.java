@@ -12,7 +12,9 @@ import java.util.List;
 
 /**
  * Keeps the replicas of buffers coherent for one submission (OCANNL's {@code prepare_read} /
- * {@code prepare_write}, StarPU's MSI data management), and the only writer of replica state.
+ * {@code prepare_write}, StarPU's MSI data management); with {@link ReplicaStates} (MSI states, how an access
+ * orders a command) and {@link ReplicaMemory} (freeing replicas' memory, host copies), the only code that writes
+ * replica state.
  * Everything here runs under the scheduler's submit lock; the transfer commands it creates are
  * collected in {@link #created} and released by the caller after the lock.
  *
@@ -112,10 +114,10 @@ final class Coherence {
             Leg leg = leg(b, d, 0, b.sizeBytes(), r.data(0, b.sizeBytes()), r);
             Command t = command(stream, leg.op(), b.sizeBytes());
             leg.attach(t);
-            writeOrder(t, r);
+            ReplicaStates.writeOrder(t, r);
             r.ready(t.event());
             r.state = ReplicaState.SHARED;
-            normalize(b);
+            ReplicaStates.normalize(b);
         }
         return r;
     }
@@ -132,41 +134,13 @@ final class Coherence {
         DeviceCommand first = pad == 0 ? new DeviceCommand.Fill(r.data(0, b.sizeBytes()), 0, 1)
                 : Pieces.padded(r.data(0, b.sizeBytes()), b.layout(), b.dtype().byteSize(), pad);
         Command c = command(session.defaultStream(d), first, b.sizeBytes());
-        writeOrder(c, r); // fences of reused memory
+        ReplicaStates.writeOrder(c, r); // fences of reused memory
         r.ready(c.event());
         r.state = ReplicaState.MODIFIED;
         if (b.memoryMode() == MemoryMode.HOSTED_CHANGED_ON_DEVICES) {
-            zeroHost(b);
-            normalize(b);
+            ReplicaMemory.zeroHost(b);
+            ReplicaStates.normalize(b);
         }
-    }
-
-    /** Frees every replica of a released buffer, host copy included (memory reused after its last users). */
-    static void dropAll(Buffer b) {
-        for (Replica r : b.replicas) {
-            if (r != null && !r.mapped) {
-                drop(r);
-            }
-        }
-        if (b.hostMemory() == null) {
-            dropHost(b.host);
-            return;
-        }
-        // host memory used in place: given back (and unmapped from its device) after its last users
-        Replica host = b.host;
-        Replica twin = b.twin;
-        HostMemory memory = b.hostMemory();
-        Event.whenAllDone(host.users(), () -> {
-            if (twin != null) {
-                twin.device.device().unmapHost(twin.mem);
-            }
-            memory.release().run();
-        });
-        if (twin != null) {
-            twin.state = ReplicaState.INVALID;
-        }
-        host.state = ReplicaState.INVALID;
-        host.resetHazards();
     }
 
     /** Memory-mode duties after {@code template} wrote replica {@code r} of {@code b} (the write is recorded). */
@@ -180,51 +154,13 @@ final class Coherence {
             case HOSTED_VOLATILE -> {
                 if (b.hostMemory() == null && template instanceof CommandTemplate.Upload u && u.offset() == 0
                         && u.data().byteSize() == b.sizeBytes()) {
-                    replaceHost(b, u.data());
-                    normalize(b);
+                    ReplicaMemory.replaceHost(b, u.data());
+                    ReplicaStates.normalize(b);
                 }
             }
             default -> {
             }
         }
-    }
-
-    /** MSI bookkeeping: a lone current copy is MODIFIED, several are SHARED. */
-    static void normalize(Buffer b) {
-        Replica twin = b.twin;
-        if (twin != null && (twin.valid() || b.host.valid())) {
-            // one memory: current through either means current through both
-            twin.state = ReplicaState.SHARED;
-            b.host.state = ReplicaState.SHARED;
-        }
-        int n = b.validCount();
-        ReplicaState st = n == 1 ? ReplicaState.MODIFIED : ReplicaState.SHARED;
-        for (Replica r : b.replicas) {
-            if (r != null && r.valid()) {
-                r.state = st;
-            }
-        }
-        if (b.host.valid()) {
-            b.host.state = st;
-        }
-    }
-
-    /**
-     * {@code d} lost its memory's contents: its replicas of data current elsewhere become invalid (their memory and
-     * its users stay: the next transfer there is ordered after them); an only current copy stays current. Returns
-     * how many were invalidated.
-     */
-    @GuardedBy("SchedulerContext.submitLock")
-    static int forgetCopiesOn(DeviceRuntime d) {
-        int n = 0;
-        for (Replica r : List.copyOf(d.resident.keySet())) {
-            if (r.valid() && r.buffer.validCount() > 1) {
-                r.state = ReplicaState.INVALID;
-                normalize(r.buffer);
-                n++;
-            }
-        }
-        return n;
     }
 
     /** Gives {@code r} device memory if it has none, evicting others when the budget is full. */
@@ -273,40 +209,10 @@ final class Coherence {
         if (victim.valid() && victim.buffer.validCount() == 1) {
             refreshHost(victim); // write back the only current copy
         }
-        drop(victim);
-        normalize(victim.buffer);
+        ReplicaMemory.drop(victim);
+        ReplicaStates.normalize(victim.buffer);
         victim.device.evictions++;
         return true;
-    }
-
-    /** Frees a device replica's memory (reused after its last users) and marks it invalid. */
-    static void drop(Replica r) {
-        if (r.mapped) {
-            throw new IllegalStateException(r + ": host memory used in place is never dropped, only released with its buffer");
-        }
-        if (r.mem != null) {
-            r.device.pool().free(r.mem, r.users());
-            r.device.resident.remove(r);
-            r.mem = null;
-        }
-        r.state = ReplicaState.INVALID;
-        r.resetHazards();
-    }
-
-    /** Frees the host copy's memory once its last users are done, and marks it invalid. */
-    static void dropHost(Replica host) {
-        if (host.buffer.hostMemory() != null) {
-            host.state = ReplicaState.INVALID; // the memory stays, and so do its users (later writes wait for them)
-            return;
-        }
-        if (host.arena != null) {
-            Arena arena = host.arena;
-            Event.whenAllDone(host.users(), arena::close);
-        }
-        host.arena = null;
-        host.host = null;
-        host.state = ReplicaState.INVALID;
-        host.resetHazards();
     }
 
     /**
@@ -326,10 +232,10 @@ final class Coherence {
             src.addReader(t.event());
             host.ready(t.event());
             host.state = ReplicaState.SHARED;
-            normalize(b);
+            ReplicaStates.normalize(b);
             return;
         }
-        dropHost(host);
+        ReplicaMemory.dropHost(host);
         Arena arena = Arena.ofShared();
         MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
         Stream st = session.defaultStream(src.device);
@@ -340,116 +246,7 @@ final class Coherence {
         host.host = seg;
         host.ready(t.event());
         host.state = ReplicaState.SHARED;
-        normalize(b);
-    }
-
-    /**
-     * Replaces the host copy with {@code data} (a whole-buffer upload of a HOSTED_VOLATILE buffer): the
-     * bytes are copied now, into new memory, so readers of the old host copy are unaffected.
-     */
-    static void replaceHost(Buffer b, MemorySegment data) {
-        Replica host = b.host;
-        dropHost(host);
-        Arena arena = Arena.ofShared();
-        MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
-        MemorySegment.copy(data, 0, seg, 0, b.sizeBytes());
-        host.arena = arena;
-        host.host = seg;
-        host.ready(Event.SUCCEEDED);
-        host.state = ReplicaState.SHARED;
-    }
-
-    /** The padding value over all of {@code seg}, then zeros over the interior (a padded buffer's first contents). */
-    private static void padHost(MemorySegment seg, Layout layout, int width, long pad) {
-        for (int i = 0; i < width; i++) {
-            seg.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (pad >>> (8 * i)));
-        }
-        for (long done = width; done < seg.byteSize(); done *= 2) {
-            MemorySegment.copy(seg, 0, seg, done, Math.min(done, seg.byteSize() - done));
-        }
-        long count = layout.elements();
-        for (long i = 0, n = layout.pieces(0, count); i < n; i++) {
-            Layout.Piece p = layout.piece(0, count, i);
-            seg.asSlice(p.storage() * width, p.length() * width).fill((byte) 0);
-        }
-    }
-
-    /** A host copy of zeros, with its padding for a padded buffer (a new HOSTED_CHANGED_ON_DEVICES buffer). */
-    static void zeroHost(Buffer b) {
-        Replica host = b.host;
-        Arena arena = Arena.ofShared();
-        host.arena = arena;
-        host.host = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
-        long pad = b.padPattern();
-        if (pad != 0) {
-            padHost(host.host, b.layout(), b.dtype().byteSize(), pad);
-        }
-        host.ready(Event.SUCCEEDED);
-        host.state = ReplicaState.SHARED;
-    }
-
-    // ------------------------------------------------------------ hazards
-
-    /** A command that writes {@code r}'s memory: after its last writer (order) and all its readers. */
-    static void writeOrder(Command c, Replica r) {
-        r.orderWrite(c);
-    }
-
-    /**
-     * Records a command's access to replica {@code r}: a read depends on its last writer (failure passes
-     * on); a write orders after the writer and the readers, becomes the writer, and makes every other
-     * copy stale.
-     */
-    static void access(Command c, Replica r, boolean reads, boolean writes) {
-        Event w = r.ready();
-        if (w != Event.SUCCEEDED && w.isDone() && !w.isFailed()) {
-            r.ready(w = Event.SUCCEEDED);
-        }
-        if (reads) {
-            c.dependOnData(w);
-        }
-        if (writes) {
-            writeOrder(c, r);
-            r.ready(c.event());
-            wrote(r);
-        } else {
-            r.addReader(c.event());
-        }
-    }
-
-    /** After a write to {@code r}: it is the only current copy; the others are stale (host copy freed). */
-    static void wrote(Replica r) {
-        Buffer b = r.buffer;
-        r.state = ReplicaState.MODIFIED;
-        for (Replica o : b.replicas) {
-            if (o != null && o != r) {
-                o.state = ReplicaState.INVALID;
-            }
-        }
-        if (r.mapped) {
-            b.host.state = ReplicaState.SHARED; // written in place: the host memory is current too
-            normalize(b);
-        } else if (b.host.valid()) {
-            dropHost(b.host);
-        }
-    }
-
-    /**
-     * After the client wrote the host memory a buffer lives in ({@code c}, a host-written command): the
-     * host copy is the current data, ordered after its readers; device replicas are stale, but for the one
-     * that is that memory.
-     */
-    static void wroteHost(Command c, Buffer b) {
-        Replica host = b.host;
-        host.orderWrite(c);
-        host.ready(c.event());
-        for (Replica o : b.replicas) {
-            if (o != null && o != b.twin) {
-                o.state = ReplicaState.INVALID;
-            }
-        }
-        host.state = ReplicaState.MODIFIED;
-        normalize(b);
+        ReplicaStates.normalize(b);
     }
 
     // ------------------------------------------------------------ transfer legs

@@ -14,7 +14,7 @@ final class DeviceLoss {
     /** Invalidates {@code d}'s replicas of data current elsewhere ({@link Coherence#forgetCopiesOn}); returns how many. */
     static int forget(SchedulerContext ctx, DeviceRuntime d) {
         synchronized (ctx.submitLock) {
-            return Coherence.forgetCopiesOn(d);
+            return ReplicaStates.forgetCopiesOn(d);
         }
     }
 

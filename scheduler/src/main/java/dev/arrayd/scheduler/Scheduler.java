@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  *             ├─▶ Streams ──────────┐   created and default streams
  *             ├─▶ Graphs ─┬─────────┤   record once, replay by handle
  *             │           ▼         ▼
- *             ├─▶ Submission ─▶ BufferLifecycle ─▶ Coherence   (replicas: the only writer of their state)
+ *             ├─▶ Submission ─▶ BufferLifecycle ─▶ Coherence   (replicas: with ReplicaStates and
+ *             │                                                ReplicaMemory, the only writers of their state)
  *             │     │   └─▶ Placement
  *             │     └─▶ CommandValidator ─▶ LaunchValidator
  *             ├─▶ DeadlineTimer, Cancellation

@@ -381,14 +381,14 @@ final class Submission {
                 buf.frozen = true; // read once: read-only from now on
             }
             if (reps[b] != null) {
-                Coherence.access(c, reps[b], reads[b], writes[b]);
+                ReplicaStates.access(c, reps[b], reads[b], writes[b]);
                 if (writes[b]) {
                     co.afterWrite(buf, reps[b], template);
                 }
             }
         }
         if (template instanceof CommandTemplate.HostWritten) {
-            Coherence.wroteHost(c, bufs[0]);
+            ReplicaStates.wroteHost(c, bufs[0]);
         }
         if (merge != null) {
             installMerge(st, merge);

@@ -1,0 +1,114 @@
+package dev.arrayd.scheduler;
+
+import dev.arrayd.devices.api.support.GuardedBy;
+import java.util.List;
+
+/**
+ * The MSI states of a buffer's replicas, and how a command's access to a replica orders it: a read after the replica's
+ * last writer, a write after that writer and every reader, leaving the written copy the only current one. Run under
+ * the scheduler's submit lock, like {@link Coherence}, which decides what to move where.
+ */
+final class ReplicaStates {
+
+    private ReplicaStates() {}
+
+    /** MSI bookkeeping: a lone current copy is MODIFIED, several are SHARED. */
+    static void normalize(Buffer b) {
+        Replica twin = b.twin;
+        if (twin != null && (twin.valid() || b.host.valid())) {
+            // one memory: current through either means current through both
+            twin.state = ReplicaState.SHARED;
+            b.host.state = ReplicaState.SHARED;
+        }
+        int n = b.validCount();
+        ReplicaState st = n == 1 ? ReplicaState.MODIFIED : ReplicaState.SHARED;
+        for (Replica r : b.replicas) {
+            if (r != null && r.valid()) {
+                r.state = st;
+            }
+        }
+        if (b.host.valid()) {
+            b.host.state = st;
+        }
+    }
+
+    /**
+     * {@code d} lost its memory's contents: its replicas of data current elsewhere become invalid (their memory and
+     * its users stay: the next transfer there is ordered after them); an only current copy stays current. Returns
+     * how many were invalidated.
+     */
+    @GuardedBy("SchedulerContext.submitLock")
+    static int forgetCopiesOn(DeviceRuntime d) {
+        int n = 0;
+        for (Replica r : List.copyOf(d.resident.keySet())) {
+            if (r.valid() && r.buffer.validCount() > 1) {
+                r.state = ReplicaState.INVALID;
+                normalize(r.buffer);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** A command that writes {@code r}'s memory: after its last writer (order) and all its readers. */
+    static void writeOrder(Command c, Replica r) {
+        r.orderWrite(c);
+    }
+
+    /**
+     * Records a command's access to replica {@code r}: a read depends on its last writer (failure passes
+     * on); a write orders after the writer and the readers, becomes the writer, and makes every other
+     * copy stale.
+     */
+    static void access(Command c, Replica r, boolean reads, boolean writes) {
+        Event w = r.ready();
+        if (w != Event.SUCCEEDED && w.isDone() && !w.isFailed()) {
+            r.ready(w = Event.SUCCEEDED);
+        }
+        if (reads) {
+            c.dependOnData(w);
+        }
+        if (writes) {
+            writeOrder(c, r);
+            r.ready(c.event());
+            wrote(r);
+        } else {
+            r.addReader(c.event());
+        }
+    }
+
+    /** After a write to {@code r}: it is the only current copy; the others are stale (host copy freed). */
+    static void wrote(Replica r) {
+        Buffer b = r.buffer;
+        r.state = ReplicaState.MODIFIED;
+        for (Replica o : b.replicas) {
+            if (o != null && o != r) {
+                o.state = ReplicaState.INVALID;
+            }
+        }
+        if (r.mapped) {
+            b.host.state = ReplicaState.SHARED; // written in place: the host memory is current too
+            normalize(b);
+        } else if (b.host.valid()) {
+            ReplicaMemory.dropHost(b.host);
+        }
+    }
+
+    /**
+     * After the client wrote the host memory a buffer lives in ({@code c}, a host-written command): the
+     * host copy is the current data, ordered after its readers; device replicas are stale, but for the one
+     * that is that memory.
+     */
+    static void wroteHost(Command c, Buffer b) {
+        Replica host = b.host;
+        host.orderWrite(c);
+        host.ready(c.event());
+        for (Replica o : b.replicas) {
+            if (o != null && o != b.twin) {
+                o.state = ReplicaState.INVALID;
+            }
+        }
+        host.state = ReplicaState.MODIFIED;
+        normalize(b);
+    }
+}
