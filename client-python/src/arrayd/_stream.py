@@ -10,6 +10,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from typing import Any, Callable, Iterator
 
 import grpc
@@ -26,6 +27,13 @@ MAX_BATCH = 1024
 ATTACH_MAX_RECEIVE = 8 << 20
 #: Bytes of one batch message at most (a batch carrying inline uploads is cut before it grows past this).
 MAX_BATCH_BYTES = 8 << 20
+#: A batch sent while at least :data:`COALESCE_IN_FLIGHT` other commands are in flight first waits up to
+#: :data:`COALESCE_SECONDS` for more, until it has a quarter as many as are in flight or a thread waits for one of
+#: its events (see :meth:`SessionStream._requests`).
+COALESCE_IN_FLIGHT = 64
+COALESCE_SECONDS = 1e-3
+#: Queued by a thread that waits for an event not sent yet: a batch waiting for more goes at once.
+_FLUSH = ("flush",)
 
 
 class Event:
@@ -243,6 +251,7 @@ class SessionStream:
     # -- who reads
     def _wait(self, event: Event) -> None:
         """Returns once ``event`` completed, reading the stream while no other thread does."""
+        self._flush_for(event)
         while event._state == Event._PENDING:
             with self._lock:
                 while event._state == Event._PENDING and self._reading and not self._ended:
@@ -267,8 +276,14 @@ class SessionStream:
         if event._state == Event._PENDING and event._stream is self:
             self._wait(event)
 
+    def _flush_for(self, event: Event) -> None:
+        """Someone waits for ``event``: if it is not sent yet, its batch goes without waiting for more."""
+        if event._batch == 0 and event._state == Event._PENDING:
+            self._queue.put(_FLUSH)
+
     def _watch(self, event: Event) -> None:
         """Makes the background reader complete ``event`` when nobody else reads (once per event)."""
+        self._flush_for(event)
         with self._lock:
             if event._watched or self._pending.get(event.id) is not event:
                 return  # watched already, or completed meanwhile
@@ -312,6 +327,8 @@ class SessionStream:
                     item = self._queue.get()
                     if item is None:
                         return
+                    if item is _FLUSH:
+                        continue  # (nothing waits to be sent)
                 if item[0] == "replay":
                     _, request, events = item
                     request.batch_id = self._track(events)
@@ -322,14 +339,31 @@ class SessionStream:
                     continue
                 carry.extend(zip(item[0], item[1]))
             # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay or a
-            # whole batch ends it)
-            while len(carry) < MAX_BATCH and not closing and held is None and not self._queue.empty():
+            # whole batch ends it). A small batch behind many commands in flight first waits a moment for more: its
+            # commands queue behind those on the daemon anyway, and without the wait a full window settles into
+            # lock-step (each completion read lets one launch out, each launch goes alone, and its completion comes
+            # back alone), a message each way per command
+            coalesce_until = None
+            while len(carry) < MAX_BATCH and not closing and held is None:
                 try:
-                    nxt = self._queue.get_nowait()
+                    if not self._queue.empty():
+                        nxt = self._queue.get_nowait()
+                    elif ((in_flight := len(self._pending) - len(carry)) < COALESCE_IN_FLIGHT
+                          or len(carry) >= in_flight // 4):
+                        break
+                    else:
+                        if coalesce_until is None:
+                            coalesce_until = time.monotonic() + COALESCE_SECONDS
+                        left = coalesce_until - time.monotonic()
+                        if left <= 0:
+                            break
+                        nxt = self._queue.get(timeout=left)
                 except queue.Empty:
                     break
                 if nxt is None:
                     closing = True
+                elif nxt is _FLUSH:
+                    break
                 elif nxt[0] in ("replay", "batch"):
                     held = nxt
                 else:

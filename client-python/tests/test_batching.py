@@ -1,0 +1,127 @@
+"""How the session stream's request generator groups queued commands into batches (no daemon needed: a fake channel
+hands the generator to the test, which pulls batches from it as gRPC would)."""
+import threading
+
+import pytest
+
+from arrayd import ArraydError, _stream
+from arrayd._stream import Event, SessionStream
+from arrayd.v1 import execution_pb2
+
+#: Longer than any test waits: a batch that coalesces never goes out by the timer here.
+NEVER = 60.0
+
+
+class _FakeChannel:
+    """Keeps the request generator; the response side blocks until ``end`` is set, then ends."""
+
+    def __init__(self):
+        self.requests = None
+        self.end = threading.Event()
+
+    def stream_stream(self, *args, **kwargs):
+        def call(requests, metadata=None):
+            self.requests = requests
+            return self._responses()
+        return call
+
+    def _responses(self):
+        self.end.wait()
+        return
+        yield  # (a generator)
+
+
+class _Pull:
+    """Pulls the generator's next message on a thread of its own (it blocks while a batch coalesces)."""
+
+    def __init__(self, requests):
+        self.message = None
+        self._thread = threading.Thread(target=self._run, args=(requests,), daemon=True)
+        self._thread.start()
+
+    def _run(self, requests):
+        self.message = next(requests)
+
+    def done_within(self, seconds: float) -> bool:
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
+    def events(self) -> list[int]:
+        batch = execution_pb2.ExecuteRequest.FromString(self.message).batch
+        return [c.event for c in batch.commands]
+
+
+@pytest.fixture
+def stream(monkeypatch):
+    monkeypatch.setattr(_stream, "COALESCE_SECONDS", NEVER)
+    channel = _FakeChannel()
+    s = SessionStream(channel, [], "batching-test-session")
+    assert execution_pb2.ExecuteRequest.FromString(next(channel.requests)).HasField("attach")
+    yield s, channel
+    channel.end.set()
+
+
+def _submit(s: SessionStream, first: int, count: int) -> list[Event]:
+    events = [Event(i) for i in range(first, first + count)]
+    s.submit([execution_pb2.Command(event=e.id).SerializeToString() for e in events], events)
+    return events
+
+
+def _in_flight(s: SessionStream, count: int) -> None:
+    """Registers ``count`` events as sent and not completed (ids from 10,000)."""
+    events = [Event(i) for i in range(10_000, 10_000 + count)]
+    s._register(events)
+    for e in events:
+        e._batch = 1
+
+
+def _wait_quietly(event: Event) -> None:
+    try:
+        event.wait()
+    except ArraydError:
+        pass  # the stream ended with the test
+
+
+def test_a_batch_goes_at_once_when_few_commands_are_in_flight(stream):
+    s, channel = stream
+    _in_flight(s, _stream.COALESCE_IN_FLIGHT - 2)
+    _submit(s, 1, 1)
+    pull = _Pull(channel.requests)
+    assert pull.done_within(10), "a lone command with few in flight waited for more"
+    assert pull.events() == [1]
+
+
+def test_a_batch_behind_many_in_flight_waits_for_a_quarter_of_them(stream):
+    s, channel = stream
+    _in_flight(s, 100)
+    _submit(s, 1, 1)
+    pull = _Pull(channel.requests)
+    assert not pull.done_within(0.2), "a lone command behind 100 in flight went out alone"
+    _submit(s, 2, 23)
+    assert not pull.done_within(0.2), "went out with 24 commands, fewer than a quarter of the 100 in flight"
+    _submit(s, 25, 1)
+    assert pull.done_within(10)
+    assert pull.events() == list(range(1, 26))
+
+
+def test_waiting_for_an_unsent_event_sends_its_batch_at_once(stream):
+    s, channel = stream
+    _in_flight(s, 100)
+    (event,) = _submit(s, 1, 1)
+    pull = _Pull(channel.requests)
+    assert not pull.done_within(0.2)
+    # the waiter reads the stream (the fake one blocks until the test ends it, which fails the event)
+    threading.Thread(target=_wait_quietly, args=(event,), daemon=True).start()
+    assert pull.done_within(10), "a command someone waits for was held back"
+    assert pull.events() == [1]
+
+
+def test_polling_an_unsent_event_sends_its_batch_at_once(stream):
+    s, channel = stream
+    _in_flight(s, 100)
+    (event,) = _submit(s, 1, 1)
+    pull = _Pull(channel.requests)
+    assert not pull.done_within(0.2)
+    event.add_done_callback(lambda e: None)
+    assert pull.done_within(10), "a command with a callback was held back"
+    assert pull.events() == [1]
