@@ -116,12 +116,16 @@ def test_waiting_for_an_unsent_event_sends_its_batch_at_once(stream):
     assert pull.events() == [1]
 
 
-def test_polling_an_unsent_event_sends_its_batch_at_once(stream):
+@pytest.mark.parametrize("watch", ["callback", "poll"])
+def test_watching_an_unsent_event_sends_its_batch_at_once(stream, watch):
     s, channel = stream
     _in_flight(s, 100)
     (event,) = _submit(s, 1, 1)
     pull = _Pull(channel.requests)
     assert not pull.done_within(0.2)
-    event.add_done_callback(lambda e: None)
-    assert pull.done_within(10), "a command with a callback was held back"
+    if watch == "callback":
+        event.add_done_callback(lambda e: None)
+    else:
+        assert not event.done()
+    assert pull.done_within(10), f"a command watched by {watch} was held back"
     assert pull.events() == [1]

@@ -283,10 +283,10 @@ class SessionStream:
 
     def _watch(self, event: Event) -> None:
         """Makes the background reader complete ``event`` when nobody else reads (once per event)."""
-        self._flush_for(event)
         with self._lock:
             if event._watched or self._pending.get(event.id) is not event:
                 return  # watched already, or completed meanwhile
+            self._flush_for(event)  # (once: polling calls this again and again)
             event._watched = True
             self._watched += 1
             self._start_background()
