@@ -33,7 +33,7 @@ public final class BenchOptions {
 
     @Option(names = "--warmup-seconds", paramLabel = "S",
             description = "Longest warm-up of the scenarios that warm up until the JITs are quiet (cluster, kernels, "
-                    + "multidevice, padding, taskbench, tenants; "
+                    + "multidevice, padding, python, taskbench, tenants, throughput; "
                     + "default 120; 0 = only the --warmup rounds).")
     Integer warmupSeconds;
 

@@ -91,6 +91,7 @@ final class ThroughputScenario implements Scenario {
         long[] echoNanos = new long[rounds];
         int[] counts = new int[rounds];
         String device;
+        JitWarmUp.Result warm;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
              Session session = client.openSession("bench-throughput").get(30, TimeUnit.SECONDS);
              PipelinedEcho echoes = new PipelinedEcho(channel)) {
@@ -106,6 +107,14 @@ final class ThroughputScenario implements Scenario {
                 progress.update("throughput: warm-up " + (half + 1) + "/2 " + ECHO);
                 Pipeline.run(echoes, Math.max(1, n), window);
             }
+            // both JVMs compile these paths in bursts for tens of seconds of traffic: rounds measured meanwhile
+            // share the cores with the compilers (the echo's the most, as it runs after the launches' bursts)
+            int step = Math.max(1, Math.min(warmup, 20_000));
+            warm = JitWarmUp.run(progress, "throughput", List.of(channel), List.of(), 1, options.warmupLimit(), () -> {
+                Pipeline.run(launches, step, window);
+                Pipeline.run(echoes, step, window);
+            });
+            progress.line("throughput: " + warm.describe());
             for (int r = 0; r < rounds; r++) {
                 int n = iterations / rounds + (r < iterations % rounds ? 1 : 0);
                 counts[r] = n;
@@ -167,7 +176,8 @@ final class ThroughputScenario implements Scenario {
         lines.add("results: " + ctx.outDir());
 
         String section = String.format(Locale.ROOT, """
-                What is measured, alternating in %d rounds after %,d warm-up requests of each: one thread fires \
+                What is measured, alternating in %d rounds after %,d warm-up requests of each and then rounds of \
+                %,d of each until the JITs were quiet (%s): one thread fires \
                 requests back to back with at most %d unanswered, each with its own future, and the rate is \
                 requests / time until the last answer.
 
@@ -184,7 +194,7 @@ final class ThroughputScenario implements Scenario {
                 **Ratio %.2f** of the anchor's rate.
 
                 ![throughput per round](throughput.png)
-                """, rounds, warmup, window, device, l, min(launchRate), max(launchRate), e, min(echoRate),
+                """, rounds, warmup, Math.max(1, Math.min(warmup, 20_000)), warm.describe(), window, device, l, min(launchRate), max(launchRate), e, min(echoRate),
                 max(echoRate), ratio);
         return new Report(lines, result, section);
     }

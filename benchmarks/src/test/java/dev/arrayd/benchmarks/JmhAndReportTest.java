@@ -31,7 +31,7 @@ class JmhAndReportTest {
         Path latest = null;
         for (String stamp : new String[] {"20260101-000000", "20260102-000000"}) {
             latest = results.resolve("throughput-" + stamp);
-            BenchRun t = new BenchRun("throughput", "--in-process", "--iterations", "40", "--warmup", "10",
+            BenchRun t = new BenchRun("throughput", "--in-process", "--iterations", "40", "--warmup", "10", "--warmup-seconds", "0",
                     "--rounds", "1", "--window", "4", "--out", latest.toString());
             assertEquals(0, t.rc, t.stderr());
         }

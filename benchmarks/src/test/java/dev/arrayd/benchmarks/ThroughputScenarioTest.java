@@ -16,7 +16,7 @@ class ThroughputScenarioTest {
     @Timeout(30)
     void writesRoundsSummaryPlotAndResultLine(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("run");
-        BenchRun run = new BenchRun("throughput", "--in-process", "--iterations", "600", "--warmup", "100",
+        BenchRun run = new BenchRun("throughput", "--in-process", "--iterations", "600", "--warmup", "100", "--warmup-seconds", "0",
                 "--rounds", "3", "--window", "16", "--out", results.toString());
         run.assertComplete(results, "RESULT throughput launches_per_s=\\d+ echo_per_s=\\d+ ratio=\\d+\\.\\d{3}",
                 "throughput.png");

@@ -10,7 +10,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongFunction;
@@ -32,11 +36,22 @@ import java.util.function.LongFunction;
  * arrives (its producer then drains). A producer never
  * waits: if another thread is draining, it leaves its entry in the queue; the drainer re-checks the queue
  * after releasing the flag, so no entry is stranded.
+ *
+ * <p><b>Coalescing.</b> A launch submitted alone while {@value #COALESCE_IN_FLIGHT} or more commands are in flight
+ * (sent, not completed) is not sent at once unless a quarter as many are queued: it would queue behind those on
+ * the daemon anyway, and a message per command each way is what limits a pipelined loop. A timer drains at most
+ * {@link #COALESCE_NANOS} later, and a thread that blocks on the future of a command not sent yet drains at once
+ * ({@link EventTable.Pending}). Other commands (a read's downloads, whose results come through derived futures),
+ * explicit batches ({@link #submitAll}), replays and ordered calls go at once, with whatever is queued before them.
  */
 final class CommandOutbox {
 
     static final int MAX_BATCH_COMMANDS = 512;
     static final int MAX_BATCH_BYTES = 1 << 20;
+    /** Commands in flight from which a lone command may wait for others to join its batch. */
+    static final int COALESCE_IN_FLIGHT = 64;
+    /** The longest a command waits to be sent for others to join its batch. */
+    static final long COALESCE_NANOS = 200_000;
 
     /** A call that must reach the daemon after the commands enqueued before it. */
     interface OrderedCall {
@@ -89,6 +104,12 @@ final class CommandOutbox {
 
     private final Consumer<ExecuteRequest> wire;
     private final EventTable events;
+    /** Runs the coalescing timer's drain; null: every command is sent at once. */
+    private final ScheduledExecutorService timer;
+    /** Commands queued and not yet taken into a batch. */
+    private final AtomicInteger unsent = new AtomicInteger();
+    /** Whether a timer's drain is scheduled. */
+    private final AtomicBoolean flushArmed = new AtomicBoolean();
 
     /** Send order of every entry, commands and ordered calls alike. */
     private final AtomicLong lastSeq = new AtomicLong();
@@ -112,16 +133,55 @@ final class CommandOutbox {
     private long nextSeq = 1;
     private long nextBatchId = 1;
 
+    /** An outbox that sends every command at once. */
     CommandOutbox(Consumer<ExecuteRequest> wire, EventTable events) {
-        this.wire = wire;
-        this.events = events;
+        this(wire, events, null);
     }
 
-    /** Enqueues a command: assigns its event id, registers the event and drains. Never throws. */
+    /** @param timer runs the drain of commands held for others to join their batch (null: none are held) */
+    CommandOutbox(Consumer<ExecuteRequest> wire, EventTable events, ScheduledExecutorService timer) {
+        this.wire = wire;
+        this.events = events;
+        this.timer = timer;
+        events.onBlockedUnsent(this::drain);
+    }
+
+    /**
+     * Enqueues a command: assigns its event id, registers the event and drains, unless it is a launch that may
+     * wait for others to join its batch (see the class doc). Never throws.
+     */
     EventTable.Pending submit(Command.Builder command) {
+        boolean launch = command.getKindCase() == Command.KindCase.LAUNCH;
         EventTable.Pending p = enqueue(command);
-        drain();
+        if (!launch || !holdForMore()) {
+            drain();
+        }
         return p;
+    }
+
+    /** Whether the commands queued may wait for more (many others in flight); if so, a timer drains them. */
+    private boolean holdForMore() {
+        ScheduledExecutorService t = timer;
+        if (t == null || terminal != null) {
+            return false;
+        }
+        int queued = unsent.get();
+        int inFlight = events.pendingCount() - queued;
+        if (inFlight < COALESCE_IN_FLIGHT || queued >= inFlight / 4) {
+            return false;
+        }
+        if (flushArmed.compareAndSet(false, true)) {
+            try {
+                t.schedule(() -> {
+                    flushArmed.set(false);
+                    drain();
+                }, COALESCE_NANOS, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                flushArmed.set(false);
+                return false; // the client is closing
+            }
+        }
+        return true;
     }
 
     /**
@@ -136,6 +196,7 @@ final class CommandOutbox {
             id = lastEventId.incrementAndGet();
         }
         EventTable.Pending p = events.register(id);
+        unsent.incrementAndGet();
         queue.offer(new CommandEntry(seq, command.setEvent(id).build(), p));
         return p;
     }
@@ -228,6 +289,9 @@ final class CommandOutbox {
         int batchBytes = 0;
         Entry e;
         while ((e = nextInOrder()) != null) {
+            if (e instanceof CommandEntry) {
+                unsent.decrementAndGet();
+            }
             Status t = terminal;
             if (t != null) {
                 fail(e, t);

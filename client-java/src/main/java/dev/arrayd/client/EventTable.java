@@ -6,6 +6,9 @@ import io.grpc.Status;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,14 +23,54 @@ final class EventTable {
     /** One event that has not completed. */
     static final class Pending {
         final long id;
-        final CompletableFuture<EventResult> future = new CompletableFuture<>();
+        final CompletableFuture<EventResult> future;
         /** The batch that carried the command; set by the draining thread before the batch is sent. */
         volatile InflightBatch batch;
         /** The pieces of a download's data received so far (the stream's observer thread only). */
         ByteString pieces;
 
-        Pending(long id) {
+        Pending(long id, EventTable table) {
             this.id = id;
+            this.future = new EventFuture(this, table);
+        }
+    }
+
+    /**
+     * A command's future. The outbox may hold a command back for others to join its batch
+     * ({@link CommandOutbox}); a thread that blocks on the future of one not sent yet has it sent first.
+     */
+    private static final class EventFuture extends CompletableFuture<EventResult> {
+        private final Pending pending;
+        private final EventTable table;
+
+        EventFuture(Pending pending, EventTable table) {
+            this.pending = pending;
+            this.table = table;
+        }
+
+        @Override
+        public EventResult get() throws InterruptedException, ExecutionException {
+            beforeBlocking();
+            return super.get();
+        }
+
+        @Override
+        public EventResult get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
+                TimeoutException {
+            beforeBlocking();
+            return super.get(timeout, unit);
+        }
+
+        @Override
+        public EventResult join() {
+            beforeBlocking();
+            return super.join();
+        }
+
+        private void beforeBlocking() {
+            if (pending.batch == null && !isDone()) {
+                table.blockedUnsent.run();
+            }
         }
     }
 
@@ -47,10 +90,17 @@ final class EventTable {
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, InflightBatch> batches = new ConcurrentHashMap<>();
     private volatile Status terminal;
+    /** Sends what is queued: run when a thread blocks on the future of a command not sent yet. */
+    private volatile Runnable blockedUnsent = () -> { };
+
+    /** What to run when a thread blocks on the future of a command not sent yet (the outbox's drain). */
+    void onBlockedUnsent(Runnable drain) {
+        blockedUnsent = drain;
+    }
 
     /** Registers event {@code id}; fails it at once if the table was terminated. */
     Pending register(long id) {
-        Pending p = new Pending(id);
+        Pending p = new Pending(id, this);
         pending.put(id, p);
         Status t = terminal;
         if (t != null) {

@@ -74,7 +74,7 @@ final class SessionImpl implements Session {
         this.id = id;
         this.clientName = clientName;
         this.lease = lease;
-        this.outbox = new CommandOutbox(request -> requests.onNext(request), events);
+        this.outbox = new CommandOutbox(request -> requests.onNext(request), events, timer);
     }
 
     /** Opens the session stream and attaches; completes when the daemon says {@code attached}. */
@@ -552,6 +552,7 @@ final class SessionImpl implements Session {
     @Override
     public CompletableFuture<List<EventResult>> waitEvents(Event... waitFor) {
         checkOpen();
+        outbox.drain(); // (any of them held back for others to join its batch goes now)
         // Every event this session made has a future already; waiting needs no round trip.
         List<CompletableFuture<EventResult>> results = new ArrayList<>(waitFor.length);
         for (Event e : waitFor) {
