@@ -127,6 +127,13 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
         for start in range(0, size, _session.UPLOAD_CHUNK):
             yield diag.SinkRequest(data=view[start:start + _session.UPLOAD_CHUNK].tobytes())
 
+    def source_into(target: np.ndarray) -> None:
+        offset = 0
+        for r in source(diag.SourceRequest(total_bytes=size, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
+            chunk = np.frombuffer(r.data, dtype=np.uint8)
+            target[offset:offset + len(chunk)] = chunk
+            offset += len(chunk)
+
     out = {}
     t0 = time.perf_counter()
     buf.write(data).wait()
@@ -141,11 +148,7 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
         raise SystemExit("the download differs from the upload")
     t0 = time.perf_counter()
     target = np.empty(size, dtype=np.uint8)
-    offset = 0
-    for r in source(diag.SourceRequest(total_bytes=size, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
-        chunk = np.frombuffer(r.data, dtype=np.uint8)
-        target[offset:offset + len(chunk)] = chunk
-        offset += len(chunk)
+    source_into(target)
     out["source_MBps"] = size / (time.perf_counter() - t0) / 1e6
     # the same again into the arrays that exist now (their pages touched): what a loop reading into one array pays
     t0 = time.perf_counter()
@@ -154,11 +157,7 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
     if not np.array_equal(back, data):
         raise SystemExit("the download into an existing array differs from the upload")
     t0 = time.perf_counter()
-    offset = 0
-    for r in source(diag.SourceRequest(total_bytes=size, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
-        chunk = np.frombuffer(r.data, dtype=np.uint8)
-        target[offset:offset + len(chunk)] = chunk
-        offset += len(chunk)
+    source_into(target)
     out["source_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
     s.destroy(buf)
     return out

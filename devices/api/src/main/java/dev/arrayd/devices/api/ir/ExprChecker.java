@@ -268,7 +268,9 @@ final class ExprChecker {
     static String describe(Expr e) {
         return e == null ? "unset" : e.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
     }
-    private IrType readableArray(String name, String at) {
+
+    /** The element type of array {@code name}: a local array or a buffer parameter. */
+    IrType readableArray(String name, String at) {
         Stmt.LocalArray la = locals.get(name);
         if (la != null) {
             return IrType.ofElement(la.dtype());

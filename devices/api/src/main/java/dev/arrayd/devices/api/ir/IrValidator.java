@@ -373,18 +373,12 @@ public final class IrValidator {
         }
 
         private IrType writableArray(String name, String at) {
-            Stmt.LocalArray la = locals.get(name);
-            if (la != null) {
-                return IrType.ofElement(la.dtype());
-            }
-            Integer i = paramIndex.get(name);
-            if (i == null || !(kernel.params().get(i) instanceof IrParam.Buffer b)) {
-                throw ArraydException.invalid(at + ": " + Quote.string(name) + " (expected: a buffer parameter or a local array declared before)");
-            }
-            if (b.access() == Access.READ) {
+            IrType element = exprs.readableArray(name, at);
+            if (!locals.containsKey(name) && kernel.params().get(paramIndex.get(name)) instanceof IrParam.Buffer b
+                    && b.access() == Access.READ) {
                 throw ArraydException.invalid(at + ": buffer " + name + " is declared READ (expected: WRITE or READ_WRITE to store to it)");
             }
-            return IrType.ofElement(b.dtype());
+            return element;
         }
 
     }
