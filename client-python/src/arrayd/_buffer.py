@@ -223,9 +223,11 @@ class Kernel:
                 out.append(_wire.message_arg(2, _scalar(a, dtype, f"{self.name}: argument {i}").SerializeToString()))
         return b"".join(out)
 
-    def __call__(self, global_size, *args, **options) -> "Event":
-        """Launches it: ``kernel(n, a, b, c, n)`` is ``session.launch(kernel, n, a, b, c, n)``."""
-        return self.session.launch(self, global_size, *args, **options)
+    def __call__(self, global_size: int | Sequence[int], *args: Any, local_size: Sequence[int] | None = None,
+                 device: str = "", wait_for: Iterable["Event"] = (), stream: "Stream | None" = None,
+                 deadline: float | None = None, priority: str | None = None) -> "Event":
+        """Launches it: ``kernel(n, a, b, c, n)`` is ``session.launch(kernel, n, a, b, c, n)`` (the same options)."""
+        return self.session._launch(self, global_size, args, local_size, device, wait_for, stream, deadline, priority)
 
     def __repr__(self) -> str:
         return f"Kernel({self.name!r})"

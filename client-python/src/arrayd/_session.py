@@ -405,17 +405,38 @@ class Session:
                deadline: float | None = None, priority: str | None = None) -> Event:
         """Launches ``kernel`` over ``global_size`` work-items with ``args`` (buffers, numbers, or
         :data:`arrayd.MERGE_BUFFER`); returns at once with its event."""
+        return self._launch(kernel, global_size, args, local_size, device, wait_for, stream, deadline, priority)
+
+    def _launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None, device: str,
+                wait_for: Iterable[Event], stream: Stream | None, deadline: float | None, priority: str | None) -> Event:
+        """:meth:`launch` with its arguments as they are (a kernel's call comes here directly: the hot path)."""
         memo = kernel._last  # the last launch's encoding: reused when the same objects are launched the same way
-        if memo is not None and local_size is None and memo[1] == device and memo[2] is global_size \
-                and len(memo[0]) == len(args) and all(a is b for a, b in zip(memo[0], args)):
-            body = memo[3]
-        else:
+        body = None
+        if memo is not None and memo[2] is global_size and local_size is None and memo[1] == device:
+            last_args = memo[0]
+            if len(last_args) == len(args):
+                body = memo[3]
+                for a, b in zip(last_args, args):
+                    if a is not b:
+                        body = None
+                        break
+        if body is None:
             body = self._encode_launch(kernel, global_size, args, local_size, device)
         if wait_for or stream is not None or deadline is not None or priority is not None:
             ts = _deadline(deadline)
             body = _wire.command_head([e.id for e in wait_for], stream.id if stream else 0, _priority(priority),
                                       ts.SerializeToString() if ts is not None else None) + body
-        return self._submit([_Encoded(body)])[0]
+        return self._submit_launch(body)
+
+    def _submit_launch(self, body: bytes) -> Event:
+        """An encoded launch (without its event) onto the session stream, or into the graph being recorded."""
+        if self._recording is not None:
+            return self._submit([_Encoded(body)])[0]
+        with self._ids_lock:
+            event_id = next(self._ids)
+        event = Event(event_id)
+        self._stream.submit([_wire.with_event(event_id, body)], [event])
+        return event
 
     def _encode_launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None,
                        device: str) -> bytes:

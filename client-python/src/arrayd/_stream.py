@@ -32,6 +32,7 @@ MAX_BATCH_BYTES = 8 << 20
 #: its events (see :meth:`SessionStream._requests`).
 COALESCE_IN_FLIGHT = 64
 COALESCE_SECONDS = 1e-3
+_STATE_FAILED = common_pb2.EVENT_STATE_FAILED
 #: Queued by a thread that waits for an event not sent yet: a batch waiting for more goes at once.
 _FLUSH = ("flush",)
 
@@ -141,7 +142,7 @@ class Event:
         self._finish(Event._FAILED, error)
 
     def _complete(self, c: "common_pb2.EventCompletion | _wire.Completion") -> bool:
-        if c.state == common_pb2.EVENT_STATE_FAILED:
+        if c.state == _STATE_FAILED:
             self._fail(error(c.code, c.message))
             return True
         if self._into is not None:
@@ -161,8 +162,9 @@ class Event:
         else:
             data = c.data
             data = (data if isinstance(data, bytes) else bytes(data)) or None
-        if c.HasField("device_time"):
-            self.device_time = c.device_time.seconds + c.device_time.nanos / 1e9
+        dt = c.device_time  # (the generated class gives an empty Duration when it is absent, the decoder None)
+        if dt is not None:
+            self.device_time = dt.seconds + dt.nanos / 1e9
         self._finish(Event._SUCCEEDED, data)
         return True
 
@@ -435,16 +437,22 @@ class SessionStream:
 
     def _complete(self, completions) -> None:
         pending = self._pending
+        done = []
         for c in completions:
             event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
             if event is not None and event._complete(c):
-                with self._lock:
-                    self._forget(event)
-                    batch = self._batches.get(event._batch)
-                    if batch is not None:
-                        batch[1] -= 1
-                        if batch[1] == 0:
-                            del self._batches[event._batch]
+                done.append(event)
+        if not done:
+            return
+        with self._lock:  # once per message: forgotten after they completed, as a thread that sees one done expects
+            batches = self._batches
+            for event in done:
+                self._forget(event)
+                batch = batches.get(event._batch)
+                if batch is not None:
+                    batch[1] -= 1
+                    if batch[1] == 0:
+                        del batches[event._batch]
 
     def _forget(self, event: Event) -> None:
         """(Under the lock.) Stops tracking a completed event."""

@@ -18,8 +18,12 @@ _SMALL = [bytes((i,)) for i in range(128)]
 
 def varint(n: int) -> bytes:
     """``n`` (0 to 2^64 - 1) as a protobuf varint."""
-    if n < 128:
+    if n < 0x80:
         return _SMALL[n]
+    if n < 0x4000:  # (event ids, lengths: most varints past the first byte are two or three bytes)
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    if n < 0x200000:
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14))
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -49,7 +53,7 @@ def batch_request(batch_id: int, commands: list[bytes]) -> bytes:
     parts = [_BATCH_ID, varint(batch_id)]
     for c in commands:
         parts += (_COMMAND, varint(len(c)), c)
-    body_len = sum(len(p) for p in parts)
+    body_len = sum(map(len, parts))
     return b"".join([_BATCH, varint(body_len), *parts])
 
 
@@ -69,7 +73,7 @@ def batch_from_parts(batch_id: int, commands: list[tuple[list, int]]) -> bytes:
     parts = [_BATCH_ID, varint(batch_id)]
     for pieces, size in commands:
         parts += (_COMMAND, varint(size), *pieces)
-    body_len = sum(len(p) for p in parts)
+    body_len = sum(map(len, parts))
     return b"".join([_BATCH, varint(body_len), *parts])
 
 
