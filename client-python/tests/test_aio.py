@@ -48,6 +48,16 @@ def run_on_loop(main, off_loop: list[int]):
     return result
 
 
+def run_in_session(target: str, name: str, body, off_loop: list[int]):
+    """:func:`run_on_loop` of ``body(session)`` in a session of a new asyncio client of ``target``."""
+    async def main():
+        async with await arrayd.aio.connect(target) as client:
+            async with await client.session(name) as s:
+                return await body(s)
+
+    return run_on_loop(main, off_loop)
+
+
 def test_buffers_kernels_and_commands(daemon, off_loop):
     async def main():
         async with await arrayd.aio.connect(daemon.target) as client:
@@ -107,53 +117,49 @@ def test_buffers_kernels_and_commands(daemon, off_loop):
 
 
 def test_graphs_record_and_replay_with_wrapped_buffers(daemon, off_loop):
-    async def main():
-        async with await arrayd.aio.connect(daemon.target) as client:
-            async with await client.session("aio-graph") as s:
-                k = await s.compile(K.add_scalar, K.scale_into)
-                x = await s.array(np.ones(4, dtype=np.float32))
-                y = await s.empty(4, np.float32)
-                async with s.record() as rec:
-                    e = k["add_scalar"](4, x, 1.0, 4)
-                    k["scale_into"](4, x, y, 3.0, 4, wait_for=[e])
-                g = rec.graph
-                assert isinstance(g, arrayd.aio.AsyncGraph) and g.size == 2
-                await g.replay()[-1]
-                np.testing.assert_array_equal(await y.numpy(), [6] * 4)
-                x2 = await s.array(np.full(4, 10, dtype=np.float32))
-                await arrayd.aio.wait(*g.replay(rebind={x: x2}, scalars=[(1, 2, 0.5, "f32")]))
-                np.testing.assert_array_equal(await y.numpy(), [5.5] * 4)
-                await g.destroy()
+    async def body(s):
+        k = await s.compile(K.add_scalar, K.scale_into)
+        x = await s.array(np.ones(4, dtype=np.float32))
+        y = await s.empty(4, np.float32)
+        async with s.record() as rec:
+            e = k["add_scalar"](4, x, 1.0, 4)
+            k["scale_into"](4, x, y, 3.0, 4, wait_for=[e])
+        g = rec.graph
+        assert isinstance(g, arrayd.aio.AsyncGraph) and g.size == 2
+        await g.replay()[-1]
+        np.testing.assert_array_equal(await y.numpy(), [6] * 4)
+        x2 = await s.array(np.full(4, 10, dtype=np.float32))
+        await arrayd.aio.wait(*g.replay(rebind={x: x2}, scalars=[(1, 2, 0.5, "f32")]))
+        np.testing.assert_array_equal(await y.numpy(), [5.5] * 4)
+        await g.destroy()
 
-    run_on_loop(main, off_loop)
+    run_in_session(daemon.target, "aio-graph", body, off_loop)
 
 
 def test_failures_are_raised_from_awaits(daemon, off_loop):
-    async def main():
-        async with await arrayd.aio.connect(daemon.target) as client:
-            async with await client.session("aio-errors") as s:
-                k = (await s.compile(K.add_scalar))["add_scalar"]
-                x = await s.array(np.zeros(4, dtype=np.float32))
-                with pytest.raises(arrayd.DeadlineExceeded):
-                    await k(4, x, 1.0, 4, deadline=-1.0)
-                await x.write(np.zeros(4, np.float32))
-                with pytest.raises(arrayd.InvalidArgument, match=r"dims: \[3, 3\]"):
-                    await s.view(x, (3, 3))
-                with pytest.raises(arrayd.CompileError):
-                    await s.compile(_bad)
-                with pytest.raises(arrayd.PermissionDenied, match="allow-native-source"):
-                    await s.compile_source("c", "ARRAYD_KERNEL void f(ARRAYD_ITEM) {}", [("f", [])])
-                with pytest.raises(ValueError, match="data: 3 elements"):
-                    await x.write(np.zeros(3, np.float32))
-                with pytest.raises(IndexError):
-                    await x.get_value(4)
-                with pytest.raises(TypeError, match="argument 0"):
-                    k(4, 1.0, 1.0, 4)
-                with pytest.raises(arrayd.FailedPrecondition, match="unix://"):
-                    await s.region(4096)
-                assert await s.cancel(s.fill(x, 1.0)) in (0, 1)
+    async def body(s):
+        k = (await s.compile(K.add_scalar))["add_scalar"]
+        x = await s.array(np.zeros(4, dtype=np.float32))
+        with pytest.raises(arrayd.DeadlineExceeded):
+            await k(4, x, 1.0, 4, deadline=-1.0)
+        await x.write(np.zeros(4, np.float32))
+        with pytest.raises(arrayd.InvalidArgument, match=r"dims: \[3, 3\]"):
+            await s.view(x, (3, 3))
+        with pytest.raises(arrayd.CompileError):
+            await s.compile(_bad)
+        with pytest.raises(arrayd.PermissionDenied, match="allow-native-source"):
+            await s.compile_source("c", "ARRAYD_KERNEL void f(ARRAYD_ITEM) {}", [("f", [])])
+        with pytest.raises(ValueError, match="data: 3 elements"):
+            await x.write(np.zeros(3, np.float32))
+        with pytest.raises(IndexError):
+            await x.get_value(4)
+        with pytest.raises(TypeError, match="argument 0"):
+            k(4, 1.0, 1.0, 4)
+        with pytest.raises(arrayd.FailedPrecondition, match="unix://"):
+            await s.region(4096)
+        assert await s.cancel(s.fill(x, 1.0)) in (0, 1)
 
-    run_on_loop(main, off_loop)
+    run_in_session(daemon.target, "aio-errors", body, off_loop)
 
 
 @arrayd.kernel
@@ -165,44 +171,40 @@ def _bad(k):
 
 
 def test_regions_over_the_unix_socket(daemon, off_loop):
-    async def main():
-        async with await arrayd.aio.connect(daemon.unix) as client:
-            async with await client.session("aio-region") as s:
-                k = (await s.compile(K.add_scalar))["add_scalar"]
-                async with await s.region(4096) as r:
-                    assert r.size >= 4096
-                    inside = await r.buffer(4, np.float32)
-                    view = r.ndarray(np.float32, (4,))
-                    view[:] = [1, 2, 3, 4]
-                    await inside.host_written()
-                    await k(4, inside, 1.0, 4)
-                    await inside.numpy()  # makes the region current
-                    np.testing.assert_array_equal(np.asarray(inside), [2, 3, 4, 5])
-                    elsewhere = await s.array(np.zeros(4, np.float32))
-                    await r.upload(elsewhere, size_bytes=16)
-                    np.testing.assert_array_equal(await elsewhere.numpy(), [2, 3, 4, 5])
-                    await s.fill(elsewhere, 7.0)
-                    await r.download(elsewhere, region_offset=1024)
-                    np.testing.assert_array_equal(r.ndarray(np.float32, (4,), 1024), [7] * 4)
-                    await inside.destroy()
+    async def body(s):
+        k = (await s.compile(K.add_scalar))["add_scalar"]
+        async with await s.region(4096) as r:
+            assert r.size >= 4096
+            inside = await r.buffer(4, np.float32)
+            view = r.ndarray(np.float32, (4,))
+            view[:] = [1, 2, 3, 4]
+            await inside.host_written()
+            await k(4, inside, 1.0, 4)
+            await inside.numpy()  # makes the region current
+            np.testing.assert_array_equal(np.asarray(inside), [2, 3, 4, 5])
+            elsewhere = await s.array(np.zeros(4, np.float32))
+            await r.upload(elsewhere, size_bytes=16)
+            np.testing.assert_array_equal(await elsewhere.numpy(), [2, 3, 4, 5])
+            await s.fill(elsewhere, 7.0)
+            await r.download(elsewhere, region_offset=1024)
+            np.testing.assert_array_equal(r.ndarray(np.float32, (4,), 1024), [7] * 4)
+            await inside.destroy()
 
-    run_on_loop(main, off_loop)
+    run_in_session(daemon.unix, "aio-region", body, off_loop)
 
 
 def test_the_loop_runs_while_a_large_read_is_in_flight(daemon, off_loop):
     """Other tasks progress while a read waits for the daemon (it waits on a worker thread, not the loop)."""
-    async def main():
-        async with await arrayd.aio.connect(daemon.target) as client:
-            async with await client.session("aio-concurrent") as s:
-                data = np.arange(1 << 22, dtype=np.float32)
-                x = await s.array(data)
-                ticks = 0
-                reading = asyncio.ensure_future(x.numpy())
-                while not reading.done():
-                    ticks += 1
-                    await asyncio.sleep(0)
-                np.testing.assert_array_equal(reading.result(), data)
-                return ticks
+    async def body(s):
+        data = np.arange(1 << 22, dtype=np.float32)
+        x = await s.array(data)
+        ticks = 0
+        reading = asyncio.ensure_future(x.numpy())
+        while not reading.done():
+            ticks += 1
+            await asyncio.sleep(0)
+        np.testing.assert_array_equal(reading.result(), data)
+        return ticks
 
     # blocking the loop, the read would finish within the first tick's step; on a worker thread it takes more
-    assert run_on_loop(main, off_loop) > 1
+    assert run_in_session(daemon.target, "aio-concurrent", body, off_loop) > 1

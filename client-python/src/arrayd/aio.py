@@ -21,7 +21,7 @@ cancels commands.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -85,6 +85,24 @@ class _Async:
         return f"{type(self).__name__}({self.sync!r})"
 
 
+_C = TypeVar("_C", bound="_Closable")
+
+
+class _Closable(_Async):
+    """A wrapper whose ``close`` waits for the daemon (on a worker thread); an async context manager that closes."""
+
+    __slots__ = ()
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self: _C) -> _C:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
 def _sync(x: Any) -> Any:
     """The synchronous handle of a wrapper; anything else as it is."""
     return x.sync if isinstance(x, _Async) else x
@@ -100,7 +118,7 @@ def _sync_kw(kw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class AsyncClient(_Async):
+class AsyncClient(_Closable):
     """A :class:`arrayd.Client` whose blocking calls are coroutines."""
 
     __slots__ = ()
@@ -117,17 +135,8 @@ class AsyncClient(_Async):
         """A new session (see :meth:`arrayd.Client.session` for the options)."""
         return AsyncSession(await asyncio.to_thread(self.sync.session, name, **kw))
 
-    async def close(self) -> None:
-        await asyncio.to_thread(self.sync.close)
 
-    async def __aenter__(self) -> "AsyncClient":
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
-
-
-class AsyncSession(_Async):
+class AsyncSession(_Closable):
     """A :class:`arrayd.Session`: commands return events at once, calls that wait for the daemon are coroutines.
     Arguments and options are those of the synchronous methods of the same names."""
 
@@ -220,15 +229,6 @@ class AsyncSession(_Async):
 
     async def region(self, nbytes: int) -> "AsyncRegion":
         return AsyncRegion(await asyncio.to_thread(self.sync.region, nbytes))
-
-    async def close(self) -> None:
-        await asyncio.to_thread(self.sync.close)
-
-    async def __aenter__(self) -> "AsyncSession":
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
 
 
 class AsyncBuffer(_Async):
@@ -355,7 +355,7 @@ class AsyncGraphRecorder:
             self.graph = AsyncGraph(self.sync.graph)
 
 
-class AsyncRegion(_Async):
+class AsyncRegion(_Closable):
     """A shared-memory region (the daemon's Unix socket): views of it need no daemon call."""
 
     __slots__ = ()
@@ -375,15 +375,6 @@ class AsyncRegion(_Async):
 
     def download(self, buffer: "AsyncBuffer | Buffer", **kw: Any) -> Event:
         return self.sync.download(_sync(buffer), **_sync_kw(kw))
-
-    async def close(self) -> None:
-        await asyncio.to_thread(self.sync.close)
-
-    async def __aenter__(self) -> "AsyncRegion":
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
 
 
 async def connect(target: str = "127.0.0.1:7700", **kw: Any) -> AsyncClient:
