@@ -208,3 +208,18 @@ def test_the_loop_runs_while_a_large_read_is_in_flight(daemon, off_loop):
 
     # blocking the loop, the read would finish within the first tick's step; on a worker thread it takes more
     assert run_in_session(daemon.target, "aio-concurrent", body, off_loop) > 1
+
+
+def test_events_are_awaitable_without_importing_the_asyncio_module():
+    import subprocess
+    import sys
+    code = ("import asyncio, sys, arrayd\n"
+            "from arrayd._stream import Event\n"
+            "assert 'arrayd.aio' not in sys.modules\n"
+            "e = Event(1)\n"
+            "e._finish(Event._SUCCEEDED, b'xy')\n"
+            "async def main():\n"
+            "    return await e\n"
+            "print(asyncio.run(main()))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "b'xy'", r.stdout + r.stderr

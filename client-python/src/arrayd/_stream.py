@@ -117,6 +117,12 @@ class Event:
         elif stream is not None:
             stream._watch(self)
 
+    def __await__(self):
+        """``await event`` in a coroutine: waits without blocking the event loop (see :mod:`arrayd.aio`) and
+        gives a download's bytes; raises the command's error if it failed."""
+        from .aio import _as_future
+        return _as_future(self).__await__()
+
     def __repr__(self) -> str:
         state = {Event._PENDING: "pending", Event._SUCCEEDED: "succeeded", Event._FAILED: "failed"}[self._state]
         return f"Event({self.id}, {state})"

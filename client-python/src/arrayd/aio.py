@@ -60,13 +60,6 @@ async def wait(*events: Event) -> None:
         await _as_future(e)
 
 
-def _awaitable_event(self: Event):
-    return _as_future(self).__await__()
-
-
-Event.__await__ = _awaitable_event  # type: ignore[attr-defined]
-
-
 class _Async:
     """A wrapper of a synchronous handle (``sync``): equal to and hashed like it, so either works as a key."""
 
