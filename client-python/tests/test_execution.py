@@ -107,14 +107,56 @@ def test_a_waiting_command_can_be_cancelled(session):
     for _ in range(4):
         long = busy(1, out, 1 << 24, wait_for=[long], device="cpu:1")
     behind = k(4, x, 1.0, 4, wait_for=[long], device="cpu:1")
-    # a command on the other device, sent after `behind`: once it is done, `behind`'s batch was accepted
-    session.fill(session.empty(1, np.float32, device="cpu:0"), 0.0).wait()
     assert session.cancel(behind) == 1
     with pytest.raises(arrayd.Cancelled):
         behind.wait()
     long.wait()
     with pytest.raises(arrayd.Cancelled, match="cancelled by the client"):
         x.numpy()  # the cancelled command was x's last writer: reads fail until x is written again
+
+
+def test_destroying_right_after_queueing_comes_after_the_queued_commands(session):
+    """A buffer's, a stream's and a graph's destroy reach the daemon after the commands queued before them (sent
+    first on the session stream): without that, a destroy overtook the launch queued just before it (NOT_FOUND)."""
+    k = session.compile(K.add_scalar)["add_scalar"]
+    for _ in range(40):
+        x = session.array(np.zeros(16, dtype=np.float32))
+        out = session.empty(16, np.float32)
+        launched = k(16, x, 1.0, 16)
+        copied = session.copy(x, out, wait_for=[launched])
+        x.destroy()
+        copied.wait()
+        np.testing.assert_array_equal(out.numpy(), np.ones(16))
+        out.destroy()
+    st = session.stream("cpu:1")
+    y = session.array(np.zeros(4, dtype=np.float32), device="cpu:1")
+    on_stream = [k(4, y, 1.0, 4, stream=st) for _ in range(3)]
+    st.destroy()
+    session.wait(*on_stream)
+    np.testing.assert_array_equal(y.numpy(), [3] * 4)
+    with session.record() as rec:
+        k(4, y, 1.0, 4)
+    replayed = rec.graph.replay()
+    rec.graph.destroy()
+    session.wait(*replayed)
+    np.testing.assert_array_equal(y.numpy(), [4] * 4)
+
+
+def test_a_cancel_right_after_queueing_finds_the_command(session):
+    """cancel reaches the daemon after the commands queued before it: the command behind a long one is known there
+    and cancelled (without that ordering the cancel overtook it, found nothing, and the command ran)."""
+    busy = session.compile(_busy)["_busy"]
+    k = session.compile(K.add_scalar)["add_scalar"]
+    out = session.empty(1, np.float32, device="cpu:1")
+    x = session.array(np.zeros(4, dtype=np.float32), device="cpu:1")
+    for _ in range(5):
+        x.write(np.zeros(4, dtype=np.float32))
+        long = busy(1, out, 1 << 24, device="cpu:1")
+        behind = k(4, x, 1.0, 4, wait_for=[long], device="cpu:1")
+        assert session.cancel(behind) == 1
+        with pytest.raises(arrayd.Cancelled):
+            behind.wait()
+        long.wait()
 
 
 def test_threads_waiting_at_once_each_see_their_own_completion(session):

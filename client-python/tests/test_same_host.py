@@ -75,3 +75,18 @@ def test_the_asyncio_client(daemon):
                 return await y.numpy()
 
     np.testing.assert_array_equal(asyncio.run(main()), 3 * np.arange(8) + 1)
+
+
+def test_closing_a_region_right_after_queueing_comes_after_the_queued_commands(unix_session):
+    """Region.close (DestroyRegion) reaches the daemon after the uploads and downloads queued before it."""
+    s = unix_session
+    buf = s.empty(1024, np.float32)
+    for i in range(20):
+        r = s.region(4096)
+        r.ndarray(np.float32, (1024,))[:] = i
+        up = r.upload(buf)
+        down = r.download(buf, wait_for=[up])
+        r.close()
+        up.wait()
+        down.wait()
+    np.testing.assert_array_equal(buf.numpy(), np.full(1024, 19, dtype=np.float32))

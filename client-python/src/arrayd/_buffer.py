@@ -243,7 +243,7 @@ class Stream:
 
     def destroy(self) -> None:
         s = self.session
-        s._client._unary("ExecutionService", "DestroyStream", execution_pb2.DestroyStreamRequest(session=s.id, stream=self.id),
+        s._ordered_unary("ExecutionService", "DestroyStream", execution_pb2.DestroyStreamRequest(session=s.id, stream=self.id),
                          execution_pb2.DestroyStreamResponse)
 
     def __repr__(self) -> str:

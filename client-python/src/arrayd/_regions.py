@@ -92,7 +92,7 @@ class Region:
         (left to the garbage collector while NumPy views of it exist)."""
         s = self.session
         try:
-            s._client._unary("RegionService", "DestroyRegion", regions_pb2.DestroyRegionRequest(session=s.id, region=self.id),
+            s._ordered_unary("RegionService", "DestroyRegion", regions_pb2.DestroyRegionRequest(session=s.id, region=self.id),
                              regions_pb2.DestroyRegionResponse)
         finally:
             try:

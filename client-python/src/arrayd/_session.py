@@ -140,6 +140,12 @@ class Session:
     def devices(self):
         return self._client.devices()
 
+    def _ordered_unary(self, service: str, method: str, request, response_class):
+        """A unary call that reaches the daemon after the commands queued before it (destroying what they use,
+        cancelling them, describing what they leave)."""
+        self._stream.barrier()
+        return self._client._unary(service, method, request, response_class)
+
     # -- commands
     def _next_id(self) -> int:
         with self._ids_lock:
@@ -344,13 +350,13 @@ class Session:
             src_stream=src_stream.id if src_stream else 0, whole_padded=whole_padded))])[0]
 
     def destroy(self, buffer: Buffer) -> None:
-        self._client._unary("BufferService", "DestroyBuffer",
+        self._ordered_unary("BufferService", "DestroyBuffer",
                             buffers_pb2.DestroyBufferRequest(session=self.id, buffer=buffer.id),
                             buffers_pb2.DestroyBufferResponse)
 
     def describe(self, buffer: Buffer) -> dict[str, str]:
         """Where the buffer's replicas are and their MSI states, e.g. ``{"cpu:0": "SHARED", "host": "SHARED"}``."""
-        r = self._client._unary("BufferService", "DescribeBuffer",
+        r = self._ordered_unary("BufferService", "DescribeBuffer",
                                 buffers_pb2.DescribeBufferRequest(session=self.id, buffer=buffer.id),
                                 buffers_pb2.DescribeBufferResponse)
         return {rep.device: common_pb2.ReplicaState.Name(rep.state).removeprefix("REPLICA_STATE_")
@@ -471,7 +477,7 @@ class Session:
 
     def cancel(self, *events: Event) -> int:
         """Cancels commands not yet started; the number cancelled (their events fail with CANCELLED)."""
-        r = self._client._unary("ExecutionService", "Cancel",
+        r = self._ordered_unary("ExecutionService", "Cancel",
                                 execution_pb2.CancelRequest(session=self.id, events=[e.id for e in events]),
                                 execution_pb2.CancelResponse)
         return r.cancelled
@@ -525,7 +531,7 @@ class GraphRecorder:
         if exc_type is not None:
             return
         s = self._session
-        r = s._client._unary("ExecutionService", "RecordGraph",
+        r = s._ordered_unary("ExecutionService", "RecordGraph",
                              execution_pb2.RecordGraphRequest(session=s.id, commands=commands),
                              execution_pb2.RecordGraphResponse)
         self.graph = Graph(s, r.graph, r.commands)
@@ -560,7 +566,7 @@ class Graph:
 
     def destroy(self) -> None:
         s = self._session
-        s._client._unary("ExecutionService", "DestroyGraph", execution_pb2.DestroyGraphRequest(session=s.id, graph=self.id),
+        s._ordered_unary("ExecutionService", "DestroyGraph", execution_pb2.DestroyGraphRequest(session=s.id, graph=self.id),
                          execution_pb2.DestroyGraphResponse)
 
 

@@ -203,6 +203,7 @@ class SessionStream:
         self._watched = 0      # pending events the background reader must complete (see Event._watched)
         self._ended = False    # the call ended: every pending event has failed
         self._background: threading.Thread | None = None
+        self._gates: set[threading.Event] = set()  # barriers queued, not passed yet (see barrier)
         execute = channel.stream_stream("/arrayd.v1.ExecutionService/Execute",
                                         request_serializer=_wire.identity,  # requests are serialized here
                                         response_deserializer=_wire.identity)  # decoded in _handle
@@ -224,6 +225,24 @@ class SessionStream:
         """Queues a graph replay (its events, from ``first_event`` on, complete like commands)."""
         if self._register(events):
             self._queue.put(("replay", request, events))
+
+    def barrier(self) -> None:
+        """Returns once every command queued before has gone to gRPC's transport: a unary call made then reaches
+        the daemon after them (the daemon reads a connection's messages in order, on one thread). At once when
+        the stream is closed or broken, and on the thread reading completions (a done callback): the stream may
+        wait for the daemon, and the daemon for that thread to read."""
+        gate = threading.Event()
+        with self._lock:
+            if self._closed or self._failure is not None or (self._reading and self._reader == threading.get_ident()):
+                return
+            self._gates.add(gate)
+            self._queue.put(("barrier", gate))  # (under the lock: never behind the None a close puts)
+        gate.wait()
+
+    def _pass(self, gate: threading.Event) -> None:
+        with self._lock:
+            self._gates.discard(gate)
+        gate.set()
 
     def _register(self, events: list[Event]) -> bool:
         """Tracks the events; false (and fails them) when the stream is closed or broken."""
@@ -249,7 +268,7 @@ class SessionStream:
             self._closed = True
             self._start_background()
             self._changed.notify_all()
-        self._queue.put(None)
+            self._queue.put(None)
         with self._lock:
             self._changed.wait_for(lambda: self._ended, timeout)
 
@@ -323,7 +342,7 @@ class SessionStream:
             session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE,
             completion_linger_us=self._linger_us)).SerializeToString()
         carry: collections.deque = collections.deque()  # (command, event) pairs taken from the queue, not sent yet
-        held = None  # a replay or a whole batch taken from the queue: it goes right after the carried commands
+        held = None  # a replay, a whole batch or a barrier taken from the queue: right after the carried commands
         closing = False
         while True:
             if not carry:
@@ -345,9 +364,12 @@ class SessionStream:
                 if item[0] == "batch":
                     yield item[1]
                     continue
+                if item[0] == "barrier":  # (everything yielded before has been sent: gRPC asks for more only then)
+                    self._pass(item[1])
+                    continue
                 carry.extend(zip(item[0], item[1]))
-            # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay or a
-            # whole batch ends it). A small batch behind many commands in flight first waits a moment for more: its
+            # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay, a
+            # whole batch or a barrier ends it). A small batch behind many commands in flight first waits a moment for more: its
             # commands queue behind those on the daemon anyway, and without the wait a full window settles into
             # lock-step (each completion read lets one launch out, each launch goes alone, and its completion comes
             # back alone), a message each way per command
@@ -372,7 +394,7 @@ class SessionStream:
                     closing = True
                 elif nxt is _FLUSH:
                     break
-                elif nxt[0] in ("replay", "batch"):
+                elif nxt[0] in ("replay", "batch", "barrier"):
                     held = nxt
                 else:
                     carry.extend(zip(nxt[0], nxt[1]))
@@ -472,12 +494,15 @@ class SessionStream:
             if failure is None:
                 failure = error(grpc.StatusCode.UNAVAILABLE, f"session {self._session[:8]}…: its stream ended")
             self._failure = failure  # from now on _register fails new events at once
+            gates, self._gates = self._gates, set()
             pending = list(self._pending.values())
             self._pending.clear()
             self._batches.clear()
             self._watched = 0
         for e in pending:
             e._fail(failure)  # before _ended: a thread that sees _ended finds its event failed
+        for gate in gates:
+            gate.set()  # (its call goes on, and meets the daemon's answer for a session whose stream ended)
         with self._lock:
             self._ended = True
             self._reading = False
