@@ -130,3 +130,58 @@ def test_a_lingering_session_answers_every_command_and_refuses_a_linger_beyond_t
             np.testing.assert_array_equal(bufs[3].numpy()[:2], [39.0, 39.0])
             # the last command in flight is answered without waiting for the linger
             np.testing.assert_array_equal(s.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])
+
+
+def _untracked(session, buf):
+    """A second handle object for ``buf``'s daemon buffer, which the session does not track."""
+    return arrayd.Buffer(session, buf.id, buf.dtype, buf.shape, buf.device, buf.mode)
+
+
+def test_a_buffer_this_process_drops_is_destroyed_after_its_queued_commands(session):
+    import gc
+    x = session.array(np.arange(4, dtype=np.float32))
+    y = session.empty(4, np.float32)
+    ghost = _untracked(session, x)
+    filled = session.fill(x, 7.0)
+    copied = session.copy(x, y, wait_for=[filled])
+    del x
+    gc.collect()
+    assert session.collect() == 1
+    copied.wait()  # queued before the destroy: it ran
+    np.testing.assert_array_equal(y.numpy(), [7] * 4)
+    with pytest.raises(arrayd.NotFound):
+        session.describe(ghost)
+    assert session.collect() == 0
+
+
+def test_buffers_are_collected_before_a_new_one_is_made_and_destroy_is_not_repeated(session):
+    import gc
+    kept = session.empty(16, np.float32)
+    kept.destroy()
+    del kept
+    gc.collect()
+    assert session.collect() == 0  # destroyed already: not queued again
+    dropped = session.empty(16, np.float32)
+    ghost = _untracked(session, dropped)
+    del dropped
+    gc.collect()
+    fresh = session.empty(1, np.float32)  # collects first
+    with pytest.raises(arrayd.NotFound):
+        session.describe(ghost)
+    assert session.collect() == 0 and fresh.size == 1
+
+
+def test_a_graph_keeps_the_buffers_its_commands_name(session):
+    import gc
+    x = session.array(np.ones(4, dtype=np.float32))
+    out = session.empty(4, np.float32)
+    with session.record() as rec:
+        temp = session.empty(4, np.float32)
+        session.copy(x, temp)
+        session.copy(temp, out)
+    del temp
+    gc.collect()
+    assert session.collect() == 0
+    x.write(np.full(4, 3, dtype=np.float32))
+    session.wait(*rec.graph.replay())
+    np.testing.assert_array_equal(out.numpy(), [3] * 4)

@@ -57,6 +57,7 @@ class Buffer:
         self._region = region
         self._region_offset = region_offset
         self._arg = _wire.buffer_arg(handle)  # as a launch argument, encoded once
+        self._finalizer = None  # set by the session that tracks it (see Session.collect)
 
     @property
     def numpy_dtype(self) -> np.dtype:

@@ -65,8 +65,9 @@ class Region:
         s = self.session
         req = buffers_pb2.CreateBufferRequest(session=s.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=_mode(mode),
                                               device=device, label=label, host_region=self._slice(offset, 0))
+        s.collect()
         info = s._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer
-        return Buffer(s, info.buffer, name, tuple(dims), info.device, mode, region=self, region_offset=offset)
+        return s._adopt(Buffer(s, info.buffer, name, tuple(dims), info.device, mode, region=self, region_offset=offset))
 
     def upload(self, buffer: Buffer, *, region_offset: int = 0, size_bytes: int | None = None, buffer_offset: int = 0,
                wait_for=(), stream=None) -> "Event":

@@ -4,8 +4,10 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import logging
 import threading
 import time
+import weakref
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -13,7 +15,7 @@ from google.protobuf import duration_pb2, timestamp_pb2
 
 from . import _dtypes, _wire
 from ._buffer import MERGE_BUFFER, Buffer, Kernel, Stream
-from ._errors import ArraydError, CompileError, InvalidArgument
+from ._errors import ArraydError, CompileError, InvalidArgument, NotFound
 from ._stream import MAX_BATCH_BYTES, Event, SessionStream
 from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, regions_pb2, sessions_pb2)
 
@@ -94,6 +96,10 @@ class Session:
         self._keepalive.start()
         self._recording: list | None = None
         self._device_fields: dict[str, bytes] = {}  # Launch.device encoded, per device name
+        # buffers by handle while this process references them; the handles of those it dropped, to destroy
+        self._live: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+        self._garbage: list[int] = []
+        self._recorded_buffers: list[Buffer] = []  # what the graph being recorded names (kept for the graph)
         self._staging = None
         self._staging_tried = not client._regions  # made on the first large transfer (over unix:// only)
 
@@ -174,6 +180,7 @@ class Session:
             for c in commands:
                 if isinstance(c, _Encoded):
                     c = execution_pb2.Command.FromString(c.body)
+                self._keep_for_graph(c)
                 self._recording.append(c)
                 c.event = len(self._recording)
                 events.append(Event(c.event))
@@ -194,6 +201,13 @@ class Session:
                 e._into = dest
         self._stream.submit(wire, events)
         return events
+
+    def _keep_for_graph(self, command: execution_pb2.Command) -> None:
+        """Keeps the buffers a recorded command names alive for its graph (a replay names them by handle)."""
+        for handle in _buffer_handles(command, set()):
+            b = self._live.get(handle)
+            if b is not None:
+                self._recorded_buffers.append(b)
 
     def submit(self, commands: Sequence[execution_pb2.Command]) -> list[Event]:
         """Sends ``Command`` messages as they are (event ids are assigned here): for what the helpers do not cover."""
@@ -217,8 +231,9 @@ class Session:
                                               padding=[buffers_pb2.AxisPadding(left=l, right=r) for l, r in pads or ()])
         if pad_value is not None:
             req.padding_value.CopyFrom(_scalar(pad_value, name, "pad_value"))
+        self.collect()
         info = self._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer
-        return Buffer(self, info.buffer, name, tuple(dims), info.device, mode, padding=pads)
+        return self._adopt(Buffer(self, info.buffer, name, tuple(dims), info.device, mode, padding=pads))
 
     def view(self, base: Buffer, shape: int | Sequence[int], *, whole_padded: bool = False) -> Buffer:
         """A view of ``base`` with a new ``shape``: the same memory, replicas and events (nothing copied; a write
@@ -226,10 +241,43 @@ class Session:
         innermost ones and regroups only the axes outside them; with ``whole_padded`` it views the whole padded
         array as plain elements. The memory stays until ``base`` and every view are destroyed."""
         dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
+        self.collect()
         info = self._client._unary("BufferService", "CreateView", buffers_pb2.CreateViewRequest(
             session=self.id, base=base.id, dims=dims, whole_padded=whole_padded), buffers_pb2.CreateViewResponse).buffer
         pads = tuple((p.left, p.right) for p in info.padding) or None
-        return Buffer(self, info.buffer, base.dtype, tuple(dims), info.device, base.mode, padding=pads)
+        return self._adopt(Buffer(self, info.buffer, base.dtype, tuple(dims), info.device, base.mode, padding=pads))
+
+    def _adopt(self, buffer: Buffer) -> Buffer:
+        """Tracks a new buffer: once this process drops its last reference, its handle waits for :meth:`collect`."""
+        finalizer = weakref.finalize(buffer, self._garbage.append, buffer.id)  # (holds the list, not the buffer)
+        finalizer.atexit = False
+        buffer._finalizer = finalizer
+        self._live[buffer.id] = buffer
+        return buffer
+
+    def collect(self) -> int:
+        """Destroys on the daemon the buffers this process no longer references (garbage collected), after the
+        commands queued before; the number destroyed. Done before every buffer and view is created, so that
+        their memory comes back first; :meth:`Buffer.destroy` destroys one at once."""
+        handles = []
+        while True:
+            try:
+                handles.append(self._garbage.pop())  # (atomic: finalizers append on any thread)
+            except IndexError:
+                break
+        if not handles or self._closed.is_set():
+            return 0
+        self._stream.barrier()
+        for handle in handles:
+            try:
+                self._client._unary("BufferService", "DestroyBuffer",
+                                    buffers_pb2.DestroyBufferRequest(session=self.id, buffer=handle),
+                                    buffers_pb2.DestroyBufferResponse)
+            except NotFound:
+                pass  # gone already (a LOCAL buffer a graph consumed)
+            except ArraydError as e:
+                _log.warning("arrayd: destroying dropped buffer 0x%x failed: %s", handle, e)
+        return len(handles)
 
     zeros = empty
 
@@ -350,6 +398,10 @@ class Session:
             src_stream=src_stream.id if src_stream else 0, whole_padded=whole_padded))])[0]
 
     def destroy(self, buffer: Buffer) -> None:
+        """Destroys ``buffer`` on the daemon after the commands queued before (its memory is freed once they are
+        done); later commands naming it fail with NOT_FOUND."""
+        if buffer._finalizer is not None:
+            buffer._finalizer.detach()
         self._ordered_unary("BufferService", "DestroyBuffer",
                             buffers_pb2.DestroyBufferRequest(session=self.id, buffer=buffer.id),
                             buffers_pb2.DestroyBufferResponse)
@@ -504,6 +556,20 @@ class Session:
         return Region.create(self, nbytes)
 
 
+_log = logging.getLogger("arrayd")
+
+
+def _buffer_handles(message, out: set[int]) -> set[int]:
+    """The buffer handles a command names (``buffer``, ``src`` and ``dst`` fields, at any depth)."""
+    for field, value in message.ListFields():
+        if field.message_type is not None:
+            for v in (value,) if hasattr(value, "ListFields") else value:
+                _buffer_handles(v, out)
+        elif field.name in ("buffer", "src", "dst") and field.type == field.TYPE_UINT64:
+            out.add(value)
+    return out
+
+
 class _Encoded:
     """A command already serialized, without its event (the hot path of launches)."""
     __slots__ = ("body",)
@@ -523,10 +589,12 @@ class GraphRecorder:
         if self._session._recording is not None:
             raise RuntimeError("already recording a graph")
         self._session._recording = []
+        self._session._recorded_buffers = []
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
         commands = self._session._recording
+        buffers, self._session._recorded_buffers = self._session._recorded_buffers, []
         self._session._recording = None
         if exc_type is not None:
             return
@@ -535,6 +603,7 @@ class GraphRecorder:
                              execution_pb2.RecordGraphRequest(session=s.id, commands=commands),
                              execution_pb2.RecordGraphResponse)
         self.graph = Graph(s, r.graph, r.commands)
+        self.graph._buffers = buffers
 
 
 class Graph:
@@ -544,6 +613,7 @@ class Graph:
         self._session = session
         self.id = graph_id
         self.size = size
+        self._buffers: list[Buffer] = []  # the buffers its commands name, alive while it is
 
     def replay(self, *, rebind: dict | None = None, scalars: Iterable[tuple[int, int, Any, str]] = (),
                wait_for: Iterable[Event] = (), deadline: float | None = None) -> list[Event]:

@@ -187,6 +187,10 @@ class AsyncSession(_Closable):
     async def describe(self, buffer: "AsyncBuffer | Buffer") -> dict[str, str]:
         return await asyncio.to_thread(self.sync.describe, _sync(buffer))
 
+    async def collect(self) -> int:
+        """Destroys the buffers this process no longer references (see :meth:`arrayd.Session.collect`)."""
+        return await asyncio.to_thread(self.sync.collect)
+
     # -- kernels and commands
     async def compile(self, *kernels: Any, backend: str = "") -> dict[str, "AsyncKernel"]:
         found = await asyncio.to_thread(self.sync.compile, *kernels, backend=backend)
