@@ -237,7 +237,9 @@ class SessionStream:
                 return
             self._gates.add(gate)
             self._queue.put(("barrier", gate))  # (under the lock: never behind the None a close puts)
-        gate.wait()
+        while not gate.wait(0.1):
+            if self._call.done():  # the call ended (and nobody read its end yet): nothing will pass the gate
+                return
 
     def _pass(self, gate: threading.Event) -> None:
         with self._lock:
@@ -369,10 +371,10 @@ class SessionStream:
                     continue
                 carry.extend(zip(item[0], item[1]))
             # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay, a
-            # whole batch or a barrier ends it). A small batch behind many commands in flight first waits a moment for more: its
-            # commands queue behind those on the daemon anyway, and without the wait a full window settles into
-            # lock-step (each completion read lets one launch out, each launch goes alone, and its completion comes
-            # back alone), a message each way per command
+            # whole batch or a barrier ends it). A small batch behind many commands in flight first waits a moment
+            # for more: its commands queue behind those on the daemon anyway, and without the wait a full window
+            # settles into lock-step (each completion read lets one launch out, each launch goes alone, and its
+            # completion comes back alone), a message each way per command
             coalesce_until = None
             while len(carry) < MAX_BATCH and not closing and held is None:
                 try:
