@@ -270,9 +270,7 @@ class Session:
         self._stream.barrier()
         for handle in handles:
             try:
-                self._client._unary("BufferService", "DestroyBuffer",
-                                    buffers_pb2.DestroyBufferRequest(session=self.id, buffer=handle),
-                                    buffers_pb2.DestroyBufferResponse)
+                self._destroy_now(handle)
             except NotFound:
                 pass  # gone already (a LOCAL buffer a graph consumed)
             except ArraydError as e:
@@ -402,8 +400,13 @@ class Session:
         done); later commands naming it fail with NOT_FOUND."""
         if buffer._finalizer is not None:
             buffer._finalizer.detach()
-        self._ordered_unary("BufferService", "DestroyBuffer",
-                            buffers_pb2.DestroyBufferRequest(session=self.id, buffer=buffer.id),
+        self._stream.barrier()
+        self._destroy_now(buffer.id)
+
+    def _destroy_now(self, handle: int) -> None:
+        """DestroyBuffer, sent at once (callers pass the stream's barrier first)."""
+        self._client._unary("BufferService", "DestroyBuffer",
+                            buffers_pb2.DestroyBufferRequest(session=self.id, buffer=handle),
                             buffers_pb2.DestroyBufferResponse)
 
     def describe(self, buffer: Buffer) -> dict[str, str]:
@@ -589,7 +592,6 @@ class GraphRecorder:
         if self._session._recording is not None:
             raise RuntimeError("already recording a graph")
         self._session._recording = []
-        self._session._recorded_buffers = []
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
@@ -602,18 +604,17 @@ class GraphRecorder:
         r = s._ordered_unary("ExecutionService", "RecordGraph",
                              execution_pb2.RecordGraphRequest(session=s.id, commands=commands),
                              execution_pb2.RecordGraphResponse)
-        self.graph = Graph(s, r.graph, r.commands)
-        self.graph._buffers = buffers
+        self.graph = Graph(s, r.graph, r.commands, buffers)
 
 
 class Graph:
     """A recorded graph: :meth:`replay` runs its commands again (with other buffers and scalars if asked)."""
 
-    def __init__(self, session: Session, graph_id: int, size: int):
+    def __init__(self, session: Session, graph_id: int, size: int, buffers: Sequence[Buffer] = ()):
         self._session = session
         self.id = graph_id
         self.size = size
-        self._buffers: list[Buffer] = []  # the buffers its commands name, alive while it is
+        self._buffers = list(buffers)  # the buffers its commands name, alive while it is
 
     def replay(self, *, rebind: dict | None = None, scalars: Iterable[tuple[int, int, Any, str]] = (),
                wait_for: Iterable[Event] = (), deadline: float | None = None) -> list[Event]:

@@ -233,13 +233,17 @@ class SessionStream:
         wait for the daemon, and the daemon for that thread to read."""
         gate = threading.Event()
         with self._lock:
-            if self._closed or self._failure is not None or (self._reading and self._reader == threading.get_ident()):
+            if self._closed or self._failure is not None or self._reads_here():
                 return
             self._gates.add(gate)
             self._queue.put(("barrier", gate))  # (under the lock: never behind the None a close puts)
         while not gate.wait(0.1):
             if self._call.done():  # the call ended (and nobody read its end yet): nothing will pass the gate
                 return
+
+    def _reads_here(self) -> bool:
+        """(Under the lock.) Whether the calling thread is the one reading completions now."""
+        return self._reading and self._reader == threading.get_ident()
 
     def _pass(self, gate: threading.Event) -> None:
         with self._lock:
@@ -300,7 +304,7 @@ class SessionStream:
         does; raises nothing (its outcome stays on the event). Called by the reader itself (a done callback),
         returns at once: it cannot wait for what only it would read."""
         with self._lock:
-            if self._reading and self._reader == threading.get_ident():
+            if self._reads_here():
                 return
         if event._state == Event._PENDING and event._stream is self:
             self._wait(event)
