@@ -72,19 +72,21 @@ final class Command extends Event implements EventListener, CommandCallback, Run
     private CompiledKernel kernel;
     private final boolean fastPath;
     private final long items;
-    private final long submittedNanos; // for the observer's wait time only
+    // For the observer's wait time: when the command began to wait, or 0 while it has not — a command that
+    // runs at once on the submitting thread waits for nothing, and is spared the clock reading (see waiting())
+    private long waitingSince;
     private Object submission;         // what the session's observer keeps from the submitting call (a trace); null once settled
     final Stream stream;
     final Session session;
     final Priority priority;
     final long deadlineNanos;
     // dependencies not finished yet, plus the submitter's hold (UNFINISHED); fields, not atomics, to keep commands small
-    private volatile int unfinished = 1;
+    private volatile int unfinished; // 1 from the constructor
     private volatile ArraydException cancelCause;
     private volatile ArraydException depFailure;
     // placement: what a launch was expected to cost its device (a float: the same rounding when added and taken off)
     float expectedNanos;
-    volatile int stage = WAITING;
+    volatile int stage; // WAITING (0) from the start
     // set by the device queue under its lock when queued or dispatched
     @GuardedBy("DeviceQueue.this")
     Flow flow;
@@ -99,7 +101,7 @@ final class Command extends Event implements EventListener, CommandCallback, Run
     // Trampolined work without a lambda per command: run() launches the op inline until an end is
     // requested, then ends the command with the first requested outcome (later requests lose, as
     // they would in end(), which settles exactly once). The end's device time goes to the event's own field.
-    private volatile int endState = END_NONE;
+    private volatile int endState; // END_NONE (0) from the start
     private ArraydException endCause;
     // Native waits (see the class comment), made when it takes its first marker: most commands have none,
     // and a command is allocated for every submission, so they live in a side object
@@ -184,9 +186,23 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         this.kernel = kernel;
         this.fastPath = fastPath;
         this.items = items;
-        this.submittedNanos = System.nanoTime();
+        // A plain write: the command reaches other threads only through locks and atomics (the session's table,
+        // its dependencies' listeners, the device queue), each publishing it; a volatile one would cost a fence
+        UNFINISHED.set(this, 1);
         this.submission = session.observer.commandSubmitted();
         stream.device().commandSubmitted(stream.kind());
+    }
+
+    /**
+     * Marks the start of its wait (for the observer's wait time) unless marked already: when its submission lets
+     * go of it with dependencies pending, when the device queue queues it, when it is handed to a lane. One that
+     * runs inline at once is never marked, and its wait is 0 (it waited the submission's own sub-microsecond path).
+     * Called only by the thread that moves the command on at that point.
+     */
+    void waiting() {
+        if (waitingSince == 0) {
+            waitingSince = System.nanoTime();
+        }
     }
 
     /** Its event: itself. */
@@ -289,6 +305,9 @@ final class Command extends Event implements EventListener, CommandCallback, Run
 
     /** Drops the submitter's hold: from here on the command starts when its dependencies are done. */
     void release() {
+        if (unfinished > 1) {
+            waiting(); // (before the hold goes: a dependency may then start and end it on another thread)
+        }
         if ((int) UNFINISHED.getAndAdd(this, -1) == 1) {
             start();
         }
@@ -397,13 +416,18 @@ final class Command extends Event implements EventListener, CommandCallback, Run
                 + (queue().clock().getAsLong() - deadlineNanos) / 1_000 + " µs ago, before the command could run");
     }
 
+    /** Whether {@link #launch()} will try to run it inline, on the dispatching thread (its lane may still refuse). */
+    boolean runsInline() {
+        return fastPath && nativeWaits == null;
+    }
+
     /** Dispatched by the device queue (state RUNNING, a slot held, {@link #lane} chosen): run it. */
     void launch() {
         if (isDone() || cancelCause != null) {
             failed(isDone() ? failure() : cancelCause);
             return;
         }
-        if (fastPath && nativeWaits == null) {
+        if (runsInline()) {
             // Short and ready: run it here. Its completion may make other short commands ready on
             // this thread; the trampoline runs those after this one instead of nesting them.
             Trampoline.run(this);
@@ -425,11 +449,13 @@ final class Command extends Event implements EventListener, CommandCallback, Run
 
     private void runHereOrQueue() {
         if (!lane.tryRunInline(op, this)) {
+            queue().notInline(); // it may wait on the lane: the device's busy time takes the clock's interval
             submitToLane();
         }
     }
 
     private void submitToLane() {
+        waiting();
         try {
             if (nativeWaits == null) {
                 lane.submit(op, this);
@@ -505,9 +531,9 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         if (was == DONE) {
             return;
         }
-        long now = System.nanoTime(); // one reading for the queue's busy time and the observer's wait time
+        long now = 0; // one reading for the queue's busy time and the observer's wait time, when either needs it
         if (was == RUNNING) {
-            queue().done(this, deviceNanos, now); // before the event: a dependent may take the slot
+            now = queue().done(this, deviceNanos, waitingSince != 0); // before the event: a dependent may take the slot
         }
         ArraydException dropped = cause == null ? cancelCause : null;
         if (isDone()) {
@@ -540,7 +566,8 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         if (expectedNanos > 0) {
             stream.device().backlogDone((long) expectedNanos);
         }
-        long wait = Math.max(0, now - submittedNanos - deviceNanos);
+        long wait = waitingSince == 0 ? 0
+                : Math.max(0, (now != 0 ? now : System.nanoTime()) - waitingSince - deviceNanos);
         CommandKind kind = CommandKind.of(op);
         session.observer.commandFinished(kind, kernel == null ? null : kernel.name(), stream.device(), sk, outcome, wait,
                 deviceNanos, kind.isTransfer() ? items : 0, submission);

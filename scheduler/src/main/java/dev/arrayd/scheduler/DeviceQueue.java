@@ -111,8 +111,11 @@ final class DeviceQueue {
     // busy time: while at least one command is handed to the device (running or in its native streams)
     @GuardedBy("this")
     private long busyNanos;
+    // when the device went busy; INLINE while its only command is a short one run inline, whose busy time is its
+    // device time (no clock reading for it: two tens-of-ns readings would be a good part of such a command's cost)
     @GuardedBy("this")
     private long busySince;
+    private static final long INLINE = Long.MIN_VALUE;
     @GuardedBy("this")
     private double avgCost = INITIAL_COST_NANOS;
     @GuardedBy("this")
@@ -138,7 +141,7 @@ final class DeviceQueue {
 
     /** Time during which at least one command was handed to this device and not finished, so far. */
     synchronized long busyNanos() {
-        return inflight > 0 ? busyNanos + (clock.getAsLong() - busySince) : busyNanos;
+        return inflight > 0 && busySince != INLINE ? busyNanos + (clock.getAsLong() - busySince) : busyNanos;
     }
 
     LongSupplier clock() {
@@ -194,6 +197,7 @@ final class DeviceQueue {
             if (now) {
                 admit(c, f);
             } else {
+                c.waiting();
                 enqueue(c, f);
                 if (inflight < depth) {
                     // the free slot is the reserved one and this flow may take it
@@ -270,15 +274,25 @@ final class DeviceQueue {
 
     /**
      * A dispatched command finished after {@code deviceNanos} on the device: frees its slot, corrects
-     * its flow's charge, and dispatches what now fits. Commands found expired are failed.
-     * {@code systemNanos} is System.nanoTime read by the caller just before.
+     * its flow's charge, and dispatches what now fits. Commands found expired are failed. Returns
+     * System.nanoTime when it read it, or — unless {@code wantNow} — 0 when it did not need to.
      */
-    void done(Command c, long deviceNanos, long systemNanos) {
+    long done(Command c, long deviceNanos, boolean wantNow) {
+        long now = wantNow ? System.nanoTime() : 0;
         Drained more = null;
         synchronized (this) {
             Flow f = c.flow;
             if (--inflight == 0) {
-                busyNanos += (systemClock ? systemNanos : clock.getAsLong()) - busySince;
+                if (busySince == INLINE) {
+                    busyNanos += deviceNanos;
+                } else if (systemClock) {
+                    if (now == 0) {
+                        now = System.nanoTime();
+                    }
+                    busyNanos += now - busySince;
+                } else {
+                    busyNanos += clock.getAsLong() - busySince;
+                }
             }
             f.inflight--;
             if (c.laneIndex >= 0) {
@@ -295,6 +309,14 @@ final class DeviceQueue {
         }
         if (more != null) {
             more.run();
+        }
+        return now;
+    }
+
+    /** The command dispatched to run inline went to its lane instead: busy time from now by the clock. */
+    synchronized void notInline() {
+        if (busySince == INLINE) {
+            busySince = clock.getAsLong();
         }
     }
 
@@ -415,7 +437,9 @@ final class DeviceQueue {
     private void admit(Command c, Flow f) {
         Flow.Share g = f.share;
         if (inflight++ == 0) {
-            busySince = clock.getAsLong();
+            busySince = systemClock && c.runsInline() ? INLINE : clock.getAsLong();
+        } else if (busySince == INLINE) {
+            busySince = clock.getAsLong(); // a second command: the clock's interval from here on
         }
         f.inflight++;
         c.flow = f;

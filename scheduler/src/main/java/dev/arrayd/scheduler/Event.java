@@ -39,14 +39,12 @@ public sealed class Event permits Command {
     private List<EventListener> more;
 
     public Event(long id) {
-        this.id = id;
-        this.state = IS_PENDING;
+        this.id = id; // state: IS_PENDING (0) without a volatile write (a fence per command)
     }
 
     /** A pending event that will carry {@code result} if it succeeds ({@link #pendingResult()}). */
     Event(long id, Object result) {
         this.id = id;
-        this.state = IS_PENDING;
         this.outcome = result;
     }
 

@@ -118,7 +118,7 @@ final class Submission {
             return only.event();
         } finally {
             p.clear();
-            spare.set(p);
+            spare.setRelease(p); // (the next getAndSet acquires it; a volatile write would cost a fence)
         }
     }
 
