@@ -26,13 +26,16 @@ final class EventTable {
     private final LongMap<Event> pending = new LongMap<>(64);
     @GuardedBy("this")
     private final LongMap<Event> failed = new LongMap<>();
+    // The ids used so far change only as a submission registers its commands, under the scheduler's submit lock
+    // and this table's: a holder of either reads them. The submission's own checks (checkUnused, assign) run
+    // under the submit lock alone, the lookups of other threads under this table's.
     /** Start to range (end inclusive, mutable so that a client counting up extends it without boxing). */
-    @GuardedBy("this")
+    @GuardedBy("SchedulerContext.submitLock and this")
     private final TreeMap<Long, Range> used = new TreeMap<>();
     /** The range with the highest start (null while none): ids that count up extend it, found without a tree search. */
-    @GuardedBy("this")
+    @GuardedBy("SchedulerContext.submitLock and this")
     private Range top;
-    @GuardedBy("this")
+    @GuardedBy("SchedulerContext.submitLock")
     private long nextAssigned = FIRST_ASSIGNED;
 
     /** Ids {@code [start, end]}, all used. */
@@ -46,8 +49,8 @@ final class EventTable {
         }
     }
 
-    /** Takes the next server-assigned id. */
-    synchronized long assign() {
+    /** Takes the next server-assigned id; under the submit lock. */
+    long assign() {
         return nextAssigned++;
     }
 
@@ -62,9 +65,10 @@ final class EventTable {
     /**
      * Throws unless {@code id} is a client id not used yet, and its range fits the limit: {@code opened} is how
      * many new ranges the ids before it in the same batch open (they are registered only once the whole batch
-     * passed), {@code nextToBatch} whether it touches one of those ids. Returns whether it opens a range.
+     * passed), {@code nextToBatch} whether it touches one of those ids. Returns whether it opens a range. Under
+     * the submit lock.
      */
-    synchronized boolean checkUnused(long id, int opened, boolean nextToBatch) {
+    boolean checkUnused(long id, int opened, boolean nextToBatch) {
         if (id <= 0 || id >= FIRST_ASSIGNED) {
             throw new ArraydException(ErrorCode.INVALID_ARGUMENT,
                     "event: " + id + " (expected: 1 <= id < 2^62, or 0 to have one assigned)");
@@ -81,7 +85,7 @@ final class EventTable {
         return opens;
     }
 
-    /** Registers a new pending event whose id passed {@link #checkUnused} or came from {@link #assign}. */
+    /** Registers a new pending event whose id passed {@link #checkUnused} or came from {@link #assign}; under the submit lock. */
     synchronized void register(Event e) {
         long id = e.id();
         Range t = top;
