@@ -508,7 +508,7 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         }
         endCause = cause;
         this.deviceNanos = deviceNanos;
-        endState = END_READY; // publishes the two fields above
+        END.setRelease(this, END_READY); // publishes the two fields above to run()'s volatile read (no fence needed)
         Trampoline.run(this);
     }
 

@@ -1,6 +1,8 @@
 package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.ArraydException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +28,15 @@ public sealed class Event permits Command {
     private static final byte IS_SUCCEEDED = 1;
     private static final byte IS_FAILED = 2;
     private static final EventState[] STATES = {EventState.PENDING, EventState.SUCCEEDED, EventState.FAILED};
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(Event.class, "state", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final long id;
     private volatile byte state;
@@ -140,7 +151,9 @@ public sealed class Event permits Command {
             }
             deviceNanos = nanos;
             outcome = cause != null ? cause : value;
-            state = to;
+            // a release store: it publishes the two fields above to the volatile reads of state outside the lock, and
+            // whoever reads state under the lock (onDone) is ordered by the lock; a volatile store would add a fence
+            STATE.setRelease(this, to);
             l = first;
             rest = more;
             first = null;
