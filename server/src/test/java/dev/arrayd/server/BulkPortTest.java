@@ -133,8 +133,8 @@ class BulkPortTest {
             assertArrayEquals(bytes, answer(s));
             assertEquals(1.0, meter("arrayd.peer.bulk.connections"));
         }
-        // counted once the connection's thread has written them: it may still be about to when the client has read all
-        assertEquals((2 << 20) + bytes.length, meterReaching("arrayd.peer.bulk.sent", (2 << 20) + bytes.length), "bytes sent");
+        double sent = (2 << 20) + bytes.length;
+        assertEquals(sent, meterReaching("arrayd.peer.bulk.sent", sent), "bytes sent");
         // the same session gets the same key again
         assertEquals(link.getKey(), PeerServiceGrpc.newBlockingStub(bob.channel).openBulkLink(OpenBulkLinkRequest
                 .newBuilder().setSession(session).build()).getKey());
@@ -186,10 +186,13 @@ class BulkPortTest {
             new DataOutputStream(s.getOutputStream()).writeInt(BulkProtocol.MAX_REQUEST_BYTES + 1);
             assertClosed(s, "a request over the limit closes the connection");
         }
-        assertEquals(3.0, meter("arrayd.peer.bulk.refused"), "each counted");
+        assertEquals(3.0, meterReaching("arrayd.peer.bulk.refused", 3), "each counted");
     }
 
-    /** The meter's value once it reached {@code value}, or after 10 s whatever it is then. */
+    /**
+     * The meter's value once it reached {@code value}, or whatever it is after 10 s: the connection's thread counts
+     * what it sent or refused, maybe just after the client saw the bytes or the close.
+     */
     private double meterReaching(String name, double value) {
         long deadline = System.nanoTime() + 10_000_000_000L;
         double v;
