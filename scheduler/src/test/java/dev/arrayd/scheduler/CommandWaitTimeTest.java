@@ -2,6 +2,7 @@ package dev.arrayd.scheduler;
 
 import static dev.arrayd.scheduler.FairShareTest.await;
 import static dev.arrayd.scheduler.FairShareTest.fill;
+import static dev.arrayd.scheduler.FairShareTest.fillRanInline;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -36,9 +37,7 @@ class CommandWaitTimeTest {
             long event = 1;
             boolean ranInline = false;
             for (int i = 0; i < 64 && !ranInline; i++) { // the test device declines half the inline offers
-                int inlineBefore = dev.inlineRuns();
-                await(sch.submit(s, fill(event++, a, 1, 0, null), e -> { }));
-                ranInline = dev.inlineRuns() > inlineBefore;
+                ranInline = fillRanInline(sch, s, dev, a, event++);
                 if (ranInline) {
                     assertEquals(0L, waits.getLast(), "run inline at once: no wait");
                 }

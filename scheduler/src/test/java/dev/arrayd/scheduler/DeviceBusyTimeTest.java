@@ -2,6 +2,7 @@ package dev.arrayd.scheduler;
 
 import static dev.arrayd.scheduler.FairShareTest.await;
 import static dev.arrayd.scheduler.FairShareTest.fill;
+import static dev.arrayd.scheduler.FairShareTest.fillRanInline;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -71,9 +72,7 @@ class DeviceBusyTimeTest {
             boolean ranInline = false;
             for (int i = 0; i < 64 && !ranInline; i++) { // the test device declines half the inline offers
                 long before = d.busyNanos();
-                int inlineBefore = dev.inlineRuns();
-                await(sch.submit(s, fill(event++, a, 1, 0, null), e -> { }));
-                ranInline = dev.inlineRuns() > inlineBefore;
+                ranInline = fillRanInline(sch, s, dev, a, event++);
                 if (ranInline) {
                     assertEquals(before + 3_000_000, d.busyNanos(), "run inline alone: its busy time is its device time");
                 } else {

@@ -29,6 +29,13 @@ class FairShareTest {
         return e.toFuture().get(30, TimeUnit.SECONDS);
     }
 
+    /** Submits a fill of {@code b} on the default stream, waits for it, and says whether it ran inline on {@code dev}. */
+    static boolean fillRanInline(Scheduler sch, Session s, TestDevice dev, Buffer b, long event) throws Exception {
+        int before = dev.inlineRuns();
+        await(sch.submit(s, fill(event, b, 1, 0, null), e -> { }));
+        return dev.inlineRuns() > before;
+    }
+
     /** The fill pattern of a command the test device ran (how tests recognise their commands). */
     static long tag(DeviceCommand c) {
         return c instanceof DeviceCommand.Fill f ? f.pattern() : -1;
