@@ -132,6 +132,16 @@ def test_a_lingering_session_answers_every_command_and_refuses_a_linger_beyond_t
             np.testing.assert_array_equal(s.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])
 
 
+def test_a_session_lingers_200_us_unless_it_says_otherwise(daemon):
+    with arrayd.connect(daemon.target) as client:
+        with client.session() as s, client.session(completion_linger=0) as prompt, \
+                client.session(completion_linger=0.002) as slow:
+            # what each stream's Attach asks the daemon for
+            assert (s._stream._linger_us, prompt._stream._linger_us, slow._stream._linger_us) == (200, 0, 2000)
+            for session in (s, prompt, slow):
+                np.testing.assert_array_equal(session.array(np.arange(3, dtype=np.int32)).numpy(), [0, 1, 2])
+
+
 def _untracked(session, buf):
     """A second handle object for ``buf``'s daemon buffer, which the session does not track."""
     return arrayd.Buffer(session, buf.id, buf.dtype, buf.shape, buf.device, buf.mode)

@@ -111,14 +111,15 @@ class Client:
                        tuple(name_of_wire(t) for t in d.dtypes), d.base_alignment_bytes) for d in r.devices]
 
     def session(self, name: str = "python", *, lease: float | None = None,
-                completion_linger: float = 0.0) -> "Session":
+                completion_linger: float | None = None) -> "Session":
         """Opens a session (a context manager: closing it frees its buffers, kernels and streams).
         ``lease``: seconds the daemon keeps it without hearing from this client (kept alive by it).
         ``completion_linger``: seconds (at most 0.01) a completion may wait on the daemon so that completions
         leave together while other commands of the session are in flight: fewer messages for a pipelined
-        loop, up to that much latency per completion (the last one in flight never waits); 0: at once."""
-        from ._session import Session
-        s = Session(self, name, lease, completion_linger)
+        loop, up to that much latency per completion (the last one in flight never waits); 0: at once;
+        None: 200 µs (each message costs this process far more than the daemon)."""
+        from ._session import DEFAULT_COMPLETION_LINGER, Session
+        s = Session(self, name, lease, DEFAULT_COMPLETION_LINGER if completion_linger is None else completion_linger)
         self._sessions.append(s)
         return s
 

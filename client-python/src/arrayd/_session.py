@@ -29,6 +29,8 @@ DOWNLOAD_CHUNK = 8 << 20
 STAGING_BYTES = 64 << 20
 #: The longest completion linger the daemon accepts (seconds).
 MAX_COMPLETION_LINGER = 0.01
+#: A session's completion linger unless it says otherwise (seconds; see :meth:`arrayd.Client.session`).
+DEFAULT_COMPLETION_LINGER = 200e-6
 
 _MODES = {
     "device": common_pb2.MEMORY_MODE_DEVICE,
@@ -78,7 +80,7 @@ class Session:
     everything it holds. Commands return :class:`~arrayd.Event` s at once (they run in order of their events
     and buffer hazards) and go out in batches on the session stream."""
 
-    def __init__(self, client, name: str, lease: float | None, completion_linger: float = 0.0):
+    def __init__(self, client, name: str, lease: float | None, completion_linger: float = DEFAULT_COMPLETION_LINGER):
         if not 0 <= completion_linger <= MAX_COMPLETION_LINGER:
             raise ValueError(f"completion_linger: {completion_linger!r} (expected: 0 to {MAX_COMPLETION_LINGER} s)")
         self._client = client
@@ -90,7 +92,7 @@ class Session:
         self.lease = r.lease.seconds + r.lease.nanos / 1e9
         self._ids = itertools.count(1)
         self._ids_lock = threading.Lock()
-        self._stream = SessionStream(client._channel, client._metadata, self.id, int(completion_linger * 1e6))
+        self._stream = SessionStream(client._channel, client._metadata, self.id, round(completion_linger * 1e6))
         self._closed = threading.Event()
         self._keepalive = threading.Thread(target=self._keep_alive, name=f"arrayd-keepalive-{self.id[:8]}", daemon=True)
         self._keepalive.start()

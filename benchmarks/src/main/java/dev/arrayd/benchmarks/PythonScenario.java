@@ -206,8 +206,9 @@ final class PythonScenario implements Scenario {
                 staging region (what `write` and `numpy` do there, after one warm-up write that maps it; the \
                 download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
                 as the memcpy anchor's are) and \
-                through a region of their size \
-                (`Region.upload` / `download`; filling it is not timed), against a NumPy memcpy of the same size.
+                through a region of their size (`Region.upload` / `download`; filling it is not timed, and one \
+                transfer each way goes first, untimed, so that the daemon has touched the region's pages as the \
+                memcpy anchor's destination is touched), against a NumPy memcpy of the same size.
 
                 The table gives each figure's median over the rounds; each ratio is the median of the rounds' \
                 ratios (a figure against its anchor of the same round: the VM's speed moves between rounds).
