@@ -5,8 +5,12 @@ import java.lang.invoke.VarHandle;
 
 /**
  * What a kernel has cost per work-item lately: a maximum that decays by 1/8 with every sample, so
- * one slow run makes the kernel look expensive for a while and then is forgotten. The first
- * sample is skipped (it pays for loading and first-touch page faults), StarPU-style.
+ * two slow runs in a row make the kernel look expensive for a while and then are forgotten. Each
+ * sample counts as the smaller of itself and the sample before it: one slow run alone is not the
+ * kernel's cost but its thread's (a stream worker, at the kernels' lowered priority, preempted on a
+ * host with no idle core), and counting it would take a short kernel off the fast path for the next
+ * couple of dozen launches, where its runs on the workers, preempted in turn, can keep it off. The
+ * first sample is skipped (it pays for loading and first-touch page faults), StarPU-style.
  *
  * <p>Read for every launch (is it short enough for the fast path?) and written by every completion,
  * on whichever threads those happen: lock-free, the maximum updated by compare-and-set.
@@ -16,10 +20,12 @@ final class KernelCost {
     private static final double DECAY = 0.875;
     private static final long NONE = Double.doubleToRawLongBits(Double.NaN);
     private static final VarHandle MAX_BITS;
+    private static final VarHandle LAST_BITS;
 
     static {
         try {
             MAX_BITS = MethodHandles.lookup().findVarHandle(KernelCost.class, "maxBits", long.class);
+            LAST_BITS = MethodHandles.lookup().findVarHandle(KernelCost.class, "lastBits", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -29,13 +35,17 @@ final class KernelCost {
     private volatile boolean warm;
     // the decaying maximum of nanoseconds per work-item, as raw double bits; NaN while there is no sample
     private volatile long maxBits = NONE;
+    // the last sample's nanoseconds per work-item, as raw double bits; NaN before the first counted one
+    private volatile long lastBits = NONE;
 
     void record(long nanos, long items) {
         if (!warm) {
             warm = true;
             return;
         }
-        double perItem = (double) nanos / Math.max(1, items);
+        double sample = (double) nanos / Math.max(1, items);
+        double before = Double.longBitsToDouble((long) LAST_BITS.getAndSet(this, Double.doubleToRawLongBits(sample)));
+        double perItem = Double.isNaN(before) ? sample : Math.min(sample, before);
         long seen = maxBits;
         while (true) {
             double max = Double.longBitsToDouble(seen);

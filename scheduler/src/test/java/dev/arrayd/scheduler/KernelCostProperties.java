@@ -13,20 +13,39 @@ import net.jqwik.api.constraints.Size;
 class KernelCostProperties {
 
     @Property(tries = 200)
-    void estimateIsTheDecayingMaximumOfTheSamplesAfterTheFirst(
+    void estimateIsTheDecayingMaximumOfEachSampleAndTheOneBeforeItsSmallerAfterTheFirst(
             @ForAll @Size(max = 40) List<@LongRange(min = 0, max = 10_000_000) Long> nanos,
             @ForAll @IntRange(min = 1, max = 1 << 20) int items, @ForAll @IntRange(min = 0, max = 1 << 20) int asked) {
         KernelCost cost = new KernelCost();
         double model = Double.NaN;
+        double last = Double.NaN;
         for (int i = 0; i < nanos.size(); i++) {
             cost.record(nanos.get(i), items);
             if (i > 0) { // the first sample pays for loading: skipped
-                double perItem = (double) nanos.get(i) / items;
+                double sample = (double) nanos.get(i) / items;
+                double perItem = Double.isNaN(last) ? sample : Math.min(sample, last);
+                last = sample;
                 model = Double.isNaN(model) ? perItem : Math.max(perItem, model * 0.875);
             }
             double expected = Double.isNaN(model) ? Double.POSITIVE_INFINITY : model * asked;
             assertEquals(expected, cost.estimateNanos(asked), "after sample " + i);
         }
+    }
+
+    @Property(tries = 100)
+    void oneSlowRunAmongFastOnesLeavesTheEstimateAtTheFastOnesAndTwoInARowRaiseIt(
+            @ForAll @IntRange(min = 2, max = 30) int fastBefore, @ForAll @LongRange(min = 1, max = 10_000) long fast,
+            @ForAll @IntRange(min = 2, max = 1000) int slowness) {
+        KernelCost cost = new KernelCost();
+        for (int i = 0; i < fastBefore; i++) {
+            cost.record(fast, 1);
+        }
+        cost.record(fast * slowness, 1); // a worker preempted mid-kernel, once
+        cost.record(fast, 1);
+        assertEquals(fast, cost.estimateNanos(1), "after one slow run");
+        cost.record(fast * slowness, 1);
+        cost.record(fast * slowness, 1); // slow twice in a row: the kernel's own cost now
+        assertEquals(fast * slowness, cost.estimateNanos(1), "after two slow runs in a row");
     }
 
     @Property(tries = 50)
