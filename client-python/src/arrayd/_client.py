@@ -118,8 +118,8 @@ class Client:
         leave together while other commands of the session are in flight: fewer messages for a pipelined
         loop, up to that much latency per completion (the last one in flight never waits); 0: at once;
         None: 200 µs (each message costs this process far more than the daemon)."""
-        from ._session import DEFAULT_COMPLETION_LINGER, Session
-        s = Session(self, name, lease, DEFAULT_COMPLETION_LINGER if completion_linger is None else completion_linger)
+        from ._session import Session
+        s = Session(self, name, lease, completion_linger)
         self._sessions.append(s)
         return s
 

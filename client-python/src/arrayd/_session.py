@@ -80,7 +80,9 @@ class Session:
     everything it holds. Commands return :class:`~arrayd.Event` s at once (they run in order of their events
     and buffer hazards) and go out in batches on the session stream."""
 
-    def __init__(self, client, name: str, lease: float | None, completion_linger: float = DEFAULT_COMPLETION_LINGER):
+    def __init__(self, client, name: str, lease: float | None, completion_linger: float | None = None):
+        if completion_linger is None:
+            completion_linger = DEFAULT_COMPLETION_LINGER
         if not 0 <= completion_linger <= MAX_COMPLETION_LINGER:
             raise ValueError(f"completion_linger: {completion_linger!r} (expected: 0 to {MAX_COMPLETION_LINGER} s)")
         self._client = client

@@ -36,7 +36,8 @@ final class KernelCost {
     // the decaying maximum of nanoseconds per work-item, as raw double bits; NaN while there is no sample
     private volatile long maxBits = NONE;
     // the last sample's nanoseconds per work-item, as raw double bits; NaN before the first counted one
-    private volatile long lastBits = NONE;
+    // (accessed opaquely through LAST_BITS)
+    private long lastBits = NONE;
 
     void record(long nanos, long items) {
         if (!warm) {
@@ -44,7 +45,10 @@ final class KernelCost {
             return;
         }
         double sample = (double) nanos / Math.max(1, items);
-        double before = Double.longBitsToDouble((long) LAST_BITS.getAndSet(this, Double.doubleToRawLongBits(sample)));
+        // opaque, not an atomic swap (a locked instruction per completion): two threads recording at once may pair
+        // with the same sample before, which only makes the pairing looser
+        double before = Double.longBitsToDouble((long) LAST_BITS.getOpaque(this));
+        LAST_BITS.setOpaque(this, Double.doubleToRawLongBits(sample));
         double perItem = Double.isNaN(before) ? sample : Math.min(sample, before);
         long seen = maxBits;
         while (true) {
