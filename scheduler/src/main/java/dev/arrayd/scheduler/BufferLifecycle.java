@@ -105,7 +105,8 @@ final class BufferLifecycle {
         String l = label == null ? "" : label;
         FreeText.check(l, "label", FreeText.MAX_LABEL);
         Buffer b = new Buffer(Handles.next(), dtype, dims, elements, d, ctx.deviceCount(), mode, l, false, false, memory);
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             ctx.checkAccepting(null);
             Replica host = b.host;
             host.host = memory.memory();
@@ -123,6 +124,8 @@ final class BufferLifecycle {
                 }
             }
             ReplicaStates.normalize(b);
+        } finally {
+            ctx.unlockSubmit();
         }
         s.buffers.put(b.handle(), b);
         return b;
@@ -144,9 +147,12 @@ final class BufferLifecycle {
                 false, null);
         Coherence co = Coherence.standalone(ctx.config(), s);
         try {
-            synchronized (ctx.submitLock) {
+            ctx.lockSubmit();
+            try {
                 ctx.checkAccepting(null);
                 co.initZeroed(b, d);
+            } finally {
+                ctx.unlockSubmit();
             }
         } finally {
             co.release(); // write-backs of evicted replicas too, when the allocation failed after all
@@ -160,7 +166,8 @@ final class BufferLifecycle {
      */
     Map<String, ReplicaState> replicaStates(Buffer b) {
         Map<String, ReplicaState> out = new LinkedHashMap<>();
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             for (Replica r : b.replicas) {
                 if (r != null && (r.allocated() || r.valid())) {
                     out.put(r.device.id().toString(), r.state);
@@ -169,6 +176,8 @@ final class BufferLifecycle {
             if (b.host.allocated() || b.host.valid()) {
                 out.put("host", b.host.state);
             }
+        } finally {
+            ctx.unlockSubmit();
         }
         return out;
     }
@@ -179,6 +188,8 @@ final class BufferLifecycle {
         if (b.memoryMode() == MemoryMode.LOCAL) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION, b + " is LOCAL (scratch for one graph; not shareable)");
         }
+        b.shared = true; // before s can name it (see SessionLocal)
+        b.storage().shared = true;
         if (b.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
             throw ArraydException.notFound(b + " (destroyed)");
         }
@@ -296,8 +307,11 @@ final class BufferLifecycle {
                 return; // the base, or another view, still holds the memory
             }
         }
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             release(storage);
+        } finally {
+            ctx.unlockSubmit();
         }
     }
 

@@ -196,6 +196,7 @@ final class Coherence {
 
     /** Drops the least recently used replica on {@code d} that is not pinned; false when there is none. */
     private boolean evictOne(DeviceRuntime d, List<Replica> pinned) {
+        noteUsesOffTheList(d);
         Replica victim = null;
         for (Replica r : d.resident.keySet()) {
             if (!pinned.contains(r)) {
@@ -213,6 +214,28 @@ final class Coherence {
         ReplicaStates.normalize(victim.buffer);
         victim.device.evictions++;
         return true;
+    }
+
+    /**
+     * Moves the replicas that session-local submissions used since the last eviction (they may not reorder the
+     * shared list: {@link Replica#usedLocally}) to the most recently used end, in list order.
+     */
+    private static void noteUsesOffTheList(DeviceRuntime d) {
+        List<Replica> used = null;
+        for (Replica r : d.resident.keySet()) {
+            if (r.usedLocally) {
+                if (used == null) {
+                    used = new ArrayList<>();
+                }
+                used.add(r);
+            }
+        }
+        if (used != null) {
+            for (Replica r : used) {
+                r.usedLocally = false;
+                d.resident.get(r); // touch: most recently used
+            }
+        }
     }
 
     /**

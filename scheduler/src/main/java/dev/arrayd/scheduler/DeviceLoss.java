@@ -13,8 +13,11 @@ final class DeviceLoss {
 
     /** Invalidates {@code d}'s replicas of data current elsewhere ({@link Coherence#forgetCopiesOn}); returns how many. */
     static int forget(SchedulerContext ctx, DeviceRuntime d) {
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             return ReplicaStates.forgetCopiesOn(d);
+        } finally {
+            ctx.unlockSubmit();
         }
     }
 

@@ -26,9 +26,10 @@ final class EventTable {
     private final LongMap<Event> pending = new LongMap<>(64);
     @GuardedBy("this")
     private final LongMap<Event> failed = new LongMap<>();
-    // The ids used so far change only as a submission registers its commands, under the scheduler's submit lock
-    // and this table's: a holder of either reads them. The submission's own checks (checkUnused, assign) run
-    // under the submit lock alone, the lookups of other threads under this table's.
+    // The ids used so far change only as a submission of the session registers its commands, under the scheduler's
+    // submit lock (its write side, or its read side with the session claimed: one at a time per session) and this
+    // table's: a holder of either reads them. The submission's own checks (checkUnused, assign) run under the
+    // submit lock alone, the lookups of other threads under this table's.
     /** Start to range (end inclusive, mutable so that a client counting up extends it without boxing). */
     @GuardedBy("SchedulerContext.submitLock and this")
     private final TreeMap<Long, Range> used = new TreeMap<>();

@@ -112,12 +112,15 @@ final class Graphs {
         try {
             return submission.enqueue(s, g.commands, replay, listener);
         } catch (RuntimeException e) {
-            synchronized (ctx.submitLock) {
+            ctx.lockSubmit();
+            try {
                 for (Buffer b : scratch) {
                     if (!b.destroyed) {
                         buffers.release(b); // the replay was refused: its fresh scratch goes at once
                     }
                 }
+            } finally {
+                ctx.unlockSubmit();
             }
             throw e;
         }

@@ -44,6 +44,13 @@ final class Replica {
     /** A device replica whose memory is the buffer's host memory, used in place (never evicted, not from the pool). */
     @GuardedBy("SchedulerContext.submitLock")
     boolean mapped;
+    /**
+     * Used by a session-local submission ({@link SessionLocal}) since the last eviction on its device: those
+     * run beside each other under the submit lock's read side and may not reorder the device's LRU list, so
+     * the next eviction moves this replica to its recent end first ({@link Coherence}).
+     */
+    @GuardedBy("SchedulerContext.submitLock (read side with its buffer's session, or write side)")
+    boolean usedLocally;
     /** The buffer's bytes in {@link #mem}, made once per allocation. */
     @GuardedBy("SchedulerContext.submitLock")
     private MemRef whole;

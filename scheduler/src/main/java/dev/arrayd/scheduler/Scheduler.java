@@ -111,7 +111,8 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
      */
     public List<DeviceRuntime> addDevices(List<Device> added) {
         List<DeviceRuntime> out = new java.util.ArrayList<>();
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             if (ctx.closed()) {
                 return out;
             }
@@ -123,6 +124,8 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
                 out.add(r);
                 log.info("device {} added ({} devices)", r.id(), ctx.deviceCount());
             }
+        } finally {
+            ctx.unlockSubmit();
         }
         return out;
     }
@@ -169,8 +172,11 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
         if (!sessions.remove(s.token(), s)) {
             return;
         }
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             s.closed = true; // a submission either registered everything before this, or sees it closed
+        } finally {
+            ctx.unlockSubmit();
         }
         for (long b : s.buffers.keys()) {
             forget(() -> buffers.destroy(s, b));
@@ -259,6 +265,11 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
      */
     public Buffer createView(Session s, long base, long[] dims, boolean wholePadded, String label) {
         return buffers.createView(s, base, dims, wholePadded, label);
+    }
+
+    /** What every room of this scheduler shares (for tests in this package). */
+    SchedulerContext context() {
+        return ctx;
     }
 
     public Buffer buffer(Session s, long handle) {

@@ -8,6 +8,7 @@ import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.LongSupplier;
 
 /**
@@ -19,6 +20,13 @@ import java.util.function.LongSupplier;
  * each session's registration of events. It is held briefly: validation runs before it, devices run
  * after it. Fields it guards say so with {@code @GuardedBy("SchedulerContext.submitLock")}, methods that
  * must be called under it with {@code @GuardedBy} too, and check it with {@link #holdsSubmitLock()}.
+ *
+ * <p>It is a read-write lock. Its write side ({@link #lockSubmit()}) is the lock every change above is made
+ * under, one at a time across all sessions. Its read side ({@link #lockShared()}) admits, together with a
+ * session's claim ({@link Session#tryEnterLocal}), submissions that touch only that session's state: its
+ * streams, its events, and replicas of buffers no other session ever held that already have current memory on
+ * the device (see {@link SessionLocal}). Sessions submit such commands side by side, and none waits for another
+ * session's submission that a preempted thread holds.
  */
 final class SchedulerContext {
 
@@ -31,8 +39,12 @@ final class SchedulerContext {
     private volatile List<DeviceRuntime> devices;
     private final LongSupplier nanoTime;
     private final SchedulerObserver observer;
-    /** The submit lock (see the class comment). */
-    final Object submitLock = new Object();
+    /** The submit lock (see the class comment): a stamped lock (its read side one atomic update), made reentrant below. */
+    private final StampedLock submitLock = new StampedLock();
+    /** The thread holding the write side (only that thread ever reads itself here), its stamp and hold count. */
+    private Thread writer;
+    private long writeStamp;
+    private int writeHolds;
     private volatile boolean closed;
     @GuardedBy("submitLock") // written under it (read without: volatile)
     private volatile boolean draining;
@@ -135,15 +147,58 @@ final class SchedulerContext {
         return now.getFirst();
     }
 
-    /** Whether the calling thread holds the submit lock (for assertions). */
+    /** Takes the submit lock's write side (reentrant); every change to the dependency state is made under it. */
+    void lockSubmit() {
+        Thread me = Thread.currentThread();
+        if (writer == me) {
+            writeHolds++;
+            return;
+        }
+        long stamp = submitLock.writeLock();
+        writer = me;
+        writeStamp = stamp;
+        writeHolds = 1;
+    }
+
+    void unlockSubmit() {
+        if (writer != Thread.currentThread()) {
+            throw new IllegalMonitorStateException("the submit lock's write side is not held by this thread");
+        }
+        if (--writeHolds == 0) {
+            writer = null;
+            submitLock.unlockWrite(writeStamp);
+        }
+    }
+
+    /**
+     * Takes the submit lock's read side (not reentrant: never while holding either side): with a session's
+     * {@link Session#tryEnterLocal} claim, see the class comment. Returns the stamp to give back.
+     */
+    long lockShared() {
+        return submitLock.readLock();
+    }
+
+    void unlockShared(long stamp) {
+        submitLock.unlockRead(stamp);
+    }
+
+    /** Whether the calling thread holds the submit lock's write side (for assertions). */
     boolean holdsSubmitLock() {
-        return Thread.holdsLock(submitLock);
+        return writer == Thread.currentThread();
+    }
+
+    /** Whether some thread holds the submit lock's read side (for assertions). */
+    boolean sharedHeld() {
+        return submitLock.isReadLocked();
     }
 
     /** From now on new sessions and commands are refused (see {@link Scheduler#beginShutdown()}). */
     void beginDraining() {
-        synchronized (submitLock) {
+        lockSubmit();
+        try {
             draining = true;
+        } finally {
+            unlockSubmit();
         }
     }
 

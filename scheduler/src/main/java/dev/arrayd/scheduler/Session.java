@@ -45,6 +45,38 @@ public final class Session {
     private volatile java.util.function.LongConsumer bufferConsumed = h -> { };
     // set once by Scheduler.openSession, before the session is visible to anyone
     CommandObserver observer = CommandObserver.NONE;
+    /** The scratch of this session's session-local submissions ({@link SessionLocal}), used while it holds {@link #tryEnterLocal}. */
+    final SubmitScratch localScratch = new SubmitScratch();
+    /** Whether a thread makes a session-local submission of this session now (see {@link #tryEnterLocal}). */
+    private volatile boolean submittingLocally;
+    private static final java.lang.invoke.VarHandle SUBMITTING_LOCALLY;
+
+    static {
+        try {
+            SUBMITTING_LOCALLY = java.lang.invoke.MethodHandles.lookup().findVarHandle(Session.class, "submittingLocally",
+                    boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * Claims the session's one session-local submission at a time ({@link SessionLocal}; with the submit lock's read
+     * side): false while another thread of the session makes one, which sends this one to the write side instead
+     * of waiting. Given back with {@link #exitLocal}.
+     */
+    boolean tryEnterLocal() {
+        return SUBMITTING_LOCALLY.compareAndSet(this, false, true);
+    }
+
+    void exitLocal() {
+        SUBMITTING_LOCALLY.setRelease(this, false);
+    }
+
+    /** Whether some thread makes a session-local submission of this session now (for assertions). */
+    boolean inLocal() {
+        return submittingLocally;
+    }
     /** See {@link LastDependency}. */
     @GuardedBy("SchedulerContext.submitLock")
     final LastDependency lastDependency = new LastDependency();
@@ -52,7 +84,8 @@ public final class Session {
     /**
      * The dependency the command being built added last: the next command of a chain usually waits on the same
      * event several times (its explicit wait, stream order, the buffer's last writer), and one listener is
-     * enough. Commands are built under the submit lock, one at a time, so one per session serves them all
+     * enough. A session's commands are built one at a time (under the submit lock's write side, or its read side
+     * and {@link #tryEnterLocal}), so one per session serves them all
      * (kept here, not in each command: a command is allocated for every submission).
      */
     static final class LastDependency {

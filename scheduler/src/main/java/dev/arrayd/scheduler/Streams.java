@@ -42,11 +42,14 @@ final class Streams {
             throw ArraydException.notFound("stream " + Handles.format(handle) + " (not found in this session)");
         }
         Event tail;
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             st.destroyed = true;
             tail = st.tail;
             buffers.dropMerge(st);
             buffers.dropInstances(st);
+        } finally {
+            ctx.unlockSubmit();
         }
         tail.onDone(e -> housekeeping.execute(() -> st.nativeStream().close()));
     }
@@ -61,11 +64,14 @@ final class Streams {
 
     /** Frees what the session's default streams hold (merge buffers, per-stream instances): the session closed. */
     void releaseDefaults(Session s) {
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             for (Stream st : s.defaultStreams.values()) {
                 buffers.dropMerge(st);
                 buffers.dropInstances(st);
             }
+        } finally {
+            ctx.unlockSubmit();
         }
     }
 

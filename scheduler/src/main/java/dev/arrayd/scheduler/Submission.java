@@ -27,8 +27,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Submission {
 
-    /** Exact-size arrays for the replicas and memory of commands with fewer buffers than this. */
-    private static final int SCRATCH = 8;
     private static final Command[] NO_COMMANDS = new Command[0];
 
     private final SchedulerContext ctx;
@@ -42,17 +40,9 @@ final class Submission {
     /** The submissions' coherence bookkeeping, reused (see {@link Coherence#begin}). */
     @GuardedBy("SchedulerContext.submitLock")
     private final Coherence coherence;
-    /** Event ids of the batch being checked (a set: the values are TRUE); empty between batches. */
+    /** The scratch of submissions under the submit lock's write side (a session has its own for the read side). */
     @GuardedBy("SchedulerContext.submitLock")
-    private final LongMap<Boolean> batchIds = new LongMap<>(64);
-    /**
-     * Exact-size arrays for the replicas and memory of commands with fewer buffers than {@link #SCRATCH}:
-     * entries are overwritten by each command (stale ones only keep replicas alive, which their buffers do anyway).
-     */
-    @GuardedBy("SchedulerContext.submitLock")
-    private final Replica[][] repsScratch = new Replica[SCRATCH][];
-    @GuardedBy("SchedulerContext.submitLock")
-    private final MemRef[][] refsScratch = new MemRef[SCRATCH][];
+    private final SubmitScratch scratch = new SubmitScratch();
 
     Submission(SchedulerContext ctx, CommandValidator validator, Placement placement, BufferLifecycle buffers) {
         this.ctx = ctx;
@@ -60,10 +50,6 @@ final class Submission {
         this.placement = placement;
         this.buffers = buffers;
         this.coherence = Coherence.reusable(ctx.config());
-        for (int n = 0; n < SCRATCH; n++) {
-            repsScratch[n] = new Replica[n];
-            refsScratch[n] = new MemRef[n];
-        }
     }
 
     /** See {@link Scheduler#submit(Session, List, EventListener)}. */
@@ -142,18 +128,39 @@ final class Submission {
     /**
      * Registers and orders the commands under the submit lock and releases the transfers coherence added: the
      * one command when {@code commands} is empty (returned, not yet released), else null with {@code commands}
-     * filled (none released yet).
+     * filled (none released yet). Commands that touch only the session's own state ({@link SessionLocal}) are
+     * registered under the lock's read side (one at a time per session: {@link Session#tryEnterLocal}), beside other
+     * sessions' submissions.
      */
     private Command register(Session s, Prepared[] prepared, Replay replay, EventListener listener, Command[] commands) {
+        if (replay == Replay.NONE && SessionLocal.mayApply(prepared) && !ctx.holdsSubmitLock()) {
+            long stamp = ctx.lockShared();
+            try {
+                if (s.tryEnterLocal()) {
+                    try {
+                        if (SessionLocal.applies(ctx, s, prepared)) {
+                            return enqueueLocked(s, prepared, replay, listener, commands, null, s.localScratch);
+                        }
+                    } finally {
+                        s.exitLocal();
+                    }
+                }
+            } finally {
+                ctx.unlockShared(stamp);
+            }
+        }
         Command only;
         List<Command> transfers;
-        synchronized (ctx.submitLock) {
+        ctx.lockSubmit();
+        try {
             Coherence co = coherence.begin(s);
             try {
-                only = enqueueLocked(s, prepared, replay, listener, commands, co);
+                only = enqueueLocked(s, prepared, replay, listener, commands, co, scratch);
             } finally {
                 transfers = co.end();
             }
+        } finally {
+            ctx.unlockSubmit();
         }
         if (transfers != null) {
             for (Command t : transfers) {
@@ -165,15 +172,18 @@ final class Submission {
 
     /**
      * Registers and tracks the commands into {@code commands} (empty for a single command, which is
-     * returned instead; null is returned otherwise).
+     * returned instead; null is returned otherwise). Under the submit lock with {@code co}, or — commands of
+     * the session's own state, {@code co} null — under its read side, the session claimed.
      */
     @GuardedBy("SchedulerContext.submitLock")
     private Command enqueueLocked(Session s, Prepared[] prepared, Replay replay, EventListener listener,
-            Command[] commands, Coherence co) {
-        assert ctx.holdsSubmitLock();
-        ctx.checkAccepting(s);
+            Command[] commands, Coherence co, SubmitScratch scratch) {
+        assert co != null ? ctx.holdsSubmitLock() : ctx.sharedHeld() && s.inLocal();
+        if (co != null) {
+            ctx.checkAccepting(s);
+        } // (else SessionLocal.applies checked it)
         // First pass: everything that can fail, before anything changes.
-        LongMap<Boolean> inBatch = prepared.length > 1 ? batchIds : null; // emptied again below
+        LongMap<Boolean> inBatch = prepared.length > 1 ? scratch.batchIds : null; // emptied again below
         try {
             checkBatch(s, prepared, replay, inBatch);
         } finally {
@@ -190,7 +200,7 @@ final class Submission {
             Prepared p = prepared[i];
             long id = replay.id(p, i) != 0 ? replay.id(p, i) : s.events.assign();
             Buffer[] used = replay.buffers(p);
-            Command c = track(s, p, i, replay, used, id, co, commands);
+            Command c = track(s, p, i, replay, used, id, co, scratch, commands);
             Event e = c.event();
             s.events.register(e);
             if (commands.length == 0) {
@@ -307,10 +317,12 @@ final class Submission {
     /**
      * Builds one command, its transfers and its edges. Its state lives in locals (the hot path writes no
      * shared object); the rare rewrites (placement, per-stream instances, merge copies) return what changes.
+     * Without {@code co} (a command of the session's own state, see {@link SessionLocal}) its replicas are
+     * current already and nothing is allocated, moved or rewritten.
      */
     @GuardedBy("SchedulerContext.submitLock")
     private Command track(Session s, Prepared p, int index, Replay replay, Buffer[] used, long id, Coherence co,
-            Command[] earlier) {
+            SubmitScratch scratch, Command[] earlier) {
         Stream st = p.stream();
         CommandTemplate template = replay.template(p, index);
         Buffer[] bufs = used;
@@ -345,9 +357,12 @@ final class Submission {
             }
             bufs = mergeArguments(p, st, bufs);
             int n = bufs.length;
-            reps = n < SCRATCH ? repsScratch[n] : new Replica[n];
-            MemRef[] refs = n < SCRATCH ? refsScratch[n] : new MemRef[n];
-            if (template instanceof CommandTemplate.HostWritten) {
+            reps = scratch.replicas(n);
+            MemRef[] refs = scratch.refs(n);
+            if (co == null) {
+                leg = null;
+                SessionLocal.replicas(st.device(), bufs, reps, refs);
+            } else if (template instanceof CommandTemplate.HostWritten) {
                 reps[0] = null; // the host copy is what it writes (Coherence.wroteHost below): no device replica
                 leg = null;
             } else {
@@ -382,7 +397,7 @@ final class Submission {
             }
             if (reps[b] != null) {
                 ReplicaStates.access(c, reps[b], reads[b], writes[b]);
-                if (writes[b]) {
+                if (writes[b] && co != null) { // (a DEVICE buffer, without co, has no duties after a write)
                     co.afterWrite(buf, reps[b], template);
                 }
             }
