@@ -47,6 +47,8 @@ public final class Session {
     CommandObserver observer = CommandObserver.NONE;
     /** The scratch of this session's session-local submissions ({@link SessionLocal}), used while it holds {@link #tryEnterLocal}. */
     final SubmitScratch localScratch = new SubmitScratch();
+    /** The {@code Prepared} a single-command submission of this session uses while it holds {@link #tryEnterLocal}. */
+    final Prepared localPrepared = Prepared.reusable();
     /** Whether a thread makes a session-local submission of this session now (see {@link #tryEnterLocal}). */
     private volatile boolean submittingLocally;
     private static final java.lang.invoke.VarHandle SUBMITTING_LOCALLY;

@@ -87,32 +87,47 @@ final class Submission {
         return command.op() instanceof CommandSpec.CopyOp c && c.merge() != MergeMode.NONE;
     }
 
-    /** {@link #submit} of one command that is not a merge copy (no merge buffers to follow through the batch). */
+    /**
+     * {@link #submit} of one command that is not a merge copy (no merge buffers to follow through the batch). The
+     * session claimed for its session-local submissions ({@link Session#tryEnterLocal}) lends its own
+     * {@code Prepared}; else the scheduler's spare one is borrowed.
+     */
     private Event submitOne(Session s, CommandSpec spec, EventListener listener) {
-        Prepared p = spare.getAndSet(null);
-        if (p == null) {
-            p = Prepared.reusable();
+        boolean claimed = s.tryEnterLocal();
+        Prepared p;
+        if (claimed) {
+            p = s.localPrepared;
+        } else {
+            p = spare.getAndSet(null);
+            if (p == null) {
+                p = Prepared.reusable();
+            }
         }
+        Command only;
         try {
             try {
                 validator.prepare(s, spec, null, p);
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[0]: " + e.getMessage(), e);
             }
-            Command only = register(s, p.alone(), Replay.NONE, listener, NO_COMMANDS);
-            only.release();
-            return only.event();
+            only = register(s, p.alone(), Replay.NONE, listener, NO_COMMANDS, claimed);
         } finally {
             p.clear();
-            spare.setRelease(p); // (the next getAndSet acquires it; a volatile write would cost a fence)
+            if (claimed) {
+                s.exitLocal(); // before the command starts: it may run here, inline
+            } else {
+                spare.setRelease(p); // (the next getAndSet acquires it; a volatile write would cost a fence)
+            }
         }
+        only.release();
+        return only.event();
     }
 
     /** Registers, orders and starts validated commands (a batch, or a graph replay); their events in order. */
     List<Event> enqueue(Session s, Prepared[] prepared, Replay replay, EventListener listener) {
         // one command (the common submission) needs no arrays: its event is the list, and it has no earlier commands
         Command[] commands = prepared.length == 1 ? NO_COMMANDS : new Command[prepared.length];
-        Command only = register(s, prepared, replay, listener, commands);
+        Command only = register(s, prepared, replay, listener, commands, false);
         if (only != null) {
             only.release();
             return List.of(only.event());
@@ -129,24 +144,26 @@ final class Submission {
      * Registers and orders the commands under the submit lock and releases the transfers coherence added: the
      * one command when {@code commands} is empty (returned, not yet released), else null with {@code commands}
      * filled (none released yet). Commands that touch only the session's own state ({@link SessionLocal}) are
-     * registered under the lock's read side (one at a time per session: {@link Session#tryEnterLocal}), beside other
-     * sessions' submissions.
+     * registered under the lock's read side (one at a time per session: {@link Session#tryEnterLocal}, which the
+     * caller may hold already: {@code claimed}), beside other sessions' submissions.
      */
-    private Command register(Session s, Prepared[] prepared, Replay replay, EventListener listener, Command[] commands) {
-        if (replay == Replay.NONE && SessionLocal.mayApply(prepared) && !ctx.holdsSubmitLock()) {
-            long stamp = ctx.lockShared();
+    private Command register(Session s, Prepared[] prepared, Replay replay, EventListener listener, Command[] commands,
+            boolean claimed) {
+        if (replay == Replay.NONE && SessionLocal.mayApply(prepared) && !ctx.holdsSubmitLock()
+                && (claimed || s.tryEnterLocal())) {
             try {
-                if (s.tryEnterLocal()) {
-                    try {
-                        if (SessionLocal.applies(ctx, s, prepared)) {
-                            return enqueueLocked(s, prepared, replay, listener, commands, null, s.localScratch);
-                        }
-                    } finally {
-                        s.exitLocal();
+                long stamp = ctx.lockShared();
+                try {
+                    if (SessionLocal.applies(ctx, s, prepared)) {
+                        return enqueueLocked(s, prepared, replay, listener, commands, null, s.localScratch);
                     }
+                } finally {
+                    ctx.unlockShared(stamp);
                 }
             } finally {
-                ctx.unlockShared(stamp);
+                if (!claimed) {
+                    s.exitLocal();
+                }
             }
         }
         Command only;
