@@ -20,6 +20,9 @@ typedef uint64_t arrayd_u64;
 ARRAYD_FN float arrayd_u32_as_f32(arrayd_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 ARRAYD_FN arrayd_u32 arrayd_f32_as_u32(float f) { arrayd_u32 u; memcpy(&u, &f, 4); return u; }
 ARRAYD_FN double arrayd_u64_as_f64(arrayd_u64 u) { double f; memcpy(&f, &u, 8); return f; }
+/* IEEE negation as a sign flip of the bits (see CRenderer#negate) */
+ARRAYD_FN float arrayd_negf(float x) { return arrayd_u32_as_f32(arrayd_f32_as_u32(x) ^ 0x80000000u); }
+ARRAYD_FN double arrayd_neg(double x) { arrayd_u64 u; memcpy(&u, &x, 8); u ^= (arrayd_u64)1 << 63; memcpy(&x, &u, 8); return x; }
 /* overflow-checked arithmetic of the hoisted guards' predicates: any overflow makes *ov 1 */
 ARRAYD_FN arrayd_i64 arrayd_cadd(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_add_overflow(a, b, &r)) *ov = 1; return r; }
 ARRAYD_FN arrayd_i64 arrayd_csub(arrayd_i64 a, arrayd_i64 b, int *ov) { arrayd_i64 r; if (__builtin_sub_overflow(a, b, &r)) *ov = 1; return r; }

@@ -288,10 +288,15 @@ public abstract class CLikeRenderer {
         };
     }
 
+    /** IEEE negation of a float value {@code a} of type {@code t} (its sign flipped; NaN and zeros included). */
+    protected String negate(IrType t, String a) {
+        return "(-" + a + ")";
+    }
+
     String unary(Expr.Unary.Op op, IrType t, String a) {
         if (t.isFloat()) {
             return switch (op) {
-                case NEG -> "(-" + a + ")";
+                case NEG -> negate(t, a);
                 case ABS -> math("fabs", t) + "(" + a + ")";
                 case SQRT -> math("sqrt", t) + "(" + a + ")";
                 case EXP -> math("exp", t) + "(" + a + ")";

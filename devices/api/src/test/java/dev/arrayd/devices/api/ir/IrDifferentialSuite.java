@@ -112,6 +112,21 @@ public abstract class IrDifferentialSuite {
         check(seed, false);
     }
 
+    /** The random kernels of seed -127, which GCC 12.2 fails to compile at -O3 (an internal compiler error). */
+    @Example
+    void kernelsThatCrashGcc12AtO3() {
+        check(-127, false);
+    }
+
+    /**
+     * The random kernels of seed -68951: one stores {@code -fma(c, v, v)} with {@code v = -0}, which is -0; GCC 12
+     * folds C's {@code -fmaf(a, b, c)} into {@code -(a * b) - c}, +0 there.
+     */
+    @Example
+    void theNegationOfAFusedMultiplyAddKeepsTheSignOfZero() {
+        check(-68951, false);
+    }
+
     /** Kernels with local arrays and barriers. */
     @Property(tries = 6, shrinking = ShrinkingMode.OFF)
     void interpreterAndBackendAgreeOnWorkGroups(@ForAll long seed) {
