@@ -187,6 +187,30 @@ class SessionLocalTest {
     }
 
     @Test
+    void aBatchWhoseWriteOnOneDeviceMakesAReplicaOnAnotherStaleIsNotSessionLocal() throws Exception {
+        try (SchedulerFixture f = new SchedulerFixture(2)) {
+            Scheduler sch = f.scheduler;
+            Session s = sch.openSession("two-devices", 60_000);
+            Map<String, CompiledKernel> k = f.compileAll(s);
+            long on0 = sch.createStream(s, "null:0").handle();
+            long on1 = sch.createStream(s, "null:1").handle();
+            Buffer x = sch.createBuffer(s, DType.I64, new long[] {N}, "null:0", "x", MemoryMode.DEVICE);
+            Buffer y = sch.createBuffer(s, DType.I64, new long[] {N}, "null:1", "y", MemoryMode.DEVICE);
+            MultiDeviceProperties.await(sch.submit(s, List.of(launch(k.get("set"), on0, buf(x), sc(2)),
+                    launch(k.get("mix"), on1, buf(x), buf(y), sc(0))), null));
+            // x is current on both devices now; the batch writes it on null:0, then reads it on null:1
+            MultiDeviceProperties.await(sch.submit(s, List.of(launch(k.get("set"), on0, buf(x), sc(7)),
+                    launch(k.get("mix"), on1, buf(x), buf(y), sc(0))), null));
+            long[] got = read(sch, s, y);
+            for (int i = 0; i < N; i++) {
+                assertEquals((2L * i + 1) * 3 + 7L * i + 1, got[i], "y[" + i + "]");
+            }
+            sch.closeSession(s);
+            MultiDeviceProperties.assertAllFreed(sch);
+        }
+    }
+
+    @Test
     void replicasUsedBySessionLocalLaunchesAreEvictedAsRecentlyUsed() throws Exception {
         // budget 90% of 8192 bytes: three 2048-byte buffers on the device
         try (SchedulerFixture f = new SchedulerFixture(1, 8192, 2048)) {
