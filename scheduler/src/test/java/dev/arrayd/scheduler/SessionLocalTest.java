@@ -97,17 +97,38 @@ class SessionLocalTest {
         return false;
     }
 
-    @Test
-    void aSessionsOwnLaunchesPassAnotherSessionHeldUpMidSubmissionAndWhatAllocatesWaitsForIt() throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(2);
-        try (SchedulerFixture f = new SchedulerFixture(1)) {
+    /** Sessions a and b; a's kernels, and its buffer x, written once on null:0 (current there). */
+    private record TwoSessions(Scheduler sch, SchedulerContext ctx, Session a, Session b, Map<String, CompiledKernel> k,
+            Buffer x) {
+
+        static TwoSessions open(SchedulerFixture f) throws Exception {
             Scheduler sch = f.scheduler;
-            SchedulerContext ctx = sch.context();
             Session a = sch.openSession("a", 60_000);
             Session b = sch.openSession("b", 60_000);
             Map<String, CompiledKernel> k = f.compileAll(a);
             Buffer x = sch.createBuffer(a, DType.I64, new long[] {N}, "null:0", "x", MemoryMode.DEVICE);
             MultiDeviceProperties.await(sch.submit(a, List.of(launch(k.get("set"), 0, buf(x), sc(2))), null));
+            return new TwoSessions(sch, sch.context(), a, b, k, x);
+        }
+
+        void closeAndCheckFreed() throws InterruptedException {
+            sch.closeSession(a);
+            sch.closeSession(b);
+            MultiDeviceProperties.assertAllFreed(sch);
+        }
+    }
+
+    @Test
+    void aSessionsOwnLaunchesPassAnotherSessionHeldUpMidSubmissionAndWhatAllocatesWaitsForIt() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (SchedulerFixture f = new SchedulerFixture(1)) {
+            TwoSessions t = TwoSessions.open(f);
+            Scheduler sch = t.sch();
+            SchedulerContext ctx = t.ctx();
+            Session a = t.a();
+            Session b = t.b();
+            Map<String, CompiledKernel> k = t.k();
+            Buffer x = t.x();
             Map<String, CompiledKernel> kb = f.compileAll(b);
             Buffer xb = sch.createBuffer(b, DType.I64, new long[] {N}, "null:0", "xb", MemoryMode.DEVICE);
 
@@ -143,9 +164,7 @@ class SessionLocalTest {
             }
             assertArrayEquals(want, read(sch, a, x));
             assertArrayEquals(new long[N], read(sch, a, y));
-            sch.closeSession(a);
-            sch.closeSession(b);
-            MultiDeviceProperties.assertAllFreed(sch);
+            t.closeAndCheckFreed();
         } finally {
             pool.shutdownNow();
         }
@@ -155,18 +174,17 @@ class SessionLocalTest {
     void aBufferAnotherSessionHoldsIsNeverSessionLocal() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (SchedulerFixture f = new SchedulerFixture(1)) {
-            Scheduler sch = f.scheduler;
-            SchedulerContext ctx = sch.context();
-            Session a = sch.openSession("a", 60_000);
-            Session b = sch.openSession("b", 60_000);
-            Map<String, CompiledKernel> k = f.compileAll(a);
-            Buffer x = sch.createBuffer(a, DType.I64, new long[] {N}, "null:0", "x", MemoryMode.DEVICE);
-            MultiDeviceProperties.await(sch.submit(a, List.of(launch(k.get("set"), 0, buf(x), sc(2))), null));
+            TwoSessions t = TwoSessions.open(f);
+            Scheduler sch = t.sch();
+            Session a = t.a();
+            Session b = t.b();
+            Map<String, CompiledKernel> k = t.k();
+            Buffer x = t.x();
             sch.importBuffer(b, x, false);
 
             CountDownLatch held = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            Future<?> holder = holdLocally(pool, ctx, b, held, release);
+            Future<?> holder = holdLocally(pool, t.ctx(), b, held, release);
             Future<Event> launch;
             try {
                 assertTrue(held.await(10, TimeUnit.SECONDS));
@@ -178,9 +196,7 @@ class SessionLocalTest {
             holder.get(10, TimeUnit.SECONDS);
             MultiDeviceProperties.awaitOne(launch.get(10, TimeUnit.SECONDS), "the launch on the shared buffer");
             assertEquals(3L * 7 + 1, read(sch, b, x)[7]);
-            sch.closeSession(a);
-            sch.closeSession(b);
-            MultiDeviceProperties.assertAllFreed(sch);
+            t.closeAndCheckFreed();
         } finally {
             pool.shutdownNow();
         }
