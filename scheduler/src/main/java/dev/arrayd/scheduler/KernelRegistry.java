@@ -65,13 +65,22 @@ final class KernelRegistry {
         return results;
     }
 
-    /** Forgets a kernel handle; its module unloads once no handle and no launch uses it. */
+    /**
+     * Forgets a kernel handle; its module unloads once no handle and no launch uses it. Marked destroyed under the
+     * submit lock: a submission checks that mark and retains the module under the lock (either side), so it either
+     * retains the module before this release or is refused NOT_FOUND.
+     */
     void destroy(Session s, long handle) {
         CompiledKernel k = s.kernels.remove(handle);
         if (k == null) {
             throw ArraydException.notFound("kernel " + Handles.format(handle) + " (not found in this session)");
         }
-        k.destroyed = true;
+        ctx.lockSubmit();
+        try {
+            k.destroyed = true;
+        } finally {
+            ctx.unlockSubmit();
+        }
         k.module().release();
     }
 
