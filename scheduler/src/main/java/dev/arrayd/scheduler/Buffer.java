@@ -39,8 +39,8 @@ public final class Buffer {
     @GuardedBy("SchedulerContext.submitLock")
     boolean destroyed;
     /**
-     * A session other than its creator has held a handle to it or to a view of it (set for good before that
-     * session can name it): its commands are never session-local ({@link SessionLocal}).
+     * A session other than its creator has held a handle to it or to a view of it (set for good, on the storage,
+     * before that session can name it): its commands are never session-local ({@link SessionLocal}).
      */
     volatile boolean shared;
     /** HOSTED_CONSTANT: a command that reads it has been submitted; from then on it is read-only. */

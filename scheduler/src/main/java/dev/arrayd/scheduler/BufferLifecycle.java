@@ -188,8 +188,7 @@ final class BufferLifecycle {
         if (b.memoryMode() == MemoryMode.LOCAL) {
             throw new ArraydException(ErrorCode.FAILED_PRECONDITION, b + " is LOCAL (scratch for one graph; not shareable)");
         }
-        b.shared = true; // before s can name it (see SessionLocal)
-        b.storage().shared = true;
+        b.storage().shared = true; // before s can name it (what launches name is the storage; see SessionLocal)
         if (b.holders.getAndUpdate(n -> n == 0 ? 0 : n + 1) == 0) {
             throw ArraydException.notFound(b + " (destroyed)");
         }
