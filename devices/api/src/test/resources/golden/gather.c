@@ -109,7 +109,7 @@ ARRAYD_FN arrayd_u16 arrayd_ld_u16(const arrayd_u16 *a, arrayd_i64 i, arrayd_i64
     return 0;
 }
 
-ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const int arrayd_ok) {
+ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one, const int arrayd_ok) {
     {
         const arrayd_i64 arrayd_i = (arrayd_i64)(arrayd_global_id(0));
         if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[1]) p_out[arrayd_i] = (arrayd_ok ? p_in[(arrayd_i64)(((arrayd_i64)((arrayd_u64)arrayd_global_id(0) * (arrayd_u64)((arrayd_i64)2))))] : arrayd_ld_i32(p_in, (arrayd_i64)(((arrayd_i64)((arrayd_u64)arrayd_global_id(0) * (arrayd_u64)((arrayd_i64)2)))), arrayd_ext[0], arrayd_guard, 0));
@@ -117,6 +117,8 @@ ARRAYD_KERNEL void gather(ARRAYD_ITEM, const arrayd_i32 *p_in, arrayd_i32 *p_out
     }
 }
 ARRAYD_FN int arrayd_ok_gather(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const arrayd_i32 *p_in, const arrayd_i32 *p_out, const arrayd_i64 *arrayd_ext) {
+    const arrayd_i32 arrayd_one = 1;
+    (void)arrayd_one;
     int arrayd_ov = 0;
     arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
     arrayd_mn = 0;

@@ -109,7 +109,7 @@ ARRAYD_FN arrayd_u16 arrayd_ld_u16(const arrayd_u16 *a, arrayd_i64 i, arrayd_i64
     return 0;
 }
 
-ARRAYD_KERNEL void matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const int arrayd_ok) {
+ARRAYD_KERNEL void matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one, const int arrayd_ok) {
     const arrayd_i64 v_row = arrayd_global_id(1);
     const arrayd_i64 v_col = arrayd_global_id(0);
     if (arrayd_ok || (((arrayd_i32)(v_row < ((arrayd_i64)p_m))) && ((arrayd_i32)(v_col < ((arrayd_i64)p_n))))) {
@@ -121,6 +121,8 @@ ARRAYD_KERNEL void matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float
     }
 }
 ARRAYD_FN int arrayd_ok_matmul(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const float *p_a, const float *p_b, const float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext) {
+    const arrayd_i32 arrayd_one = 1;
+    (void)arrayd_one;
     int arrayd_ov = 0;
     arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
     arrayd_mn = 0;
@@ -151,7 +153,7 @@ ARRAYD_FN int arrayd_ok_matmul(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const a
     if (arrayd_ov || !(arrayd_mx < arrayd_rmn)) return 0;
     return 1;
 }
-ARRAYD_KERNEL void arrayd_lanes_matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard) {
+ARRAYD_KERNEL void arrayd_lanes_matmul(ARRAYD_ITEM, const float *p_a, const float *p_b, float *p_c, const arrayd_i32 p_m, const arrayd_i32 p_n, const arrayd_i32 p_k, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one) {
     const int arrayd_ok = 1;
     (void)arrayd_ok;
     const arrayd_i64 v_row = arrayd_global_id(1);

@@ -109,13 +109,15 @@ ARRAYD_FN arrayd_u16 arrayd_ld_u16(const arrayd_u16 *a, arrayd_i64 i, arrayd_i64
     return 0;
 }
 
-ARRAYD_KERNEL void saxpy(ARRAYD_ITEM, const float p_a, const float *p_x, float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const int arrayd_ok) {
+ARRAYD_KERNEL void saxpy(ARRAYD_ITEM, const float p_a, const float *p_x, float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext, arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one, const int arrayd_ok) {
     const arrayd_i64 v_i = arrayd_global_id(0);
     if (arrayd_ok || ((arrayd_i32)(v_i < p_n))) {
         p_y[v_i] = ((p_a * p_x[v_i]) + p_y[v_i]);
     }
 }
 ARRAYD_FN int arrayd_ok_saxpy(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi, const float p_a, const float *p_x, const float *p_y, const arrayd_i64 p_n, const arrayd_i64 *arrayd_ext) {
+    const arrayd_i32 arrayd_one = 1;
+    (void)arrayd_one;
     int arrayd_ov = 0;
     arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;
     arrayd_mn = 0;

@@ -201,6 +201,15 @@ final class CSourceAssembler {
         c.append("}\n");
     }
 
+    /**
+     * The 1 an IR kernel converts booleans with ({@code arrayd_one}, see {@code CRenderer#cast}), declared before the
+     * loops: the empty {@code asm} keeps gcc from knowing its value.
+     */
+    private static final String OPAQUE_ONE = """
+                int32_t arrayd_one = 1;
+                __asm__("" : "+r"(arrayd_one));
+            """;
+
     /** The item of work-item {@code x, y, z}, as {@link #loops} builds it. */
     private static final String ITEM = """
                             const arrayd_item_t item = {
@@ -226,13 +235,13 @@ final class CSourceAssembler {
         c.append("            for (int64_t y = range[1]; y < range[4]; y++) {\n");
         c.append(ITEM);
         c.append("                ").append(CRenderer.LANE_PREFIX).append(signature.name()).append("(&item").append(args)
-                .append(", ext, guard);\n");
+                .append(", ext, guard, arrayd_one);\n");
         c.append("            }\n        }\n");
         c.append("        for (int64_t y = range[1]; y < range[4]; y++) {\n");
         c.append("            for (int64_t x = xe; x < range[3]; x++) {\n");
         c.append(ITEM);
         c.append("                ").append(IR_KERNEL_PREFIX).append(signature.name()).append("(&item").append(args)
-                .append(", ext, guard").append(last).append(");\n");
+                .append(", ext, guard, arrayd_one").append(last).append(");\n");
         c.append("""
                             }
                         }
@@ -246,6 +255,7 @@ final class CSourceAssembler {
         if (ir) {
             c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
             c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+            c.append(OPAQUE_ONE);
         }
         c.append("""
                     const int64_t gs0 = range[6], gs1 = range[7], gs2 = range[8];
@@ -268,7 +278,7 @@ final class CSourceAssembler {
         for (int i = 0; i < params.size(); i++) {
             c.append(", p").append(i);
         }
-        c.append(ir ? ", ext, guard" + last + ");\n" : ");\n");
+        c.append(ir ? ", ext, guard, arrayd_one" + last + ");\n" : ");\n");
         c.append("""
                             }
                         }
@@ -341,6 +351,7 @@ final class CSourceAssembler {
         appendParams(c, params);
         c.append("    const int64_t *ext = (const int64_t *)args[").append(params.size()).append("];\n");
         c.append("    int64_t *guard = (int64_t *)args[").append(params.size() + 1).append("];\n");
+        c.append(OPAQUE_ONE);
         c.append("    const int64_t ls0 = range[9], ls1 = range[10], ls2 = range[11];\n");
     }
 
@@ -356,7 +367,7 @@ final class CSourceAssembler {
         for (int i = 0; i < signature.params().size(); i++) {
             c.append(", p").append(i);
         }
-        c.append(", ext, guard").append(last).append(");\n");
+        c.append(", ext, guard, arrayd_one").append(last).append(");\n");
         c.append("""
                             }
                         }

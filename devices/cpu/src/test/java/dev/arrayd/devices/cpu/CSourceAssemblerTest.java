@@ -43,10 +43,13 @@ class CSourceAssemblerTest {
         int run = c.indexOf("MARK void ARRAYD_RUN(vadd)(const int64_t *range, void **args) {\n");
         assertTrue(guarded >= 0 && guarded < run, c);
         // the fallback calls the kernel with its guards on, the trampoline with them off once the block is checked
-        assertTrue(c.substring(guarded, run).contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, 0);"), c);
+        assertTrue(c.substring(guarded, run).contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, arrayd_one, 0);"), c);
         String trampoline = c.substring(run);
         assertTrue(trampoline.contains("arrayd_ok_vadd(&box, lo, hi, p0, p1, p2, p3, p4, ext)) {"), trampoline);
-        assertTrue(trampoline.contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, 1);"), trampoline);
+        assertTrue(trampoline.contains("arrayd_k_vadd(&item, p0, p1, p2, p3, p4, ext, guard, arrayd_one, 1);"), trampoline);
+        // the 1 that booleans convert with, opaque to gcc, is set before the loops (see CRenderer#cast)
+        int one = trampoline.indexOf("    int32_t arrayd_one = 1;\n    __asm__(\"\" : \"+r\"(arrayd_one));\n");
+        assertTrue(one >= 0 && one < trampoline.indexOf("for ("), trampoline);
         assertTrue(trampoline.contains("} else {\n        arrayd_guarded_vadd(range, args);\n    }"), trampoline);
         assertTrue(!trampoline.contains(", 0);"), "no guarded copy of the kernel in the trampoline itself: " + trampoline);
     }

@@ -58,7 +58,7 @@ class CpuLaneFormTest {
     void theNaiveMatmulRunsInLanesAndMatchesPlainJava() throws Exception {
         Assumptions.assumeTrue(one.available(), "cpu backend unavailable");
         String unit = unit(one, IrSamples.matmul());
-        assertTrue(unit.contains("arrayd_lanes_matmul(&item, p0, p1, p2, p3, p4, p5, ext, guard);"), unit);
+        assertTrue(unit.contains("arrayd_lanes_matmul(&item, p0, p1, p2, p3, p4, p5, ext, guard, arrayd_one);"), unit);
         assertTrue(unit.contains("for (int64_t x = range[0]; x < xe; x += 16) {"), unit);
         try (CpuBackend off = new CpuBackend(CpuOptions.defaults().withLanes(LaneBlocks.Rule.OFF))) {
             assertFalse(((CpuKernelCompiler) off.compiler()).translationUnit(KernelSource.ir(new IrModule(List.of(IrSamples.matmul()))))

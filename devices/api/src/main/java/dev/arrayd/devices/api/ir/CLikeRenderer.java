@@ -84,6 +84,22 @@ public abstract class CLikeRenderer {
         return "";
     }
 
+    /**
+     * Extra parameters after {@code arrayd_guard} (and before {@code arrayd_ok}), each with its leading comma (C:
+     * {@code arrayd_one}, see {@link CRenderer#cast}); none for targets that launch the kernel directly.
+     */
+    protected String trailingParams() {
+        return "";
+    }
+
+    /**
+     * What the predicate of hoisted guards declares first ({@link #hoistsGuards()}): the names of
+     * {@link #trailingParams()} that expressions it evaluates may use.
+     */
+    protected String predicateLocals() {
+        return "";
+    }
+
     protected abstract String builtin(Expr.Builtin.Kind kind, int dim);
 
     protected abstract String barrier();
@@ -375,7 +391,8 @@ public abstract class CLikeRenderer {
         return "((arrayd_i32)(" + a + sym + b + "))";
     }
 
-    String cast(IrType from, IrType to, String a) {
+    /** {@code a}, of type {@code from}, converted to {@code to} as the IR converts. */
+    protected String cast(IrType from, IrType to, String a) {
         if (from == to) {
             return a;
         }

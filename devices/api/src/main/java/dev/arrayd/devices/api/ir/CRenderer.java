@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * C for the CPU backend, in its per-work-item convention: each kernel becomes
- * {@code ARRAYD_KERNEL void name(ARRAYD_ITEM, params..., arrayd_ext, arrayd_guard)} and relies on the
+ * {@code ARRAYD_KERNEL void name(ARRAYD_ITEM, params..., arrayd_ext, arrayd_guard, arrayd_one)} and relies on the
  * CPU backend's header ({@code ARRAYD_KERNEL}, {@code ARRAYD_ITEM}, {@code arrayd_global_id(d)}, ...,
  * {@code <stdint.h>}, {@code <math.h>}, {@code <string.h>}). The backend's trampoline loops x innermost,
  * so a kernel whose accesses are proven in bounds inlines into a loop gcc vectorizes. A kernel with local
@@ -215,6 +215,35 @@ public final class CRenderer extends CLikeRenderer {
     @Override
     protected String math(String name, IrType t) {
         return t == IrType.F32 ? name + "f" : name;
+    }
+
+    /**
+     * A boolean becomes an integer as {@code cond ? arrayd_one : 0}, where {@code arrayd_one} is a 1 that gcc cannot
+     * see: each kernel function takes it as a parameter, which the trampoline passes through an empty {@code asm}
+     * before its loops. GCC 12.2's loop vectorizer miscompiles a gather whose offset is a boolean converted to an
+     * integer: it takes the comparison's lane mask (all ones where true) as the offset, so {@code a[(i != 46) & 63]}
+     * read {@code a[-1]} (emulated gathers) or another wrong element (AVX2 gathers), also inside a kernel whose
+     * accesses the hoisted check had proven in bounds. gcc does not turn a select of a value it does not know into
+     * a conversion of the boolean; the select costs one AND per vector.
+     */
+    @Override
+    protected String cast(IrType from, IrType to, String a) {
+        if (from == IrType.BOOL && to.isInteger()) {
+            return "((" + valueType(to) + ")((" + a + ") ? arrayd_one : 0))";
+        }
+        return super.cast(from, to, a);
+    }
+
+    /** {@code arrayd_one}: see {@link #cast}. */
+    @Override
+    protected String trailingParams() {
+        return ", const arrayd_i32 arrayd_one";
+    }
+
+    /** The predicate is no loop gcc vectorizes: a plain 1 serves there. */
+    @Override
+    protected String predicateLocals() {
+        return "    const arrayd_i32 arrayd_one = 1;\n    (void)arrayd_one;\n";
     }
 
     /**

@@ -37,9 +37,10 @@ final class HoistedPredicate {
 
     /**
      * Appends the function; {@code leadingParams} are the target's work-item parameters (C: the item; may be
-     * empty), {@code globalSpace} the address space of buffers (OpenCL: {@code __global }).
+     * empty), {@code globalSpace} the address space of buffers (OpenCL: {@code __global }), {@code locals} what the
+     * function declares first (see {@link CLikeRenderer#predicateLocals()}).
      */
-    void write(String leadingParams, String globalSpace) {
+    void write(String leadingParams, String globalSpace, String locals) {
         out.append("ARRAYD_FN int arrayd_ok_").append(k.name()).append("(")
                 .append(leadingParams.isEmpty() ? "" : leadingParams + ", ")
                 .append("const arrayd_i64 *arrayd_lo, const arrayd_i64 *arrayd_hi");
@@ -52,7 +53,7 @@ final class HoistedPredicate {
                         .append(" p_").append(sc.name());
             }
         }
-        out.append(", const arrayd_i64 *arrayd_ext) {\n");
+        out.append(", const arrayd_i64 *arrayd_ext) {\n").append(locals);
         out.append("    int arrayd_ov = 0;\n    arrayd_i64 arrayd_mn, arrayd_mx, arrayd_rmn, arrayd_rmx, arrayd_a, arrayd_b, arrayd_c;\n");
         Map<String, String[]> range = new HashMap<>();
         for (int d = 0; d < 3; d++) {

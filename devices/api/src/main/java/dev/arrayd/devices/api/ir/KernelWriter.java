@@ -102,13 +102,13 @@ class KernelWriter {
             }
         }
         out.append(first ? "" : ", ").append("const ").append(r.globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(ok ? ", const int arrayd_ok" : "")
-                .append(") {\n");
+                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(r.trailingParams())
+                .append(ok ? ", const int arrayd_ok" : "").append(") {\n");
     }
 
     /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
     void predicate() {
-        new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams(), r.globalSpace());
+        new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams(), r.globalSpace(), r.predicateLocals());
     }
 
     void indent(int depth) {

@@ -54,7 +54,8 @@ final class PhasedKernelWriter extends KernelWriter {
             }
         }
         out.append(", const ").append(r.globalSpace()).append("arrayd_i64 *arrayd_ext, ")
-                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
+                .append(r.globalSpace()).append("arrayd_i64 *arrayd_guard").append(r.trailingParams())
+                .append(hoisted.isEmpty() ? "" : ", const int arrayd_ok")
                 .append(") {\n");
         out.append("    const arrayd_i64 arrayd_g0 = arrayd_grp[0], arrayd_g1 = arrayd_grp[1], arrayd_g2 = arrayd_grp[2];\n");
         out.append("    const arrayd_i64 arrayd_gs0 = arrayd_grp[3], arrayd_gs1 = arrayd_grp[4], arrayd_gs2 = arrayd_grp[5];\n");

@@ -115,7 +115,7 @@ class GuardHoistingTest {
     void theCRendererGivesHoistingKernelsAnOkFlagAndAPredicateAndOthersNeither() {
         CheckedKernel vadd = guarded(IrSamples.vaddGuarded());
         String c = new CRenderer().render(List.of(vadd));
-        assertTrue(c.contains("arrayd_i64 *arrayd_guard, const int arrayd_ok) {"), c);
+        assertTrue(c.contains("arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one, const int arrayd_ok) {"), c);
         assertTrue(c.contains("ARRAYD_FN int arrayd_ok_vadd_guarded(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo, "
                 + "const arrayd_i64 *arrayd_hi,"), c);
         assertTrue(c.contains("if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)arrayd_ext[2])"), c);
@@ -144,7 +144,7 @@ class GuardHoistingTest {
                 plan.accesses().stream().map(GuardHoisting.Access::array).sorted().toList());
         assertEquals(Set.of("#g0", "#g1", "#l0", "#l1", "k"), dims(plan));
         String phased = new CRenderer().render(List.of(tiled));
-        assertTrue(phased.contains("arrayd_i64 *arrayd_guard, const int arrayd_ok) {"), phased);
+        assertTrue(phased.contains("arrayd_i64 *arrayd_guard, const arrayd_i32 arrayd_one, const int arrayd_ok) {"), phased);
         assertTrue(phased.contains("ARRAYD_FN int arrayd_ok_tiled_matmul(ARRAYD_ITEM, const arrayd_i64 *arrayd_lo,"), phased);
         assertTrue(phased.contains("arrayd_ld_f32(p_a, "), "a's loads keep their guards\n" + phased);
         assertTrue(phased.contains("b = arrayd_cmul(arrayd_a, 0, &arrayd_ov);")

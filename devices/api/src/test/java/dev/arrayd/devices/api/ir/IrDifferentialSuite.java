@@ -134,6 +134,17 @@ public abstract class IrDifferentialSuite {
     }
 
     /**
+     * The random work-group kernels of seed -20256: one fills a local array from {@code ii[(46 != gid) & 63]}, an
+     * index that is a boolean converted to an integer. GCC 12.2's loop vectorizer took the comparison's lane mask
+     * (all ones where true) as the offset of that gather, so the items read {@code ii[-1]} or another element
+     * instead of {@code ii[1]} (see {@code CRenderer#cast}).
+     */
+    @Example
+    void workGroupKernelsWithAConvertedBooleanAsAnIndex() {
+        check(-20256, true);
+    }
+
+    /**
      * IEEE 754 and C (so the CPU's powf and OpenCL C's pow) define {@code pow(+1, y) = 1} for every
      * {@code y}, NaN included, and {@code pow(-1, ±inf) = 1}; Java's {@code Math.pow}, which the
      * interpreter computes pow with, gives NaN for all five. The random properties met it as
