@@ -309,6 +309,11 @@ public abstract class CLikeRenderer {
         return "(-" + a + ")";
     }
 
+    /** IEEE subtraction {@code a - b} of float values of type {@code t} (rounded once; {@code +0 - +0} is {@code +0}). */
+    protected String subtract(IrType t, String a, String b) {
+        return "(" + a + " - " + b + ")";
+    }
+
     String unary(Expr.Unary.Op op, IrType t, String a) {
         if (t.isFloat()) {
             return switch (op) {
@@ -342,7 +347,7 @@ public abstract class CLikeRenderer {
             String f = t == IrType.F32 ? "f" : "";
             return switch (op) {
                 case ADD -> "(" + a + " + " + b + ")";
-                case SUB -> "(" + a + " - " + b + ")";
+                case SUB -> subtract(t, a, b);
                 case MUL -> "(" + a + " * " + b + ")";
                 case DIV -> "(" + a + " / " + b + ")";
                 case REM -> math("fmod", t) + "(" + a + ", " + b + ")";

@@ -247,6 +247,18 @@ public final class CRenderer extends CLikeRenderer {
     }
 
     /**
+     * {@code a + (-b)} with {@code -b} a sign flip of the bits ({@link #negate}), which IEEE 754 defines
+     * {@code a - b} to be: GCC 12.2 folds {@code 0.0 - x} into {@code -x} whenever it can tell that {@code x} is
+     * not -0 (a converted integer, a {@code fabs}), also at {@code -O0}, and {@code -x} is -0 where
+     * {@code 0 - x} is +0 ({@code x = +0}); the zero need not be written as one, any operand gcc folds to +0 will
+     * do (a comparison's result converted to a float). It costs one XOR per vector.
+     */
+    @Override
+    protected String subtract(IrType t, String a, String b) {
+        return "(" + a + " + " + negate(t, b) + ")";
+    }
+
+    /**
      * A sign flip of the bits, not C's unary minus: GCC 12 folds {@code -fmaf(a, b, c)} into one fused negative
      * multiply-subtract, {@code -(a * b) - c}, which is +0 where {@code -(a * b + c)} is -0 (a * b = +0, c = -0),
      * vectorized or not; it does not see through the bits.

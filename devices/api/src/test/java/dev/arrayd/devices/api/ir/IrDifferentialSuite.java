@@ -127,6 +127,22 @@ public abstract class IrDifferentialSuite {
         check(-68951, false);
     }
 
+    /**
+     * The random kernels of seed 5902: one stores {@code (f32)(c == d) - (f32)(-22 / 54)} with {@code c != d}, which
+     * is {@code +0 - +0 = +0}; GCC 12 folds {@code 0.0 - x} into {@code -x} when {@code x} cannot be -0.
+     */
+    @Example
+    void zeroMinusAnIntegerConvertedToAFloatIsPlusZero() {
+        check(5902, false);
+        float[] x = {0, 0.5f, -0.5f, 1, -1, 3.75f, -0.0f, Float.NaN};
+        float[] y = new float[x.length];
+        Expr zero = cast(IrType.F32, bin(Expr.Binary.Op.EQ, f32(1), f32(2)));
+        assertSameAsInterpreter("zero_minus_int", x, y,
+                (a, b) -> bin(Expr.Binary.Op.SUB, zero, cast(IrType.F32, cast(IrType.I32, a))));
+        assertSameAsInterpreter("zero_minus_fabs", x, y,
+                (a, b) -> bin(Expr.Binary.Op.SUB, f32(0), new Expr.Unary(Expr.Unary.Op.ABS, a)));
+    }
+
     /** Kernels with local arrays and barriers. */
     @Property(tries = 6, shrinking = ShrinkingMode.OFF)
     void interpreterAndBackendAgreeOnWorkGroups(@ForAll long seed) {
