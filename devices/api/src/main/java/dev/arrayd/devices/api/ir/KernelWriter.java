@@ -108,7 +108,8 @@ class KernelWriter {
 
     /** {@code arrayd_ok_<name>}, see {@link HoistedPredicate}. */
     void predicate() {
-        new HoistedPredicate(k, hoisted, out, this::expr, this::extent).write(r.leadingParams(), r.globalSpace(), r.predicateLocals());
+        new HoistedPredicate(k, hoisted, out, this::expr, this::extent)
+                .write(r.leadingParams(), r.globalSpace(), r.predicateLocals());
     }
 
     void indent(int depth) {
