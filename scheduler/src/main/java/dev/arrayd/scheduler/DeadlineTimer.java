@@ -28,6 +28,8 @@ final class DeadlineTimer {
         t.setDaemon(true);
         return t;
     });
+    /** Held by a run of {@link #expire}. */
+    private final Object expiring = new Object();
     /** The deadline the timer is armed for (NO_DEADLINE: not armed). */
     @GuardedBy("this")
     private long armedFor = CommandSpec.NO_DEADLINE;
@@ -80,18 +82,23 @@ final class DeadlineTimer {
 
     /**
      * Fails, with DEADLINE_EXCEEDED, every queued command whose deadline has passed on the scheduler's
-     * clock, and so everything that waits on them; returns how many were dropped.
+     * clock, and so everything that waits on them; returns how many were dropped. One run at a time: a
+     * call made while the timer's run is under way waits for it, so that when it returns every command
+     * expired by then has failed and what that made ready has been dispatched (not only taken out of its
+     * queue by the other run).
      */
     int expire() {
-        long now = ctx.now();
-        int n = 0;
-        for (DeviceRuntime d : ctx.devices()) {
-            for (Command c : d.queue().expire(now)) {
-                c.deadlinePassed();
-                n++;
+        synchronized (expiring) {
+            long now = ctx.now();
+            int n = 0;
+            for (DeviceRuntime d : ctx.devices()) {
+                for (Command c : d.queue().expire(now)) {
+                    c.deadlinePassed();
+                    n++;
+                }
             }
+            return n;
         }
-        return n;
     }
 
     void close() {

@@ -434,7 +434,8 @@ public final class Scheduler implements AutoCloseable, LiveResources.Resource {
     /**
      * Fails, with DEADLINE_EXCEEDED, every queued command whose deadline has passed on the scheduler's
      * clock, and so everything that waits on them. A timer calls it at the earliest queued deadline;
-     * tests on a fake clock call it after moving the clock. Commands waiting for dependencies are checked
+     * tests on a fake clock call it after moving the clock; a call made during the timer's run returns after
+     * that run, so everything expired by then has failed. Commands waiting for dependencies are checked
      * when they become ready, and every command once more when it is dispatched.
      *
      * @return how many were dropped

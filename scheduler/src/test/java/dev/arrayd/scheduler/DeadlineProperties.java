@@ -103,7 +103,7 @@ class DeadlineProperties {
             Set<Long> handedBefore = new HashSet<>();
             dev.handed.forEach(c -> handedBefore.add(tag(c)));
             clock.set(LATER);
-            sch.expireDeadlines();
+            sch.expireDeadlines(); // (the timer may be expiring them too: this returns after its run)
             // expiring a command may make others ready, and (their other dependencies being on the device
             // already, waited for natively) hand them to the device before the cancel below
             Set<Long> handedBeforeCancel = new HashSet<>();
