@@ -34,6 +34,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -63,6 +64,11 @@ import static org.junit.jupiter.api.Assertions.fail;
  * kernels and their inputs depend on nothing but {@code seed}, so that value alone reproduces them;
  * jqwik also retries the failing value first on the next run. Shrinking is off: a neighbouring seed
  * is an unrelated program.
+ *
+ * <p>A rare miscompilation needs many more tries than a build runs: the system property
+ * {@value #SEEDS_PER_TRY_PROPERTY} (default 1, at most {@value #MAX_SEEDS_PER_TRY}) makes each try check that many
+ * seeds, the try's own and the ones a {@link SplittableRandom} of it draws, each named on failure as above
+ * ({@code ./mvnw verify -pl devices/api,devices/cpu -Darrayd.ir.seedsPerTry=30}).
  */
 @AddLifecycleHook(value = IrDifferentialSuite.SkipUnavailableBackend.class, propagateTo = PropagationMode.ALL_DESCENDANTS)
 public abstract class IrDifferentialSuite {
@@ -107,9 +113,14 @@ public abstract class IrDifferentialSuite {
         return true;
     }
 
+    /** The system property that sets how many seeds each try checks. */
+    public static final String SEEDS_PER_TRY_PROPERTY = "arrayd.ir.seedsPerTry";
+    /** The most seeds one try checks. */
+    public static final int MAX_SEEDS_PER_TRY = 10_000;
+
     @Property(tries = 12, shrinking = ShrinkingMode.OFF)
     void interpreterAndBackendAgree(@ForAll long seed) {
-        check(seed, false);
+        checkSeeds(seed, false);
     }
 
     /** The random kernels of seed -127, which GCC 12.2 fails to compile at -O3 (an internal compiler error). */
@@ -146,7 +157,7 @@ public abstract class IrDifferentialSuite {
     /** Kernels with local arrays and barriers. */
     @Property(tries = 6, shrinking = ShrinkingMode.OFF)
     void interpreterAndBackendAgreeOnWorkGroups(@ForAll long seed) {
-        check(seed, true);
+        checkSeeds(seed, true);
     }
 
     /**
@@ -276,6 +287,39 @@ public abstract class IrDifferentialSuite {
         Optional<String> reason = open();
         if (reason.isPresent()) { // SkipUnavailableBackend skips the property before it gets here
             throw new IllegalStateException("backend unavailable: " + reason.get());
+        }
+    }
+
+    /**
+     * How many seeds each try checks: {@value #SEEDS_PER_TRY_PROPERTY}, or 1 where it is unset.
+     *
+     * @throws IllegalArgumentException where it is set to anything but a whole number from 1 to
+     *     {@value #MAX_SEEDS_PER_TRY}
+     */
+    static int seedsPerTry(String value) {
+        if (value == null) {
+            return 1;
+        }
+        String shown = value.length() > 20 ? value.substring(0, 20) + "..." : value;
+        try {
+            int n = Integer.parseInt(value.strip());
+            if (n >= 1 && n <= MAX_SEEDS_PER_TRY) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // named below
+        }
+        throw new IllegalArgumentException(SEEDS_PER_TRY_PROPERTY + ": " + shown + " (expected: a whole number from 1 to "
+                + MAX_SEEDS_PER_TRY + ")");
+    }
+
+    /** Checks {@code seed} and the further seeds {@link #seedsPerTry} asks for, drawn from it. */
+    private void checkSeeds(long seed, boolean workGroups) {
+        int seeds = seedsPerTry(System.getProperty(SEEDS_PER_TRY_PROPERTY));
+        SplittableRandom more = new SplittableRandom(seed);
+        check(seed, workGroups);
+        for (int i = 1; i < seeds; i++) {
+            check(more.nextLong(), workGroups);
         }
     }
 
