@@ -100,6 +100,14 @@ public abstract class CLikeRenderer {
         return "";
     }
 
+    /**
+     * How an access writes an index that is not affine in the work-item's ids and the kernel's loop variables (a
+     * gather's or a scatter's, when the compiler vectorizes the access): {@code index} as it is by default.
+     */
+    protected String gatherIndex(String index) {
+        return index;
+    }
+
     protected abstract String builtin(Expr.Builtin.Kind kind, int dim);
 
     protected abstract String barrier();

@@ -234,7 +234,19 @@ public final class CRenderer extends CLikeRenderer {
         return super.cast(from, to, a);
     }
 
-    /** {@code arrayd_one}: see {@link #cast}. */
+    /**
+     * An index that is not affine, times {@code arrayd_one}. The conversion of {@link #cast} covers the booleans a
+     * kernel converts; gcc also makes some of its own, and the vectorizer then gathers through the lane mask all the
+     * same: it folds {@code (x / x) & 63} (0 or 1) into {@code x != 0}, so {@code a[(x / x) & 63]} read
+     * {@code a[-1]}. An offset multiplied by a value gcc does not know is no boolean to it; an affine index is
+     * left alone (its loads stay contiguous or strided, no gather), and a gather costs one multiply per element.
+     */
+    @Override
+    protected String gatherIndex(String index) {
+        return "((arrayd_i64)(" + index + ") * arrayd_one)";
+    }
+
+    /** {@code arrayd_one}: see {@link #cast} and {@link #gatherIndex}. */
     @Override
     protected String trailingParams() {
         return ", const arrayd_i32 arrayd_one";

@@ -16,12 +16,15 @@ class KernelWriter {
     final StringBuilder out;
     /** Accesses whose guards are checked per block (see {@link CLikeRenderer#hoistsGuards()}). */
     final GuardHoisting.Plan hoisted;
+    /** The affine form of an expression, null where it has none (see {@link #index}). */
+    private final java.util.function.Function<Expr, GuardHoisting.Affine> affine;
 
     KernelWriter(CLikeRenderer r, CheckedKernel k, StringBuilder out) {
         this.r = r;
         this.k = k;
         this.out = out;
         this.hoisted = r.hoisting(k);
+        this.affine = GuardHoisting.affineForm(k);
     }
 
     /** Writes {@code k}, in the form its renderer runs it, to {@code out}. */
@@ -201,12 +204,12 @@ class KernelWriter {
         String base = arrayRef(array);
         indent(depth);
         if (!k.guarded(node)) {
-            out.append(body.apply(base + "[" + expr(index) + "]")).append(";\n");
+            out.append(body.apply(base + "[" + index(index) + "]")).append(";\n");
             return;
         }
         out.append("{\n");
         indent(depth + 1);
-        out.append("const arrayd_i64 arrayd_i = (arrayd_i64)(").append(expr(index)).append(");\n");
+        out.append("const arrayd_i64 arrayd_i = (arrayd_i64)(").append(index(index)).append(");\n");
         indent(depth + 1);
         out.append(hoisted(node) ? "if (arrayd_ok || (arrayd_u64)arrayd_i < (arrayd_u64)" : "if ((arrayd_u64)arrayd_i < (arrayd_u64)")
                 .append(extent(array)).append(") ")
@@ -242,6 +245,12 @@ class KernelWriter {
         };
     }
 
+    /** An access's index: {@link CLikeRenderer#gatherIndex} of it where it is not affine. */
+    String index(Expr index) {
+        String text = expr(index);
+        return affine.apply(index) == null ? r.gatherIndex(text) : text;
+    }
+
     String expr(Expr e) {
         return switch (e) {
             case Expr.Const c -> r.constant(c);
@@ -256,13 +265,13 @@ class KernelWriter {
                     String space = local ? r.localSpace() : r.globalSpace();
                     raw = "arrayd_ld" + (space.isEmpty() ? "" : "_" + r.spaceTag(space)) + "_"
                             + (d == DType.F16 || d == DType.BF16 ? "u16" : d.wireName()) + "(" + arrayRef(l.array())
-                            + ", (arrayd_i64)(" + expr(l.index()) + "), " + extent(l.array()) + ", arrayd_guard, "
+                            + ", (arrayd_i64)(" + index(l.index()) + "), " + extent(l.array()) + ", arrayd_guard, "
                             + k.guardId(l.array()) + ")";
                     if (hoisted(l)) {
-                        raw = "(arrayd_ok ? " + arrayRef(l.array()) + "[(arrayd_i64)(" + expr(l.index()) + ")] : " + raw + ")";
+                        raw = "(arrayd_ok ? " + arrayRef(l.array()) + "[(arrayd_i64)(" + index(l.index()) + ")] : " + raw + ")";
                     }
                 } else {
-                    raw = arrayRef(l.array()) + "[" + expr(l.index()) + "]";
+                    raw = arrayRef(l.array()) + "[" + index(l.index()) + "]";
                 }
                 yield fromStorage(d, raw);
             }

@@ -172,6 +172,17 @@ public abstract class IrDifferentialSuite {
     }
 
     /**
+     * The random work-group kernels of seed -6860553246952222487: one fills a local array from
+     * {@code ii[(ii[i] / ii[i]) & 63]}. GCC 12.2 folds that index (0 or 1) into {@code ii[i] != 0} and then gathers
+     * through the comparison's lane mask as above, reading the canary before {@code ii} (see
+     * {@code CRenderer#gatherIndex}).
+     */
+    @Example
+    void workGroupKernelsWithAnIndexTheCompilerFoldsIntoABoolean() {
+        check(-6860553246952222487L, true);
+    }
+
+    /**
      * IEEE 754 and C (so the CPU's powf and OpenCL C's pow) define {@code pow(+1, y) = 1} for every
      * {@code y}, NaN included, and {@code pow(-1, ±inf) = 1}; Java's {@code Math.pow}, which the
      * interpreter computes pow with, gives NaN for all five. The random properties met it as
