@@ -16,15 +16,14 @@ class KernelWriter {
     final StringBuilder out;
     /** Accesses whose guards are checked per block (see {@link CLikeRenderer#hoistsGuards()}). */
     final GuardHoisting.Plan hoisted;
-    /** The affine form of an expression, null where it has none (see {@link #index}). */
-    private final java.util.function.Function<Expr, GuardHoisting.Affine> affine;
+    /** The affine form of an expression, null where it has none; made by the first {@link #index} that asks. */
+    private java.util.function.Function<Expr, GuardHoisting.Affine> affine;
 
     KernelWriter(CLikeRenderer r, CheckedKernel k, StringBuilder out) {
         this.r = r;
         this.k = k;
         this.out = out;
         this.hoisted = r.hoisting(k);
-        this.affine = GuardHoisting.affineForm(k);
     }
 
     /** Writes {@code k}, in the form its renderer runs it, to {@code out}. */
@@ -245,10 +244,20 @@ class KernelWriter {
         };
     }
 
-    /** An access's index: {@link CLikeRenderer#gatherIndex} of it where it is not affine. */
+    /**
+     * An access's index: {@link CLikeRenderer#gatherIndex} of it where it is not affine (a dialect that writes every
+     * index as it is never runs the analysis).
+     */
     String index(Expr index) {
         String text = expr(index);
-        return affine.apply(index) == null ? r.gatherIndex(text) : text;
+        String gathered = r.gatherIndex(text);
+        if (gathered.equals(text)) {
+            return text;
+        }
+        if (affine == null) {
+            affine = GuardHoisting.affineForm(k);
+        }
+        return affine.apply(index) == null ? gathered : text;
     }
 
     String expr(Expr e) {
