@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.Quote;
 import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.KernelArg;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -176,6 +177,15 @@ public final class Buffer {
     /** The host memory it lives in (a region's slice), or null when its host copies are its own. */
     public HostMemory hostMemory() {
         return hostMemory;
+    }
+
+    /** Whether {@code bytes} (a region's, say) share memory with the host memory this buffer lives in. */
+    boolean livesIn(MemorySegment bytes) {
+        if (hostMemory == null || !bytes.isNative()) {
+            return false;
+        }
+        MemorySegment own = hostMemory.memory();
+        return bytes.address() < own.address() + own.byteSize() && own.address() < bytes.address() + bytes.byteSize();
     }
 
     /** SHARED, or PER_STREAM (each stream its own instance). */

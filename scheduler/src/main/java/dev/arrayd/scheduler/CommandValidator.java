@@ -179,7 +179,9 @@ final class CommandValidator {
         }
         Layout layout = addressed(v, u.wholePadded());
         checkRange("upload", v, u.offsetBytes(), data.byteSize(), layout);
-        Stream stream = streamOn(s, spec, null, b, "upload");
+        // from the region bytes it lives in: on the device that uses them in place, where the bytes need no copy
+        DeviceRuntime inPlace = spec.stream() == 0 && b.twin != null && b.livesIn(data) ? b.twin.device : null;
+        Stream stream = streamOn(s, spec, inPlace, b, "upload");
         if (layout.isPadded() && data.byteSize() > 0) {
             Pieces.count(layout, u.offsetBytes() / width, data.byteSize() / width, "upload");
             return into.set(spec, stream, new CommandTemplate.InteriorUpload(data, layout, u.offsetBytes() / width, width),
@@ -224,7 +226,10 @@ final class CommandValidator {
                         + size + " bytes of " + b + " (expected: at most " + d.into().byteSize() + ", what the region "
                         + "holds from into_region.offset_bytes)");
             }
-            Stream stream = streamOn(s, spec, null, b, "download");
+            // into the region bytes it lives in: on the device that uses them in place, where a transfer into them
+            // is ordered like any write there, and the bytes, once current, need no copy
+            DeviceRuntime inPlace = spec.stream() == 0 && b.twin != null && b.livesIn(d.into()) ? b.twin.device : null;
+            Stream stream = streamOn(s, spec, inPlace, b, "download");
             CommandTemplate t = interior
                     ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, d.into())
                     : new CommandTemplate.Download(d.offsetBytes(), size, d.into());

@@ -1,6 +1,7 @@
 package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.support.GuardedBy;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
@@ -75,6 +76,43 @@ final class ReplicaStates {
         } else {
             r.addReader(c.event());
         }
+    }
+
+    /**
+     * Records a download of {@code source}'s buffer into {@code into}, bytes that share memory with the host memory
+     * the buffer lives in (its own region bytes): a write of that memory, so it waits for the memory's last writer
+     * and every reader (the device replica using it in place included) before it overwrites them, and later users
+     * wait for it. Even one that reads the very bytes it would write (from that in-place replica, at the same
+     * offset: nothing moves) is ordered so: its completion tells the client that every earlier command on the memory
+     * is done and the memory holds the data. The buffer's whole data copied where it belongs leaves the host memory
+     * current.
+     */
+    static void downloadIntoOwnMemory(Command c, Replica source, long offset, long size, MemorySegment into) {
+        Buffer b = source.buffer;
+        Replica host = b.host;
+        host.orderWrite(c); // first: the read below may make it a reader of this same memory
+        access(c, source, true, false);
+        host.ready(c.event());
+        MemorySegment own = b.hostMemory().memory();
+        if (into.address() == own.address() + offset && offset == 0 && size == b.sizeBytes() && source.valid()) {
+            host.state = ReplicaState.SHARED;
+            normalize(b);
+        }
+    }
+
+    /**
+     * Records that an upload into {@code target}'s buffer reads bytes of the host memory the buffer lives in (its
+     * own region bytes): a read of that memory, after its last writer (a launch on the replica that uses it in
+     * place, say), and before its next one. An upload into that replica itself is a write of that memory, ordered
+     * after its writer and readers already.
+     */
+    static void uploadFromOwnMemory(Command c, Replica target) {
+        if (target.mapped) {
+            return;
+        }
+        Replica host = target.buffer.host;
+        c.dependOnData(host.ready());
+        host.addReader(c.event());
     }
 
     /** After a write to {@code r}: it is the only current copy; the others are stale (host copy freed). */

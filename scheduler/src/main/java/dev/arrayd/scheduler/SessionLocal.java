@@ -65,7 +65,7 @@ final class SessionLocal {
             boolean[] whole = p.whole();
             for (int k = 0; k < bufs.length; k++) {
                 Buffer b = bufs[k];
-                if (b.destroyed || b.twin != null) { // (shared: mayApply; it is set before another session can submit)
+                if (b.destroyed || b.hostMemory() != null) { // (shared: mayApply; it is set before another session can submit)
                     return false;
                 }
                 Replica r = b.replicaOrNull(d);

@@ -413,7 +413,14 @@ final class Submission {
                 buf.frozen = true; // read once: read-only from now on
             }
             if (reps[b] != null) {
-                ReplicaStates.access(c, reps[b], reads[b], writes[b]);
+                if (template instanceof CommandTemplate.Download dl && dl.into() != null && buf.livesIn(dl.into())) {
+                    ReplicaStates.downloadIntoOwnMemory(c, reps[b], dl.offset(), dl.size(), dl.into());
+                } else {
+                    if (template instanceof CommandTemplate.Upload up && buf.livesIn(up.data())) {
+                        ReplicaStates.uploadFromOwnMemory(c, reps[b]);
+                    }
+                    ReplicaStates.access(c, reps[b], reads[b], writes[b]);
+                }
                 if (writes[b] && co != null) { // (a DEVICE buffer, without co, has no duties after a write)
                     co.afterWrite(buf, reps[b], template);
                 }

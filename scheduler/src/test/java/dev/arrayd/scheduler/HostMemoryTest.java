@@ -13,11 +13,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.KernelArg;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -114,6 +116,93 @@ class HostMemoryTest extends TwoDevicesSession {
         assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED, "host", ReplicaState.SHARED),
                 sch.replicaStates(b));
         assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, c, 0, nextEvent++));
+    }
+
+    @Test
+    void aDownloadIntoTheBytesTheBufferLivesInWaitsForTheirReaders() throws Exception {
+        MemorySegment m = memory(0, 0, 0, 0);
+        Buffer b = inHost(m);
+        Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "");
+        run(launch("set", "null:1", arg(b), sc(10)));
+        run(launch("mix", "null:0", arg(b), arg(c), sc(0))); // b current on null:1 and, in place, on null:0
+        long onNull1 = sch.createStream(s, "null:1").handle();
+        f.devices.get(0).hold();
+        List<Event> events = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, 0, launch("mix", "null:0", arg(b), arg(c), sc(0))),
+                new CommandSpec(nextEvent++, null, onNull1, new CommandSpec.FillOp(b.handle(), KernelArg.Scalar.i64(99), 0, 0)),
+                new CommandSpec(nextEvent++, null, onNull1, new CommandSpec.DownloadOp(b.handle(), 0, 0, m.byteSize(), m))),
+                null);
+        Event fill = events.get(1).toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.SUCCEEDED, fill.state(), "null:1 wrote its own replica while null:0 is held");
+        assertThrows(TimeoutException.class, () -> events.get(2).toFuture().get(300, TimeUnit.MILLISECONDS),
+                "the download into the memory the held launch reads waits for it");
+        assertArrayEquals(new long[] {1, 11, 21, 31}, values(m), "the memory the held launch reads is untouched");
+        f.devices.get(0).open();
+        for (Event e : events) {
+            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
+        }
+        assertArrayEquals(new long[] {4, 44, 84, 124}, f.readI64(s, c, 0, nextEvent++), "c = 3 * c + b, of b before the fill");
+        assertArrayEquals(new long[] {99, 99, 99, 99}, values(m));
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED, "host", ReplicaState.SHARED),
+                sch.replicaStates(b), "the whole buffer downloaded into its memory: current there, and in place on null:0");
+    }
+
+    @Test
+    void aDownloadIntoTheBytesTheBufferLivesInRunsOnTheDeviceThatUsesThemInPlace() throws Exception {
+        MemorySegment m = memory(0, 0, 0, 0);
+        Buffer b = inHost(m);
+        run(launch("set", "null:1", arg(b), sc(10)));
+        assertEquals(Map.of("null:0", ReplicaState.INVALID, "null:1", ReplicaState.MODIFIED, "host", ReplicaState.INVALID),
+                sch.replicaStates(b));
+        run(new CommandSpec.DownloadOp(b.handle(), 0, 0, m.byteSize(), m));
+        assertArrayEquals(new long[] {1, 11, 21, 31}, values(m));
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED, "host", ReplicaState.SHARED),
+                sch.replicaStates(b), "a transfer into the memory null:0 uses in place: current there too");
+        MemorySegment other = arena.allocate(32, 64);
+        run(new CommandSpec.DownloadOp(b.handle(), 8, 16, other.byteSize(), other));
+        assertArrayEquals(new long[] {11, 21, 0, 0}, values(other), "into other bytes: an ordinary download");
+    }
+
+    @Test
+    void aDownloadIntoTheBytesItReadsInPlaceStillWaitsForEveryEarlierUserOfThem() throws Exception {
+        MemorySegment m = memory(1, 2, 3, 4);
+        Buffer b = inHost(m);
+        Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:1", "");
+        f.devices.get(1).hold();
+        List<Event> events = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, 0, launch("mix", "null:1", arg(b), arg(c), sc(0))),
+                new CommandSpec(nextEvent++, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0, m.byteSize(), m))),
+                null);
+        assertThrows(TimeoutException.class, () -> events.get(1).toFuture().get(300, TimeUnit.MILLISECONDS),
+                "nothing moves (null:0 reads the memory in place), yet it waits for the held copy out of that memory: "
+                        + "once it is done, the client may write the memory");
+        f.devices.get(1).open();
+        for (Event e : events) {
+            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
+        }
+        assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c, 0, nextEvent++));
+    }
+
+    @Test
+    void anUploadFromTheBytesTheBufferLivesInWaitsForTheirWriter() throws Exception {
+        MemorySegment m = memory(0, 0, 0, 0);
+        Buffer b = inHost(m);
+        long onNull1 = sch.createStream(s, "null:1").handle();
+        f.devices.get(0).hold();
+        List<Event> events = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, 0, launch("set", "null:0", arg(b), sc(10))),
+                new CommandSpec(nextEvent++, null, onNull1, new CommandSpec.UploadOp(b.handle(), 0, m))), null);
+        assertThrows(TimeoutException.class, () -> events.get(1).toFuture().get(300, TimeUnit.MILLISECONDS),
+                "the upload reads the memory the held launch writes: it waits for it");
+        f.devices.get(0).open();
+        for (Event e : events) {
+            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
+        }
+        assertEquals(ReplicaState.MODIFIED, sch.replicaStates(b).get("null:1"), "the upload wrote null:1's replica");
+        assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, b, 0, nextEvent++), "the bytes the launch wrote");
+        run(new CommandSpec.UploadOp(b.handle(), 0, m));
+        assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.INVALID, "host", ReplicaState.SHARED),
+                sch.replicaStates(b), "from its own bytes, on no stream: on null:0, which uses them in place");
     }
 
     @Test

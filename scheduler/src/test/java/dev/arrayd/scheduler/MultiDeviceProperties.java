@@ -16,6 +16,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -54,7 +55,11 @@ import net.jqwik.api.constraints.Size;
 class MultiDeviceProperties {
 
     static final int DEVICES = 3;
-    /** The modes a random buffer gets (HOSTED_CONSTANT ones are written once at setup, then only read). */
+    /**
+     * The modes a random buffer gets (HOSTED_CONSTANT ones are written once at setup, then only read); a mode index
+     * of {@code MODES.size()} is a HOSTED_CHANGED_ON_DEVICES buffer that lives in host memory the program provides
+     * (as a buffer in a client's region: null:0 uses that memory in place).
+     */
     static final List<MemoryMode> MODES = List.of(MemoryMode.DEVICE, MemoryMode.HOSTED_CHANGED_ON_DEVICES,
             MemoryMode.HOSTED_VOLATILE, MemoryMode.HOSTED_CONSTANT);
     /** Bound on every wait: an event not done by then counts as a deadlock. */
@@ -63,7 +68,7 @@ class MultiDeviceProperties {
     /**
      * A buffer of a random program.
      *
-     * @param mode index into {@link #MODES}
+     * @param mode index into {@link #MODES}, or its size for a buffer in host memory
      * @param home device it is created on
      * @param wide twice as many elements as the others (merge buffers of both sizes on one stream, blocks of two sizes)
      * @param seed its initial contents when HOSTED_CONSTANT, and how they are written (upload, fill or launch)
@@ -89,7 +94,7 @@ class MultiDeviceProperties {
 
     @Provide
     Arbitrary<BufSpec> bufSpecs() {
-        return Combinators.combine(Arbitraries.integers().between(0, MODES.size() - 1),
+        return Combinators.combine(Arbitraries.integers().between(0, MODES.size()),
                 Arbitraries.integers().between(0, DEVICES - 1), Arbitraries.of(false, false, true),
                 Arbitraries.longs().between(-1000, 1000)).as(BufSpec::new);
     }
@@ -574,7 +579,7 @@ class MultiDeviceProperties {
     /** A random program, the plain arrays it is checked against, and the checks. */
     static final class Program {
 
-        static final int KINDS = 17;
+        static final int KINDS = 19;
 
         final SchedulerFixture f;
         final Scheduler sch;
@@ -586,6 +591,8 @@ class MultiDeviceProperties {
         final int n;
         final List<Buffer> bufs = new ArrayList<>();
         final List<MemoryMode> modes = new ArrayList<>();
+        /** The host memory each buffer lives in, or null (see {@link #MODES}). */
+        final List<MemorySegment> hostMemory = new ArrayList<>();
         final List<Integer> writable = new ArrayList<>();
         final List<Integer> constants = new ArrayList<>();
         final List<long[]> model = new ArrayList<>();
@@ -628,12 +635,14 @@ class MultiDeviceProperties {
             }
             for (int i = 0; i < specs.size(); i++) {
                 BufSpec spec = specs.get(i);
-                MemoryMode mode = MODES.get(spec.mode());
+                boolean inHost = spec.mode() == MODES.size();
+                MemoryMode mode = inHost ? MemoryMode.HOSTED_CHANGED_ON_DEVICES : MODES.get(spec.mode());
                 if (i == 0 && mode == MemoryMode.HOSTED_CONSTANT) {
                     mode = MemoryMode.DEVICE; // at least one buffer to write to
                 }
                 modes.add(mode);
                 (mode == MemoryMode.HOSTED_CONSTANT ? constants : writable).add(i);
+                hostMemory.add(inHost ? MemorySegment.NULL : null); // (its memory comes with the buffer)
                 bufs.add(null);
                 model.add(null);
                 create(i, live(spec.home()), spec.wide(), spec.seed());
@@ -660,10 +669,21 @@ class MultiDeviceProperties {
             return "null:" + d;
         }
 
-        /** Creates buffer {@code i} (zeros), and queues the one write of a HOSTED_CONSTANT buffer. */
+        /**
+         * Creates buffer {@code i} (zeros; in new host memory of its size when it lives in host memory), and queues the
+         * one write of a HOSTED_CONSTANT buffer.
+         */
         private void create(int i, int home, boolean wide, long seed) {
             int len = wide ? 2 * n : n;
-            Buffer b = sch.createBuffer(s, DType.I64, new long[] {len}, dev(home), "b" + i, modes.get(i));
+            Buffer b;
+            if (hostMemory.get(i) != null) {
+                MemorySegment memory = Arena.ofAuto().allocate(8L * len, 64); // zeros; kept alive by the buffer
+                hostMemory.set(i, memory);
+                b = sch.createBuffer(s, DType.I64, new long[] {len}, dev(home), "b" + i, modes.get(i),
+                        new HostMemory(memory, () -> { }));
+            } else {
+                b = sch.createBuffer(s, DType.I64, new long[] {len}, dev(home), "b" + i, modes.get(i));
+            }
             bufs.set(i, b);
             long[] m = new long[len];
             model.set(i, m);
@@ -775,7 +795,8 @@ class MultiDeviceProperties {
          * 10-11 download, 12 a refused second write to a HOSTED_CONSTANT buffer, 13 destroy a buffer and
          * create another in its place, 14 destroy a created stream and create another in its place, 15 a merge
          * copy, a write to its source, then the launch reading the merge buffer, 16 a LOCAL buffer as scratch
-         * for one batch.
+         * for one batch, 17 a download of a buffer in host memory into that memory, 18 the client writing that
+         * memory (after the commands before are done) and saying so with a host-written command.
          */
         void step(Step st) {
             int kind = st.kind();
@@ -897,6 +918,19 @@ class MultiDeviceProperties {
                 }
                 case 15 -> streamingMergeThenWriteThenAcc(st);
                 case 16 -> localScratch(st);
+                case 17 -> { // bytes of the buffer into the memory it lives in: a write of that memory, same bytes
+                    int a = any(st.a());
+                    MemorySegment memory = hostMemory.get(a);
+                    if (memory == null) {
+                        return;
+                    }
+                    int[] r = range(st, len(a));
+                    long size = r[0] + r[1] == len(a) && (st.r2() & 1) == 0 ? 0 : 8L * r[1];
+                    add(new CommandSpec.DownloadOp(bufs.get(a).handle(), 8L * r[0], size, Long.MAX_VALUE,
+                            memory.asSlice(8L * r[0])), stream, st, "download b" + a + " [" + r[0] + ", +" + r[1]
+                            + ") into its own memory");
+                }
+                case 18 -> hostWrite(st);
                 default -> { // a stream (and its merge buffer) goes while its commands may still run
                     flush();
                     int d = live(st.place() % DEVICES);
@@ -975,6 +1009,38 @@ class MultiDeviceProperties {
                     nextEvent++, null, 0, new CommandSpec.DownloadOp(local.handle(), 0, 0, Long.MAX_VALUE))), null),
                     "a LOCAL buffer after the batch that used it");
             assertEquals(ErrorCode.NOT_FOUND, gone.code(), gone.getMessage());
+        }
+
+        /**
+         * The client writes the host memory a buffer lives in as the API asks: once every command submitted before is
+         * done and the memory holds the buffer's current data (a download into it: from then on nothing writes it
+         * back there, not even an eviction by another session), then submits a host-written command: its bytes
+         * become the buffer's data.
+         */
+        private void hostWrite(Step st) {
+            int b = writable(st.b());
+            MemorySegment memory = hostMemory.get(b);
+            if (memory == null) {
+                return;
+            }
+            add(new CommandSpec.DownloadOp(bufs.get(b).handle(), 0, 0, Long.MAX_VALUE, memory), 0, null,
+                    "download b" + b + " into its own memory before the client writes it");
+            flush();
+            for (int i = 0; i < all.size(); i++) {
+                try {
+                    awaitOne(all.get(i), allWhat.get(i));
+                } catch (Exception e) {
+                    throw new AssertionError(allWhat.get(i), e);
+                }
+            }
+            assertTrue(sch.replicaStates(bufs.get(b)).get("host") != ReplicaState.INVALID,
+                    "b" + b + ": its host memory is current after a download into it");
+            long[] m = model.get(b);
+            for (int i = 0; i < m.length; i++) {
+                m[i] = st.k() * 7 + i;
+                memory.setAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i, m[i]);
+            }
+            add(new CommandSpec.HostWrittenOp(bufs.get(b).handle()), stream(st.place()), st, "host wrote b" + b);
         }
 
         /** A second write to a HOSTED_CONSTANT buffer refuses its whole batch at submit. */
