@@ -90,3 +90,45 @@ def test_closing_a_region_right_after_queueing_comes_after_the_queued_commands(u
         up.wait()
         down.wait()
     np.testing.assert_array_equal(buf.numpy(), np.full(1024, 19, dtype=np.float32))
+
+
+def test_a_region_buffer_written_on_another_device_then_read_in_place_and_refilled_stays_in_order(unix_session):
+    """x lives in a region (used in place by cpu:0): written on cpu:1, read on cpu:0 into y, then one element set
+    and x read back. Reading x back copies cpu:1's newer bytes into the region only after the launch on cpu:0 has
+    read them, however the commands are batched."""
+    s = unix_session
+    n = 70001
+    k = s.compile(K.scale_into)["scale_into"]
+    on1 = s.stream("cpu:1")
+    y0 = np.arange(n, dtype=np.float32)
+    for _ in range(40):
+        with s.region(4 * n) as rx, s.region(4 * n) as ry:
+            x = rx.buffer(n, np.float32, device="cpu:0")
+            y = ry.buffer(n, np.float32, device="cpu:0")
+            y.write(y0)
+            k(n, y, x, 2.0, n, stream=on1)           # x = 2 y0, on cpu:1
+            k(n, x, y, -1.0, n, device="cpu:0")      # y = -x: copies x into the region first, then reads it there
+            x.set_value(47735, 99.0)
+            want_x = 2 * y0
+            want_x[47735] = 99
+            np.testing.assert_array_equal(x.numpy(), want_x)
+            np.testing.assert_array_equal(y.numpy(), -2 * y0)
+            s.destroy(x)
+            s.destroy(y)
+
+
+def test_writing_a_region_buffer_waits_for_the_commands_that_read_it(unix_session):
+    s = unix_session
+    n = 1 << 16
+    k = s.compile(K.scale_into)["scale_into"]
+    slow = s.empty(16 << 20, np.float32)
+    with s.region(2 * 4 * n) as r:
+        x = r.buffer(n, np.float32, offset=0)
+        y = r.buffer(n, np.float32, offset=4 * n)
+        x.write(np.ones(n))
+        busy = s.fill(slow, 1.0)                                   # 64 MiB: the read below starts after it
+        read = k(n, x, y, 3.0, n, device="cpu:0", wait_for=[busy])  # y = 3 x, of x as it is now
+        x.write(np.full(n, 5.0))                                  # waits for that read before writing x
+        read.wait()
+        np.testing.assert_array_equal(y.numpy(), np.full(n, 3.0))
+        np.testing.assert_array_equal(x.numpy(), np.full(n, 5.0))

@@ -130,8 +130,7 @@ class Buffer:
             return self.session.read(self, wait_for=wait_for, out=out)  # (checks out)
         if out is not None:
             self._check_out(out)
-        self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
-            buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
+        self._settle_region(wait_for)
         if out is None:
             return self._view()
         np.copyto(out, self._view())
@@ -147,15 +146,27 @@ class Buffer:
             raise ValueError(f"out: a {'non-contiguous' if not out.flags.c_contiguous else 'read-only'} array "
                              "(expected: writeable and C-contiguous)")
 
+    def _settle_region(self, wait_for: Iterable["Event"]) -> None:
+        """(A buffer in a region.) Returns once the region's bytes hold the buffer's data and every command
+        submitted before that used them is done: a download of the buffer into its own bytes, which the daemon
+        orders after every earlier use of them (nothing moves when they are current already)."""
+        self.session._submit([self.session._command(wait_for=wait_for, download=execution_pb2.Download(
+            buffer=self.id, into_region=self._region._slice(self._region_offset, 0)))])[0].wait()
+
     def write(self, data: Any, *, wait_for: Iterable["Event"] = ()) -> "Event":
-        """Writes ``data`` (same number of elements; converted to the buffer's dtype) over the whole buffer."""
+        """Writes ``data`` (same number of elements; converted to the buffer's dtype) over the whole buffer, after
+        every command submitted before on it. A buffer that lives in a region is written in place, once the
+        commands before that use its bytes are done (this waits for them), and the daemon told so."""
         a = np.asarray(data)
         if a.size != self.size:
             raise ValueError(f"data: {a.size} elements (expected: {self.size}, the size of {self})")
         a = np.ascontiguousarray(a, dtype=self.numpy_dtype)
         if self._region is not None:
+            # the region's bytes current and unused first: else a kernel still reading them would see ours, or a
+            # newer copy from another device (an eviction's write-back) could land over them afterwards
+            self._settle_region(wait_for)
             self._view()[...] = a.reshape(self.shape)
-            return self.session.host_written(self, wait_for=wait_for)
+            return self.session.host_written(self)
         return self.session.upload(self, a, wait_for=wait_for)
 
     def host_written(self, *, wait_for: Iterable["Event"] = ()) -> "Event":

@@ -190,8 +190,11 @@ public interface Session extends AutoCloseable {
 
     /**
      * Tells the daemon that this process wrote the region bytes {@code buffer} lives in (a buffer created in a
-     * region): they become its current data, other devices' replicas stale. Moves nothing. Write only after
-     * the commands that read the buffer before have completed.
+     * region): they become its current data, other devices' replicas stale. Moves nothing. Write only once
+     * nothing uses the bytes and they are current: {@link #download(BufferHandle, long, long, MappedRegion, long,
+     * CommandOptions) download} the buffer into its own bytes and wait for that event first (it completes after
+     * every earlier command that used them; while a newer copy is on another device, the daemon may write it back
+     * into them at any time, for instance when another session's allocation evicts it).
      */
     Event hostWritten(BufferHandle buffer, CommandOptions options);
 
