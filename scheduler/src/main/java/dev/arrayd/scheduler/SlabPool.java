@@ -37,7 +37,9 @@ import java.util.TreeSet;
  * range, and {@link #allocate(long, List)} hands them to whoever gets memory overlapping it, who
  * orders its first write after them. A slab is not returned to the device while a fence on it is
  * pending; an empty one goes back when its last fence is done. When the budget is full, empty slabs
- * kept for reuse go back before a larger one is refused.
+ * go back before a request is refused: at once when nothing uses them, else they leave the budget now (no
+ * block goes there again) and the device frees their memory once their fences are done, so memory that
+ * is free but split into slabs too small for the request never refuses it.
  */
 public final class SlabPool {
 
@@ -274,10 +276,16 @@ public final class SlabPool {
 
     private Block newSlab(long size) {
         if (reserved + size > budget) {
-            // empty slabs (the one kept for reuse, too small here) make room before the budget says no
+            // empty slabs (the one kept for reuse, or ones too small here) make room before the budget says no; one
+            // whose memory commands still use leaves the budget now and goes back to the device once they are done
             for (Integer pool : slabSizes.keySet().toArray(Integer[]::new)) {
-                if (slabUsed.get(pool) == 0 && reserved + size > budget && pendingFences(pool).isEmpty()) {
-                    releaseSlab(pool);
+                if (slabUsed.get(pool) == 0 && reserved + size > budget) {
+                    List<Event> users = pendingFences(pool);
+                    if (users.isEmpty()) {
+                        releaseSlab(pool);
+                    } else {
+                        retireSlab(pool, users);
+                    }
                 }
             }
         }
@@ -305,6 +313,22 @@ public final class SlabPool {
 
     /** Gives an empty slab back to the device (nothing may use its memory any more). */
     private void releaseSlab(int pool) {
+        forget(pool);
+        device.freePool(pool);
+    }
+
+    /**
+     * An empty slab whose memory commands still use ({@code users}): out of the pool and the budget at once (no
+     * block is allocated in it again), given back to the device once they are done. Meanwhile the device holds
+     * its bytes beside the budget.
+     */
+    private void retireSlab(int pool, List<Event> users) {
+        forget(pool);
+        Event.whenAllDone(users, () -> device.freePool(pool));
+    }
+
+    /** Drops an empty slab from the pool's books (its free space, fences and bytes). */
+    private void forget(int pool) {
         fences.remove(pool);
         TreeMap<Long, Long> free = freeByOffset.remove(pool);
         for (var e : free.entrySet()) {
@@ -312,7 +336,6 @@ public final class SlabPool {
         }
         reserved -= slabSizes.remove(pool);
         slabUsed.remove(pool);
-        device.freePool(pool);
     }
 
     /**

@@ -98,6 +98,28 @@ class SlabPoolProperties {
     }
 
     @Test
+    void anEmptySlabStillInUseMakesRoomForALargerRequest() {
+        NullDevice device = TestDevices.memoryOnly(1 << 20);
+        SlabPool pool = new SlabPool(device, 64, 4096, 8192);
+        MemRef a = pool.allocate(4096);
+        MemRef b = pool.allocate(4096);
+        Event reading = new Event(1);
+        pool.free(a, List.of(reading)); // a command still reads a's memory: its slab stays
+        pool.free(b);                    // b's goes back at once (not the last slab)
+        assertEquals(4096, pool.reservedBytes());
+        MemRef c = pool.allocate(8192);   // more than the slab kept: it leaves the budget, and c gets a new slab
+        assertTrue(c.poolId() != a.poolId());
+        assertEquals(8192, pool.reservedBytes());
+        pool.checkInvariants();
+        assertEquals(4096 + 8192, device.usedBytes(), "a's memory stays on the device while it is read");
+        reading.succeed(0, null);
+        assertEquals(8192, device.usedBytes(), "and goes back once the reader is done");
+        pool.free(c);
+        pool.releaseAll();
+        assertEquals(0, device.usedBytes());
+    }
+
+    @Test
     void doubleFreeIsCaught() {
         NullDevice device = TestDevices.memoryOnly(1 << 20);
         SlabPool pool = new SlabPool(device, 64, 4096, 1 << 20);
