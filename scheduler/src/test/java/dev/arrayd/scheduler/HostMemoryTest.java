@@ -69,6 +69,12 @@ class HostMemoryTest extends TwoDevicesSession {
         return e;
     }
 
+    private static void allSucceed(List<Event> events) throws Exception {
+        for (Event e : events) {
+            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state(), () -> e + ": " + e.failure());
+        }
+    }
+
     private CommandSpec.LaunchOp launch(String kernel, String device, CommandSpec.Arg... args) {
         return new CommandSpec.LaunchOp(k.get(kernel).handle(), new long[] {4}, null, List.of(args), device);
     }
@@ -138,9 +144,7 @@ class HostMemoryTest extends TwoDevicesSession {
                 "the download into the memory the held launch reads waits for it");
         assertArrayEquals(new long[] {1, 11, 21, 31}, values(m), "the memory the held launch reads is untouched");
         f.devices.get(0).open();
-        for (Event e : events) {
-            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
-        }
+        allSucceed(events);
         assertArrayEquals(new long[] {4, 44, 84, 124}, f.readI64(s, c, 0, nextEvent++), "c = 3 * c + b, of b before the fill");
         assertArrayEquals(new long[] {99, 99, 99, 99}, values(m));
         assertEquals(Map.of("null:0", ReplicaState.SHARED, "null:1", ReplicaState.SHARED, "host", ReplicaState.SHARED),
@@ -177,9 +181,7 @@ class HostMemoryTest extends TwoDevicesSession {
                 "nothing moves (null:0 reads the memory in place), yet it waits for the held copy out of that memory: "
                         + "once it is done, the client may write the memory");
         f.devices.get(1).open();
-        for (Event e : events) {
-            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
-        }
+        allSucceed(events);
         assertArrayEquals(new long[] {1, 2, 3, 4}, f.readI64(s, c, 0, nextEvent++));
     }
 
@@ -195,9 +197,7 @@ class HostMemoryTest extends TwoDevicesSession {
         assertThrows(TimeoutException.class, () -> events.get(1).toFuture().get(300, TimeUnit.MILLISECONDS),
                 "the upload reads the memory the held launch writes: it waits for it");
         f.devices.get(0).open();
-        for (Event e : events) {
-            assertEquals(EventState.SUCCEEDED, e.toFuture().get(10, TimeUnit.SECONDS).state());
-        }
+        allSucceed(events);
         assertEquals(ReplicaState.MODIFIED, sch.replicaStates(b).get("null:1"), "the upload wrote null:1's replica");
         assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, b, 0, nextEvent++), "the bytes the launch wrote");
         run(new CommandSpec.UploadOp(b.handle(), 0, m));
