@@ -132,3 +132,96 @@ def test_writing_a_region_buffer_waits_for_the_commands_that_read_it(unix_sessio
         read.wait()
         np.testing.assert_array_equal(y.numpy(), np.full(n, 3.0))
         np.testing.assert_array_equal(x.numpy(), np.full(n, 5.0))
+
+
+#: How many random programs the test below runs (ARRAYD_PY_RANDOM_PROGRAMS: more for a soak).
+RANDOM_PROGRAMS = int(__import__("os").environ.get("ARRAYD_PY_RANDOM_PROGRAMS", "24"))
+
+
+@pytest.mark.parametrize("seed", range(RANDOM_PROGRAMS))
+def test_random_programs_over_region_buffers_and_two_devices_match_numpy(unix_session, seed):
+    """Buffers in regions (used in place by cpu:0) and ordinary ones on both devices, under launches on devices and
+    streams, partial copies, fills and uploads, byte ranges, waits on earlier events, writes of the region
+    bytes, downloads into a region, and reads mid-program: every read and every event agree with NumPy."""
+    s = unix_session
+    rng = np.random.default_rng(seed)
+    k = s.compile(K.add_scalar, K.scale_into, K.vadd)
+    streams = [s.stream("cpu:0"), s.stream("cpu:1")]
+    align = s.devices()[0].base_alignment_bytes
+    n = int(rng.choice([257, 4096, 70001]))
+    model = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+    regions, bufs = [], []
+    for m in model:
+        dev = f"cpu:{rng.integers(0, 2)}"
+        if rng.integers(0, 2):
+            regions.append(s.region(4 * n))
+            bufs.append(regions[-1].buffer(n, np.float32, device=dev))
+            bufs[-1].write(m)
+        else:
+            bufs.append(s.array(m, device=dev))
+    scratch = s.region(4 * n)
+    events = []
+
+    def placed():
+        o = {"stream": streams[rng.integers(0, 2)]} if rng.integers(0, 3) == 0 else {"device": f"cpu:{rng.integers(0, 2)}"}
+        if events and rng.integers(0, 3) == 0:
+            o["wait_for"] = [events[rng.integers(0, len(events))]]
+        return o
+
+    def changed(i, lo, values):
+        model[i] = model[i].copy()
+        model[i][lo:lo + len(values)] = values
+
+    for step in range(40):
+        op = int(rng.integers(0, 9))
+        a, b, c = (int(x) for x in rng.choice(4, 3, replace=False))
+        o = placed()
+        what = f"seed {seed} step {step} op {op}"
+        if op == 0:
+            v = float(rng.integers(-3, 4))
+            events.append(k["add_scalar"](n, bufs[a], v, n, **o))
+            model[a] = model[a] + np.float32(v)
+        elif op == 1:
+            events.append(k["scale_into"](n, bufs[a], bufs[b], -1.0, n, **o))
+            model[b] = -model[a]
+        elif op == 2:
+            events.append(k["vadd"](n, bufs[a], bufs[b], bufs[c], n, **o))
+            model[c] = model[a] + model[b]
+        elif op == 3:
+            cnt = int(rng.integers(1, n + 1))
+            so, do = int(rng.integers(0, n - cnt + 1)), int(rng.integers(0, n - cnt + 1))
+            events.append(s.copy(bufs[a], bufs[b], src_offset_bytes=4 * so, dst_offset_bytes=4 * do, size_bytes=4 * cnt,
+                                 **o))
+            changed(b, do, model[a][so:so + cnt])
+        elif op == 4:
+            off = int(rng.integers(0, n))
+            v = float(rng.integers(-9, 9))
+            events.append(bufs[a].set_value(off, v, wait_for=o.get("wait_for", ())))
+            changed(a, off, np.array([v], np.float32))
+        elif op == 5:
+            off = int(rng.integers(0, n))
+            data = rng.standard_normal(int(rng.integers(1, n - off + 1))).astype(np.float32)
+            events.append(s.upload(bufs[a], data, offset_bytes=4 * off, wait_for=o.get("wait_for", ())))
+            changed(a, off, data)
+        elif op == 6:  # a kernel on a byte range of a buffer
+            off = int(rng.integers(0, (4 * n) // align)) * align
+            cnt = int(rng.integers(1, (4 * n - off) // 4 + 1))
+            events.append(k["add_scalar"](cnt, bufs[a].range(off, 4 * cnt), 2.0, cnt, **o))
+            changed(a, off // 4, model[a][off // 4:off // 4 + cnt] + np.float32(2))
+        elif op == 7:  # the whole buffer written from here: in place for a region buffer
+            data = rng.standard_normal(n).astype(np.float32)
+            events.append(bufs[a].write(data, wait_for=o.get("wait_for", ())))
+            model[a] = data
+        elif rng.integers(0, 2):
+            np.testing.assert_array_equal(bufs[a].numpy(), model[a], err_msg=what)
+        else:
+            scratch.download(bufs[a], **{kk: v for kk, v in o.items() if kk != "device"}).wait()
+            np.testing.assert_array_equal(scratch.ndarray(np.float32, n), model[a], err_msg=what)
+    for i, (buf, m) in enumerate(zip(bufs, model)):
+        np.testing.assert_array_equal(buf.numpy(), m, err_msg=f"seed {seed}: buffer {i} at the end")
+    for e in events:
+        e.wait()  # every command succeeded (a refused one would leave its buffer as it was)
+    for buf in bufs:
+        s.destroy(buf)
+    for r in regions + [scratch]:
+        r.close()
