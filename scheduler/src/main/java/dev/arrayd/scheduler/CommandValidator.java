@@ -179,9 +179,7 @@ final class CommandValidator {
         }
         Layout layout = addressed(v, u.wholePadded());
         checkRange("upload", v, u.offsetBytes(), data.byteSize(), layout);
-        // from the region bytes it lives in: on the device that uses them in place, where the bytes need no copy
-        DeviceRuntime inPlace = spec.stream() == 0 && b.twin != null && b.livesIn(data) ? b.twin.device : null;
-        Stream stream = streamOn(s, spec, inPlace, b, "upload");
+        Stream stream = streamOn(s, spec, inPlace(spec, b, data), b, "upload");
         if (layout.isPadded() && data.byteSize() > 0) {
             Pieces.count(layout, u.offsetBytes() / width, data.byteSize() / width, "upload");
             return into.set(spec, stream, new CommandTemplate.InteriorUpload(data, layout, u.offsetBytes() / width, width),
@@ -226,10 +224,7 @@ final class CommandValidator {
                         + size + " bytes of " + b + " (expected: at most " + d.into().byteSize() + ", what the region "
                         + "holds from into_region.offset_bytes)");
             }
-            // into the region bytes it lives in: on the device that uses them in place, where a transfer into them
-            // is ordered like any write there, and the bytes, once current, need no copy
-            DeviceRuntime inPlace = spec.stream() == 0 && b.twin != null && b.livesIn(d.into()) ? b.twin.device : null;
-            Stream stream = streamOn(s, spec, inPlace, b, "download");
+            Stream stream = streamOn(s, spec, inPlace(spec, b, d.into()), b, "download");
             CommandTemplate t = interior
                     ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, d.into())
                     : new CommandTemplate.Download(d.offsetBytes(), size, d.into());
@@ -256,6 +251,15 @@ final class CommandValidator {
      * there), else the default stream on {@code device}, else on the buffer's preferred device (where its
      * data is current).
      */
+    /**
+     * The device a transfer between {@code b} and {@code bytes} runs on when it names no stream and {@code bytes} are
+     * the region bytes {@code b} lives in: the one that uses them in place, where they need no copy once current (and
+     * a transfer into them is ordered like any write there); else null (the usual choice).
+     */
+    private static DeviceRuntime inPlace(CommandSpec spec, Buffer b, MemorySegment bytes) {
+        return spec.stream() == 0 && b.twin != null && b.livesIn(bytes) ? b.twin.device : null;
+    }
+
     private static Stream streamOn(Session s, CommandSpec spec, DeviceRuntime device, Buffer b, String what) {
         if (spec.stream() == 0) {
             return s.defaultStream(device != null ? device : b.preferredDevice());
