@@ -263,6 +263,10 @@ class SessionLocalTest {
         try (SchedulerFixture f = new SchedulerFixture(1, 16384, 2048)) {
             Scheduler sch = f.scheduler;
             ExecutorService pool = Executors.newFixedThreadPool(sessions + 1);
+            // the sessions start their rounds only once the evicting session has made room beside all their buffers
+            // (an eviction for sure), whatever the threads' timing
+            CountDownLatch buffersMade = new CountDownLatch(sessions);
+            CountDownLatch evictedOnce = new CountDownLatch(1);
             try {
                 List<Future<long[]>> results = new ArrayList<>();
                 for (int t = 0; t < sessions; t++) {
@@ -277,6 +281,8 @@ class SessionLocalTest {
                             init[i] = seed * 1000 + i;
                         }
                         MultiDeviceProperties.await(sch.submit(s, List.of(upload(in, init)), null));
+                        buffersMade.countDown();
+                        assertTrue(evictedOnce.await(60, TimeUnit.SECONDS), "the evicting session never made room");
                         Event last = null;
                         for (int r = 0; r < rounds; r++) {
                             List<CommandSpec> batch = List.of(launch(k.get("mix"), 0, buf(in), buf(acc), sc(r)),
@@ -297,8 +303,9 @@ class SessionLocalTest {
                 // another session keeps allocating, which evicts the others' replicas now and then
                 Future<Integer> evicting = pool.submit(() -> {
                     Session s = sch.openSession("evicting", 60_000);
+                    assertTrue(buffersMade.await(60, TimeUnit.SECONDS), "the sessions never made their buffers");
                     int made = 0;
-                    while (!results.stream().allMatch(Future::isDone) && made < 2_000) {
+                    while (made == 0 || !results.stream().allMatch(Future::isDone)) {
                         // two at a time: with the others' six, one more than the budget holds
                         Buffer t = sch.createBuffer(s, DType.I64, new long[] {N}, "null:0", "t", MemoryMode.DEVICE);
                         Buffer u = sch.createBuffer(s, DType.I64, new long[] {N}, "null:0", "u", MemoryMode.DEVICE);
@@ -306,7 +313,10 @@ class SessionLocalTest {
                                 null));
                         sch.destroyBuffer(s, t.handle());
                         sch.destroyBuffer(s, u.handle());
-                        made++;
+                        if (made++ == 0) {
+                            assertTrue(sch.devices().getFirst().evictions() > 0, "eight buffers fit a budget of seven");
+                            evictedOnce.countDown();
+                        }
                     }
                     sch.closeSession(s);
                     return made;
