@@ -116,6 +116,7 @@ final class Coherence {
             leg.attach(t);
             ReplicaStates.writeOrder(t, r);
             r.ready(t.event());
+            r.bytes(t.event());
             r.state = ReplicaState.SHARED;
             ReplicaStates.normalize(b);
         }
@@ -136,6 +137,7 @@ final class Coherence {
         Command c = command(session.defaultStream(d), first, b.sizeBytes());
         ReplicaStates.writeOrder(c, r); // fences of reused memory
         r.ready(c.event());
+        r.bytes(c.event());
         r.state = ReplicaState.MODIFIED;
         if (b.memoryMode() == MemoryMode.HOSTED_CHANGED_ON_DEVICES) {
             ReplicaMemory.zeroHost(b);
@@ -190,6 +192,7 @@ final class Coherence {
             r.addReader(f); // the first writer of this memory waits for the evicted data's last users
         }
         r.ready(Event.SUCCEEDED);
+        r.bytes(null); // none of the buffer's data yet (a transfer or a whole write puts it there)
         r.state = ReplicaState.INVALID;
         d.resident.put(r, Boolean.TRUE);
     }

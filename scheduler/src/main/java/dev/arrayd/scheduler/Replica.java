@@ -29,6 +29,14 @@ final class Replica {
     /** The last command that wrote this memory (of {@link #hazards}). */
     @GuardedBy("SchedulerContext.submitLock")
     private Event ready = Event.SUCCEEDED;
+    /**
+     * The command that last put the buffer's data into the whole of this memory: the transfer that made it current,
+     * a write of the whole buffer, the zero fill of a new buffer; null while the memory holds none of it (just
+     * allocated). A command that writes only part of it keeps the rest, so it depends on this one as on data: when
+     * that did not run, the rest is not the buffer's (new memory may hold what another buffer left there).
+     */
+    @GuardedBy("SchedulerContext.submitLock")
+    private Event bytes;
     /** The commands reading it since, finished ones pruned as new ones come (of {@link #hazards}). */
     @GuardedBy("SchedulerContext.submitLock")
     private Event[] readers = new Event[2];
@@ -86,6 +94,19 @@ final class Replica {
 
     void ready(Event e) {
         hazards.ready = e;
+    }
+
+    /** The command that last put the buffer's data into all of this memory (see {@link #bytes}); null for none. */
+    Event bytes() {
+        Event b = bytes;
+        if (b != null && b != Event.SUCCEEDED && b.isDone() && !b.isFailed()) {
+            bytes = b = Event.SUCCEEDED; // (holds on to no finished command)
+        }
+        return b;
+    }
+
+    void bytes(Event e) {
+        bytes = e;
     }
 
     /** Drops finished readers, then adds {@code e}. */

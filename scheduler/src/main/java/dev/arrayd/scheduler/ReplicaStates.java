@@ -59,9 +59,11 @@ final class ReplicaStates {
     /**
      * Records a command's access to replica {@code r}: a read depends on its last writer (failure passes
      * on); a write orders after the writer and the readers, becomes the writer, and makes every other
-     * copy stale.
+     * copy stale. A write of part of the buffer ({@code whole} false) keeps the rest of the memory, so it
+     * depends on the command that put the buffer's data there ({@link Replica#bytes()}) as on data: it does
+     * not run over bytes that never arrived. A write of all of it puts them there.
      */
-    static void access(Command c, Replica r, boolean reads, boolean writes) {
+    static void access(Command c, Replica r, boolean reads, boolean writes, boolean whole) {
         Event w = r.ready();
         if (w != Event.SUCCEEDED && w.isDone() && !w.isFailed()) {
             r.ready(w = Event.SUCCEEDED);
@@ -70,6 +72,14 @@ final class ReplicaStates {
             c.dependOnData(w);
         }
         if (writes) {
+            if (whole) {
+                r.bytes(c.event());
+            } else {
+                Event kept = r.bytes();
+                if (kept != null) {
+                    c.dependOnData(kept);
+                }
+            }
             writeOrder(c, r);
             r.ready(c.event());
             wrote(r);
@@ -91,7 +101,7 @@ final class ReplicaStates {
         Buffer b = source.buffer;
         Replica host = b.host;
         host.orderWrite(c); // first: the read below may make it a reader of this same memory
-        access(c, source, true, false);
+        access(c, source, true, false, false);
         host.ready(c.event());
         MemorySegment own = b.hostMemory().memory();
         if (into.address() == own.address() + offset && offset == 0 && size == b.sizeBytes() && source.valid()) {

@@ -419,7 +419,7 @@ final class Submission {
                     if (template instanceof CommandTemplate.Upload up && buf.livesIn(up.data())) {
                         ReplicaStates.uploadFromOwnMemory(c, reps[b]);
                     }
-                    ReplicaStates.access(c, reps[b], reads[b], writes[b]);
+                    ReplicaStates.access(c, reps[b], reads[b], writes[b], whole[b]);
                 }
                 if (writes[b] && co != null) { // (a DEVICE buffer, without co, has no duties after a write)
                     co.afterWrite(buf, reps[b], template);

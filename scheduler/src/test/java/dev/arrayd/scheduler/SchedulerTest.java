@@ -1,5 +1,6 @@
 package dev.arrayd.scheduler;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,7 +33,13 @@ class SchedulerTest extends TwoDevicesSession {
     }
 
     private static CommandSpec launch(long event, CompiledKernel kernel, long[] waits, CommandSpec.Arg... args) {
-        return new CommandSpec(event, waits, 0, new CommandSpec.LaunchOp(kernel.handle(), new long[] {4}, null, List.of(args), ""));
+        return launchOn("null:0", event, kernel, waits, args);
+    }
+
+    private static CommandSpec launchOn(String device, long event, CompiledKernel kernel, long[] waits,
+            CommandSpec.Arg... args) {
+        return new CommandSpec(event, waits, 0, new CommandSpec.LaunchOp(kernel.handle(), new long[] {4}, null,
+                List.of(args), device));
     }
 
     private static CommandSpec.Arg buf(Buffer b) {
@@ -79,6 +86,43 @@ class SchedulerTest extends TwoDevicesSession {
         // failure is sticky in the event table too
         assertTrue(sch.event(s, 1).isFailed());
         assertSame(Event.SUCCEEDED, sch.event(s, 4));
+    }
+
+    @Test
+    void aPartialWriteOnAnotherDeviceAfterAFailedWriterFailsWithItsRootCause() throws Exception {
+        // memory on null:1 that held another buffer's data, free again: a new replica there may be given it
+        Buffer secret = newBuf(4);
+        await(sch.submit(s, List.of(launchOn("null:1", nextEvent++, k.get("set"), null, buf(secret), sc(4242))), null)
+                .getFirst());
+        sch.destroyBuffer(s, secret.handle());
+        Buffer out = newBuf(4);
+        long onOne = sch.createStream(s, "null:1").handle();
+        List<Event> ev = sch.submit(s, List.of(
+                launchOn("null:0", 1001, k.get("boom"), null, buf(out)), // fails on null:0, out's last writer
+                // one element of out written on null:1: the rest is what the transfer from null:0 was to bring
+                // (RAW on the failed boom), never the memory's old bytes
+                new CommandSpec(1002, null, onOne, new CommandSpec.UploadOp(out.handle(), 8, MemorySegment.ofArray(new long[] {5}))),
+                new CommandSpec(1003, null, 0, new CommandSpec.DownloadOp(out.handle(), 0, 0, Long.MAX_VALUE)),
+                // a launch may leave elements alone: it keeps the rest as well
+                launchOn("null:1", 1004, k.get("set"), null, buf(out), sc(7))), null);
+        for (Event e : ev) {
+            await(e);
+        }
+        for (int i = 1; i < ev.size(); i++) {
+            Event e = ev.get(i);
+            assertTrue(e.isFailed(), () -> "event " + e.id() + " " + e.state() + " " + e.result());
+            assertEquals(ErrorCode.OUT_OF_RANGE, e.failure().code(), String.valueOf(e.failure()));
+            assertTrue(e.failure().getMessage().startsWith("waited on event 1001,"), e.failure().getMessage());
+        }
+        // a write of the whole buffer puts its data there; writes of parts after it run
+        List<Event> after = sch.submit(s, List.of(
+                new CommandSpec(1005, null, onOne, new CommandSpec.FillOp(out.handle(), KernelArg.Scalar.i64(3), 0, 0)),
+                new CommandSpec(1006, null, onOne, new CommandSpec.UploadOp(out.handle(), 8, MemorySegment.ofArray(new long[] {5}))),
+                launchOn("null:1", 1007, k.get("acc"), null, buf(out), buf(out))), null);
+        for (Event e : after) {
+            assertEquals(EventState.SUCCEEDED, await(e).state(), () -> String.valueOf(e.failure()));
+        }
+        assertArrayEquals(new long[] {6, 10, 6, 6}, read(out, 1008));
     }
 
     @Test
