@@ -61,7 +61,8 @@ final class ReplicaStates {
      * on); a write orders after the writer and the readers, becomes the writer, and makes every other
      * copy stale. A write of part of the buffer ({@code whole} false) keeps the rest of the memory, so it
      * depends on the command that put the buffer's data there ({@link Replica#bytes()}) as on data: it does
-     * not run over bytes that never arrived. A write of all of it puts them there.
+     * not run over bytes that never arrived. A write of all of it puts them there. (A replica that is the
+     * client's host memory used in place holds what the client put there: not tracked.)
      */
     static void access(Command c, Replica r, boolean reads, boolean writes, boolean whole) {
         Event w = r.ready();
@@ -72,7 +73,9 @@ final class ReplicaStates {
             c.dependOnData(w);
         }
         if (writes) {
-            if (whole) {
+            if (r.mapped) {
+                // (the client's memory: what it holds is the client's)
+            } else if (whole) {
                 r.bytes(c.event());
             } else {
                 Event kept = r.bytes();

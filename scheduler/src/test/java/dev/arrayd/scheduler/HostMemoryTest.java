@@ -109,6 +109,26 @@ class HostMemoryTest extends TwoDevicesSession {
     }
 
     @Test
+    void afterAFailedWriterElsewhereTheClientsWriteOfItsMemoryMakesItGoodForPartWrites() throws Exception {
+        MemorySegment m = memory(1, 2, 3, 4);
+        Buffer b = inHost(m);
+        List<Event> failed = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, 0, launch("boom", "null:1", arg(b))),
+                // a part write in place on null:0: the transfer from null:1 that was to bring the data failed
+                new CommandSpec(nextEvent++, null, 0, launch("acc", "null:0", arg(b), arg(b)))), null);
+        for (Event e : failed) {
+            assertEquals(EventState.FAILED, e.toFuture().get(10, TimeUnit.SECONDS).state());
+        }
+        // the client writes its memory and says so: its bytes are b's data again, on null:0 in place too
+        m.copyFrom(memory(10, 20, 30, 40));
+        run(new CommandSpec.HostWrittenOp(b.handle()));
+        run(launch("acc", "null:0", arg(b), arg(b)));
+        assertArrayEquals(new long[] {20, 40, 60, 80}, values(m));
+        run(launch("acc", "null:1", arg(b), arg(b)));
+        assertArrayEquals(new long[] {40, 80, 120, 160}, f.readI64(s, b, 0, nextEvent++));
+    }
+
+    @Test
     void aWriteOnAnotherDeviceReachesTheHostMemoryWhenItIsReadThere() throws Exception {
         MemorySegment m = memory(0, 0, 0, 0);
         Buffer b = inHost(m);
