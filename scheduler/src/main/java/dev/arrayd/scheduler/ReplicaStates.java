@@ -61,8 +61,7 @@ final class ReplicaStates {
      * on); a write orders after the writer and the readers, becomes the writer, and makes every other
      * copy stale. A write of part of the buffer ({@code whole} false) keeps the rest of the memory, so it
      * depends on the command that put the buffer's data there ({@link Replica#bytes()}) as on data: it does
-     * not run over bytes that never arrived. A write of all of it puts them there. (A replica that is the
-     * client's host memory used in place holds what the client put there: not tracked.)
+     * not run over bytes that never arrived. A write of all of it puts them there.
      */
     static void access(Command c, Replica r, boolean reads, boolean writes, boolean whole) {
         Event w = r.ready();
@@ -73,9 +72,7 @@ final class ReplicaStates {
             c.dependOnData(w);
         }
         if (writes) {
-            if (r.mapped) {
-                // (the client's memory: what it holds is the client's)
-            } else if (whole) {
+            if (whole) {
                 r.bytes(c.event());
             } else {
                 Event kept = r.bytes();
@@ -110,6 +107,9 @@ final class ReplicaStates {
         if (into.address() == own.address() + offset && offset == 0 && size == b.sizeBytes() && source.valid()) {
             host.state = ReplicaState.SHARED;
             normalize(b);
+            if (b.twin != null && b.twin != source) {
+                b.twin.bytes(c.event()); // the buffer's data, all of it, in the memory the twin uses
+            }
         }
     }
 
@@ -154,6 +154,9 @@ final class ReplicaStates {
         Replica host = b.host;
         host.orderWrite(c);
         host.ready(c.event());
+        if (b.twin != null) {
+            b.twin.bytes(c.event()); // the client's bytes are the buffer's data, in place too
+        }
         for (Replica o : b.replicas) {
             if (o != null && o != b.twin) {
                 o.state = ReplicaState.INVALID;

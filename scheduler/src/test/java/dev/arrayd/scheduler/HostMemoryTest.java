@@ -109,6 +109,24 @@ class HostMemoryTest extends TwoDevicesSession {
     }
 
     @Test
+    void aPartWriteInPlaceAfterAFailedWriterElsewhereDoesNotRunOverStaleBytes() throws Exception {
+        MemorySegment m = memory(1, 2, 3, 4);
+        Buffer b = inHost(m);
+        run(launch("set", "null:1", arg(b), sc(10))); // b's data on null:1 only: the client's memory is stale
+        long onZero = sch.createStream(s, "null:0").handle();
+        List<Event> ev = sch.submit(s, List.of(
+                new CommandSpec(nextEvent++, null, 0, launch("boom", "null:1", arg(b))),
+                // writes b in place on null:0: it keeps the rest, which the transfer from null:1 was to bring
+                new CommandSpec(nextEvent++, null, onZero, new CommandSpec.FillOp(b.handle(), KernelArg.Scalar.i64(7), 1, 1)),
+                new CommandSpec(nextEvent++, null, 0, new CommandSpec.DownloadOp(b.handle(), 0, 0, Long.MAX_VALUE))),
+                null);
+        for (Event e : ev) {
+            assertEquals(EventState.FAILED, e.toFuture().get(10, TimeUnit.SECONDS).state(), () -> e + " " + e.result());
+        }
+        assertArrayEquals(new long[] {1, 2, 3, 4}, values(m), "the fill did not run over the stale bytes");
+    }
+
+    @Test
     void afterAFailedWriterElsewhereTheClientsWriteOfItsMemoryMakesItGoodForPartWrites() throws Exception {
         MemorySegment m = memory(1, 2, 3, 4);
         Buffer b = inHost(m);
