@@ -134,6 +134,29 @@ def test_writing_a_region_buffer_waits_for_the_commands_that_read_it(unix_sessio
         np.testing.assert_array_equal(x.numpy(), np.full(n, 5.0))
 
 
+@pytest.mark.parametrize("device", ["cpu:0", "cpu:1"])
+def test_a_region_buffer_whose_last_writer_failed_is_written_whole_again(unix_session, device):
+    s = unix_session
+    n = 64
+    k = s.compile(K.gather)["gather"]
+    x = s.array(np.arange(n, dtype=np.float32))
+    bad = s.array(np.full(n, n + 5, dtype=np.int64))
+    with s.region(4 * n) as r:
+        y = r.buffer(n, np.float32)
+        y.write(np.ones(n))
+        failed = k(n, x, bad, y, n, device=device)  # y's last writer fails
+        with pytest.raises(arrayd.OutOfRange):
+            failed.wait()
+        with pytest.raises(arrayd.OutOfRange, match="waited on event"):
+            y.numpy()
+        with pytest.raises(arrayd.OutOfRange):  # a wait on the failed event still fails the write
+            y.write(np.zeros(n), wait_for=[failed])
+        y.write(np.full(n, 2.0)).wait()  # the whole buffer from here: good data again
+        np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
+        k(n, x, s.array(np.arange(n, dtype=np.int64)), y, n, device=device).wait()
+        np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32))
+
+
 #: How many random programs the test below runs (ARRAYD_PY_RANDOM_PROGRAMS: more for a soak).
 RANDOM_PROGRAMS = int(__import__("os").environ.get("ARRAYD_PY_RANDOM_PROGRAMS", "24"))
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 
 from . import _dtypes, _wire
+from ._errors import ArraydError
 from .v1 import execution_pb2
 
 if TYPE_CHECKING:
@@ -156,15 +157,24 @@ class Buffer:
     def write(self, data: Any, *, wait_for: Iterable["Event"] = ()) -> "Event":
         """Writes ``data`` (same number of elements; converted to the buffer's dtype) over the whole buffer, after
         every command submitted before on it. A buffer that lives in a region is written in place, once the
-        commands before that use its bytes are done (this waits for them), and the daemon told so."""
+        commands before that use its bytes are done (this waits for them), and the daemon told so; that makes
+        it good again after its last writer failed (an upload of all of it does, too)."""
         a = np.asarray(data)
         if a.size != self.size:
             raise ValueError(f"data: {a.size} elements (expected: {self.size}, the size of {self})")
         a = np.ascontiguousarray(a, dtype=self.numpy_dtype)
         if self._region is not None:
+            for e in wait_for:
+                e.wait()  # (raises a failed one's error: then nothing is written)
             # the region's bytes current and unused first: else a kernel still reading them would see ours, or a
             # newer copy from another device (an eviction's write-back) could land over them afterwards
-            self._settle_region(wait_for)
+            try:
+                self._settle_region(())
+            except ArraydError as ex:
+                if not ex.message.startswith("waited on event"):
+                    raise
+                # the buffer's last writer failed (docs/api.md §4.2): the download settled after every earlier user
+                # of the bytes all the same, and this write replaces all of them
             self._view()[...] = a.reshape(self.shape)
             return self.session.host_written(self)
         return self.session.upload(self, a, wait_for=wait_for)
