@@ -402,10 +402,22 @@ final class Submission {
             // fit) in practice; whatever it is, only this command fails: the batch is half registered already
             return refused(s, p, replay, id, earlier, st, merge, ex);
         }
+        // A download into the bytes its buffer lives in writes them: the copy is a transfer of its own, which the
+        // command waits for (failure passes on). So the client's waits, deadline or cancel, failing the command,
+        // fail no copy of the data: the memory's next readers wait on the transfer, not on the command.
+        Command ownBytes = null;
+        if (co != null && template instanceof CommandTemplate.Download dl && dl.into() != null
+                && bufs[0].livesIn(dl.into())) {
+            ownBytes = co.command(st, op, p.size());
+            op = null;
+        }
         Command c = newCommand(s, p, replay, id, st, op, result);
         order(c, s, p, replay, earlier, st);
         if (leg != null) {
             leg.attach(c);
+        }
+        if (ownBytes != null) {
+            c.dependOnData(ownBytes.event());
         }
         for (int b = 0; b < bufs.length; b++) {
             Buffer buf = bufs[b];
@@ -413,8 +425,9 @@ final class Submission {
                 buf.frozen = true; // read once: read-only from now on
             }
             if (reps[b] != null) {
-                if (template instanceof CommandTemplate.Download dl && dl.into() != null && buf.livesIn(dl.into())) {
-                    ReplicaStates.downloadIntoOwnMemory(c, reps[b], dl.offset(), dl.size(), dl.into());
+                if (ownBytes != null) {
+                    CommandTemplate.Download dl = (CommandTemplate.Download) template;
+                    ReplicaStates.downloadIntoOwnMemory(ownBytes, reps[b], dl.offset(), dl.size(), dl.into());
                 } else {
                     if (template instanceof CommandTemplate.Upload up && buf.livesIn(up.data())) {
                         ReplicaStates.uploadFromOwnMemory(c, reps[b]);

@@ -190,6 +190,27 @@ class HostMemoryTest extends TwoDevicesSession {
     }
 
     @Test
+    void aDownloadIntoTheBytesTheBufferLivesInThatWaitsOnAFailedEventLeavesTheBufferReadable() throws Exception {
+        MemorySegment m = memory(0, 0, 0, 0);
+        Buffer b = inHost(m);
+        Buffer other = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "");
+        run(launch("set", "null:1", arg(b), sc(10))); // the newest data on null:1: the download moves it
+        long failed = nextEvent++;
+        List<Event> events = sch.submit(s, List.of(
+                new CommandSpec(failed, null, 0, launch("boom", "null:0", arg(other))),
+                new CommandSpec(nextEvent++, new long[] {failed}, 0,
+                        new CommandSpec.DownloadOp(b.handle(), 0, 0, m.byteSize(), m))), null);
+        Event download = events.get(1).toFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(EventState.FAILED, download.state(), "it waited on a failed event");
+        assertTrue(download.failure().getMessage().startsWith("waited on event " + failed), download.failure()::getMessage);
+        // the buffer's data is as good as before: in its memory, on null:0 in place, and on null:1
+        assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, b, 0, nextEvent++));
+        Buffer c = sch.createBuffer(s, DType.I64, new long[] {4}, "null:0", "");
+        run(launch("mix", "null:0", arg(b), arg(c), sc(0)));
+        assertArrayEquals(new long[] {1, 11, 21, 31}, f.readI64(s, c, 0, nextEvent++), "c = 0 * 3 + b, in place");
+    }
+
+    @Test
     void aDownloadIntoTheBytesTheBufferLivesInRunsOnTheDeviceThatUsesThemInPlace() throws Exception {
         MemorySegment m = memory(0, 0, 0, 0);
         Buffer b = inHost(m);
