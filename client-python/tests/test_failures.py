@@ -40,14 +40,22 @@ def slow_add(k):
         x[i] = x[i] + v + acc * 0.0
 
 
-def _program(s: arrayd.Session, seed: int):
-    """Submits one random program; returns what the model needs (see :func:`_check`)."""
+def _program(s: arrayd.Session, seed: int, regions: bool):
+    """Submits one random program (with ``regions``, about half its buffers live in shared-memory regions); returns
+    what the model needs (see :func:`_check`)."""
     rng = np.random.default_rng(seed)
     k = s.compile(K.add_scalar, K.scale_into, K.vadd, K.gather, slow_add)
     streams = [s.stream("cpu:0"), s.stream("cpu:1")]
     n = int(rng.choice([64, 1000, 4096]))
     init = [rng.standard_normal(n).astype(np.float32) for _ in range(BUFFERS)]
-    bufs = [s.array(m, device=f"cpu:{rng.integers(0, 2)}") for m in init]
+    bufs = []
+    for m in init:
+        device = f"cpu:{rng.integers(0, 2)}"
+        if regions and rng.integers(0, 2):
+            bufs.append(s.region(4 * n).buffer(n, np.float32, device=device))
+            bufs[-1].write(m)
+        else:
+            bufs.append(s.array(m, device=device))
     # indexes for the gather kernel: all in range, and about 2% past the end (an OUT_OF_RANGE failure)
     idx = [rng.integers(0, n, n).astype(np.int64),
            np.where(rng.random(n) < 0.02, n + 5, rng.integers(0, n, n)).astype(np.int64)]
@@ -96,7 +104,11 @@ def _program(s: arrayd.Session, seed: int):
             e, what = s.fill(bufs[a], v, **data_cmd), ("put", a, 0, np.full(n, v, np.float32))
         elif op == 8:
             data = rng.standard_normal(n).astype(np.float32)
-            e, what = bufs[a].write(data, wait_for=waits), ("put", a, 0, data)
+            try:
+                e, what = bufs[a].write(data, wait_for=waits), ("put", a, 0, data)
+            except arrayd.ArraydError:  # a region buffer's write waits for wait_for here: it failed, nothing written
+                assert bufs[a]._region is not None and any(w.failed() for w in waits)
+                continue
         elif op == 9 and commands:
             victim = commands[rng.integers(max(0, len(commands) - 6), len(commands))]
             s.cancel(victim)
@@ -104,7 +116,7 @@ def _program(s: arrayd.Session, seed: int):
             continue
         else:
             try:
-                got = bufs[a].numpy(wait_for=waits)
+                got = bufs[a].numpy(wait_for=waits).copy()  # (of a region buffer: a view of the region)
             except arrayd.ArraydError as ex:
                 got = ex
             steps.append(("read", None, (a, waits, got)))
@@ -121,7 +133,7 @@ def _program(s: arrayd.Session, seed: int):
     finals = []
     for buf in bufs:
         try:
-            finals.append(buf.numpy())
+            finals.append(buf.numpy().copy())
         except arrayd.ArraydError as ex:
             finals.append(ex)
     return n, init, idx, steps, outcome, finals, cancelled
@@ -234,4 +246,12 @@ def _check(seed: int, n, init, idx, steps, outcome, finals, cancelled) -> None:
 def test_random_programs_with_failures_follow_the_sticky_failure_rules(session, seed):
     """Every command fails exactly when the rules say it must or may, with the right root cause, and every read
     gives what the commands that ran left: never data that did not come from this buffer's own writes."""
-    _check(seed, *_program(session, seed))
+    _check(seed, *_program(session, seed, regions=False))
+
+
+@pytest.mark.parametrize("seed", range(FAILURE_PROGRAMS // 2))
+def test_random_programs_with_failures_over_region_buffers_follow_the_sticky_failure_rules(unix_session, seed):
+    """The same over the Unix socket, about half the buffers living in regions: their reads and writes go through
+    the region's bytes (a download into them, a write in place and host-written), and a read that fails by its own
+    waits leaves the buffer readable."""
+    _check(seed, *_program(unix_session, 1000 + seed, regions=True))
