@@ -6,7 +6,10 @@ import java.util.Locale;
 /** What a command does, as observers and metrics name it. */
 public enum CommandKind {
     LAUNCH, COPY, FILL, UPLOAD, DOWNLOAD,
-    /** Nothing for a device to run: a streaming merge, a transfer request already satisfied, a host-written notice. */
+    /**
+     * Nothing for a device to run: a streaming merge, a transfer request already satisfied, a host-written notice, a
+     * download into its buffer's own region bytes (whose copy is an internal download).
+     */
     MARKER;
 
     private final String label = name().toLowerCase(Locale.ROOT);
