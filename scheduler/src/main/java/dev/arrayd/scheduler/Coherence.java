@@ -253,7 +253,7 @@ final class Coherence {
             // the host memory the buffer lives in: written in place, after its readers
             Command t = command(session.defaultStream(src.device), new DeviceCommand.Download(src.data(0, b.sizeBytes()),
                     host.host), b.sizeBytes());
-            t.dependOnData(src.ready());
+            t.dependOnHazard(src.ready());
             host.orderWrite(t);
             src.addReader(t.event());
             host.ready(t.event());
@@ -269,7 +269,7 @@ final class Coherence {
         MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
         Stream st = session.defaultStream(src.device);
         Command t = command(st, new DeviceCommand.Download(src.data(0, b.sizeBytes()), seg), b.sizeBytes());
-        t.dependOnData(src.ready());
+        t.dependOnHazard(src.ready());
         src.addReader(t.event());
         host.arena = arena;
         host.host = seg;
@@ -311,7 +311,7 @@ final class Coherence {
         MemorySegment stage = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
         Command first = command(session.defaultStream(src.device),
                 new DeviceCommand.Download(src.data(offset, size), stage), size);
-        first.dependOnData(src.ready());
+        first.dependOnHazard(src.ready());
         src.addReader(first.event());
         return new Leg(new DeviceCommand.Upload(stage, target), first.event(), null, arena);
     }
@@ -398,7 +398,7 @@ final class Coherence {
 
         /** Wires the leg into the command {@code c} that runs its op. */
         void attach(Command c) {
-            c.dependOnData(after);
+            c.dependOnHazard(after);
             if (source != null) {
                 source.addReader(c.event());
             }

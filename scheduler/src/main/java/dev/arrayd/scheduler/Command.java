@@ -229,6 +229,19 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         dep.onDone(this);
     }
 
+    /**
+     * Adds a buffer hazard's dependency on what wrote the data it uses: one that passes failure on, unless its
+     * session's hazards only order ({@link Session#hazardsOnlyOrder()}). Only before {@link #release()}, under the
+     * submit lock.
+     */
+    void dependOnHazard(Event dep) {
+        if (session.hazardsOnlyOrdered()) {
+            dependOnOrder(dep);
+        } else {
+            dependOnData(dep);
+        }
+    }
+
     /** Adds a dependency that only orders. Only before {@link #release()}, under the submit lock. */
     void dependOnOrder(Event dep) {
         Session.LastDependency last = session.lastDependency;
@@ -524,8 +537,10 @@ final class Command extends Event implements EventListener, CommandCallback, Run
 
     /** Exactly once: frees its slot if it had one, then settles its event. */
     private void settle(ArraydException cause, long deviceNanos) {
-        if (cause == null && nativeWaits != null && depFailure != null) {
-            cause = depFailure; // it ran, but on what a failed command left: it fails with that cause
+        if (nativeWaits != null && depFailure != null) {
+            // it ran, but on what a failed command left: it fails with that cause, the first in the chain, even when
+            // it failed too (a peer's device then reports the same failure in its own words)
+            cause = depFailure;
         }
         int was = (int) STAGE.getAndSet(this, DONE);
         if (was == DONE) {

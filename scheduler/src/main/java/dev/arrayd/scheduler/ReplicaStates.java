@@ -69,7 +69,7 @@ final class ReplicaStates {
             r.ready(w = Event.SUCCEEDED);
         }
         if (reads) {
-            c.dependOnData(w);
+            c.dependOnHazard(w);
         }
         if (writes) {
             if (whole) {
@@ -77,7 +77,7 @@ final class ReplicaStates {
             } else {
                 Event kept = r.bytes();
                 if (kept != null) {
-                    c.dependOnData(kept);
+                    c.dependOnHazard(kept);
                 }
             }
             writeOrder(c, r);
@@ -124,7 +124,7 @@ final class ReplicaStates {
             return;
         }
         Replica host = target.buffer.host;
-        c.dependOnData(host.ready());
+        c.dependOnHazard(host.ready());
         host.addReader(c.event());
     }
 

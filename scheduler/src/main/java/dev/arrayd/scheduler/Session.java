@@ -35,6 +35,8 @@ public final class Session {
     // fair share: read by the device dispatchers whenever they charge this session
     private volatile String tenant = DEFAULT_TENANT;
     private volatile int weight = 1;
+    /** See {@link #hazardsOnlyOrder()}. */
+    private volatile boolean hazardsOnlyOrder;
     private volatile Priority priority = Priority.NORMAL;
     /** Written under the lock (a submission either registered everything before the close, or sees it); volatile for readers. */
     @GuardedBy("SchedulerContext.submitLock")
@@ -135,6 +137,21 @@ public final class Session {
 
     public String tenant() {
         return tenant;
+    }
+
+    /**
+     * From now on buffer hazards only order this session's commands: one that reads (or writes part of) a buffer
+     * whose last writer failed runs on what that one left instead of failing with its cause; failure passes on only
+     * through explicit waits. For a client that keeps the failure rules itself: an entry daemon, whose buffers on
+     * this daemon are its slabs, each holding many of its own buffers. Set before the session's first command.
+     */
+    public void hazardsOnlyOrder() {
+        hazardsOnlyOrder = true;
+    }
+
+    /** See {@link #hazardsOnlyOrder()}. */
+    boolean hazardsOnlyOrdered() {
+        return hazardsOnlyOrder;
     }
 
     public int weight() {

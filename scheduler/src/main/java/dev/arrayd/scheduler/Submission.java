@@ -417,7 +417,7 @@ final class Submission {
             leg.attach(c);
         }
         if (ownBytes != null) {
-            c.dependOnData(ownBytes.event());
+            c.dependOnHazard(ownBytes.event());
         }
         for (int b = 0; b < bufs.length; b++) {
             Buffer buf = bufs[b];

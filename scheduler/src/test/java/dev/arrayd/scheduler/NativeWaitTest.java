@@ -63,4 +63,21 @@ class NativeWaitTest extends TwoDevicesSession {
         assertTrue(d.failure() instanceof DependencyFailedException, d.failure()::toString);
         assertEquals(EventState.FAILED, boom.toFuture().get(10, TimeUnit.SECONDS).state());
     }
+
+    @Test
+    void aNativelyOrderedDependentThatFailsItselfTooFailsWithTheRootCause() throws Exception {
+        Buffer a = buf("null:0");
+        Buffer b = buf("null:0");
+        f.devices.forEach(TestDevice::hold);
+        Event first = submit("boom", "null:0", arg(a));
+        // waits on the first (data) and fails by itself on its device as well: the first failure is the root
+        Event dependent = sch.submit(s, List.of(new CommandSpec(nextEvent++, new long[] {first.id()}, 0,
+                new CommandSpec.LaunchOp(k.get("boom").handle(), new long[] {4}, null, List.of(arg(b)), "null:0"))),
+                null).getFirst();
+        assertTrue(f.devices.get(0).nativeWaits() >= 1);
+        f.devices.forEach(TestDevice::open);
+        Event d = dependent.toFuture().get(10, TimeUnit.SECONDS);
+        assertTrue(d.failure() instanceof DependencyFailedException, d.failure()::toString);
+        assertTrue(d.failure().getMessage().startsWith("waited on event " + first.id() + ","), d.failure()::getMessage);
+    }
 }

@@ -126,6 +126,30 @@ class SchedulerTest extends TwoDevicesSession {
     }
 
     @Test
+    void inASessionWhoseHazardsOnlyOrderFailurePassesOnlyThroughExplicitWaits() throws Exception {
+        Session forwarded = sch.openSession("entry", 10_000);
+        forwarded.hazardsOnlyOrder();
+        Map<String, CompiledKernel> kf = f.compileAll(forwarded);
+        Buffer out = sch.createBuffer(forwarded, DType.I64, new long[] {4}, "", "");
+        Buffer other = sch.createBuffer(forwarded, DType.I64, new long[] {4}, "", "");
+        List<Event> ev = sch.submit(forwarded, List.of(
+                launchOn("null:0", 1, kf.get("boom"), null, buf(out)),                   // fails
+                launchOn("null:1", 2, kf.get("mix"), null, buf(out), buf(other), sc(1)),  // reads out elsewhere: runs
+                launchOn("null:0", 3, kf.get("set"), new long[] {1}, buf(other), sc(5))), // waits on 1: fails
+                null);
+        for (Event e : ev) {
+            await(e);
+        }
+        assertEquals(ErrorCode.OUT_OF_RANGE, ev.get(0).failure().code());
+        assertEquals(EventState.SUCCEEDED, ev.get(1).state(), () -> String.valueOf(ev.get(1).failure()));
+        assertTrue(ev.get(2).failure().getMessage().startsWith("waited on event 1,"), ev.get(2).failure()::getMessage);
+        Event read = await(sch.submit(forwarded, List.of(new CommandSpec(4, null, 0,
+                new CommandSpec.DownloadOp(out.handle(), 0, 0, Long.MAX_VALUE))), null).getFirst());
+        assertEquals(EventState.SUCCEEDED, read.state(), "a read of the failed command's output runs too");
+        sch.closeSession(forwarded);
+    }
+
+    @Test
     void longFailureChainDoesNotOverflowTheStack() throws Exception {
         Buffer out = newBuf(4);
         Buffer other = newBuf(4);

@@ -236,7 +236,11 @@ final class PeerLink implements AutoCloseable {
                 calls = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(auth));
             }
             client = b.build();
-            Session s = client.openSession(options.clientName()).get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            // its buffers are this daemon's slabs, each holding many of its buffers: this daemon keeps the failure
+            // rules, and a failure on the peer must not spread to the other buffers of a slab there
+            Session s = client.openSession(options.clientName(),
+                    dev.arrayd.client.SessionOptions.defaults().hazardsOnlyOrder(true))
+                    .get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
             Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>(),
                     new BulkLink.Slot());
             current = c;

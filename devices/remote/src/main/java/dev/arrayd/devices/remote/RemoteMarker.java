@@ -5,20 +5,21 @@ import dev.arrayd.devices.api.StreamMarker;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The end of a remote stream: the peer event of its last command (null: nothing was sent), which streams of the
- * same peer wait for on the peer ({@code wait_events}); a marker of a lost connection is reached already. When the
- * stream's last command was a fetch from another peer, no peer event stands for it: {@code fetch} does, and the
- * marker can only be waited for on the host.
+ * The end of a remote stream: the peer event of its last command (null: nothing was sent), or, when that was a fetch
+ * from another peer, the fetch; a marker of a lost connection is reached already. A later command of the same
+ * stream needs nothing sent to wait for it (the peer runs a stream's commands in order); one of another stream is
+ * sent once it is reached (see {@link RemoteStream#submitAfter}).
  */
-record RemoteMarker(PeerLink link, int generation, Event event, CompletableFuture<?> fetch) implements StreamMarker {
+record RemoteMarker(RemoteStream stream, Event event, CompletableFuture<?> fetch) implements StreamMarker {
 
     @Override
     public boolean isReached() {
         return fetch != null ? fetch.isDone() : event == null || event.future().isDone();
     }
 
-    /** Whether a stream of {@code other}'s peer can wait for it there. */
-    boolean waitableOn(PeerLink other) {
-        return fetch == null && link == other;
+    /** Done, normally, once reached (whether the command it stands for succeeded or not). */
+    CompletableFuture<Void> reached() {
+        CompletableFuture<?> f = fetch != null ? fetch : event == null ? null : event.future();
+        return f == null ? CompletableFuture.completedFuture(null) : f.handle((v, t) -> null);
     }
 }

@@ -15,7 +15,6 @@ import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.proto.v1.FetchRequest;
 import dev.arrayd.proto.v1.PeerServiceGrpc;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -26,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A stream of a peer's device: a stream of this daemon's session on the peer (made on first use, again after the
  * link was lost). Commands are sent as they come, without waiting for earlier ones, so a pipeline of commands
- * costs no round trip each; the peer keeps them in order. Streams of the same peer wait for each other's
- * {@link RemoteMarker markers} on the peer.
+ * costs no round trip each; the peer keeps them in order, which is also how a command waits natively for an
+ * earlier one of the same stream; one that waits for another stream's is sent once that is done
+ * ({@link #submitAfter}).
  *
  * <p>A copy from another peer's device is a fetch: this stream's peer reads the bytes from the other peer
  * ({@code PeerService.Fetch}), so they never pass through this daemon. It starts once the stream's earlier
@@ -83,34 +83,71 @@ final class RemoteStream implements NativeStream {
     @Override
     public StreamMarker mark() {
         RemoteMarker m = end;
-        return m != null ? m : new RemoteMarker(device.link(), 0, null, null);
+        return m != null ? m : new RemoteMarker(this, null, null);
     }
 
+    /** Any remote stream's marker (see {@link #submitAfter}). */
     @Override
     public boolean canWaitFor(StreamMarker marker) {
-        return marker instanceof RemoteMarker m && m.waitableOn(device.link());
+        return marker instanceof RemoteMarker;
     }
 
+    /**
+     * A marker of this stream needs nothing: the peer runs the stream's commands in order. For another stream's, the
+     * command is sent once that marker is reached (later commands of this stream queue behind it). A wait on the
+     * peer instead ({@code wait_events} on the other stream's last command) would pass that command's failure on,
+     * where a marker only orders, and that command need not be the one waited for.
+     */
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
         outstanding.incrementAndGet();
+        CompletableFuture<Void> others = othersReached(after);
         synchronized (sendLock) {
-            if (!gate.isDone()) {
-                gate = gate.thenComposeAsync(v -> send(after, command, callback), device.link().completions());
+            if (!gate.isDone() || others != null) {
+                // not sent yet: the stream's end, for markers taken meanwhile, is reached once this command is done
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                end = new RemoteMarker(this, null, done);
+                CompletableFuture<?> before = others == null ? gate : gate.thenCombine(others, (a, b) -> null);
+                gate = before.thenComposeAsync(v -> {
+                    RemoteMarker[] made = new RemoteMarker[1];
+                    CompletableFuture<Void> next = send(command, callback, m -> made[0] = m);
+                    if (made[0] == null) {
+                        done.complete(null);
+                    } else {
+                        made[0].reached().thenRun(() -> done.complete(null));
+                    }
+                    return next;
+                }, device.link().completions());
                 return;
             }
-            CompletableFuture<Void> sent = send(after, command, callback);
+            CompletableFuture<Void> sent = send(command, callback, m -> end = m);
             if (!sent.isDone()) {
                 gate = sent;
             }
         }
     }
 
+    /** Null when every marker of another stream in {@code after} is reached; else a future done once they are. */
+    private CompletableFuture<Void> othersReached(StreamMarker[] after) {
+        List<CompletableFuture<Void>> pending = null;
+        for (StreamMarker m : after) {
+            if (m instanceof RemoteMarker r && r.stream() != this && !r.isReached()) {
+                if (pending == null) {
+                    pending = new java.util.ArrayList<>(after.length);
+                }
+                pending.add(r.reached());
+            }
+        }
+        return pending == null ? null : CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
+    }
+
     /**
-     * Sends {@code command} (a fetch: starts it). The answer is done when later commands may be sent; it never
-     * fails: failures go to {@code callback}, which is called exactly once.
+     * Sends {@code command} (a fetch: starts it), giving {@code made} the marker reached once it is done (not called
+     * when nothing was sent). The answer is done when later commands may be sent; it never fails: failures go to
+     * {@code callback}, which is called exactly once.
      */
-    private CompletableFuture<Void> send(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
+    private CompletableFuture<Void> send(DeviceCommand command, CommandCallback callback,
+            java.util.function.Consumer<RemoteMarker> made) {
         PeerLink link = device.link();
         PeerLink.Connection c = null;
         List<CompletableFuture<EventResult>> parts;
@@ -119,22 +156,16 @@ final class RemoteStream implements NativeStream {
                 c = link.connection();
                 if (command instanceof DeviceCommand.PeerCopy pc && pc.srcDevice() instanceof RemoteDevice src
                         && src.link() != link) {
-                    return fetch(c, pc, src, callback);
+                    return fetch(c, pc, src, callback, made);
                 }
-                List<Long> waits = new ArrayList<>(after.length);
-                for (StreamMarker m : after) {
-                    if (m instanceof RemoteMarker r && r.event() != null && r.generation() == c.generation()) {
-                        waits.add(r.event().id());
-                    }
-                }
-                PeerCommands out = new PeerCommands(device, c, stream(c).id(), waits,
+                PeerCommands out = new PeerCommands(device, c, stream(c).id(),
                         PeerCommands.deadline(callback.startByNanos()));
                 out.send(command);
                 parts = out.parts();
                 sent.put(callback, new Sent(c, out.events()));
                 Event last = out.last();
                 if (last != null) {
-                    end = new RemoteMarker(link, c.generation(), last, null);
+                    made.accept(new RemoteMarker(this, last, null));
                     tail = last.future();
                 }
             }
@@ -170,7 +201,7 @@ final class RemoteStream implements NativeStream {
      */
     @GuardedBy("sendLock")
     private CompletableFuture<Void> fetch(PeerLink.Connection c, DeviceCommand.PeerCopy pc, RemoteDevice src,
-            CommandCallback callback) {
+            CommandCallback callback, java.util.function.Consumer<RemoteMarker> made) {
         PeerLink.Connection from = src.link().connection();
         String capability = src.capability(from, pc.src());
         BufferHandle dst = device.buffer(c, pc.dst(), false, true);
@@ -207,7 +238,7 @@ final class RemoteStream implements NativeStream {
                     done(callback, e);
                     return OPEN;
                 }, link.completions()).thenCompose(f -> f);
-        end = new RemoteMarker(link, c.generation(), null, moved);
+        made.accept(new RemoteMarker(this, null, moved));
         tail = moved;
         return moved;
     }
@@ -218,11 +249,11 @@ final class RemoteStream implements NativeStream {
         MemorySegment stage = MemorySegment.ofArray(new byte[Math.toIntExact(pc.src().bytes())]);
         CompletableFuture<Void> out = new CompletableFuture<>();
         try {
-            PeerCommands down = new PeerCommands(src, from, 0, List.of(), null);
+            PeerCommands down = new PeerCommands(src, from, 0, null);
             down.send(new DeviceCommand.Download(pc.src(), stage));
             CompletableFuture.allOf(down.parts().toArray(CompletableFuture[]::new)).thenComposeAsync(v -> {
                 synchronized (sendLock) {
-                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), List.of(), null);
+                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), null);
                     up.send(new DeviceCommand.Upload(stage, pc.dst()));
                     return CompletableFuture.allOf(up.parts().toArray(CompletableFuture[]::new));
                 }
