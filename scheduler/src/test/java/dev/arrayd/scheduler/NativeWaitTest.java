@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.DType;
 import dev.arrayd.devices.api.ErrorCode;
 import java.util.List;
@@ -66,18 +67,16 @@ class NativeWaitTest extends TwoDevicesSession {
 
     @Test
     void aNativelyOrderedDependentThatFailsItselfTooFailsWithTheRootCause() throws Exception {
-        Buffer a = buf("null:0");
-        Buffer b = buf("null:0");
         f.devices.forEach(TestDevice::hold);
-        Event first = submit("boom", "null:0", arg(a));
+        Event first = submit("boom", "null:0", arg(buf("null:0")));
         // waits on the first (data) and fails by itself on its device as well: the first failure is the root
         Event dependent = sch.submit(s, List.of(new CommandSpec(nextEvent++, new long[] {first.id()}, 0,
-                new CommandSpec.LaunchOp(k.get("boom").handle(), new long[] {4}, null, List.of(arg(b)), "null:0"))),
-                null).getFirst();
-        assertTrue(f.devices.get(0).nativeWaits() >= 1);
+                new CommandSpec.LaunchOp(k.get("boom").handle(), new long[] {4}, null, List.of(arg(buf("null:0"))),
+                        "null:0"))), null).getFirst();
+        assertTrue(f.devices.get(0).nativeWaits() >= 1, "the dependent waits on the device");
         f.devices.forEach(TestDevice::open);
-        Event d = dependent.toFuture().get(10, TimeUnit.SECONDS);
-        assertTrue(d.failure() instanceof DependencyFailedException, d.failure()::toString);
-        assertTrue(d.failure().getMessage().startsWith("waited on event " + first.id() + ","), d.failure()::getMessage);
+        ArraydException failure = dependent.toFuture().get(10, TimeUnit.SECONDS).failure();
+        assertTrue(failure instanceof DependencyFailedException, failure::toString);
+        assertTrue(failure.getMessage().startsWith("waited on event " + first.id() + ","), failure::getMessage);
     }
 }
