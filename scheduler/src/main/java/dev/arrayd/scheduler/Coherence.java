@@ -390,7 +390,8 @@ final class Coherence {
     /**
      * The last leg of a transfer: {@code op} runs on the target device as (part of) the consuming command.
      *
-     * @param after  what the op must wait for (passes failure on): the source's last writer, or the staged first leg
+     * @param after  what the op must wait for (a hazard, see {@link Command#dependOnHazard}): the source's last writer,
+     *               or the staged first leg
      * @param source the replica the op reads (it becomes one of its readers), or null for a staging buffer
      * @param stage  the staging memory to free when the op is done, or null
      */

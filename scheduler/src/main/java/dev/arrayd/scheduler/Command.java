@@ -16,7 +16,8 @@ import java.lang.invoke.VarHandle;
  * to finish hands it to its device's {@link DeviceQueue}, or fails it if a data dependency failed,
  * it was cancelled or its deadline passed.
  *
- * <p>Data dependencies (explicit waits, read-after-write) pass failure on; ordering-only ones
+ * <p>Data dependencies (explicit waits, read-after-write and a part write's wait for the data it keeps, unless the
+ * session's hazards only order) pass failure on; ordering-only ones
  * (write-after-read, write-after-write, stream order) only delay.
  *
  * <p><b>Native waits.</b> A dependency whose command is already on a native stream of the same backend
