@@ -160,7 +160,7 @@ public final class ArraydClient implements AutoCloseable {
         CompletableFuture<Session> opened = new CompletableFuture<>();
         OpenSessionRequest req = OpenSessionRequest.newBuilder()
                 .setClientName(clientName).setLease(Protos.duration(lease)).setMaxReceiveMessageBytes(maxMessageBytes)
-                .setHazardsOnlyOrder(options.hazardsOnlyOrder()).build();
+                .setDependenciesOnlyOrder(options.dependenciesOnlyOrder()).build();
         CompletableFuture<SessionImpl> created = new CompletableFuture<>();
         stubs.sessions().openSession(req, new FutureObserver<>(created, r -> new SessionImpl(stubs, timer,
                 closeTimeout, sessions::remove, r.getSession(), clientName,

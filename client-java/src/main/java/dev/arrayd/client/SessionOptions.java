@@ -12,11 +12,11 @@ import java.util.Objects;
  *                         on both sides for a pipelined client, at the price of up to this much latency per
  *                         completion; one that is the last in flight never waits); default zero: each
  *                         leaves at once. Whole microseconds, at most 10 ms.
- * @param hazardsOnlyOrder buffer hazards only order the session's commands: a command reading the output of a
- *                         failed one runs anyway (failure passes only through explicit waits); default false.
+ * @param dependenciesOnlyOrder dependencies (explicit waits, buffer hazards) only order the session's commands: each
+ *                         runs after them whether they succeeded or not, and fails only by itself; default false.
  *                         For a client that keeps the failure rules itself (an entry daemon forwarding commands)
  */
-public record SessionOptions(Duration lease, Duration completionLinger, boolean hazardsOnlyOrder) {
+public record SessionOptions(Duration lease, Duration completionLinger, boolean dependenciesOnlyOrder) {
 
     /** The longest linger the daemon accepts. */
     public static final Duration MAX_COMPLETION_LINGER = Duration.ofMillis(10);
@@ -41,14 +41,14 @@ public record SessionOptions(Duration lease, Duration completionLinger, boolean 
     }
 
     public SessionOptions lease(Duration lease) {
-        return new SessionOptions(lease, completionLinger, hazardsOnlyOrder);
+        return new SessionOptions(lease, completionLinger, dependenciesOnlyOrder);
     }
 
     public SessionOptions completionLinger(Duration completionLinger) {
-        return new SessionOptions(lease, completionLinger, hazardsOnlyOrder);
+        return new SessionOptions(lease, completionLinger, dependenciesOnlyOrder);
     }
 
-    public SessionOptions hazardsOnlyOrder(boolean hazardsOnlyOrder) {
-        return new SessionOptions(lease, completionLinger, hazardsOnlyOrder);
+    public SessionOptions dependenciesOnlyOrder(boolean dependenciesOnlyOrder) {
+        return new SessionOptions(lease, completionLinger, dependenciesOnlyOrder);
     }
 }

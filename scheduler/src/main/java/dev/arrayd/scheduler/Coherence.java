@@ -253,7 +253,7 @@ final class Coherence {
             // the host memory the buffer lives in: written in place, after its readers
             Command t = command(session.defaultStream(src.device), new DeviceCommand.Download(src.data(0, b.sizeBytes()),
                     host.host), b.sizeBytes());
-            t.dependOnHazard(src.ready());
+            t.dependOnInput(src.ready());
             host.orderWrite(t);
             src.addReader(t.event());
             host.ready(t.event());
@@ -269,7 +269,7 @@ final class Coherence {
         MemorySegment seg = arena.allocate(Math.max(1, b.sizeBytes()), 64).asSlice(0, b.sizeBytes());
         Stream st = session.defaultStream(src.device);
         Command t = command(st, new DeviceCommand.Download(src.data(0, b.sizeBytes()), seg), b.sizeBytes());
-        t.dependOnHazard(src.ready());
+        t.dependOnInput(src.ready());
         src.addReader(t.event());
         host.arena = arena;
         host.host = seg;
@@ -311,7 +311,7 @@ final class Coherence {
         MemorySegment stage = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
         Command first = command(session.defaultStream(src.device),
                 new DeviceCommand.Download(src.data(offset, size), stage), size);
-        first.dependOnHazard(src.ready());
+        first.dependOnInput(src.ready());
         src.addReader(first.event());
         return new Leg(new DeviceCommand.Upload(stage, target), first.event(), null, arena);
     }
@@ -390,7 +390,7 @@ final class Coherence {
     /**
      * The last leg of a transfer: {@code op} runs on the target device as (part of) the consuming command.
      *
-     * @param after  what the op must wait for (a hazard, see {@link Command#dependOnHazard}): the source's last writer,
+     * @param after  what the op must wait for (an input, see {@link Command#dependOnInput}): the source's last writer,
      *               or the staged first leg
      * @param source the replica the op reads (it becomes one of its readers), or null for a staging buffer
      * @param stage  the staging memory to free when the op is done, or null
@@ -399,7 +399,7 @@ final class Coherence {
 
         /** Wires the leg into the command {@code c} that runs its op. */
         void attach(Command c) {
-            c.dependOnHazard(after);
+            c.dependOnInput(after);
             if (source != null) {
                 source.addReader(c.event());
             }

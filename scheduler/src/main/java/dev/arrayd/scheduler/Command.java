@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * it was cancelled or its deadline passed.
  *
  * <p>Data dependencies (explicit waits, read-after-write and a part write's wait for the data it keeps, unless the
- * session's hazards only order) pass failure on; ordering-only ones
+ * session's dependencies only order) pass failure on; ordering-only ones
  * (write-after-read, write-after-write, stream order) only delay.
  *
  * <p><b>Native waits.</b> A dependency whose command is already on a native stream of the same backend
@@ -231,12 +231,12 @@ final class Command extends Event implements EventListener, CommandCallback, Run
     }
 
     /**
-     * Adds a buffer hazard's dependency on what wrote the data it uses: one that passes failure on, unless its
-     * session's hazards only order ({@link Session#hazardsOnlyOrder()}). Only before {@link #release()}, under the
-     * submit lock.
+     * Adds a dependency on what this command uses (an explicit wait, what wrote the data it reads or keeps): one
+     * that passes failure on, unless its session's dependencies only order ({@link Session#dependenciesOnlyOrder()}).
+     * Only before {@link #release()}, under the submit lock.
      */
-    void dependOnHazard(Event dep) {
-        if (session.hazardsOnlyOrdered()) {
+    void dependOnInput(Event dep) {
+        if (session.dependenciesOnlyOrdered()) {
             dependOnOrder(dep);
         } else {
             dependOnData(dep);

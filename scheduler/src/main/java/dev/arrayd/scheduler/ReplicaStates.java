@@ -69,7 +69,7 @@ final class ReplicaStates {
             r.ready(w = Event.SUCCEEDED);
         }
         if (reads) {
-            c.dependOnHazard(w);
+            c.dependOnInput(w);
         }
         if (writes) {
             if (whole) {
@@ -77,7 +77,7 @@ final class ReplicaStates {
             } else {
                 Event kept = r.bytes();
                 if (kept != null) {
-                    c.dependOnHazard(kept);
+                    c.dependOnInput(kept);
                 }
             }
             writeOrder(c, r);
@@ -124,7 +124,7 @@ final class ReplicaStates {
             return;
         }
         Replica host = target.buffer.host;
-        c.dependOnHazard(host.ready());
+        c.dependOnInput(host.ready());
         host.addReader(c.event());
     }
 

@@ -35,8 +35,8 @@ public final class Session {
     // fair share: read by the device dispatchers whenever they charge this session
     private volatile String tenant = DEFAULT_TENANT;
     private volatile int weight = 1;
-    /** See {@link #hazardsOnlyOrder()}. */
-    private volatile boolean hazardsOnlyOrder;
+    /** See {@link #dependenciesOnlyOrder()}. */
+    private volatile boolean dependenciesOnlyOrder;
     private volatile Priority priority = Priority.NORMAL;
     /** Written under the lock (a submission either registered everything before the close, or sees it); volatile for readers. */
     @GuardedBy("SchedulerContext.submitLock")
@@ -140,18 +140,19 @@ public final class Session {
     }
 
     /**
-     * From now on buffer hazards only order this session's commands: one that reads (or writes part of) a buffer
-     * whose last writer failed runs on what that one left instead of failing with its cause; failure passes on only
-     * through explicit waits. For a client that keeps the failure rules itself: an entry daemon, whose buffers on
-     * this daemon are its slabs, each holding many of its own buffers. Set before the session's first command.
+     * From now on dependencies only order this session's commands: one runs after what it waits for and what wrote
+     * the data it uses, whether those succeeded or not, and fails only by itself (no sticky failure). For a client
+     * that keeps the failure rules itself: an entry daemon, whose buffers on this daemon are its slabs, each holding
+     * many of its own buffers, and whose waits here stand for its own streams' order. Set before the session's first
+     * command.
      */
-    public void hazardsOnlyOrder() {
-        hazardsOnlyOrder = true;
+    public void dependenciesOnlyOrder() {
+        dependenciesOnlyOrder = true;
     }
 
-    /** See {@link #hazardsOnlyOrder()}. */
-    boolean hazardsOnlyOrdered() {
-        return hazardsOnlyOrder;
+    /** See {@link #dependenciesOnlyOrder()}. */
+    boolean dependenciesOnlyOrdered() {
+        return dependenciesOnlyOrder;
     }
 
     public int weight() {

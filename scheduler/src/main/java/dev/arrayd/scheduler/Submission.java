@@ -417,7 +417,7 @@ final class Submission {
             leg.attach(c);
         }
         if (ownBytes != null) {
-            c.dependOnHazard(ownBytes.event());
+            c.dependOnInput(ownBytes.event());
         }
         for (int b = 0; b < bufs.length; b++) {
             Buffer buf = bufs[b];
@@ -563,10 +563,10 @@ final class Submission {
     /** Its explicit waits and the earlier commands of its batch it waits on (both pass failure on), and stream order. */
     private static void order(Command c, Session s, Prepared p, Replay replay, Command[] earlier, Stream st) {
         for (long w : replay.waits(p)) {
-            c.dependOnData(s.events.lookup(w));
+            c.dependOnInput(s.events.lookup(w));
         }
         for (int i : p.after()) {
-            c.dependOnData(earlier[i].event());
+            c.dependOnInput(earlier[i].event());
         }
         c.dependOnOrder(st.tail);
         st.tail = c.event();

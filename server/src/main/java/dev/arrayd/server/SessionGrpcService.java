@@ -36,8 +36,8 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
             long lease = asked == 0 ? leaseMillis : Math.clamp(asked, MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
             long receive = SessionLease.receiveBytes(req.getMaxReceiveMessageBytes(), "max_receive_message_bytes");
             Session s = sessions.open(req.getClientName(), lease, receive).session;
-            if (req.getHazardsOnlyOrder()) {
-                s.hazardsOnlyOrder(); // (before the token is known: no command of it yet)
+            if (req.getDependenciesOnlyOrder()) {
+                s.dependenciesOnlyOrder(); // (before the token is known: no command of it yet)
             }
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLease(ProtoTime.ofMillis(lease)).build();
         });

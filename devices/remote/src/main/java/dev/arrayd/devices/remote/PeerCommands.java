@@ -33,16 +33,19 @@ final class PeerCommands {
     private final long stream;
     private final List<CompletableFuture<EventResult>> parts = new ArrayList<>();
     private final List<Event> events = new ArrayList<>();
+    private List<Long> waits;
     private Instant deadline;
     private Event last;
 
     /**
+     * @param waits    peer events the first command waits for
      * @param deadline when the first command must have started on the peer; null for none
      */
-    PeerCommands(RemoteDevice device, PeerLink.Connection c, long stream, Instant deadline) {
+    PeerCommands(RemoteDevice device, PeerLink.Connection c, long stream, List<Long> waits, Instant deadline) {
         this.device = device;
         this.c = c;
         this.stream = stream;
+        this.waits = waits;
         this.deadline = deadline;
     }
 
@@ -70,11 +73,12 @@ final class PeerCommands {
     }
 
     /**
-     * Only the first command has the deadline; the stream orders the rest after it
+     * Only the first command waits for the markers and has the deadline; the stream orders the rest after it
      * (once the first started, so do the others).
      */
     private CommandOptions options() {
-        CommandOptions o = new CommandOptions(List.of(), stream).deadline(deadline);
+        CommandOptions o = new CommandOptions(waits, stream).deadline(deadline);
+        waits = List.of();
         deadline = null;
         return o;
     }
@@ -138,11 +142,17 @@ final class PeerCommands {
         }
         CommandOptions o = options();
         Launch launch = Launch.of(h).global(l.globalDims()).args(args).on(new dev.arrayd.client.StreamHandle(stream,
-                device.peerDevice())).deadline(o.deadline());
+                device.peerDevice())).waitFor(o.waitFor().stream().map(PeerCommands::event).toArray(Event[]::new))
+                .deadline(o.deadline());
         if (l.localDims() != null) {
             launch = launch.local(l.localDims());
         }
         sent(c.session().launch(launch));
+    }
+
+    /** A wait on a peer event by id (its future is never consulted). */
+    private static Event event(long id) {
+        return new Event(id, new CompletableFuture<>());
     }
 
     private static Number scalar(KernelArg.Scalar sc) {

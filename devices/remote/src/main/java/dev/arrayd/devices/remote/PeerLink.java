@@ -236,10 +236,11 @@ final class PeerLink implements AutoCloseable {
                 calls = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(auth));
             }
             client = b.build();
-            // its buffers are this daemon's slabs, each holding many of its buffers: this daemon keeps the failure
-            // rules, and a failure on the peer must not spread to the other buffers of a slab there
+            // this daemon keeps the failure rules: on the peer, waits only order (a marker's wait names its stream's
+            // last command, not necessarily the one waited for) and a failure does not spread to the other buffers
+            // of a slab, which the peer sees as one buffer
             Session s = client.openSession(options.clientName(),
-                    dev.arrayd.client.SessionOptions.defaults().hazardsOnlyOrder(true))
+                    dev.arrayd.client.SessionOptions.defaults().dependenciesOnlyOrder(true))
                     .get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
             Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>(),
                     new BulkLink.Slot());

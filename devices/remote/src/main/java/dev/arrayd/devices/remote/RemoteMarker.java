@@ -5,12 +5,13 @@ import dev.arrayd.devices.api.StreamMarker;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The end of a remote stream: the peer event of its last command (null: nothing was sent), or, when that was a fetch
- * from another peer, the fetch; a marker of a lost connection is reached already. A later command of the same
- * stream needs nothing sent to wait for it (the peer runs a stream's commands in order); one of another stream is
- * sent once it is reached (see {@link RemoteStream#submitAfter}).
+ * The end of a remote stream: the peer event of its last command (null: nothing was sent) in the link's connection of
+ * {@code generation}, or a future: of a fetch from another peer, or of a command not sent yet. A marker of a lost
+ * connection is reached already. A later command of the same stream needs nothing to wait for it (the peer runs a
+ * stream's commands in order); another stream of the same peer waits for a peer event on the peer; anything else
+ * is waited for on this daemon (see {@link RemoteStream#submitAfter}).
  */
-record RemoteMarker(RemoteStream stream, Event event, CompletableFuture<?> fetch) implements StreamMarker {
+record RemoteMarker(RemoteStream stream, int generation, Event event, CompletableFuture<?> fetch) implements StreamMarker {
 
     @Override
     public boolean isReached() {

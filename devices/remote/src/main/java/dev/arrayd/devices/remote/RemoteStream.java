@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A stream of a peer's device: a stream of this daemon's session on the peer (made on first use, again after the
  * link was lost). Commands are sent as they come, without waiting for earlier ones, so a pipeline of commands
- * costs no round trip each; the peer keeps them in order, which is also how a command waits natively for an
- * earlier one of the same stream; one that waits for another stream's is sent once that is done
- * ({@link #submitAfter}).
+ * costs no round trip each; the peer keeps them in order. A command waits for another stream's
+ * {@link RemoteMarker marker} of the same peer on the peer ({@code wait_events}; this daemon's session there is
+ * opened so that such waits only order, see {@link PeerLink}), and for any other marker here ({@link #submitAfter}).
  *
  * <p>A copy from another peer's device is a fetch: this stream's peer reads the bytes from the other peer
  * ({@code PeerService.Fetch}), so they never pass through this daemon. It starts once the stream's earlier
@@ -83,7 +83,7 @@ final class RemoteStream implements NativeStream {
     @Override
     public StreamMarker mark() {
         RemoteMarker m = end;
-        return m != null ? m : new RemoteMarker(this, null, null);
+        return m != null ? m : new RemoteMarker(this, 0, null, null);
     }
 
     /** Any remote stream's marker (see {@link #submitAfter}). */
@@ -93,10 +93,10 @@ final class RemoteStream implements NativeStream {
     }
 
     /**
-     * A marker of this stream needs nothing: the peer runs the stream's commands in order. For another stream's, the
-     * command is sent once that marker is reached (later commands of this stream queue behind it). A wait on the
-     * peer instead ({@code wait_events} on the other stream's last command) would pass that command's failure on,
-     * where a marker only orders, and that command need not be the one waited for.
+     * A marker of this stream needs nothing: the peer runs the stream's commands in order. Another stream's that
+     * stands for a peer event of the same peer goes with the command as a {@code wait_events} (which only orders
+     * there). For any other (another peer's, a fetch, a command not sent yet), the command is sent once it is
+     * reached (later commands of this stream queue behind it).
      */
     @Override
     public void submitAfter(StreamMarker[] after, DeviceCommand command, CommandCallback callback) {
@@ -106,11 +106,11 @@ final class RemoteStream implements NativeStream {
             if (!gate.isDone() || others != null) {
                 // not sent yet: the stream's end, for markers taken meanwhile, is reached once this command is done
                 CompletableFuture<Void> done = new CompletableFuture<>();
-                end = new RemoteMarker(this, null, done);
+                end = new RemoteMarker(this, 0, null, done);
                 CompletableFuture<?> before = others == null ? gate : gate.thenCombine(others, (a, b) -> null);
                 gate = before.thenComposeAsync(v -> {
                     RemoteMarker[] made = new RemoteMarker[1];
-                    CompletableFuture<Void> next = send(command, callback, m -> made[0] = m);
+                    CompletableFuture<Void> next = send(after, command, callback, m -> made[0] = m);
                     if (made[0] == null) {
                         done.complete(null);
                     } else {
@@ -120,18 +120,26 @@ final class RemoteStream implements NativeStream {
                 }, device.link().completions());
                 return;
             }
-            CompletableFuture<Void> sent = send(command, callback, m -> end = m);
+            CompletableFuture<Void> sent = send(after, command, callback, m -> end = m);
             if (!sent.isDone()) {
                 gate = sent;
             }
         }
     }
 
-    /** Null when every marker of another stream in {@code after} is reached; else a future done once they are. */
+    /** Whether the peer waits for {@code m} itself: a peer event of another stream of the same peer. */
+    private boolean onPeer(RemoteMarker m) {
+        return m.stream() != this && m.event() != null && m.stream().device.link() == device.link();
+    }
+
+    /**
+     * Null when every marker in {@code after} that the peer does not wait for ({@link #onPeer}, or this stream's) is
+     * reached; else a future done once they are.
+     */
     private CompletableFuture<Void> othersReached(StreamMarker[] after) {
         List<CompletableFuture<Void>> pending = null;
         for (StreamMarker m : after) {
-            if (m instanceof RemoteMarker r && r.stream() != this && !r.isReached()) {
+            if (m instanceof RemoteMarker r && r.stream() != this && !onPeer(r) && !r.isReached()) {
                 if (pending == null) {
                     pending = new java.util.ArrayList<>(after.length);
                 }
@@ -146,7 +154,7 @@ final class RemoteStream implements NativeStream {
      * when nothing was sent). The answer is done when later commands may be sent; it never fails: failures go to
      * {@code callback}, which is called exactly once.
      */
-    private CompletableFuture<Void> send(DeviceCommand command, CommandCallback callback,
+    private CompletableFuture<Void> send(StreamMarker[] after, DeviceCommand command, CommandCallback callback,
             java.util.function.Consumer<RemoteMarker> made) {
         PeerLink link = device.link();
         PeerLink.Connection c = null;
@@ -158,14 +166,20 @@ final class RemoteStream implements NativeStream {
                         && src.link() != link) {
                     return fetch(c, pc, src, callback, made);
                 }
-                PeerCommands out = new PeerCommands(device, c, stream(c).id(),
+                List<Long> waits = new java.util.ArrayList<>(after.length);
+                for (StreamMarker m : after) {
+                    if (m instanceof RemoteMarker r && onPeer(r) && r.generation() == c.generation()) {
+                        waits.add(r.event().id());
+                    }
+                }
+                PeerCommands out = new PeerCommands(device, c, stream(c).id(), waits,
                         PeerCommands.deadline(callback.startByNanos()));
                 out.send(command);
                 parts = out.parts();
                 sent.put(callback, new Sent(c, out.events()));
                 Event last = out.last();
                 if (last != null) {
-                    made.accept(new RemoteMarker(this, last, null));
+                    made.accept(new RemoteMarker(this, c.generation(), last, null));
                     tail = last.future();
                 }
             }
@@ -238,7 +252,7 @@ final class RemoteStream implements NativeStream {
                     done(callback, e);
                     return OPEN;
                 }, link.completions()).thenCompose(f -> f);
-        made.accept(new RemoteMarker(this, null, moved));
+        made.accept(new RemoteMarker(this, c.generation(), null, moved));
         tail = moved;
         return moved;
     }
@@ -249,11 +263,11 @@ final class RemoteStream implements NativeStream {
         MemorySegment stage = MemorySegment.ofArray(new byte[Math.toIntExact(pc.src().bytes())]);
         CompletableFuture<Void> out = new CompletableFuture<>();
         try {
-            PeerCommands down = new PeerCommands(src, from, 0, null);
+            PeerCommands down = new PeerCommands(src, from, 0, List.of(), null);
             down.send(new DeviceCommand.Download(pc.src(), stage));
             CompletableFuture.allOf(down.parts().toArray(CompletableFuture[]::new)).thenComposeAsync(v -> {
                 synchronized (sendLock) {
-                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), null);
+                    PeerCommands up = new PeerCommands(device, c, stream(c).id(), List.of(), null);
                     up.send(new DeviceCommand.Upload(stage, pc.dst()));
                     return CompletableFuture.allOf(up.parts().toArray(CompletableFuture[]::new));
                 }
