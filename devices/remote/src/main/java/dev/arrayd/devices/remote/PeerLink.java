@@ -4,6 +4,7 @@ import dev.arrayd.client.ArraydClient;
 import dev.arrayd.client.ArraydCommandException;
 import dev.arrayd.client.DeviceInfo;
 import dev.arrayd.client.Session;
+import dev.arrayd.client.SessionOptions;
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
 import dev.arrayd.devices.api.support.GuardedBy;
@@ -240,7 +241,7 @@ final class PeerLink implements AutoCloseable {
             // last command, not necessarily the one waited for) and a failure does not spread to the other buffers
             // of a slab, which the peer sees as one buffer
             Session s = client.openSession(options.clientName(),
-                    dev.arrayd.client.SessionOptions.defaults().dependenciesOnlyOrder(true))
+                    SessionOptions.defaults().dependenciesOnlyOrder(true))
                     .get(options.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
             Connection c = new Connection(++generations, client, s, calls, new ConcurrentHashMap<>(),
                     new BulkLink.Slot());

@@ -15,10 +15,12 @@ import dev.arrayd.devices.api.support.GuardedBy;
 import dev.arrayd.proto.v1.FetchRequest;
 import dev.arrayd.proto.v1.PeerServiceGrpc;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -141,7 +143,7 @@ final class RemoteStream implements NativeStream {
         for (StreamMarker m : after) {
             if (m instanceof RemoteMarker r && r.stream() != this && !onPeer(r) && !r.isReached()) {
                 if (pending == null) {
-                    pending = new java.util.ArrayList<>(after.length);
+                    pending = new ArrayList<>(after.length);
                 }
                 pending.add(r.reached());
             }
@@ -155,7 +157,7 @@ final class RemoteStream implements NativeStream {
      * {@code callback}, which is called exactly once.
      */
     private CompletableFuture<Void> send(StreamMarker[] after, DeviceCommand command, CommandCallback callback,
-            java.util.function.Consumer<RemoteMarker> made) {
+            Consumer<RemoteMarker> made) {
         PeerLink link = device.link();
         PeerLink.Connection c = null;
         List<CompletableFuture<EventResult>> parts;
@@ -166,7 +168,7 @@ final class RemoteStream implements NativeStream {
                         && src.link() != link) {
                     return fetch(c, pc, src, callback, made);
                 }
-                List<Long> waits = new java.util.ArrayList<>(after.length);
+                List<Long> waits = new ArrayList<>(after.length);
                 for (StreamMarker m : after) {
                     if (m instanceof RemoteMarker r && onPeer(r) && r.generation() == c.generation()) {
                         waits.add(r.event().id());
@@ -215,7 +217,7 @@ final class RemoteStream implements NativeStream {
      */
     @GuardedBy("sendLock")
     private CompletableFuture<Void> fetch(PeerLink.Connection c, DeviceCommand.PeerCopy pc, RemoteDevice src,
-            CommandCallback callback, java.util.function.Consumer<RemoteMarker> made) {
+            CommandCallback callback, Consumer<RemoteMarker> made) {
         PeerLink.Connection from = src.link().connection();
         String capability = src.capability(from, pc.src());
         BufferHandle dst = device.buffer(c, pc.dst(), false, true);
