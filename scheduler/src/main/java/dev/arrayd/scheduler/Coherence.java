@@ -257,9 +257,7 @@ final class Coherence {
             host.orderWrite(t);
             src.addReader(t.event());
             host.ready(t.event());
-            if (b.twin != null && b.twin != src) {
-                b.twin.bytes(t.event()); // the memory the twin uses, written whole
-            }
+            ReplicaStates.hostMemoryFilled(b, src, t.event());
             host.state = ReplicaState.SHARED;
             ReplicaStates.normalize(b);
             return;

@@ -247,11 +247,6 @@ final class CommandValidator {
     }
 
     /**
-     * The stream a data command runs on: the one it names (any device: its buffers are made current
-     * there), else the default stream on {@code device}, else on the buffer's preferred device (where its
-     * data is current).
-     */
-    /**
      * The device a transfer between {@code b} and {@code bytes} runs on when it names no stream and {@code bytes} are
      * the region bytes {@code b} lives in: the one that uses them in place, where they need no copy once current (and
      * a transfer into them is ordered like any write there); else null (the usual choice).
@@ -260,6 +255,11 @@ final class CommandValidator {
         return spec.stream() == 0 && b.twin != null && b.livesIn(bytes) ? b.twin.device : null;
     }
 
+    /**
+     * The stream a data command runs on: the one it names (any device: its buffers are made current
+     * there), else the default stream on {@code device}, else on the buffer's preferred device (where its
+     * data is current).
+     */
     private static Stream streamOn(Session s, CommandSpec spec, DeviceRuntime device, Buffer b, String what) {
         if (spec.stream() == 0) {
             return s.defaultStream(device != null ? device : b.preferredDevice());

@@ -107,9 +107,7 @@ final class ReplicaStates {
         if (into.address() == own.address() + offset && offset == 0 && size == b.sizeBytes() && source.valid()) {
             host.state = ReplicaState.SHARED;
             normalize(b);
-            if (b.twin != null && b.twin != source) {
-                b.twin.bytes(c.event()); // the buffer's data, all of it, in the memory the twin uses
-            }
+            hostMemoryFilled(b, source, c);
         }
     }
 
@@ -126,6 +124,17 @@ final class ReplicaStates {
         Replica host = target.buffer.host;
         c.dependOnInput(host.ready());
         host.addReader(c.event());
+    }
+
+    /**
+     * {@code by} writes all of the host memory {@code b} lives in with the buffer's data (from {@code source}, or
+     * null): that is what the replica using the memory in place holds too, unless it is the source itself (nothing
+     * moves then), so its later part writes wait for {@code by} ({@link Replica#bytes()}).
+     */
+    static void hostMemoryFilled(Buffer b, Replica source, Event by) {
+        if (b.twin != null && b.twin != source) {
+            b.twin.bytes(by);
+        }
     }
 
     /** After a write to {@code r}: it is the only current copy; the others are stale (host copy freed). */
@@ -154,9 +163,7 @@ final class ReplicaStates {
         Replica host = b.host;
         host.orderWrite(c);
         host.ready(c.event());
-        if (b.twin != null) {
-            b.twin.bytes(c.event()); // the client's bytes are the buffer's data, in place too
-        }
+        hostMemoryFilled(b, null, c); // the client's bytes are the buffer's data
         for (Replica o : b.replicas) {
             if (o != null && o != b.twin) {
                 o.state = ReplicaState.INVALID;
