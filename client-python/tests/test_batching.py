@@ -129,3 +129,43 @@ def test_watching_an_unsent_event_sends_its_batch_at_once(stream, watch):
         assert not event.done()
     assert pull.done_within(10), f"a command watched by {watch} was held back"
     assert pull.events() == [1]
+
+
+def _submit_one(s: SessionStream, event_id: int) -> Event:
+    event = Event(event_id)
+    s.submit_one(execution_pb2.Command(event=event_id).SerializeToString(), event)
+    return event
+
+
+def test_commands_queued_one_at_a_time_and_in_lists_go_out_in_order(stream):
+    s, channel = stream
+    _submit_one(s, 1)
+    _submit(s, 2, 2)
+    _submit_one(s, 4)
+    pull = _Pull(channel.requests)
+    assert pull.done_within(10)
+    assert pull.events() == [1, 2, 3, 4]
+    assert all(e._batch != 0 for e in s._pending.values())
+
+
+def test_a_command_queued_alone_after_a_close_fails_at_once(stream):
+    s, channel = stream
+    s.close(timeout=0)  # (the fake call ends only with the test: the close does not wait for it)
+    event = _submit_one(s, 1)
+    with pytest.raises(ArraydError, match="closed") as raised:
+        event.wait(10)
+    assert raised.value.code.name == "FAILED_PRECONDITION"
+    assert 1 not in s._pending
+
+
+def test_a_command_queued_alone_after_the_stream_ended_fails_at_once(stream):
+    s, channel = stream
+    (in_flight,) = _submit(s, 1, 1)
+    channel.end.set()  # the call ends: what is pending fails
+    _wait_quietly(in_flight)
+    assert in_flight.failed()
+    event = _submit_one(s, 2)
+    with pytest.raises(ArraydError, match="stream ended") as raised:
+        event.wait(10)
+    assert raised.value.code.name == "UNAVAILABLE"
+    assert 2 not in s._pending

@@ -160,10 +160,16 @@ def test_completions_decode_as_the_generated_class_does(seed):
         if rng.random() < 0.5:
             c.device_time.seconds = rng.choice([0, 1, 2 ** 40, -5])
             c.device_time.nanos = rng.choice([0, 999999999, -3])
+    for _ in range(rng.choice([0, 1, 5, 300])):  # packed successes
+        response.completions.succeeded.append(rng.choice(EDGES))
+        response.completions.succeeded_device_nanos.append(rng.choice(EDGES))
     raw = response.SerializeToString()
     decoded = _wire.completions(raw)
-    assert [_completion_fields(c) for c in decoded] == [_completion_fields(c) for c in response.completions.completions]
-    for c in decoded:
+    assert [_completion_fields(c) for c in decoded.completions] == [
+        _completion_fields(c) for c in response.completions.completions]
+    assert decoded.succeeded == list(response.completions.succeeded)
+    assert decoded.succeeded_device_nanos == list(response.completions.succeeded_device_nanos)
+    for c in decoded.completions:
         assert len(c.data) == 0 or (isinstance(c.data, memoryview) and c.data.obj is raw), "the data is not copied"
 
 
@@ -175,7 +181,7 @@ def test_completions_skip_unknown_fields_and_leave_other_messages_to_the_generat
     completions = _wire.key(1, 2) + _wire.varint(len(body)) + body
     raw = _wire.key(2, 2) + _wire.varint(len(completions)) + completions
     assert execution_pb2.ExecuteResponse.FromString(raw).completions.completions[0].event == 7
-    [decoded] = _wire.completions(raw)
+    [decoded] = _wire.completions(raw).completions
     assert (decoded.event, bytes(decoded.data), decoded.HasField("device_time")) == (7, b"abc", False)
     for other in (execution_pb2.ExecuteResponse(rejected=execution_pb2.BatchRejected(batch_id=3, code=3, message="x")),
                   execution_pb2.ExecuteResponse(attached=execution_pb2.Attached(session="s"))):
@@ -184,3 +190,17 @@ def test_completions_skip_unknown_fields_and_leave_other_messages_to_the_generat
         _wire.completions(raw[:-1] + b"")  # a completion cut short
     with pytest.raises(ValueError):
         decoded.HasField("data")
+
+
+def test_packed_successes_decode_packed_or_one_by_one_as_the_generated_class_does():
+    one_by_one = b"".join(_wire.key(2, 0) + _wire.varint(n) for n in (5, 2 ** 40)) + _wire.key(3, 0) + _wire.varint(77)
+    packed = _wire.varint(9) + _wire.varint(2 ** 63)
+    body = one_by_one + _wire.key(2, 2) + _wire.varint(len(packed)) + packed
+    raw = _wire.key(2, 2) + _wire.varint(len(body)) + body
+    expected = execution_pb2.ExecuteResponse.FromString(raw).completions
+    decoded = _wire.completions(raw)
+    assert decoded.succeeded == list(expected.succeeded) == [5, 2 ** 40, 9, 2 ** 63]
+    assert decoded.succeeded_device_nanos == list(expected.succeeded_device_nanos) == [77]
+    cut = _wire.key(2, 2) + _wire.varint(len(packed) + 1) + packed  # a packed field longer than its message
+    with pytest.raises(ValueError):
+        _wire.completions(_wire.key(2, 2) + _wire.varint(len(cut)) + cut)

@@ -500,7 +500,7 @@ class Session:
         with self._ids_lock:
             event_id = next(self._ids)
         event = Event(event_id)
-        self._stream.submit([_wire.with_event(event_id, body)], [event])
+        self._stream.submit_one(_wire.with_event(event_id, body), event)
         return event
 
     def _encode_launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None,

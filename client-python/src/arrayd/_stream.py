@@ -215,6 +215,19 @@ class SessionStream:
         if self._register(events):
             self._queue.put((commands, events))
 
+    def submit_one(self, command: bytes, event: Event) -> None:
+        """Queues one serialized ``Command`` (its event id set) and its event: a launch's path, without the lock
+        :meth:`submit` takes. The event is tracked first and the stream's state read after, so that a stream ending
+        meanwhile either finds it tracked (and fails it) or is seen ended here (see :meth:`_end`)."""
+        event._stream = self
+        self._pending[event.id] = event
+        if self._failure is not None or self._closed:
+            with self._lock:
+                self._forget(event)
+            self._register([event])  # fails it, as for any command submitted once the stream is closed or broken
+            return
+        self._queue.put((command, event))
+
     def submit_batch(self, events: list[Event], build: Callable[..., bytes]) -> None:
         """Queues a whole batch message, ``build(batch_id=…)``, made now (its commands carry ``events``' ids):
         it goes out as it is, in its place among the queued commands."""
@@ -346,7 +359,7 @@ class SessionStream:
     def _requests(self) -> Iterator[bytes]:
         yield execution_pb2.ExecuteRequest(attach=execution_pb2.Attach(
             session=self._session, max_receive_message_bytes=ATTACH_MAX_RECEIVE,
-            completion_linger_us=self._linger_us)).SerializeToString()
+            completion_linger_us=self._linger_us, packed_successes=True)).SerializeToString()
         carry: collections.deque = collections.deque()  # (command, event) pairs taken from the queue, not sent yet
         held = None  # a replay, a whole batch or a barrier taken from the queue: right after the carried commands
         closing = False
@@ -362,18 +375,22 @@ class SessionStream:
                         return
                     if item is _FLUSH:
                         continue  # (nothing waits to be sent)
-                if item[0] == "replay":
+                kind = item[0]
+                if kind.__class__ is bytes:  # one command (submit_one)
+                    carry.append(item)
+                elif kind == "replay":
                     _, request, events = item
                     request.batch_id = self._track(events)
                     yield execution_pb2.ExecuteRequest(replay=request).SerializeToString()
                     continue
-                if item[0] == "batch":
+                elif kind == "batch":
                     yield item[1]
                     continue
-                if item[0] == "barrier":  # (everything yielded before has been sent: gRPC asks for more only then)
+                elif kind == "barrier":  # (everything yielded before has been sent: gRPC asks for more only then)
                     self._pass(item[1])
                     continue
-                carry.extend(zip(item[0], item[1]))
+                else:
+                    carry.extend(zip(kind, item[1]))
             # whatever else is queued goes in the same batch, up to a count and a size (in order: a replay, a
             # whole batch or a barrier ends it). A small batch behind many commands in flight first waits a moment
             # for more: its commands queue behind those on the daemon anyway, and without the wait a full window
@@ -400,28 +417,30 @@ class SessionStream:
                     closing = True
                 elif nxt is _FLUSH:
                     break
+                elif nxt[0].__class__ is bytes:
+                    carry.append(nxt)
                 elif nxt[0] in ("replay", "batch", "barrier"):
                     held = nxt
                 else:
                     carry.extend(zip(nxt[0], nxt[1]))
             commands, events, size = [], [], 0
-            while carry and len(commands) < MAX_BATCH:
-                c, e = carry[0]
-                n = len(c)
-                if commands and size + n > MAX_BATCH_BYTES:
+            add_command, add_event, take = commands.append, events.append, carry.popleft
+            for _ in range(min(len(carry), MAX_BATCH)):
+                c = carry[0][0]
+                size += len(c)
+                if size > MAX_BATCH_BYTES and commands:
                     break
-                carry.popleft()
-                commands.append(c)
-                events.append(e)
-                size += n
+                add_command(c)
+                add_event(take()[1])
             yield _wire.batch_request(self._track(events), commands)
 
     def _track(self, events: list[Event]) -> int:
+        """Numbers a batch and tracks its events by it. No lock: only the reader's completions of the batch's events
+        (which come after it is sent) change the entry, and ``_batch`` is read only to see whether it was sent."""
         batch_id = next(self._batch_ids)
-        with self._lock:
-            self._batches[batch_id] = [events, len(events)]
-            for e in events:
-                e._batch = batch_id
+        self._batches[batch_id] = [events, len(events)]
+        for e in events:
+            e._batch = batch_id
         return batch_id
 
     # -- the response side
@@ -458,7 +477,7 @@ class SessionStream:
         response = execution_pb2.ExecuteResponse.FromString(raw)
         kind = response.WhichOneof("msg")
         if kind == "completions":
-            self._complete(response.completions.completions)
+            self._complete(response.completions)
         elif kind == "rejected":
             with self._lock:
                 events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
@@ -470,11 +489,20 @@ class SessionStream:
                     e._fail(rejection)
 
     def _complete(self, completions) -> None:
+        """One ``Completions`` message (the generated class's, or :class:`_wire.Completions`)."""
         pending = self._pending
         done = []
-        for c in completions:
+        for c in completions.completions:
             event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
             if event is not None and event._complete(c):
+                done.append(event)
+        # commands that succeeded with no data (Attach.packed_successes): the common case, kept short
+        succeeded = Event._SUCCEEDED
+        for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
+            event = pending.get(event_id)
+            if event is not None:
+                event.device_time = nanos / 1e9
+                event._finish(succeeded, None)
                 done.append(event)
         if not done:
             return

@@ -200,6 +200,17 @@ class Completion:
         return self.device_time is not None
 
 
+class Completions:
+    """A ``Completions`` message decoded from a response's bytes, with the generated class's field names."""
+
+    __slots__ = ("completions", "succeeded", "succeeded_device_nanos")
+
+    def __init__(self):
+        self.completions: list[Completion] = []
+        self.succeeded: list[int] = []
+        self.succeeded_device_nanos: list[int] = []
+
+
 def _read_varint(b: memoryview, i: int) -> tuple[int, int]:
     n = 0
     shift = 0
@@ -286,8 +297,8 @@ def _completion(b: memoryview, i: int, end: int) -> Completion:
     return c
 
 
-def completions(raw: bytes) -> list[Completion] | None:
-    """The completions of ``ExecuteResponse{completions}`` in ``raw``, each one's data a view into ``raw``; None
+def completions(raw: bytes) -> Completions | None:
+    """The ``Completions`` of ``ExecuteResponse{completions}`` in ``raw``, each one's data a view into ``raw``; None
     when ``raw`` holds another of its messages (decode those with the generated class). Raises ValueError for
     bytes that are not a valid message."""
     try:
@@ -296,8 +307,29 @@ def completions(raw: bytes) -> list[Completion] | None:
         raise ValueError("an ExecuteResponse cut short") from None
 
 
-def _completions(b: memoryview) -> list[Completion] | None:
-    out: list[Completion] = []
+def _varints(b: memoryview, i: int, end: int, wire_type: int, out: list[int]) -> int:
+    """A repeated varint field's element, or its packed elements (within ``end``), appended to ``out``; where it
+    ends."""
+    if wire_type == _VARINT:
+        n, i = _read_varint(b, i)
+        out.append(n)
+        return i
+    if wire_type != _LEN:
+        raise ValueError(f"wire type {wire_type}: not that of a repeated integer field")
+    size, i = _read_varint(b, i)
+    stop = i + size
+    if stop > end:
+        raise ValueError(f"a packed field of {size} bytes past the end of its message")
+    while i < stop:
+        n, i = _read_varint(b, i)
+        out.append(n)
+    if i != stop:
+        raise ValueError("a packed field that overruns its length")
+    return i
+
+
+def _completions(b: memoryview) -> Completions | None:
+    out = Completions()
     i, end = 0, len(b)
     while i < end:
         tag, i = _read_varint(b, i)
@@ -310,12 +342,15 @@ def _completions(b: memoryview) -> list[Completion] | None:
             raise ValueError(f"Completions of {n} bytes past the end of the response")
         while i < stop:
             tag, i = _read_varint(b, i)
-            if tag >> 3 == 1 and tag & 7 == _LEN:
+            field = tag >> 3
+            if field == 1 and tag & 7 == _LEN:
                 size, i = _read_varint(b, i)
                 if i + size > stop:
                     raise ValueError(f"an EventCompletion of {size} bytes past the end of its Completions")
-                out.append(_completion(b, i, i + size))
+                out.completions.append(_completion(b, i, i + size))
                 i += size
+            elif field == 2 or field == 3:
+                i = _varints(b, i, stop, tag & 7, out.succeeded if field == 2 else out.succeeded_device_nanos)
             else:
                 i = _skip(b, i, tag & 7)
         if i != stop:

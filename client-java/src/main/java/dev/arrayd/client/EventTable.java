@@ -145,6 +145,15 @@ final class EventTable {
         }
     }
 
+    /** A command that succeeded with no data (a packed success), after {@code deviceNanos} on its device. */
+    void succeeded(long id, long deviceNanos) {
+        Pending p = pending.get(id);
+        if (p != null) {
+            complete(id, new EventResult(id, EventState.SUCCEEDED, 0, "", deviceNanos < 0 ? Long.MAX_VALUE : deviceNanos,
+                    null));
+        }
+    }
+
     void complete(long id, EventResult result) {
         Pending p = pending.remove(id);
         if (p != null) {

@@ -81,7 +81,7 @@ final class SessionImpl implements Session {
     CompletableFuture<Session> start() {
         stubs.execution().execute(new SessionStreamObserver(this));
         requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(id)
-                .setCompletionLingerUs((int) (completionLinger.toNanos() / 1_000))).build());
+                .setCompletionLingerUs((int) (completionLinger.toNanos() / 1_000)).setPackedSuccesses(true)).build());
         attached.thenRun(this::startKeepalive);
         return attached;
     }

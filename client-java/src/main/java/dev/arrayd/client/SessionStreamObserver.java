@@ -1,5 +1,6 @@
 package dev.arrayd.client;
 
+import dev.arrayd.proto.v1.Completions;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
@@ -26,8 +27,13 @@ final class SessionStreamObserver implements ClientResponseObserver<ExecuteReque
         switch (response.getMsgCase()) {
             case ATTACHED -> session.attachedNow();
             case COMPLETIONS -> {
-                for (EventCompletion c : response.getCompletions().getCompletionsList()) {
+                Completions completions = response.getCompletions();
+                for (EventCompletion c : completions.getCompletionsList()) {
                     session.events().apply(c);
+                }
+                int packed = Math.min(completions.getSucceededCount(), completions.getSucceededDeviceNanosCount());
+                for (int i = 0; i < packed; i++) {
+                    session.events().succeeded(completions.getSucceeded(i), completions.getSucceededDeviceNanos(i));
                 }
             }
             case REJECTED -> session.events().rejected(response.getRejected().getBatchId(),

@@ -55,6 +55,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private static final int MESSAGE_MARGIN = 1024;
     /** Bytes of a completion beside its data: field tags and lengths, event, state, code, device time, offsets. */
     private static final int COMPLETION_OVERHEAD = 64;
+    /** Bytes of a packed success at most: its event id and device nanoseconds, ten bytes of varint each. */
+    private static final int PACKED_SUCCESS_BYTES = 20;
     /** The smallest piece a download's data is cut into at the end of a message (else it starts the next). */
     private static final int MIN_PIECE = 16 << 10;
 
@@ -72,6 +74,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private final CompletionLinger linger;
     /** How long completions may wait to leave together (Attach.completion_linger_us); 0 = not at all. */
     private volatile long lingerNanos;
+    /** Whether successes without data go packed (Attach.packed_successes). */
+    private volatile boolean packSuccesses;
     /** Whether the linger timer is armed for what this stream holds back. */
     private final java.util.concurrent.atomic.AtomicBoolean lingering = new java.util.concurrent.atomic.AtomicBoolean();
     private final int maxInFlight;
@@ -209,6 +213,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             return;
         }
         lingerNanos = a.getCompletionLingerUs() * 1_000L;
+        packSuccesses = a.getPackedSuccesses();
         messageBytes = Math.min(limit, MAX_MESSAGE_BYTES);
         Session s = l.session;
         l.liveStreams.incrementAndGet();
@@ -404,9 +409,11 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
      * Sends one message of completions (draining thread only): as many as fit the client's receive limit. A
      * download whose data does not fit what is left of the message is cut: a piece ends this message (or the
      * whole message when it is the first), marked {@code more_data}, and the rest starts the next ones.
+     * With {@code packed_successes}, a command that succeeded with no data is two numbers in packed lists.
      */
     private void sendCompletions() {
         long budget = messageBytes - MESSAGE_MARGIN;
+        boolean packed = packSuccesses;
         Completions.Builder batch = Completions.newBuilder();
         long size = 0;
         long data = 0;
@@ -417,9 +424,21 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             if (e == null) {
                 break;
             }
+            boolean succeeded = e.state() == dev.arrayd.scheduler.EventState.SUCCEEDED;
+            byte[] bytes = succeeded && e.result() instanceof byte[] d ? d : null;
+            if (succeeded && packed && splitting == null && (bytes == null || bytes.length == 0)) {
+                if (n > 0 && budget - size < PACKED_SUCCESS_BYTES) {
+                    break; // the next message takes it
+                }
+                batch.addSucceeded(e.id()).addSucceededDeviceNanos(e.deviceNanos());
+                size += PACKED_SUCCESS_BYTES;
+                n++;
+                finished++;
+                completed.poll();
+                continue;
+            }
             EventCompletion head = ProtoCodec.completion(e);
             long headBytes = head.getSerializedSize() + COMPLETION_OVERHEAD;
-            byte[] bytes = e.result() instanceof byte[] d && e.state() == dev.arrayd.scheduler.EventState.SUCCEEDED ? d : null;
             long offset = splitting != null ? splitOffset : 0;
             long left = bytes == null ? 0 : bytes.length - offset;
             long room = budget - size - headBytes;

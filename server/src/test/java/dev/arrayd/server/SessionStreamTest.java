@@ -173,6 +173,42 @@ class SessionStreamTest {
     }
 
     @Test
+    void withPackedSuccessesOnlyDownloadsAndFailuresComeAsCompletions() throws Exception {
+        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)
+                .setPackedSuccesses(true)).build());
+        assertEquals(session, next().getAttached().getSession());
+        BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        BufferInfo b = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        BufferInfo c = f.buffers.createBuffer(f32(session, 4)).getBuffer();
+        send(1,
+                Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
+                Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
+                launch(3, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)),
+                Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build(),
+                launch(5, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)).toBuilder()
+                        .setDeadline(com.google.protobuf.Timestamp.newBuilder().setSeconds(1)).build()); // long passed
+        List<Long> succeeded = new ArrayList<>();
+        List<Long> nanos = new ArrayList<>();
+        List<EventCompletion> completions = new ArrayList<>();
+        while (succeeded.size() + completions.size() < 5) {
+            ExecuteResponse r = next();
+            assertTrue(r.hasCompletions(), r.toString());
+            succeeded.addAll(r.getCompletions().getSucceededList());
+            nanos.addAll(r.getCompletions().getSucceededDeviceNanosList());
+            completions.addAll(r.getCompletions().getCompletionsList());
+        }
+        assertEquals(List.of(1L, 2L, 3L), succeeded.stream().sorted().toList(), "the commands that return no data");
+        assertEquals(succeeded.size(), nanos.size(), "a device time for each");
+        assertTrue(nanos.stream().allMatch(n -> n >= 0), nanos::toString);
+        EventCompletion down = completions.stream().filter(e -> e.getEvent() == 4).findFirst().orElseThrow();
+        assertEquals(floats(11, 22, 33, 44), down.getData());
+        assertTrue(down.hasDeviceTime(), down.toString());
+        EventCompletion failed = completions.stream().filter(e -> e.getEvent() == 5).findFirst().orElseThrow();
+        assertEquals(EventState.EVENT_STATE_FAILED, failed.getState(), failed.toString());
+        assertEquals(2, completions.size(), completions::toString);
+    }
+
+    @Test
     void aBadCommandRejectsItsWholeBatchAndTheStreamGoesOn() throws Exception {
         attach();
         BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
