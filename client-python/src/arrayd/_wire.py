@@ -307,6 +307,15 @@ def completions(raw: bytes) -> Completions | None:
         raise ValueError("an ExecuteResponse cut short") from None
 
 
+def _delimited(b: memoryview, i: int, end: int, what: str, within: str) -> tuple[int, int]:
+    """Where a length-delimited field's bytes start and stop (``i``: at its length); raises ValueError when they
+    pass ``end``, the end of the message ``within`` that holds it."""
+    size, i = _read_varint(b, i)
+    if i + size > end:
+        raise ValueError(f"{what} of {size} bytes past the end of {within}")
+    return i, i + size
+
+
 def _varints(b: memoryview, i: int, end: int, wire_type: int, out: list[int]) -> int:
     """A repeated varint field's element, or its packed elements (within ``end``), appended to ``out``; where it
     ends."""
@@ -316,10 +325,7 @@ def _varints(b: memoryview, i: int, end: int, wire_type: int, out: list[int]) ->
         return i
     if wire_type != _LEN:
         raise ValueError(f"wire type {wire_type}: not that of a repeated integer field")
-    size, i = _read_varint(b, i)
-    stop = i + size
-    if stop > end:
-        raise ValueError(f"a packed field of {size} bytes past the end of its message")
+    i, stop = _delimited(b, i, end, "a packed field", "its message")
     while i < stop:
         n, i = _read_varint(b, i)
         out.append(n)
@@ -336,19 +342,14 @@ def _completions(b: memoryview) -> Completions | None:
         field, wire_type = tag >> 3, tag & 7
         if field != 2 or wire_type != _LEN:
             return None
-        n, i = _read_varint(b, i)
-        stop = i + n
-        if stop > end:
-            raise ValueError(f"Completions of {n} bytes past the end of the response")
+        i, stop = _delimited(b, i, end, "Completions", "the response")
         while i < stop:
             tag, i = _read_varint(b, i)
             field = tag >> 3
             if field == 1 and tag & 7 == _LEN:
-                size, i = _read_varint(b, i)
-                if i + size > stop:
-                    raise ValueError(f"an EventCompletion of {size} bytes past the end of its Completions")
-                out.completions.append(_completion(b, i, i + size))
-                i += size
+                i, completion_end = _delimited(b, i, stop, "an EventCompletion", "its Completions")
+                out.completions.append(_completion(b, i, completion_end))
+                i = completion_end
             elif field == 2 or field == 3:
                 i = _varints(b, i, stop, tag & 7, out.succeeded if field == 2 else out.succeeded_device_nanos)
             else:

@@ -154,17 +154,22 @@ class SessionStreamTest {
         assertTrue(responses.isEmpty(), responses::toString);
     }
 
-    @Test
-    void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
-        attach();
+    /** Events 1-4 on three new 4-float buffers: upload a, upload b, c = vadd(a, b), download c (11, 22, 33, 44). */
+    private Command[] uploadLaunchDownload() {
         BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
         BufferInfo b = f.buffers.createBuffer(f32(session, 4)).getBuffer();
         BufferInfo c = f.buffers.createBuffer(f32(session, 4)).getBuffer();
-        send(1,
-                Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
-                Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
-                launch(3, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)),
-                Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build());
+        return new Command[] {
+            Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
+            Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
+            launch(3, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)),
+            Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build()};
+    }
+
+    @Test
+    void uploadLaunchDownloadInOneBatchAreOrderedByHazards() throws Exception {
+        attach();
+        send(1, uploadLaunchDownload());
         List<EventCompletion> done = completions(4);
         EventCompletion down = done.stream().filter(e -> e.getEvent() == 4).findFirst().orElseThrow();
         assertEquals(EventState.EVENT_STATE_SUCCEEDED, down.getState(), down.toString());
@@ -177,16 +182,10 @@ class SessionStreamTest {
         requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)
                 .setPackedSuccesses(true)).build());
         assertEquals(session, next().getAttached().getSession());
-        BufferInfo a = f.buffers.createBuffer(f32(session, 4)).getBuffer();
-        BufferInfo b = f.buffers.createBuffer(f32(session, 4)).getBuffer();
-        BufferInfo c = f.buffers.createBuffer(f32(session, 4)).getBuffer();
-        send(1,
-                Command.newBuilder().setEvent(1).setUpload(Upload.newBuilder().setBuffer(a.getBuffer()).setData(floats(1, 2, 3, 4))).build(),
-                Command.newBuilder().setEvent(2).setUpload(Upload.newBuilder().setBuffer(b.getBuffer()).setData(floats(10, 20, 30, 40))).build(),
-                launch(3, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)),
-                Command.newBuilder().setEvent(4).setDownload(Download.newBuilder().setBuffer(c.getBuffer())).build(),
-                launch(5, vadd, 4, buf(a.getBuffer()), buf(b.getBuffer()), buf(c.getBuffer()), i32(4)).toBuilder()
-                        .setDeadline(com.google.protobuf.Timestamp.newBuilder().setSeconds(1)).build()); // long passed
+        Command[] program = uploadLaunchDownload();
+        send(1, program[0], program[1], program[2], program[3],
+                program[2].toBuilder().setEvent(5) // the launch again, with a deadline long passed
+                        .setDeadline(com.google.protobuf.Timestamp.newBuilder().setSeconds(1)).build());
         List<Long> succeeded = new ArrayList<>();
         List<Long> nanos = new ArrayList<>();
         List<EventCompletion> completions = new ArrayList<>();
