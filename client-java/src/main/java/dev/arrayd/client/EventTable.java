@@ -147,11 +147,8 @@ final class EventTable {
 
     /** A command that succeeded with no data (a packed success), after {@code deviceNanos} on its device. */
     void succeeded(long id, long deviceNanos) {
-        Pending p = pending.get(id);
-        if (p != null) {
-            complete(id, new EventResult(id, EventState.SUCCEEDED, 0, "", deviceNanos < 0 ? Long.MAX_VALUE : deviceNanos,
-                    null));
-        }
+        complete(id, new EventResult(id, EventState.SUCCEEDED, 0, "", deviceNanos < 0 ? Long.MAX_VALUE : deviceNanos,
+                null));
     }
 
     void complete(long id, EventResult result) {

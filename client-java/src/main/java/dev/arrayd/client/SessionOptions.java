@@ -14,7 +14,7 @@ import java.util.Objects;
  *                         leaves at once. Whole microseconds, at most 10 ms.
  * @param dependenciesOnlyOrder dependencies (explicit waits, buffer hazards) only order the session's commands: each
  *                         runs after them whether they succeeded or not, and fails only by itself; default false.
- *                         For a client that keeps the failure rules itself (an entry daemon forwarding commands)
+ *                         For a client that keeps the failure rules itself (an entry daemon forwarding commands).
  */
 public record SessionOptions(Duration lease, Duration completionLinger, boolean dependenciesOnlyOrder) {
 

@@ -232,11 +232,11 @@ final class Command extends Event implements EventListener, CommandCallback, Run
 
     /**
      * Adds a dependency on what this command uses (an explicit wait, what wrote the data it reads or keeps): one
-     * that passes failure on, unless its session's dependencies only order ({@link Session#dependenciesOnlyOrder()}).
+     * that passes failure on, unless its session's dependencies only order ({@link Session#setDependenciesOnlyOrder}).
      * Only before {@link #release()}, under the submit lock.
      */
     void dependOnInput(Event dep) {
-        if (session.dependenciesOnlyOrdered()) {
+        if (session.dependenciesOnlyOrder()) {
             dependOnOrder(dep);
         } else {
             dependOnData(dep);

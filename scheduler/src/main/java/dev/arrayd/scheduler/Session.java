@@ -35,7 +35,7 @@ public final class Session {
     // fair share: read by the device dispatchers whenever they charge this session
     private volatile String tenant = DEFAULT_TENANT;
     private volatile int weight = 1;
-    /** See {@link #dependenciesOnlyOrder()}. */
+    /** See {@link #setDependenciesOnlyOrder}. */
     private volatile boolean dependenciesOnlyOrder;
     private volatile Priority priority = Priority.NORMAL;
     /** Written under the lock (a submission either registered everything before the close, or sees it); volatile for readers. */
@@ -140,18 +140,18 @@ public final class Session {
     }
 
     /**
-     * From now on dependencies only order this session's commands: one runs after what it waits for and what wrote
-     * the data it uses, whether those succeeded or not, and fails only by itself (no sticky failure). For a client
-     * that keeps the failure rules itself: an entry daemon, whose buffers on this daemon are its slabs, each holding
-     * many of its own buffers, and whose waits here stand for its own streams' order. Set before the session's first
+     * Whether dependencies only order this session's commands: one runs after what it waits for and what wrote the
+     * data it uses, whether those succeeded or not, and fails only by itself (no sticky failure). For a client that
+     * keeps the failure rules itself: an entry daemon, whose buffers on this daemon are its slabs, each holding many
+     * of its own buffers, and whose waits here stand for its own streams' order. Set before the session's first
      * command.
      */
-    public void dependenciesOnlyOrder() {
-        dependenciesOnlyOrder = true;
+    public void setDependenciesOnlyOrder(boolean on) {
+        dependenciesOnlyOrder = on;
     }
 
-    /** See {@link #dependenciesOnlyOrder()}. */
-    boolean dependenciesOnlyOrdered() {
+    /** See {@link #setDependenciesOnlyOrder}. */
+    boolean dependenciesOnlyOrder() {
         return dependenciesOnlyOrder;
     }
 

@@ -560,7 +560,10 @@ final class Submission {
         return c;
     }
 
-    /** Its explicit waits and the earlier commands of its batch it waits on (both pass failure on), and stream order. */
+    /**
+     * Its explicit waits and the earlier commands of its batch it waits on (inputs: they pass failure on unless the
+     * session's dependencies only order), and stream order.
+     */
     private static void order(Command c, Session s, Prepared p, Replay replay, Command[] earlier, Stream st) {
         for (long w : replay.waits(p)) {
             c.dependOnInput(s.events.lookup(w));

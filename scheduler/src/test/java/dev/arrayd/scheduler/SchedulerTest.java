@@ -128,7 +128,7 @@ class SchedulerTest extends TwoDevicesSession {
     @Test
     void inASessionWhoseDependenciesOnlyOrderEachCommandFailsOnlyByItself() throws Exception {
         Session forwarded = sch.openSession("entry", 10_000);
-        forwarded.dependenciesOnlyOrder();
+        forwarded.setDependenciesOnlyOrder(true);
         Map<String, CompiledKernel> kf = f.compileAll(forwarded);
         Buffer out = sch.createBuffer(forwarded, DType.I64, new long[] {4}, "", "");
         Buffer other = sch.createBuffer(forwarded, DType.I64, new long[] {4}, "", "");

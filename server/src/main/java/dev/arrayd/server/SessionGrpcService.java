@@ -36,9 +36,7 @@ final class SessionGrpcService extends SessionServiceGrpc.SessionServiceImplBase
             long lease = asked == 0 ? leaseMillis : Math.clamp(asked, MIN_LEASE_MILLIS, MAX_LEASE_MILLIS);
             long receive = SessionLease.receiveBytes(req.getMaxReceiveMessageBytes(), "max_receive_message_bytes");
             Session s = sessions.open(req.getClientName(), lease, receive).session;
-            if (req.getDependenciesOnlyOrder()) {
-                s.dependenciesOnlyOrder(); // (before the token is known: no command of it yet)
-            }
+            s.setDependenciesOnlyOrder(req.getDependenciesOnlyOrder()); // (before the token is known: no command yet)
             return OpenSessionResponse.newBuilder().setSession(s.token()).setLease(ProtoTime.ofMillis(lease)).build();
         });
     }
