@@ -83,6 +83,35 @@ class ClusterTest {
                 });
     }
 
+    /**
+     * A loopback port free now and below the kernel's ephemeral range, so that nothing bound to port 0 meanwhile
+     * (another daemon's listener, the local end of a connection) takes it before a daemon listens there.
+     */
+    private static int portOutsideTheEphemeralRange() throws java.io.IOException {
+        int ephemeralLow = 32768; // Linux's default, where the range cannot be read
+        // (in one read: a sysctl file gives nothing to a read past its start, so Files.readString sees one byte)
+        try (var in = Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+            ephemeralLow = Integer.parseInt(in.readLine().trim().split("\\s+")[0]);
+        } catch (java.io.IOException | RuntimeException unreadable) {
+            // keep the default
+        }
+        int first = 10_000;
+        int span = ephemeralLow - first;
+        if (span <= 0) {
+            throw new IllegalStateException("ephemeral ports start at " + ephemeralLow + ": no port below them to use");
+        }
+        int start = java.util.concurrent.ThreadLocalRandom.current().nextInt(span);
+        for (int i = 0; i < span; i++) {
+            int port = first + (start + i) % span;
+            try (java.net.ServerSocket probe = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return probe.getLocalPort();
+            } catch (java.io.IOException taken) {
+                // the next one
+            }
+        }
+        throw new IllegalStateException("no free loopback port in " + first + ".." + (ephemeralLow - 1));
+    }
+
     private DaemonProcess peer(int port, String devices, String... more) throws Exception {
         Path tokens = dir.resolve("tokens");
         Files.writeString(tokens, TOKEN + " entry\n");
@@ -497,10 +526,7 @@ class ClusterTest {
     @Test
     @Timeout(180)
     void anEntryStartedBeforeItsOnlyPeerServesOnceThePeerComesUp() throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort(); // free now; the peer listens there later
-        }
+        int port = portOutsideTheEphemeralRange(); // free now; the peer listens there later
         try (DaemonProcess e = entry("late=127.0.0.1:" + port, true);
              ArraydClient c = ArraydClient.connect(e.target()); Session s = await(c.openSession("it-late"))) {
             ManagedChannel ch = ManagedChannelBuilder.forTarget(e.target()).usePlaintext().build();
