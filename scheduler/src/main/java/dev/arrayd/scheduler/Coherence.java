@@ -366,7 +366,8 @@ final class Coherence {
     /** An internal command (a transfer) on {@code stream}, in stream order; released by the caller later. */
     Command command(Stream stream, DeviceCommand op, long bytes) {
         Command c = new Command(0, session, stream, op, null, null,
-                fastPathAllowed && bytes <= fastPathMaxBytes, bytes, priority, CommandSpec.NO_DEADLINE);
+                fastPathAllowed && bytes <= fastPathMaxBytes ? Command.INLINE_SHORT : Command.INLINE_NEVER, bytes, priority,
+                CommandSpec.NO_DEADLINE);
         c.dependOnOrder(stream.tail);
         stream.tail = c;
         if (created == null) {

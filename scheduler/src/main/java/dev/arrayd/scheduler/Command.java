@@ -71,7 +71,8 @@ final class Command extends Event implements EventListener, CommandCallback, Run
     // cost and its history on the command's device. One reference instead of three (module, cost, history): the
     // command is allocated for every submission, and it is most of what a submission allocates. Null once settled.
     private CompiledKernel kernel;
-    private final boolean fastPath;
+    // when it may run inline, on the thread that makes it ready (INLINE_*)
+    private final byte inline;
     private final long items;
     // For the observer's wait time: when the command began to wait, or 0 while it has not — a command that
     // runs at once on the submitting thread waits for nothing, and is spared the clock reading (see waiting())
@@ -171,13 +172,15 @@ final class Command extends Event implements EventListener, CommandCallback, Run
      * @param result        what its event carries if it succeeds (a download's destination), or null
      * @param kernel        a launch's kernel, its module already retained for this command (released when it
      *                      ends); null for other commands
-     * @param fastPath      run on the thread that makes it ready (expected to be short)
+     * @param inline        when to run it on the thread that makes it ready: {@link #INLINE_SHORT} (expected to be
+     *                      short), {@link #INLINE_FROM_COMPLETION} (short enough for a thread completing a command),
+     *                      or {@link #INLINE_NEVER}
      * @param items         work-items of a launch, bytes of a transfer
      * @param priority      its class in the device queue
      * @param deadlineNanos on the scheduler's clock; {@link CommandSpec#NO_DEADLINE} for none
      */
     Command(long id, Session session, Stream stream, DeviceCommand op, Object result, CompiledKernel kernel,
-            boolean fastPath, long items, Priority priority, long deadlineNanos) {
+            byte inline, long items, Priority priority, long deadlineNanos) {
         super(id, result);
         this.priority = priority;
         this.deadlineNanos = deadlineNanos;
@@ -185,7 +188,7 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         this.stream = stream;
         this.op = op;
         this.kernel = kernel;
-        this.fastPath = fastPath;
+        this.inline = inline;
         this.items = items;
         // A plain write: the command reaches other threads only through locks and atomics (the session's table,
         // its dependencies' listeners, the device queue), each publishing it; a volatile one would cost a fence
@@ -361,7 +364,7 @@ final class Command extends Event implements EventListener, CommandCallback, Run
         }
         if (op == null) {
             // a marker (a streaming merge, a prefetch already satisfied): nothing for the device to do
-            requestEnd(null, 0);
+            requestEnd(null, 0, false);
             return;
         }
         queue().ready(this);
@@ -430,9 +433,29 @@ final class Command extends Event implements EventListener, CommandCallback, Run
                 + (queue().clock().getAsLong() - deadlineNanos) / 1_000 + " µs ago, before the command could run");
     }
 
-    /** Whether {@link #launch()} will try to run it inline, on the dispatching thread (its lane may still refuse). */
+    /** Never run inline: handed to its lane. */
+    static final byte INLINE_NEVER = 0;
+    /** Expected to take at most the fast-path bound: run inline on whichever thread makes it ready. */
+    static final byte INLINE_SHORT = 1;
+    /**
+     * Expected within the bound for a completing thread ({@link SchedulerConfig#completionFastPathNanos}): run
+     * inline there, one such launch per completion loop ({@link Trampoline#mayTakeLongLaunch}).
+     */
+    static final byte INLINE_FROM_COMPLETION = 2;
+
+    /**
+     * Whether {@link #launch()} will try to run it inline, on the dispatching thread (its lane may still refuse);
+     * the same answer on that thread until the launch, which follows the dispatch there.
+     */
     boolean runsInline() {
-        return fastPath && nativeWaits == null;
+        return nativeWaits == null
+                && (inline == INLINE_SHORT || inline == INLINE_FROM_COMPLETION && Trampoline.mayTakeLongLaunch());
+    }
+
+    /** A launch expected to take at least {@link SchedulerConfig#BESIDE_MIN_NANOS} (see {@link #launch()}). */
+    private boolean worthRunningBeside() {
+        CompiledKernel k = kernel;
+        return k != null && k.cost().estimateNanos(items) >= SchedulerConfig.BESIDE_MIN_NANOS;
     }
 
     /** Dispatched by the device queue (state RUNNING, a slot held, {@link #lane} chosen): run it. */
@@ -442,10 +465,17 @@ final class Command extends Event implements EventListener, CommandCallback, Run
             return;
         }
         if (runsInline()) {
+            if (inline == INLINE_FROM_COMPLETION) {
+                Trampoline.takeLongLaunch();
+            }
             // Short and ready: run it here. Its completion may make other short commands ready on
-            // this thread; the trampoline runs those after this one instead of nesting them.
-            Trampoline.run(this);
-            return;
+            // this thread; the trampoline runs those after this one instead of nesting them. A launch
+            // long enough to be worth a hand-off goes to its lane instead when another is queued here
+            // already: the two run side by side rather than one after the other.
+            if (Trampoline.runLaunch(this, worthRunningBeside())) {
+                return;
+            }
+            queue().notInline();
         }
         submitToLane();
     }
@@ -507,23 +537,30 @@ final class Command extends Event implements EventListener, CommandCallback, Run
             k.cost().record(deviceNanos, items);
             k.history(stream.device().index()).record(deviceNanos, items);
         }
-        requestEnd(null, deviceNanos);
+        requestEnd(null, deviceNanos, true);
     }
 
     @Override
     public void failed(ArraydException cause) {
-        requestEnd(cause, 0);
+        requestEnd(cause, 0, false);
     }
 
-    /** Ends the command through the trampoline; only the first request counts (end() runs once anyway). */
-    private void requestEnd(ArraydException cause, long deviceNanos) {
+    /**
+     * Ends the command through the trampoline; only the first request counts (end() runs once anyway).
+     * {@code deviceDone}: the device finished it (the caller is the thread completing the device's work).
+     */
+    private void requestEnd(ArraydException cause, long deviceNanos, boolean deviceDone) {
         if (endState != END_NONE || !END.compareAndSet(this, END_NONE, END_CLAIMED)) {
             return;
         }
         endCause = cause;
         this.deviceNanos = deviceNanos;
         END.setRelease(this, END_READY); // publishes the two fields above to run()'s volatile read (no fence needed)
-        Trampoline.run(this);
+        if (deviceDone) {
+            Trampoline.runCompletion(this);
+        } else {
+            Trampoline.run(this);
+        }
     }
 
     /**

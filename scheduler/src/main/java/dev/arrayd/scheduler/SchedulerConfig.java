@@ -12,7 +12,11 @@ package dev.arrayd.scheduler;
  * @param maxInlineBytes       largest Upload / Download carried inline in a command (default 16 MiB)
  * @param fastPathNanos        a ready command expected to take at most this long runs on the thread that
  *                             made it ready instead of being handed to the stream's worker (saving two
- *                             thread hand-offs); 0 turns the fast path off (default 20 µs)
+ *                             thread hand-offs); 0 turns the fast path off (default 20 µs). On a thread
+ *                             that is completing a command (a device's completion thread, a stream worker
+ *                             calling back), a ready launch expected to take up to
+ *                             {@link #COMPLETION_FAST_PATH_FACTOR} times as long runs there too (see
+ *                             {@link #completionFastPathNanos})
  * @param dispatchDepth        most commands each device has been handed and not finished (running, or queued
  *                             in its native streams); the rest wait in the device's fair queue, where weights
  *                             and priorities decide who goes next. Small, so that device time is what is
@@ -29,6 +33,16 @@ public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFrac
     }
 
     public static final long DEFAULT_FAST_PATH_NANOS = 20_000;
+
+    /** How much longer a launch may be and still run on a thread completing a command than on another. */
+    public static final int COMPLETION_FAST_PATH_FACTOR = 3;
+
+    /**
+     * A short launch made ready on a thread that has another short launch queued to run inline goes to its
+     * lane's worker, to run beside that one, when it is expected to take at least this long (shorter ones
+     * cost less run one after the other than a hand-off to another thread).
+     */
+    public static final long BESIDE_MIN_NANOS = 5_000;
 
     /** Data commands (fill, copy, upload, download) of at most this many bytes count as short. */
     public static final long FAST_PATH_MAX_BYTES = 64 << 10;
@@ -49,6 +63,17 @@ public record SchedulerConfig(boolean allowNativeSource, double memoryBudgetFrac
         if (slabBytes <= 0) {
             throw new IllegalArgumentException("slabBytes: " + slabBytes + " (expected: > 0)");
         }
+    }
+
+    /**
+     * The fast-path bound for a launch made ready by a command's completion, on the completing thread: a
+     * device's completion thread or a stream worker, not a transport thread (where requests wait behind
+     * whatever runs inline). The thread was busy with the device's work already, and the launch saves the
+     * hand-off to a worker and the completion's hand-off back; for a command of a few tens of µs those are
+     * about as long as the command itself.
+     */
+    public long completionFastPathNanos() {
+        return fastPathNanos * COMPLETION_FAST_PATH_FACTOR;
     }
 
     public static SchedulerConfig defaults() {

@@ -135,8 +135,14 @@ final class Submission {
         List<Event> events = new ArrayList<>(commands.length);
         for (Command c : commands) {
             events.add(c.event());
-            c.release();
         }
+        // trampolined: the batch's ready short launches are queued as they are released and run once all are,
+        // so that one of them runs here and the others of worth go to their lanes to run beside it
+        Trampoline.run(() -> {
+            for (Command c : commands) {
+                c.release();
+            }
+        });
         return events;
     }
 
@@ -547,7 +553,7 @@ final class Submission {
 
     private Command newCommand(Session s, Prepared p, Replay replay, long id, Stream st, DeviceCommand op, Object result) {
         Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-        Command c = new Command(id, s, st, op, result, p.kernel(), op != null && fastPath(p), p.size(), priority,
+        Command c = new Command(id, s, st, op, result, p.kernel(), op != null ? inlineWhen(p) : Command.INLINE_NEVER, p.size(), priority,
                 replay.deadlineNanos(p));
         if (p.kernel() != null && ctx.deviceCount() > 1) {
             DeviceRuntime d = st.device();
@@ -594,7 +600,7 @@ final class Submission {
             // the stream's merge buffer no longer holds what its launches expect: empty it, so that they fail
             buffers.dropMerge(st);
         }
-        Command c = new Command(id, s, st, null, null, null, false, 0,
+        Command c = new Command(id, s, st, null, null, null, Command.INLINE_NEVER, 0,
                 p.spec().priority() != null ? p.spec().priority() : s.priority(), CommandSpec.NO_DEADLINE);
         order(c, s, p, replay, earlier, st);
         c.cancel(refusal);
@@ -606,15 +612,18 @@ final class Submission {
         return r != null && r.valid();
     }
 
-    /** Whether a command is expected to be short enough for the fast path (see SchedulerConfig). */
-    private boolean fastPath(Prepared p) {
-        long bound = ctx.config().fastPathNanos();
+    /** When a command is expected to be short enough for the fast path (see SchedulerConfig): Command.INLINE_*. */
+    private byte inlineWhen(Prepared p) {
+        SchedulerConfig config = ctx.config();
+        long bound = config.fastPathNanos();
         if (bound == 0) {
-            return false;
+            return Command.INLINE_NEVER;
         }
         if (p.kernel() != null) {
-            return p.kernel().cost().estimateNanos(p.size()) <= bound;
+            double nanos = p.kernel().cost().estimateNanos(p.size());
+            return nanos <= bound ? Command.INLINE_SHORT
+                    : nanos <= config.completionFastPathNanos() ? Command.INLINE_FROM_COMPLETION : Command.INLINE_NEVER;
         }
-        return p.size() <= SchedulerConfig.FAST_PATH_MAX_BYTES;
+        return p.size() <= SchedulerConfig.FAST_PATH_MAX_BYTES ? Command.INLINE_SHORT : Command.INLINE_NEVER;
     }
 }

@@ -22,6 +22,8 @@ final class TestDevice {
     private final Object gate = new Object();
     private boolean held;
     private volatile boolean jitter = true;
+    // whether every inline run is accepted while the gate is open (else one in two, at random)
+    private volatile boolean everyInlineRun;
     // Controllable cost: when set, a command costs this many nanoseconds of device time (spun, and
     // reported as its device time), one command at a time across the whole device, like a saturated
     // single compute unit. Null: commands cost what they take, streams run in parallel.
@@ -58,6 +60,15 @@ final class TestDevice {
 
     void jitter(boolean on) {
         jitter = on;
+    }
+
+    /** Accepts every inline run while the gate is open (else it accepts one in two, at random). */
+    void acceptEveryInlineRun(boolean on) {
+        everyInlineRun = on;
+    }
+
+    boolean acceptsEveryInlineRun() {
+        return everyInlineRun;
     }
 
     /** Gives every command {@code nanos} of device time, one at a time (see {@link #cost}); null = real. */

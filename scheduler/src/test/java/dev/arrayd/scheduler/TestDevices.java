@@ -77,7 +77,8 @@ final class TestDevices implements NullBehaviour, AutoCloseable {
 
     @Override
     public boolean acceptsInline(NullDevice device, DeviceCommand command) {
-        return !of(device).isHeld() && ThreadLocalRandom.current().nextBoolean();
+        TestDevice d = of(device);
+        return !d.isHeld() && (d.acceptsEveryInlineRun() || ThreadLocalRandom.current().nextBoolean());
     }
 
     @Override
