@@ -54,6 +54,30 @@ class RandomGraphProperties {
     }
 
     /**
+     * The same with launches of a simulated device time in each of the ways a ready launch can run (see
+     * RunBesideTest): inline one after the other (2 µs), inline or beside the one queued inline (12 µs),
+     * inline only on a thread completing a command, one per completion (40 µs). Every inline run is accepted.
+     */
+    @Property(tries = 30)
+    void concurrentExecutionEqualsSequentialWhereverLaunchesRun(
+            @ForAll @Size(min = 1, max = 60) List<@net.jqwik.api.From("steps") Step> program,
+            @ForAll("launchCosts") long launchNanos) throws Exception {
+        try (SchedulerFixture f = new SchedulerFixture(2)) {
+            for (TestDevice d : f.devices) {
+                d.acceptEveryInlineRun(true);
+                d.cost(c -> c instanceof dev.arrayd.devices.api.DeviceCommand.Launch ? launchNanos : 0);
+            }
+            Session s = f.scheduler.openSession("property", 10_000);
+            runAndCheck(f, s, program);
+        }
+    }
+
+    @Provide
+    Arbitrary<Long> launchCosts() {
+        return Arbitraries.of(2_000L, 12_000L, 40_000L);
+    }
+
+    /**
      * Several sessions of different weights and priority classes run their own random programs at
      * once through small device queues (two commands handed to each device at a time, so most wait
      * and get reordered across sessions): each session's results are still those of its program run
