@@ -553,8 +553,8 @@ final class Submission {
 
     private Command newCommand(Session s, Prepared p, Replay replay, long id, Stream st, DeviceCommand op, Object result) {
         Priority priority = p.spec().priority() != null ? p.spec().priority() : s.priority();
-        Command c = new Command(id, s, st, op, result, p.kernel(), op != null ? inlineWhen(p) : Command.INLINE_NEVER, p.size(), priority,
-                replay.deadlineNanos(p));
+        byte inline = op != null ? inlineWhen(p) : Command.INLINE_NEVER;
+        Command c = new Command(id, s, st, op, result, p.kernel(), inline, p.size(), priority, replay.deadlineNanos(p));
         if (p.kernel() != null && ctx.deviceCount() > 1) {
             DeviceRuntime d = st.device();
             double est = placement.estimateNanos(p.kernel(), d, p.size());
