@@ -452,8 +452,13 @@ final class Command extends Event implements EventListener, CommandCallback, Run
                 && (inline == INLINE_SHORT || inline == INLINE_FROM_COMPLETION && Trampoline.mayTakeLongLaunch());
     }
 
+    /** Whether it runs inline only as a completion loop's one launch past the plain fast-path bound. */
+    boolean longInline() {
+        return inline == INLINE_FROM_COMPLETION;
+    }
+
     /** A launch expected to take at least {@link SchedulerConfig#BESIDE_MIN_NANOS} (see {@link #launch()}). */
-    private boolean worthRunningBeside() {
+    boolean worthRunningBeside() {
         CompiledKernel k = kernel;
         return k != null && k.cost().estimateNanos(items) >= SchedulerConfig.BESIDE_MIN_NANOS;
     }
@@ -465,14 +470,11 @@ final class Command extends Event implements EventListener, CommandCallback, Run
             return;
         }
         if (runsInline()) {
-            if (inline == INLINE_FROM_COMPLETION) {
-                Trampoline.takeLongLaunch();
-            }
             // Short and ready: run it here. Its completion may make other short commands ready on
             // this thread; the trampoline runs those after this one instead of nesting them. A launch
             // long enough to be worth a hand-off goes to its lane instead when another is queued here
             // already: the two run side by side rather than one after the other.
-            if (Trampoline.runLaunch(this, worthRunningBeside())) {
+            if (Trampoline.runLaunch(this)) {
                 return;
             }
             queue().notInline();

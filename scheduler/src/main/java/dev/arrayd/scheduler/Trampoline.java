@@ -55,8 +55,8 @@ final class Trampoline {
 
     /**
      * Whether this thread runs a loop that began with a command's completion (see {@link #runCompletion}) and
-     * has not taken its launch past the plain fast-path bound yet ({@link #takeLongLaunch}): one per loop, so
-     * that a chain of such launches, each made ready by the one before, does not keep the thread from the
+     * has not taken its launch past the plain fast-path bound yet ({@link #runLaunch} takes it): one per loop,
+     * so that a chain of such launches, each made ready by the one before, does not keep the thread from the
      * completions waiting for it (a device's completion thread serves all its streams).
      */
     static boolean mayTakeLongLaunch() {
@@ -64,28 +64,28 @@ final class Trampoline {
         return st.running && st.completing && !st.longLaunchTaken;
     }
 
-    /** This loop runs its launch past the plain fast-path bound (see {@link #mayTakeLongLaunch}). */
-    static void takeLongLaunch() {
-        STATE.get().longLaunchTaken = true;
-    }
-
     /**
-     * An inline launch, trampolined as {@link #run}: unless {@code mayRunBeside} and this thread already
-     * has a launch queued that has not begun. Then nothing is queued and this returns false: the caller
-     * hands the launch to its lane's worker, where it runs beside the queued one instead of after it (two
-     * commands made ready by one completion, e.g. the next step of two columns, then use two cores).
+     * An inline launch, trampolined as {@link #run}: unless this thread already has a launch queued that has
+     * not begun and this one is worth a hand-off ({@link Command#worthRunningBeside}). Then nothing is queued
+     * and this returns false: the caller hands the launch to its lane's worker, where it runs beside the
+     * queued one instead of after it (two commands made ready by one completion, e.g. the next step of two
+     * columns, then use two cores). A launch past the plain fast-path bound that is queued takes its loop's
+     * one such launch ({@link #mayTakeLongLaunch}).
      */
-    static boolean runLaunch(Runnable launch, boolean mayRunBeside) {
+    static boolean runLaunch(Command launch) {
         State st = STATE.get();
-        if (st.running) {
-            if (mayRunBeside && st.queuedLaunch != null) {
-                return false;
-            }
-            st.queue.add(launch);
-            st.queuedLaunch = launch;
+        if (!st.running) {
+            drain(st, launch);
             return true;
         }
-        drain(st, launch);
+        if (st.queuedLaunch != null && launch.worthRunningBeside()) {
+            return false;
+        }
+        if (launch.longInline()) {
+            st.longLaunchTaken = true;
+        }
+        st.queue.add(launch);
+        st.queuedLaunch = launch;
         return true;
     }
 
