@@ -32,6 +32,19 @@ class RunBesideTest {
         }
     }
 
+    /** Submits {@code batch}, with the device's gate held meanwhile when {@code hold}. */
+    private static List<Event> submitHeld(Scheduler sch, Session s, TestDevice dev, boolean hold, List<CommandSpec> batch) {
+        if (!hold) {
+            return sch.submit(s, batch, null);
+        }
+        dev.hold();
+        try {
+            return sch.submit(s, batch, null);
+        } finally {
+            dev.open();
+        }
+    }
+
     /** Launches of {@code costNanos} each: the inline runs of a batch of two ready ones on two streams, of a
      * launch whose completion makes two more ready, and of a chain of three on one stream. */
     private static int[] inlineRuns(long costNanos) throws Exception {
@@ -55,14 +68,18 @@ class RunBesideTest {
             await(sch.submit(s, List.of(set(set, 3, null, s1, a), set(set, 4, null, s2, b)), null));
             int batch = dev.inlineRuns() - before;
 
+            // A launch past the plain bound goes to a worker when the submission makes it ready: the gate keeps it
+            // from finishing before the submission has released its dependents too (they would then be made ready
+            // by the submission, not by its completion). A short one runs inline after the batch's releases.
+            boolean toWorker = costNanos > SchedulerConfig.DEFAULT_FAST_PATH_NANOS;
             before = dev.inlineRuns();
-            await(sch.submit(s, List.of(set(set, 5, null, s1, a), set(set, 6, new long[] {5}, s1, a),
-                    set(set, 7, new long[] {5}, s2, b)), null));
+            await(submitHeld(sch, s, dev, toWorker, List.of(set(set, 5, null, s1, a), set(set, 6, new long[] {5}, s1, a),
+                    set(set, 7, new long[] {5}, s2, b))));
             int released = dev.inlineRuns() - before;
 
             before = dev.inlineRuns();
-            await(sch.submit(s, List.of(set(set, 8, null, s1, a), set(set, 9, new long[] {8}, s1, a),
-                    set(set, 10, new long[] {9}, s1, b)), null));
+            await(submitHeld(sch, s, dev, toWorker, List.of(set(set, 8, null, s1, a), set(set, 9, new long[] {8}, s1, a),
+                    set(set, 10, new long[] {9}, s1, b))));
             int chain = dev.inlineRuns() - before;
             assertArrayEquals(SET_7, f.readI64(s, a, 0, 11));
             assertArrayEquals(SET_7, f.readI64(s, b, 0, 12));
