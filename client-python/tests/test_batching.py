@@ -1,10 +1,11 @@
 """How the session stream's request generator groups queued commands into batches (no daemon needed: a fake channel
 hands the generator to the test, which pulls batches from it as gRPC would)."""
+import sys
 import threading
 
 import pytest
 
-from arrayd import ArraydError, _stream
+from arrayd import ArraydError, _stream, _wire
 from arrayd._stream import Event, SessionStream
 from arrayd.v1 import execution_pb2
 
@@ -63,7 +64,7 @@ def stream(monkeypatch):
 
 def _submit(s: SessionStream, first: int, count: int) -> list[Event]:
     events = [Event(i) for i in range(first, first + count)]
-    s.submit([execution_pb2.Command(event=e.id).SerializeToString() for e in events], events)
+    s.submit([_wire.framed(execution_pb2.Command(event=e.id).SerializeToString()) for e in events], events)
     return events
 
 
@@ -133,7 +134,7 @@ def test_watching_an_unsent_event_sends_its_batch_at_once(stream, watch):
 
 def _submit_one(s: SessionStream, event_id: int) -> Event:
     event = Event(event_id)
-    s.submit_one(execution_pb2.Command(event=event_id).SerializeToString(), event)
+    s.submit_one(_wire.framed(execution_pb2.Command(event=event_id).SerializeToString()), event)
     return event
 
 
@@ -169,3 +170,80 @@ def test_a_command_queued_alone_after_the_stream_ended_fails_at_once(stream):
         event.wait(10)
     assert raised.value.code.name == "UNAVAILABLE"
     assert 2 not in s._pending
+
+
+def test_callbacks_and_timed_waits_racing_the_reader_see_every_completion_once(stream):
+    """The reader writes a success without the lock (see Event._finish): a callback added or a timed wait begun
+    while it does is run once, and woken, whichever comes first. Thread switches are forced often here, so the
+    registrations land between the reader's steps."""
+    s, _ = stream
+    n, per_message = 4000, 40
+    events = [Event(i) for i in range(1, n + 1)]
+    s._register(events)
+    for e in events:
+        e._batch = 1
+    calls = [0] * (n + 1)
+    stuck = []
+
+    def add_callbacks():
+        for e in events:
+            e.add_done_callback(lambda ev: calls.__setitem__(ev.id, calls[ev.id] + 1))
+
+    def wait_with_timeouts():
+        for e in events[::3]:
+            try:
+                e.wait(timeout=30)
+            except TimeoutError:
+                stuck.append(e.id)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=add_callbacks), threading.Thread(target=wait_with_timeouts)]
+        for t in threads:
+            t.start()
+        for first in range(1, n + 1, per_message):
+            ids = list(range(first, first + per_message))
+            s._complete(execution_pb2.Completions(succeeded=ids, succeeded_device_nanos=[1000] * per_message))
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not any(t.is_alive() for t in threads)
+    assert stuck == []
+    assert calls[1:] == [1] * n, f"callbacks run other than once: {[i for i in range(1, n + 1) if calls[i] != 1][:10]}"
+    assert all(e._state == Event._SUCCEEDED and e.device_time == 1e-6 for e in events)
+    assert s._pending == {} and s._batches == {} and s._watched == 0
+
+
+class _CompletedOnRead:
+    """A pending state that, read the ``nth`` time, has the reader complete its event right then: what happens when a
+    thread switch falls between a registration's reading the state and its putting a waiter or callback in place."""
+
+    def __init__(self, s: SessionStream, event: Event, nth: int):
+        self._s, self._event, self._reads, self._nth = s, event, 0, nth
+
+    def __eq__(self, other):
+        self._reads += 1
+        if self._reads == self._nth:
+            self._s._complete(execution_pb2.Completions(succeeded=[self._event.id], succeeded_device_nanos=[5]))
+        return other == Event._PENDING
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("registration", ["callback", "timed wait"])
+def test_a_registration_that_read_the_state_just_before_the_reader_wrote_it_still_sees_the_completion(
+        stream, registration):
+    s, _ = stream
+    (event,) = _submit(s, 1, 1)
+    event._batch = 1
+    # the read under the lock: add_done_callback's first, a timed wait's second (after its check that it is pending)
+    event._state = _CompletedOnRead(s, event, 1 if registration == "callback" else 2)
+    if registration == "callback":
+        seen = []
+        event.add_done_callback(seen.append)
+        assert seen == [event], "the callback was lost"
+    else:
+        event.wait(timeout=2)  # (raised TimeoutError when it waited for a waiter the reader did not see)
+    assert event._state == Event._SUCCEEDED and event.device_time == 5e-9

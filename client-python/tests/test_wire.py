@@ -21,6 +21,24 @@ def test_varint_matches_protobuf(n):
         assert _wire.key(1, 0) + _wire.varint(n) == execution_pb2.Command(event=n).SerializeToString()
 
 
+@pytest.mark.parametrize("event", EDGES[1:])
+def test_framed_commands_and_their_batch_parse_as_the_generated_classes_build_them(event):
+    rng = random.Random(event)
+    commands, framed = [], []
+    for size in (0, 1, 100, 123, 124, 125, 200, 20000):  # the command's own bytes, around the short-command case
+        c = execution_pb2.Command(stream=rng.randrange(1, 2 ** 40), launch=execution_pb2.Launch(
+            kernel=7, device="x" * max(0, size - 14)))
+        body = c.SerializeToString()
+        c.event = event
+        commands.append(c)
+        framed.append(_wire.framed_with_event(event, body))
+        assert execution_pb2.CommandBatch.FromString(framed[-1]).commands[0] == c
+        framed.append(_wire.framed(c.SerializeToString()))
+        commands.append(c)
+    batch = execution_pb2.ExecuteRequest.FromString(_wire.batch_request(event, framed)).batch
+    assert batch.batch_id == event and list(batch.commands) == commands
+
+
 class _FakeSession:
     """What Session.launch needs of a session, without a daemon: it keeps the commands it is given."""
 
@@ -39,7 +57,7 @@ def _launch(session, kernel, *args, **options):
     Session.launch(session, kernel, *args, **options)
     c = session.sent.pop()
     assert isinstance(c, _Encoded)
-    return execution_pb2.Command.FromString(_wire.with_event(77, c.body))
+    return execution_pb2.CommandBatch.FromString(_wire.framed_with_event(77, c.body)).commands[0]
 
 
 def test_a_launch_encodes_as_the_message_classes_would_build_it():

@@ -5,9 +5,11 @@ import collections
 import functools
 import itertools
 import logging
+import sys
 import threading
 import time
 import weakref
+from operator import is_
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -21,6 +23,9 @@ from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb
 
 #: Bytes of one inline upload command (the daemon's limit for data inside a batch).
 UPLOAD_CHUNK = 1 << 20
+#: The first event id of graph replays: their blocks of consecutive ids come from here up, the other commands' ids
+#: from 1 up (the daemon takes ids below 2^62), so drawing an id needs no lock against a replay taking a block.
+REPLAY_IDS_FROM = 1 << 61
 #: Bytes of an upload's batch messages outstanding at most: past them, :meth:`Session.upload` waits for the oldest.
 UPLOAD_WINDOW_BYTES = 32 << 20
 #: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
@@ -66,6 +71,22 @@ def _priority(priority: str | None) -> int:
         raise ValueError(f"priority: {priority!r} (expected: low, normal or high)") from None
 
 
+#: Whether this interpreter runs with the GIL (a free-threaded build may run without it).
+_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+class _LockedCount:
+    """An ``itertools.count`` whose ``next`` takes a lock: event ids where threads may draw them at once."""
+
+    def __init__(self, start: int):
+        self._count = itertools.count(start)
+        self._lock = threading.Lock()
+
+    def __next__(self) -> int:
+        with self._lock:
+            return next(self._count)
+
+
 def _deadline(deadline: float | None) -> timestamp_pb2.Timestamp | None:
     """A deadline in seconds from now as the wire's absolute Timestamp."""
     if deadline is None:
@@ -92,8 +113,9 @@ class Session:
         r = client._unary("SessionService", "OpenSession", req, sessions_pb2.OpenSessionResponse)
         self.id: str = r.session
         self.lease = r.lease.seconds + r.lease.nanos / 1e9
-        self._ids = itertools.count(1)
-        self._ids_lock = threading.Lock()
+        self._ids = itertools.count(1) if _GIL else _LockedCount(1)  # (see _next_id)
+        self._replay_ids = REPLAY_IDS_FROM
+        self._replay_ids_lock = threading.Lock()
         self._stream = SessionStream(client._channel, client._metadata, self.id, round(completion_linger * 1e6))
         self._closed = threading.Event()
         self._keepalive = threading.Thread(target=self._keep_alive, name=f"arrayd-keepalive-{self.id[:8]}", daemon=True)
@@ -158,13 +180,15 @@ class Session:
 
     # -- commands
     def _next_id(self) -> int:
-        with self._ids_lock:
-            return next(self._ids)
+        # next() of an itertools.count is one call into C, which no other thread interrupts under the GIL; without
+        # the GIL, _ids is a counter with a lock
+        return next(self._ids)
 
     def _ids_for(self, n: int) -> int:
-        with self._ids_lock:
-            first = next(self._ids)
-            self._ids = itertools.count(first + n)
+        """The first of ``n`` consecutive event ids for a graph replay."""
+        with self._replay_ids_lock:
+            first = self._replay_ids
+            self._replay_ids += n
             return first
 
     def _command(self, *, wait_for: Iterable[Event] = (), stream: Stream | None = None,
@@ -195,11 +219,11 @@ class Session:
             if isinstance(c, _Encoded):
                 event = self._next_id()
                 events.append(Event(event))
-                wire.append(_wire.with_event(event, c.body))
+                wire.append(_wire.framed_with_event(event, c.body))
             else:
                 c.event = self._next_id()
                 events.append(Event(c.event))
-                wire.append(c.SerializeToString())
+                wire.append(_wire.framed(c.SerializeToString()))
         if into is not None:
             for e, dest in zip(events, into):
                 e._into = dest
@@ -474,17 +498,14 @@ class Session:
 
     def _launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None, device: str,
                 wait_for: Iterable[Event], stream: Stream | None, deadline: float | None, priority: str | None) -> Event:
-        """:meth:`launch` with its arguments as they are (a kernel's call comes here directly: the hot path)."""
+        """:meth:`launch` with its arguments as they are (a kernel's call comes here directly unless it repeats its last
+        launch, see :meth:`Kernel.__call__`)."""
         memo = kernel._last  # the last launch's encoding: reused when the same objects are launched the same way
         body = None
         if memo is not None and memo[2] is global_size and local_size is None and memo[1] == device:
             last_args = memo[0]
-            if len(last_args) == len(args):
+            if len(last_args) == len(args) and all(map(is_, last_args, args)):
                 body = memo[3]
-                for a, b in zip(last_args, args):
-                    if a is not b:
-                        body = None
-                        break
         if body is None:
             body = self._encode_launch(kernel, global_size, args, local_size, device)
         if wait_for or stream is not None or deadline is not None or priority is not None:
@@ -497,10 +518,9 @@ class Session:
         """An encoded launch (without its event) onto the session stream, or into the graph being recorded."""
         if self._recording is not None:
             return self._submit([_Encoded(body)])[0]
-        with self._ids_lock:
-            event_id = next(self._ids)
+        event_id = next(self._ids)
         event = Event(event_id)
-        self._stream.submit_one(_wire.with_event(event_id, body), event)
+        self._stream.submit_one(_wire.framed_with_event(event_id, body), event)
         return event
 
     def _encode_launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None,

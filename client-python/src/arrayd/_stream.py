@@ -73,7 +73,9 @@ class Event:
                     if self._state == Event._PENDING and self._waiter is None:
                         self._waiter = threading.Event()
                     waiter = self._waiter
-                if waiter is not None:
+                # read again after the waiter is in place: a reader completing it without the lock (the success
+                # path, SessionStream._complete) sets the state first and looks for a waiter after
+                if waiter is not None and self._state == Event._PENDING:
                     if stream is not None:
                         stream._watch(self)
                     if not waiter.wait(timeout):
@@ -114,6 +116,8 @@ class Event:
             stream = self._stream
         if not pending:
             fn(self)
+        elif self._state != Event._PENDING:
+            self._run_callbacks()  # completed meanwhile by a reader that may not have seen fn (see wait)
         elif stream is not None:
             stream._watch(self)
 
@@ -128,6 +132,9 @@ class Event:
         return f"Event({self.id}, {state})"
 
     # -- completion, by the stream's reader
+    # The state is written before the waiter and the callbacks are read, and they are put in place before the state
+    # is read again (wait, add_done_callback): so one side sees the other, also where the success path writes the
+    # state without the lock. The callbacks are taken under the lock by whichever side runs them: each runs once.
     def _finish(self, state: int, value: Any) -> None:
         with Event._lock:
             if self._state != Event._PENDING:
@@ -135,9 +142,20 @@ class Event:
             self._value = value
             self._state = state
             self._stream = None
-            waiter, callbacks = self._waiter, self._callbacks
+        if self._waiter is not None or self._callbacks is not None:
+            self._wake()
+
+    def _wake(self) -> None:
+        """(Once complete.) Wakes a thread waiting with a timeout and runs the callbacks."""
+        waiter = self._waiter
         if waiter is not None:
             waiter.set()
+        if self._callbacks is not None:
+            self._run_callbacks()
+
+    def _run_callbacks(self) -> None:
+        with Event._lock:
+            callbacks, self._callbacks = self._callbacks, None
         for fn in callbacks or ():
             try:
                 fn(self)
@@ -211,12 +229,13 @@ class SessionStream:
         self._responses = iter(self._call)
 
     def submit(self, commands: list[bytes], events: list[Event]) -> None:
-        """Queues serialized ``Command`` s (their event ids set) and their events."""
+        """Queues serialized ``Command`` s (their event ids set), framed as batch fields (``_wire.framed``), and their
+        events."""
         if self._register(events):
             self._queue.put((commands, events))
 
     def submit_one(self, command: bytes, event: Event) -> None:
-        """Queues one serialized ``Command`` (its event id set) and its event: a launch's path, without the lock
+        """Queues one serialized ``Command`` (its event id set, framed) and its event: a launch's path, without the lock
         :meth:`submit` takes. The event is tracked first and the stream's state read after, so that a stream ending
         meanwhile either finds it tracked (and fails it) or is seen ended here (see :meth:`_end`)."""
         event._stream = self
@@ -397,41 +416,48 @@ class SessionStream:
             # settles into lock-step (each completion read lets one launch out, each launch goes alone, and its
             # completion comes back alone), a message each way per command
             coalesce_until = None
-            while len(carry) < MAX_BATCH and not closing and held is None:
+            get_nowait, add = self._queue.get_nowait, carry.append
+            count = len(carry)
+            while count < MAX_BATCH and not closing and held is None:
                 try:
-                    if not self._queue.empty():
-                        nxt = self._queue.get_nowait()
-                    elif ((in_flight := len(self._pending) - len(carry)) < COALESCE_IN_FLIGHT
-                          or len(carry) >= in_flight // 4):
-                        break
-                    else:
-                        if coalesce_until is None:
-                            coalesce_until = time.monotonic() + COALESCE_SECONDS
-                        left = coalesce_until - time.monotonic()
-                        if left <= 0:
-                            break
-                        nxt = self._queue.get(timeout=left)
+                    nxt = get_nowait()
                 except queue.Empty:
-                    break
+                    if (in_flight := len(self._pending) - count) < COALESCE_IN_FLIGHT or count >= in_flight // 4:
+                        break
+                    if coalesce_until is None:
+                        coalesce_until = time.monotonic() + COALESCE_SECONDS
+                    left = coalesce_until - time.monotonic()
+                    if left <= 0:
+                        break
+                    try:
+                        nxt = self._queue.get(timeout=left)
+                    except queue.Empty:
+                        break
                 if nxt is None:
                     closing = True
+                elif nxt[0].__class__ is bytes:  # one command: the usual case
+                    add(nxt)
+                    count += 1
                 elif nxt is _FLUSH:
                     break
-                elif nxt[0].__class__ is bytes:
-                    carry.append(nxt)
                 elif nxt[0] in ("replay", "batch", "barrier"):
                     held = nxt
                 else:
                     carry.extend(zip(nxt[0], nxt[1]))
-            commands, events, size = [], [], 0
-            add_command, add_event, take = commands.append, events.append, carry.popleft
-            for _ in range(min(len(carry), MAX_BATCH)):
-                c = carry[0][0]
-                size += len(c)
-                if size > MAX_BATCH_BYTES and commands:
-                    break
-                add_command(c)
-                add_event(take()[1])
+                    count = len(carry)
+            if count <= MAX_BATCH and sum(map(len, commands := [c for c, _ in carry])) <= MAX_BATCH_BYTES:
+                events = [e for _, e in carry]  # all of them fit: the usual case
+                carry.clear()
+            else:
+                commands, events, size = [], [], 0
+                add_command, add_event, take = commands.append, events.append, carry.popleft
+                for _ in range(min(len(carry), MAX_BATCH)):
+                    c = carry[0][0]
+                    size += len(c)
+                    if size > MAX_BATCH_BYTES and commands:
+                        break
+                    add_command(c)
+                    add_event(take()[1])
             yield _wire.batch_request(self._track(events), commands)
 
     def _track(self, events: list[Event]) -> int:
@@ -496,25 +522,41 @@ class SessionStream:
             event = pending.get(c.event)  # (a dict read is atomic; entries are only added and removed under the lock)
             if event is not None and event._complete(c):
                 done.append(event)
-        # commands that succeeded with no data (Attach.packed_successes): the common case, kept short
-        succeeded = Event._SUCCEEDED
+        # commands that succeeded with no data (Attach.packed_successes): the common case, kept short. Only the
+        # reader completes events, so the success is written without the lock (see Event._finish)
+        succeeded, waiting = Event._SUCCEEDED, Event._PENDING
+        get, add = pending.get, done.append
         for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
-            event = pending.get(event_id)
-            if event is not None:
+            event = get(event_id)
+            if event is not None and event._state == waiting:
                 event.device_time = nanos / 1e9
-                event._finish(succeeded, None)
-                done.append(event)
+                event._state = succeeded
+                event._stream = None
+                if event._waiter is not None or event._callbacks is not None:
+                    event._wake()
+                add(event)
         if not done:
             return
         with self._lock:  # once per message: forgotten after they completed, as a thread that sees one done expects
-            batches = self._batches
+            pop = pending.pop
+            batch_id, count = 0, 0  # a run of events of one batch (the usual case) is counted off its batch at once
             for event in done:
-                self._forget(event)
-                batch = batches.get(event._batch)
-                if batch is not None:
-                    batch[1] -= 1
-                    if batch[1] == 0:
-                        del batches[event._batch]
+                if pop(event.id, None) is event and event._watched:
+                    self._watched -= 1
+                if event._batch != batch_id:
+                    if count:
+                        self._count_off(batch_id, count)
+                    batch_id, count = event._batch, 0
+                count += 1
+            self._count_off(batch_id, count)
+
+    def _count_off(self, batch_id: int, count: int) -> None:
+        """(Under the lock.) ``count`` events of batch ``batch_id`` completed; its entry goes with its last."""
+        batch = self._batches.get(batch_id)
+        if batch is not None:
+            batch[1] -= count
+            if batch[1] <= 0:
+                del self._batches[batch_id]
 
     def _forget(self, event: Event) -> None:
         """(Under the lock.) Stops tracking a completed event."""

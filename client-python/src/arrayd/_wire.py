@@ -49,12 +49,15 @@ _UPLOAD_DATA = key(3, _LEN)
 
 
 def batch_request(batch_id: int, commands: list[bytes]) -> bytes:
-    """The bytes of ``ExecuteRequest{batch: CommandBatch{batch_id, commands}}`` from serialized commands."""
-    parts = [_BATCH_ID, varint(batch_id)]
-    for c in commands:
-        parts += (_COMMAND, varint(len(c)), c)
-    body_len = sum(map(len, parts))
-    return b"".join([_BATCH, varint(body_len), *parts])
+    """The bytes of ``ExecuteRequest{batch: CommandBatch{batch_id, commands}}`` from commands already framed as
+    ``CommandBatch.commands`` fields (:func:`framed`, :func:`framed_with_event`)."""
+    head = _BATCH_ID + varint(batch_id)
+    return b"".join([_BATCH, varint(len(head) + sum(map(len, commands))), head, *commands])
+
+
+def framed(command: bytes) -> bytes:
+    """A serialized ``Command`` as a ``CommandBatch.commands`` field: its key and length, then its bytes."""
+    return _COMMAND + varint(len(command)) + command
 
 
 def upload_parts(head: bytes, buffer: int, offset: int, data: memoryview) -> tuple[list, int]:
@@ -149,9 +152,17 @@ def command_head(wait_events, stream: int, priority: int, deadline: bytes | None
     return b"".join(parts)
 
 
-def with_event(event: int, command: bytes) -> bytes:
-    """A serialized ``Command`` with its ``event`` set (``command`` has none: fields may come in any order)."""
-    return _EVENT + varint(event) + command
+_CONTINUED = [bytes((i | 0x80,)) for i in range(128)]
+
+
+def framed_with_event(event: int, command: bytes) -> bytes:
+    """``framed`` of a serialized ``Command`` with its ``event`` set (``command`` has none: fields may come in any
+    order): a launch's path, so the usual case (an event id of three varint bytes, a short command) is spelled out."""
+    if 0x4000 <= event < 0x200000 and len(command) < 0x7C:
+        return b"".join((_COMMAND, _SMALL[len(command) + 4], _EVENT, _CONTINUED[event & 0x7F],
+                         _CONTINUED[event >> 7 & 0x7F], _SMALL[event >> 14], command))
+    command = _EVENT + varint(event) + command
+    return _COMMAND + varint(len(command)) + command
 
 
 def identity(b: bytes) -> bytes:
