@@ -2,7 +2,8 @@
 runs it in rounds beside the Java client and writes the table and plot):
 
 - launch: an empty kernel's round trip (launch, wait) through the client vs a raw grpcio echo on the same channel;
-- throughput: empty launches pipelined with at most ``--window`` unanswered;
+- throughput: empty launches pipelined with at most ``--window`` unanswered (``--part launches`` measures these two,
+  ``--part transfers`` the rest: the Java side measures client-java's rate around the first);
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
   array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
   a new array, then into that one);
@@ -214,16 +215,21 @@ def main() -> None:
     p.add_argument("--launches", type=int, default=20000, help="pipelined launches timed")
     p.add_argument("--window", type=int, default=1024, help="most launches unanswered at a time")
     p.add_argument("--mib", type=int, default=256, help="MiB per transfer")
+    p.add_argument("--part", choices=("all", "launches", "transfers"), default="all",
+                   help="the pipelined launches and round trips, the transfers (with --unix, also the same-host "
+                        "ones), or all of them")
     args = p.parse_args()
     figures: dict = {}
     with arrayd.connect(args.target) as client, client.session("bench-python") as s:
-        progress(f"latency: {args.latency} round trips")
-        figures.update(latency(client, s, args.latency))
-        progress(f"throughput: {args.launches} pipelined launches")
-        figures.update(throughput(client, s, args.launches, args.window))
-        progress(f"transfer: {args.mib} MiB over TCP")
-        figures.update(transfer_tcp(client, s, args.mib))
-    if args.unix:
+        if args.part in ("all", "launches"):
+            progress(f"throughput: {args.launches} pipelined launches")
+            figures.update(throughput(client, s, args.launches, args.window))
+            progress(f"latency: {args.latency} round trips")
+            figures.update(latency(client, s, args.latency))
+        if args.part in ("all", "transfers"):
+            progress(f"transfer: {args.mib} MiB over TCP")
+            figures.update(transfer_tcp(client, s, args.mib))
+    if args.unix and args.part in ("all", "transfers"):
         progress(f"same host: {args.mib} MiB through shared memory")
         figures.update(same_host(args.unix, args.mib))
     print(json.dumps(figures))

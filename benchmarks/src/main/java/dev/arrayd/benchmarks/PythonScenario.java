@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
  * {@code bench python}: the Python client's figures against their anchors, in rounds. Each round runs
  * {@code client-python/bench/bench.py} in the Python client's build environment (an empty kernel's round trip
  * vs a raw grpcio echo, pipelined launches, transfers vs raw grpcio streaming, and shared memory vs a NumPy
- * memcpy) and, beside it, client-java's pipelined launches of the same kernel on the same daemon.
+ * memcpy) in two parts (launches, then transfers) and, just before and just after its launches, client-java's
+ * pipelined launches of the same kernel on the same daemon.
  */
 @Command(name = "python", sortOptions = false,
         description = {"The Python client against raw grpcio on the same channel and against client-java, in rounds: "
@@ -62,7 +63,7 @@ final class PythonScenario implements Scenario {
             description = "MiB per transfer (default: ${DEFAULT-VALUE}).")
     int sizeMib;
 
-    @Option(names = "--launches", paramLabel = "N", defaultValue = "20000",
+    @Option(names = "--launches", paramLabel = "N", defaultValue = "50000",
             description = "Pipelined launches per round and client (default: ${DEFAULT-VALUE}).")
     int launches;
 
@@ -115,20 +116,29 @@ final class PythonScenario implements Scenario {
             // rounds: short rounds of both clients until the JITs are quiet
             warm = JitWarmUp.run(progress, "python: both clients", List.of(channel), List.of(), options.warmup(2),
                     options.warmupLimit(), () -> {
-                        runPython(ctx, script, Math.max(1, roundTrips / 4), Math.max(1, launches / 4), Math.min(16, sizeMib));
+                        runPython(ctx, script, "all", Math.max(1, roundTrips / 4), Math.max(1, launches / 4),
+                                Math.min(16, sizeMib));
                         Pipeline.run(launch, Math.max(1, launches / 4), window);
                     });
             progress.line("python: " + warm.describe());
             for (int r = 0; r < rounds; r++) {
-                progress.update("python: round " + (r + 1) + "/" + rounds + ": the Python client");
-                python.add(runPython(ctx, script, roundTrips, launches, sizeMib));
-                progress.update("python: round " + (r + 1) + "/" + rounds + ": client-java, " + launches + " launches");
-                javaRate[r] = launches / (Pipeline.run(launch, launches, window) / 1e9);
-                Map<String, Double> p = python.getLast();
+                // client-java's rate just before and just after the Python client's (this VM's speed moves within
+                // seconds): the Python rate is paired with their mean
+                String round = "python: round " + (r + 1) + "/" + rounds;
+                progress.update(round + ": client-java, " + launches + " launches");
+                double before = launches / (Pipeline.run(launch, launches, window) / 1e9);
+                progress.update(round + ": the Python client's launches");
+                Map<String, Double> p = runPython(ctx, script, "launches", roundTrips, launches, sizeMib);
+                progress.update(round + ": client-java, " + launches + " launches");
+                double after = launches / (Pipeline.run(launch, launches, window) / 1e9);
+                javaRate[r] = (before + after) / 2;
+                progress.update(round + ": the Python client's transfers");
+                p.putAll(runPython(ctx, script, "transfers", roundTrips, launches, sizeMib));
+                python.add(p);
                 progress.line(String.format(Locale.ROOT, "python: round %d/%d: launch %.0f us (echo %.0f), %,.0f launches/s "
-                                + "(client-java %,.0f), up %.0f MB/s (raw %.0f), down %.0f MB/s (raw %.0f)", r + 1, rounds,
-                        p.get("launch_us"), p.get("echo_us"), p.get("launches_per_s"), javaRate[r], p.get("upload_MBps"),
-                        p.get("sink_MBps"), p.get("download_MBps"), p.get("source_MBps")));
+                                + "(client-java %,.0f and %,.0f), up %.0f MB/s (raw %.0f), down %.0f MB/s (raw %.0f)", r + 1,
+                        rounds, p.get("launch_us"), p.get("echo_us"), p.get("launches_per_s"), before, after,
+                        p.get("upload_MBps"), p.get("sink_MBps"), p.get("download_MBps"), p.get("source_MBps")));
             }
         }
         progress.clear();
@@ -189,15 +199,17 @@ final class PythonScenario implements Scenario {
         med.forEach((k, v) -> lines.add(String.format(Locale.ROOT, "%-24s %14.1f", k, v)));
         lines.add("results: " + ctx.outDir());
         String section = String.format(Locale.ROOT, """
-                What is measured, in %d rounds, after shorter rounds of the same as a warm-up (%s): each round runs `client-python/bench/bench.py` (the client from its \
-                wheel, in the build's virtual environment) against the daemon, then client-java's part, one after \
-                the other:
+                What is measured, in %d rounds, after shorter rounds of the same as a warm-up (%s): each round runs \
+                client-java's pipelined launches, `client-python/bench/bench.py`'s (the client from its wheel, in the \
+                build's virtual environment) pipelined launches and round trips, client-java's pipelined launches \
+                again, then `bench.py`'s transfers, one after the other against the daemon:
 
                 - **round trip:** an empty IR kernel launched on %s (`global = [1]`) and waited for, %d times, \
                 against a 16-byte `DiagnosticsService.Echo` on the same channel sent and answered the same way \
                 (a request queue feeding a gRPC request iterator), alternating; medians;
                 - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \
-                client and by client-java;
+                client and by client-java (the Python client's rate against the mean of client-java's just before \
+                and just after it);
                 - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
                 `Buffer.numpy` (Download commands of 8 MiB; into a new array, then again into that array with \
                 `numpy(out=)`) against raw grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB \
@@ -243,11 +255,14 @@ final class PythonScenario implements Scenario {
         return ThroughputScenario.median(rounds.stream().mapToDouble(m -> m.get(figure) / m.get(anchor)).toArray());
     }
 
-    /** One run of the Python side; its figures from the JSON object on its last line. */
-    private Map<String, Double> runPython(BenchContext ctx, Path script, int trips, int count, int mib)
+    /**
+     * One run of the Python side ({@code part}: all, launches or transfers); its figures from the JSON object on
+     * its last line.
+     */
+    private Map<String, Double> runPython(BenchContext ctx, Path script, String part, int trips, int count, int mib)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(python.toString(), script.toString(), "--target", ctx.target(),
-                "--latency", Integer.toString(trips), "--launches", Integer.toString(count),
+                "--part", part, "--latency", Integer.toString(trips), "--launches", Integer.toString(count),
                 "--window", Integer.toString(window), "--mib", Integer.toString(mib)));
         if (ctx.unixSocket() != null) {
             cmd.addAll(List.of("--unix", "unix://" + ctx.unixSocket()));
@@ -263,8 +278,8 @@ final class PythonScenario implements Scenario {
         while (m.find()) {
             figures.put(m.group(1), Double.parseDouble(m.group(2)));
         }
-        if (!figures.containsKey("launch_us")) {
-            throw new IllegalStateException("bench.py printed no figures: " + last);
+        if (!figures.containsKey(part.equals("transfers") ? "upload_MBps" : "launch_us")) {
+            throw new IllegalStateException("bench.py --part " + part + " printed no figures of it: " + last);
         }
         return figures;
     }
