@@ -149,6 +149,22 @@ def test_commands_queued_one_at_a_time_and_in_lists_go_out_in_order(stream):
     assert all(e._batch != 0 for e in s._pending.values())
 
 
+def test_commands_queued_together_go_in_batches_of_at_most_half_of_those_unanswered(stream):
+    s, channel = stream
+    for i in range(1, 41):
+        _submit_one(s, i)
+    pull = _Pull(channel.requests)
+    assert pull.done_within(10)
+    assert pull.events() == list(range(1, 41)), "fewer than SPLIT_MIN: one batch"
+    for i in range(41, 301):  # 300 unanswered now
+        _submit_one(s, i)
+    first = _Pull(channel.requests)
+    assert first.done_within(10)
+    second = _Pull(channel.requests)
+    assert second.done_within(10)
+    assert first.events() == list(range(41, 191)) and second.events() == list(range(191, 301))
+
+
 def test_a_command_queued_alone_after_a_close_fails_at_once(stream):
     s, channel = stream
     s.close(timeout=0)  # (the fake call ends only with the test: the close does not wait for it)

@@ -23,6 +23,8 @@ _log = logging.getLogger("arrayd")
 
 #: Commands sent in one batch at most (more queued ones go in the next).
 MAX_BATCH = 1024
+#: A batch of queued commands takes at most half of those not answered yet, but never fewer than this many.
+SPLIT_MIN = 64
 #: The largest completions message this stream takes (the daemon's most: a download's data in fewer pieces).
 ATTACH_MAX_RECEIVE = 8 << 20
 #: Bytes of one batch message at most (a batch carrying inline uploads is cut before it grows past this).
@@ -418,7 +420,11 @@ class SessionStream:
             coalesce_until = None
             get_nowait, add = self._queue.get_nowait, carry.append
             count = len(carry)
-            while count < MAX_BATCH and not closing and held is None:
+            # at most half of the commands not answered yet (down to SPLIT_MIN): a full window then goes out in two
+            # batches or more, and the daemon answers the first while the program queues more behind the second
+            # (in one batch, the program, the daemon and the answer would take turns)
+            limit = min(MAX_BATCH, max(SPLIT_MIN, len(self._pending) // 2))
+            while count < limit and not closing and held is None:
                 try:
                     nxt = get_nowait()
                 except queue.Empty:
