@@ -188,10 +188,12 @@ def test_a_command_queued_alone_after_the_stream_ended_fails_at_once(stream):
     assert 2 not in s._pending
 
 
-def test_callbacks_and_timed_waits_racing_the_reader_see_every_completion_once(stream):
-    """The reader writes a success without the lock (see Event._finish): a callback added or a timed wait begun
-    while it does is run once, and woken, whichever comes first. Thread switches are forced often here, so the
-    registrations land between the reader's steps."""
+@pytest.mark.parametrize("gil", [True, False])
+def test_callbacks_and_timed_waits_racing_the_reader_see_every_completion_once(stream, monkeypatch, gil):
+    """The reader writes a success without the lock (see Event._finish; with the lock where the interpreter has no
+    GIL): a callback added or a timed wait begun while it does is run once, and woken, whichever comes first.
+    Thread switches are forced often here, so the registrations land between the reader's steps."""
+    monkeypatch.setattr(_stream, "GIL", gil)
     s, _ = stream
     n, per_message = 4000, 40
     events = [Event(i) for i in range(1, n + 1)]

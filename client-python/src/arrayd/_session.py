@@ -5,7 +5,6 @@ import collections
 import functools
 import itertools
 import logging
-import sys
 import threading
 import time
 import weakref
@@ -18,7 +17,7 @@ from google.protobuf import duration_pb2, timestamp_pb2
 from . import _dtypes, _wire
 from ._buffer import MERGE_BUFFER, Buffer, Kernel, Stream
 from ._errors import ArraydError, CompileError, InvalidArgument, NotFound
-from ._stream import MAX_BATCH_BYTES, Event, SessionStream
+from ._stream import GIL, MAX_BATCH_BYTES, Event, SessionStream
 from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, regions_pb2, sessions_pb2)
 
 #: Bytes of one inline upload command (the daemon's limit for data inside a batch).
@@ -71,10 +70,6 @@ def _priority(priority: str | None) -> int:
         raise ValueError(f"priority: {priority!r} (expected: low, normal or high)") from None
 
 
-#: Whether this interpreter runs with the GIL (a free-threaded build may run without it).
-_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
-
-
 class _LockedCount:
     """An ``itertools.count`` whose ``next`` takes a lock: event ids where threads may draw them at once."""
 
@@ -113,7 +108,7 @@ class Session:
         r = client._unary("SessionService", "OpenSession", req, sessions_pb2.OpenSessionResponse)
         self.id: str = r.session
         self.lease = r.lease.seconds + r.lease.nanos / 1e9
-        self._ids = itertools.count(1) if _GIL else _LockedCount(1)  # (see _next_id)
+        self._ids = itertools.count(1) if GIL else _LockedCount(1)  # (see _next_id)
         self._replay_ids = REPLAY_IDS_FROM
         self._replay_ids_lock = threading.Lock()
         self._stream = SessionStream(client._channel, client._metadata, self.id, round(completion_linger * 1e6))

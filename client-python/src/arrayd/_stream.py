@@ -9,6 +9,7 @@ import collections
 import itertools
 import logging
 import queue
+import sys
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -20,6 +21,10 @@ from ._errors import ArraydError, error, from_rpc
 from .v1 import common_pb2, execution_pb2
 
 _log = logging.getLogger("arrayd")
+
+#: Whether this interpreter runs with the GIL (a free-threaded build may run without it): the hot paths that
+#: rely on its ordering of one thread's steps against another's take a lock without it.
+GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
 
 #: Commands sent in one batch at most (more queued ones go in the next).
 MAX_BATCH = 1024
@@ -534,7 +539,11 @@ class SessionStream:
         get, add = pending.get, done.append
         for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
             event = get(event_id)
-            if event is not None and event._state == waiting:
+            if event is not None and not GIL:
+                event.device_time = nanos / 1e9  # (without the GIL the ordering above is not promised: the lock)
+                event._finish(succeeded, None)
+                add(event)
+            elif event is not None and event._state == waiting:
                 event.device_time = nanos / 1e9
                 event._state = succeeded
                 event._stream = None
