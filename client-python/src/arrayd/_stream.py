@@ -539,17 +539,18 @@ class SessionStream:
         get, add = pending.get, done.append
         for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
             event = get(event_id)
-            if event is not None and not GIL:
+            if event is None:
+                continue
+            if not GIL:
                 event.device_time = nanos / 1e9  # (without the GIL the ordering above is not promised: the lock)
                 event._finish(succeeded, None)
-                add(event)
-            elif event is not None and event._state == waiting:
+            elif event._state == waiting:
                 event.device_time = nanos / 1e9
                 event._state = succeeded
                 event._stream = None
                 if event._waiter is not None or event._callbacks is not None:
                     event._wake()
-                add(event)
+            add(event)
         if not done:
             return
         with self._lock:  # once per message: forgotten after they completed, as a thread that sees one done expects
