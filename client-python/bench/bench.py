@@ -212,7 +212,7 @@ def main() -> None:
     p.add_argument("--target", required=True, help="the daemon over TCP, host:port")
     p.add_argument("--unix", help="the daemon's unix:// target (same-host figures)")
     p.add_argument("--latency", type=int, default=2000, help="round trips timed")
-    p.add_argument("--launches", type=int, default=20000, help="pipelined launches timed")
+    p.add_argument("--launches", type=int, default=50000, help="pipelined launches timed")
     p.add_argument("--window", type=int, default=1024, help="most launches unanswered at a time")
     p.add_argument("--mib", type=int, default=256, help="MiB per transfer")
     p.add_argument("--part", choices=("all", "launches", "transfers"), default="all",

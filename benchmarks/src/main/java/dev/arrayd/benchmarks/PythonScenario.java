@@ -102,6 +102,7 @@ final class PythonScenario implements Scenario {
         Progress progress = ctx.progress();
         List<Map<String, Double>> python = new ArrayList<>();
         double[] javaRate = new double[rounds];
+        double[][] javaAround = new double[rounds][];
         ManagedChannel channel = Channels.open(ctx);
         String device;
         try (ArraydClient client = ArraydClient.builder().channel(channel).build();
@@ -132,6 +133,7 @@ final class PythonScenario implements Scenario {
                 progress.update(round + ": client-java, " + launches + " launches");
                 double after = launches / (Pipeline.run(launch, launches, window) / 1e9);
                 javaRate[r] = (before + after) / 2;
+                javaAround[r] = new double[] {before, after};
                 progress.update(round + ": the Python client's transfers");
                 p.putAll(runPython(ctx, script, "transfers", roundTrips, launches, sizeMib));
                 python.add(p);
@@ -155,6 +157,8 @@ final class PythonScenario implements Scenario {
                     w.write(String.format(Locale.ROOT, "%s,%d,%.3f%n", e.getKey(), r + 1, e.getValue()));
                 }
                 w.write(String.format(Locale.ROOT, "java_launches_per_s,%d,%.3f%n", r + 1, javaRate[r]));
+                w.write(String.format(Locale.ROOT, "java_launches_before_per_s,%d,%.3f%n", r + 1, javaAround[r][0]));
+                w.write(String.format(Locale.ROOT, "java_launches_after_per_s,%d,%.3f%n", r + 1, javaAround[r][1]));
             }
         }
         // every ratio pairs figures of the same round (the VM's speed moves between rounds), then takes the median
