@@ -2,7 +2,8 @@
 runs it in rounds beside the Java client and writes the table and plot):
 
 - launch: an empty kernel's round trip (launch, wait) through the client vs a raw grpcio echo on the same channel;
-- throughput: empty launches pipelined with at most ``--window`` unanswered (``--part launches`` measures these two,
+- throughput: empty launches pipelined with at most ``--window`` unanswered, and this process's CPU time per launch
+  meanwhile (``--part launches`` measures these two,
   ``--part transfers`` the rest: the Java side measures client-java's rate around the first);
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
   array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
@@ -110,7 +111,9 @@ def throughput(client: arrayd.Client, s: arrayd.Session, n: int, window: int) ->
         return count / (time.perf_counter() - t0)
 
     run(max(1, n // 4))
-    return {"launches_per_s": run(n)}
+    cpu0 = time.process_time()  # (every thread of this process: the program's, the request generator's, gRPC's)
+    rate = run(n)
+    return {"launches_per_s": rate, "launch_cpu_us": (time.process_time() - cpu0) / n * 1e6}
 
 
 def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:

@@ -138,9 +138,10 @@ final class PythonScenario implements Scenario {
                 p.putAll(runPython(ctx, script, "transfers", roundTrips, launches, sizeMib));
                 python.add(p);
                 progress.line(String.format(Locale.ROOT, "python: round %d/%d: launch %.0f us (echo %.0f), %,.0f launches/s "
-                                + "(client-java %,.0f and %,.0f), up %.0f MB/s (raw %.0f), down %.0f MB/s (raw %.0f)", r + 1,
-                        rounds, p.get("launch_us"), p.get("echo_us"), p.get("launches_per_s"), before, after,
-                        p.get("upload_MBps"), p.get("sink_MBps"), p.get("download_MBps"), p.get("source_MBps")));
+                                + "(%.1f us of CPU each; client-java %,.0f and %,.0f), up %.0f MB/s (raw %.0f), down %.0f "
+                                + "MB/s (raw %.0f)", r + 1, rounds, p.get("launch_us"), p.get("echo_us"),
+                        p.get("launches_per_s"), p.get("launch_cpu_us"), before, after, p.get("upload_MBps"),
+                        p.get("sink_MBps"), p.get("download_MBps"), p.get("source_MBps")));
             }
         }
         progress.clear();
@@ -213,7 +214,8 @@ final class PythonScenario implements Scenario {
                 (a request queue feeding a gRPC request iterator), alternating; medians;
                 - **pipelined launches:** %,d launches of that kernel with at most %d unanswered, by the Python \
                 client and by client-java (the Python client's rate against the mean of client-java's just before \
-                and just after it);
+                and just after it; the Python process's CPU time per launch meanwhile is `launch_cpu_us` in \
+                python.csv, a median of %.1f µs here);
                 - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
                 `Buffer.numpy` (Download commands of 8 MiB; into a new array, then again into that array with \
                 `numpy(out=)`) against raw grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB \
@@ -238,7 +240,8 @@ final class PythonScenario implements Scenario {
                 | download %d MiB into an existing array (`numpy(out=)`) | %.0f MB/s | Source %.0f MB/s | **%.2f** | ≥ 0.9 |
                 %s
                 ![the Python client against its anchors](python.png)
-                """, rounds, warm.describe(), device, roundTrips, launches, window, sizeMib, med.get("launch_us"), med.get("echo_us"),
+                """, rounds, warm.describe(), device, roundTrips, launches, window, med.get("launch_cpu_us"), sizeMib,
+                med.get("launch_us"), med.get("echo_us"),
                 launchRatio, med.get("launches_per_s"), med.get("java_launches_per_s"), ofJava, sizeMib,
                 med.get("upload_MBps"), med.get("sink_MBps"), up, sizeMib, med.get("download_MBps"),
                 med.get("source_MBps"), down, sizeMib, med.get("download_out_MBps"), med.get("source_out_MBps"), downOut,

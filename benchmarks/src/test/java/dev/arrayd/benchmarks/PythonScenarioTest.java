@@ -41,7 +41,7 @@ class PythonScenarioTest {
                 + " shm_download_out_of_memcpy=" + r + " region_upload_of_memcpy=" + r + " region_download_of_memcpy=" + r, "python.png");
         List<String[]> rows = BenchRun.csv(results.resolve("python.csv"), "figure,round,value", 3);
         List<String> figures = rows.stream().map(x -> x[0]).toList();
-        for (String f : List.of("launch_us", "echo_us", "launches_per_s", "java_launches_per_s", "java_launches_before_per_s", "java_launches_after_per_s", "upload_MBps",
+        for (String f : List.of("launch_us", "echo_us", "launches_per_s", "launch_cpu_us", "java_launches_per_s", "java_launches_before_per_s", "java_launches_after_per_s", "upload_MBps",
                 "sink_MBps", "download_MBps", "source_MBps", "download_out_MBps", "source_out_MBps", "staged_upload_MBps", "staged_download_out_MBps", "region_upload_MBps",
                 "memcpy_MBps")) {
             assertTrue(figures.contains(f), f + " in " + figures);
