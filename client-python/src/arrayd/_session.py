@@ -8,7 +8,6 @@ import logging
 import threading
 import time
 import weakref
-from operator import is_
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -493,14 +492,9 @@ class Session:
 
     def _launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None, device: str,
                 wait_for: Iterable[Event], stream: Stream | None, deadline: float | None, priority: str | None) -> Event:
-        """:meth:`launch` with its arguments as they are (a kernel's call comes here directly unless it repeats its last
-        launch, see :meth:`Kernel.__call__`)."""
-        memo = kernel._last  # the last launch's encoding: reused when the same objects are launched the same way
-        body = None
-        if memo is not None and memo[2] is global_size and local_size is None and memo[1] == device:
-            last_args = memo[0]
-            if len(last_args) == len(args) and all(map(is_, last_args, args)):
-                body = memo[3]
+        """:meth:`launch` with its arguments as they are (a kernel's call with options comes here directly; one
+        without goes straight to the stream, see :meth:`Kernel.__call__`)."""
+        body = kernel._encoded_again(global_size, args, local_size, device)
         if body is None:
             body = self._encode_launch(kernel, global_size, args, local_size, device)
         if wait_for or stream is not None or deadline is not None or priority is not None:

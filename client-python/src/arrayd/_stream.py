@@ -249,7 +249,7 @@ class SessionStream:
         self._pending[event.id] = event
         if self._failure is not None or self._closed:
             with self._lock:
-                self._forget(event)
+                self._forget((event,))
             self._register([event])  # fails it, as for any command submitted once the stream is closed or broken
             return
         self._queue.put((command, event))
@@ -518,8 +518,7 @@ class SessionStream:
         elif kind == "rejected":
             with self._lock:
                 events = self._batches.pop(response.rejected.batch_id, [[], 0])[0]
-                for e in events:
-                    self._forget(e)
+                self._forget(events)
             rejection = error(response.rejected.code, response.rejected.message)
             for e in events:
                 if e._state == Event._PENDING:
@@ -554,11 +553,9 @@ class SessionStream:
         if not done:
             return
         with self._lock:  # once per message: forgotten after they completed, as a thread that sees one done expects
-            pop = pending.pop
+            self._forget(done)
             batch_id, count = 0, 0  # a run of events of one batch (the usual case) is counted off its batch at once
             for event in done:
-                if pop(event.id, None) is event and event._watched:
-                    self._watched -= 1
                 if event._batch != batch_id:
                     if count:
                         self._count_off(batch_id, count)
@@ -574,10 +571,12 @@ class SessionStream:
             if batch[1] <= 0:
                 del self._batches[batch_id]
 
-    def _forget(self, event: Event) -> None:
-        """(Under the lock.) Stops tracking a completed event."""
-        if self._pending.pop(event.id, None) is event and event._watched:
-            self._watched -= 1
+    def _forget(self, events) -> None:
+        """(Under the lock.) Stops tracking completed events."""
+        pop = self._pending.pop
+        for event in events:
+            if pop(event.id, None) is event and event._watched:
+                self._watched -= 1
 
     def _end(self, failure: ArraydError | None) -> None:
         """The call ended (``failure`` None: ended by the daemon after a close): fails what is pending, then
