@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -101,7 +102,7 @@ final class PythonScenario implements Scenario {
         }
         Progress progress = ctx.progress();
         List<Map<String, Double>> python = new ArrayList<>();
-        double[] javaRate = new double[rounds];
+        // client-java's launches per second just before and just after each round's Python launches
         double[][] javaAround = new double[rounds][];
         ManagedChannel channel = Channels.open(ctx);
         String device;
@@ -132,7 +133,6 @@ final class PythonScenario implements Scenario {
                 Map<String, Double> p = runPython(ctx, script, "launches", roundTrips, launches, sizeMib);
                 progress.update(round + ": client-java, " + launches + " launches");
                 double after = launches / (Pipeline.run(launch, launches, window) / 1e9);
-                javaRate[r] = (before + after) / 2;
                 javaAround[r] = new double[] {before, after};
                 progress.update(round + ": the Python client's transfers");
                 p.putAll(runPython(ctx, script, "transfers", roundTrips, launches, sizeMib));
@@ -145,6 +145,7 @@ final class PythonScenario implements Scenario {
             }
         }
         progress.clear();
+        double[] javaRate = Arrays.stream(javaAround).mapToDouble(a -> (a[0] + a[1]) / 2).toArray();
         Map<String, Double> med = new LinkedHashMap<>();
         for (String key : python.getFirst().keySet()) {
             med.put(key, ThroughputScenario.median(python.stream().mapToDouble(m -> m.get(key)).toArray()));
