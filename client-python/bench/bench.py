@@ -7,7 +7,7 @@ runs it in rounds beside the Java client and writes the table and plot):
   ``--part transfers`` the rest: the Java side measures client-java's rate around the first);
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
   array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
-  a new array, then into that one);
+  a new array, then into that one), each timed after one untimed transfer each way;
 - same host (``--unix``): the same arrays through the session's staging region (the download into a new array, and
   again into that array: ``numpy(out=)``), a region's upload / download (timed after one of each), and a NumPy
   memcpy of the same size.
@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import arrayd
-from arrayd import _session
+from arrayd import _session, _stream
 from arrayd.v1 import diagnostics_pb2 as diag
 
 
@@ -35,8 +35,9 @@ def empty_kernel(k) -> None:
     """The empty kernel every launch-cost figure measures, in the portable IR (what a default daemon runs)."""
 
 
-#: The largest chunk DiagnosticsService.Source sends.
-SOURCE_CHUNK = 4 << 20
+#: The chunk DiagnosticsService.Source sends: the size of the pieces the client's downloads arrive in (its
+#: completions messages' limit), so that both sides read messages of one size.
+SOURCE_CHUNK = _stream.ATTACH_MAX_RECEIVE
 
 
 def progress(text: str) -> None:
@@ -139,6 +140,12 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
             target[offset:offset + len(chunk)] = chunk
             offset += len(chunk)
 
+    # one of each first, untimed: a process's first large transfer each way grows its allocators and the daemon's
+    # (a first download also fills the arrays the daemon keeps for downloads), whichever side comes first
+    buf.write(data).wait()
+    sink(chunks(), metadata=client._metadata)
+    buf.numpy()
+    source_into(np.empty(size, dtype=np.uint8))
     out = {}
     t0 = time.perf_counter()
     buf.write(data).wait()

@@ -1,4 +1,6 @@
 """Connecting, devices, arrays of every dtype in and out, large arrays, errors for bad buffers."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,37 @@ def test_large_arrays_are_chunked_both_ways(target):
         np.testing.assert_array_equal(buf.numpy(), data)
         buf.write(data[::-1].copy())
         np.testing.assert_array_equal(buf.numpy(), data[::-1])
+
+
+def test_reads_from_two_sessions_at_once_each_get_their_own_bytes(daemon, monkeypatch):
+    """Over TCP the daemon copies a download into one of a few arrays it keeps, and takes it again for the next
+    download once the bytes are sent. Two sessions each read 72 MiB (nine downloads: more than it keeps) twice
+    at once, with the whole read outstanding at once and with the usual window: each gets exactly its own bytes."""
+    from arrayd import _session
+    n = 9 * _session.DOWNLOAD_CHUNK
+    failures: list = []
+
+    def reads(seed: int) -> None:
+        try:
+            data = np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8)
+            with arrayd.connect(daemon.target) as client, client.session() as s:
+                buf = s.array(data)
+                out = np.zeros(n, np.uint8)
+                for _ in range(2):
+                    np.testing.assert_array_equal(buf.numpy(), data)
+                    buf.numpy(out=out)
+                    np.testing.assert_array_equal(out, data)
+        except BaseException as e:  # reported by the test's thread
+            failures.append(e)
+
+    for window in (9, _session.DOWNLOAD_WINDOW):
+        monkeypatch.setattr(_session, "DOWNLOAD_WINDOW", window)
+        threads = [threading.Thread(target=reads, args=(seed,)) for seed in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not failures, failures[0]
 
 
 def test_numpy_reads_into_an_existing_array(target):

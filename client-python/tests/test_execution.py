@@ -222,7 +222,7 @@ def test_a_large_write_keeps_its_place_among_queued_commands(session):
     """A write of several batch messages (built when it is called) goes out between the commands queued before and
     after it, and its bytes are those of the array when write() was called."""
     k = session.compile(K.add_scalar)["add_scalar"]
-    n = 3 << 20  # 12 MiB of f32: two batch messages
+    n = 3 << 20  # 12 MiB of f32: twelve batch messages
     data = np.random.default_rng(3).standard_normal(n).astype(np.float32)
     x = session.array(np.zeros(n, dtype=np.float32))
     for _ in range(3):
@@ -243,7 +243,7 @@ def test_a_write_larger_than_its_window_waits_for_its_oldest_batches_and_stays_w
     from arrayd import _session
     monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
     k = session.compile(K.add_scalar)["add_scalar"]
-    n = 5 << 20  # 20 MiB of f32: three batch messages
+    n = 5 << 20  # 20 MiB of f32: twenty batch messages
     data = np.random.default_rng(5).standard_normal(n).astype(np.float32)
     x = session.array(np.zeros(n, dtype=np.float32))
     before = k(n, x, 1.0, n)
@@ -259,7 +259,7 @@ def test_a_large_write_from_a_done_callback_does_not_wait_for_its_own_reader(ses
     complete (only that thread would read their completions)."""
     from arrayd import _session
     monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
-    n = 5 << 20  # 20 MiB of f32: three batch messages
+    n = 5 << 20  # 20 MiB of f32: twenty batch messages
     data = np.arange(n, dtype=np.float32)
     x = session.empty(4, np.float32)
     y = session.array(np.zeros(n, dtype=np.float32))
@@ -283,7 +283,7 @@ def test_a_write_of_several_batches_fails_as_a_whole_when_its_dependency_does(se
     refused = session.fill(x, 1.5, offset=9, count=0)
     with pytest.raises(arrayd.OutOfRange):
         refused.wait()
-    n = 3 << 20  # 12 MiB of f32: two batch messages
+    n = 3 << 20  # 12 MiB of f32: twelve batch messages
     y = session.array(np.zeros(n, dtype=np.float32))
     with pytest.raises(arrayd.ArraydError):
         y.write(np.ones(n, dtype=np.float32), wait_for=[refused]).wait()

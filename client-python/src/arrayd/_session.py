@@ -28,6 +28,9 @@ REPLAY_IDS_FROM = 1 << 61
 UPLOAD_WINDOW_BYTES = 32 << 20
 #: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
 DOWNLOAD_CHUNK = 8 << 20
+#: Download commands of one :meth:`Session.read` outstanding at most: past them, it waits for the oldest. The daemon
+#: keeps this many arrays of ``DOWNLOAD_CHUNK`` bytes for completions' data, and reuses them only when they come back.
+DOWNLOAD_WINDOW = 8
 #: Bytes of the staging region a session over the Unix socket maps for its first large array transfer.
 STAGING_BYTES = 64 << 20
 #: The longest completion linger the daemon accepts (seconds).
@@ -393,8 +396,16 @@ class Session:
         if buffer.nbytes > UPLOAD_CHUNK and self._staging_area() is not None:
             self._staging.download(buffer, target, list(wait_for))
             return out
-        events = self.download(buffer, wait_for=wait_for, _into=memoryview(target))
-        for e in events:
+        into = memoryview(target)
+        size = buffer.nbytes
+        pending: collections.deque = collections.deque()
+        for start in range(0, size, DOWNLOAD_CHUNK):
+            if len(pending) == DOWNLOAD_WINDOW:
+                pending.popleft().wait()
+            n = min(DOWNLOAD_CHUNK, size - start)
+            pending.extend(self.download(buffer, offset_bytes=start, size_bytes=n, wait_for=wait_for,
+                                         _into=into[start:start + n]))
+        for e in pending:
             e.wait()
         return out
 

@@ -30,10 +30,14 @@ GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
 MAX_BATCH = 1024
 #: A batch of queued commands takes at most half of those not answered yet, but never fewer than this many.
 SPLIT_MIN = 64
-#: The largest completions message this stream takes (the daemon's most: a download's data in fewer pieces).
-ATTACH_MAX_RECEIVE = 8 << 20
-#: Bytes of one batch message at most (a batch carrying inline uploads is cut before it grows past this).
-MAX_BATCH_BYTES = 8 << 20
+#: The largest completions message this stream takes: a download's data comes in pieces of about this size. Larger
+#: messages cost this process more than they save: each is a fresh allocation, of pages the allocator returns to the
+#: system when it is freed, so every message faults its pages in again.
+ATTACH_MAX_RECEIVE = 2 << 20
+#: Bytes of one batch message at most (a batch carrying inline uploads is cut before it grows past this): one inline
+#: upload command and its fields. The daemon reads a message into one array, and one of 2 MiB or more takes heap
+#: regions of its own there, which costs more than the extra messages.
+MAX_BATCH_BYTES = (1 << 20) + (16 << 10)
 #: A batch sent while at least :data:`COALESCE_IN_FLIGHT` other commands are in flight first waits up to
 #: :data:`COALESCE_SECONDS` for more, until it has a quarter as many as are in flight or a thread waits for one of
 #: its events (see :meth:`SessionStream._requests`).

@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.KernelArg;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
  * A command as a client describes it, with handles not yet resolved. The scheduler validates it
@@ -122,9 +123,16 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
      * @param wholePadded offsets into a padded buffer's whole padded array; false = into its interior
      * @param into     where the bytes go (a shared-memory region's slice, at most {@code maxBytes} long); null
      *                 = into the completion (inline)
+     * @param resultArrays where an inline download's array comes from, given its length (it is overwritten whole);
+     *                 null = a new array
      */
     public record DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into,
-                             boolean wholePadded) implements Op {
+                             boolean wholePadded, IntFunction<byte[]> resultArrays) implements Op {
+
+        public DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into,
+                boolean wholePadded) {
+            this(buffer, offsetBytes, sizeBytes, maxBytes, into, wholePadded, null);
+        }
 
         public DownloadOp(long buffer, long offsetBytes, long sizeBytes, long maxBytes, MemorySegment into) {
             this(buffer, offsetBytes, sizeBytes, maxBytes, into, false);

@@ -5,6 +5,7 @@ import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import java.lang.foreign.MemorySegment;
+import java.util.function.IntFunction;
 
 /**
  * A validated command before its buffers have device memory: the device op is built when the
@@ -141,14 +142,17 @@ sealed interface CommandTemplate {
         }
     }
 
-    /** @param into where the bytes go; null = a new array, the command's result (the completion's data) */
-    record Download(long offset, long size, MemorySegment into) implements CommandTemplate {
+    /**
+     * @param into   where the bytes go; null = an array, the command's result (the completion's data)
+     * @param arrays where that array comes from, given its length; null = a new one
+     */
+    record Download(long offset, long size, MemorySegment into, IntFunction<byte[]> arrays) implements CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
             if (into != null) {
                 return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), into.asSlice(0, size)), null);
             }
-            byte[] out = new byte[(int) size];
+            byte[] out = arrays == null ? new byte[(int) size] : arrays.apply((int) size);
             return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), MemorySegment.ofArray(out)), out);
         }
     }

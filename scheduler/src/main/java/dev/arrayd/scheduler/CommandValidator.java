@@ -227,7 +227,7 @@ final class CommandValidator {
             Stream stream = streamOn(s, spec, inPlace(spec, b, d.into()), b, "download");
             CommandTemplate t = interior
                     ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, d.into())
-                    : new CommandTemplate.Download(d.offsetBytes(), size, d.into());
+                    : new CommandTemplate.Download(d.offsetBytes(), size, d.into(), null);
             return into.set(spec, stream, t, new Buffer[] {b},
                     new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
         }
@@ -241,7 +241,7 @@ final class CommandValidator {
         Stream stream = streamOn(s, spec, null, b, "download");
         CommandTemplate t = interior
                 ? new CommandTemplate.InteriorDownload(layout, d.offsetBytes() / width, size / width, width, null)
-                : new CommandTemplate.Download(d.offsetBytes(), size, null);
+                : new CommandTemplate.Download(d.offsetBytes(), size, null, d.resultArrays());
         return into.set(spec, stream, t, new Buffer[] {b},
                 new boolean[] {true}, new boolean[] {false}, new boolean[1], null, size, null);
     }

@@ -50,6 +50,8 @@ public final class ArraydServer implements AutoCloseable {
     private final Scheduler scheduler;
     private final ExecutorService compileExecutor;
     private final CompletionLinger completionLinger = new CompletionLinger();
+    /** Reused only on Netty, which copies a message's bytes as it is sent (see {@link DownloadArrays}). */
+    private final DownloadArrays downloadArrays;
     private final Server server;
     private final ArraydMetrics metrics;
     private final dev.arrayd.server.tracing.Tracing tracing;
@@ -124,6 +126,7 @@ public final class ArraydServer implements AutoCloseable {
             return t;
         });
         InetSocketAddress address = new InetSocketAddress(bindAddress, options.port());
+        this.downloadArrays = transport == null ? DownloadArrays.reused() : DownloadArrays.fresh();
         ServerBuilder<?> builder;
         if (transport != null) {
             builder = transport.apply(address);
@@ -329,11 +332,12 @@ public final class ArraydServer implements AutoCloseable {
                 .intercept(ErrorDetails.interceptor()) // outermost: details of the bounded final status
                 .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends::statuses).bindService()))
                 .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
-                .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes())
+                .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes(),
+                        downloadArrays)
                         .bindService()))
                 .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
                 .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
-                        new Admission(security.sessionMaxInFlight()), completionLinger).bindService()))
+                        new Admission(security.sessionMaxInFlight()), completionLinger, downloadArrays).bindService()))
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
                 .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))

@@ -1,7 +1,6 @@
 package dev.arrayd.server;
 
 import dev.arrayd.devices.api.ArraydException;
-import dev.arrayd.devices.api.support.ByteArrayPool;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.BufferServiceGrpc;
 import dev.arrayd.proto.v1.CreateBufferRequest;
@@ -38,17 +37,17 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     static final int DEFAULT_CHUNK = 1 << 20;
     /** One download command covers at most this much (a Java array's limit, with margin). */
     static final long MAX_WINDOW = 1L << 30;
-    /** Reads up to this size (a peer's fetch reads pieces of it) download into arrays kept for the next read. */
-    private static final ByteArrayPool WINDOWS = new ByteArrayPool(8 << 20, 6);
-
     private final Scheduler scheduler;
     private final SessionRegistry sessions;
     private final int maxChunk;
+    /** Reads up to {@link DownloadArrays#WINDOW_BYTES} (a peer's fetch reads pieces of it) download into these. */
+    private final DownloadArrays arrays;
     /** Where a buffer may start inside a region: the devices' base alignment (launches use it in place). */
     static final long HOST_REGION_ALIGNMENT = 64;
 
-    BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes) {
+    BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes, DownloadArrays arrays) {
         this.scheduler = scheduler;
+        this.arrays = arrays;
         this.sessions = sessions;
         this.maxChunk = Math.max(4096, maxMessageBytes - 4096);
     }
@@ -365,10 +364,10 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             long deadline = Calls.deadlineNanos();
-            if (size > 0 && size <= WINDOWS.size()) {
+            if (size > 0 && size <= DownloadArrays.WINDOW_BYTES) {
                 // one window, into an array of the pool
                 intoBytes = (int) size;
-                into = WINDOWS.take();
+                into = arrays.window();
                 specs.add(new CommandSpec(0, waits, 0, new CommandSpec.DownloadOp(b.handle(), offset, size, MAX_WINDOW,
                         MemorySegment.ofArray(into), req.getWholePadded()), deadline, null));
             }
@@ -395,13 +394,13 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             }
         } catch (RuntimeException e) {
             if (into != null && windows == null) {
-                WINDOWS.give(into); // (nothing was submitted into it)
+                arrays.sent(into); // (nothing was submitted into it)
             }
             Calls.fail(out, e);
             return;
         }
         if (into != null) {
-            sender.sendWhenDone(windows.getFirst(), into, intoBytes, WINDOWS, offset, chunk, quota::release);
+            sender.sendWhenDone(windows.getFirst(), into, intoBytes, arrays, offset, chunk, quota::release);
         } else {
             sender.sendWhenDone(windows, offset, chunk, quota::release);
         }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * The one place where wire commands become the scheduler's {@link CommandSpec}s: the batch size limit, each
@@ -53,6 +54,12 @@ final class CommandDecoder {
     /** @param regions the session's shared-memory regions that uploads and downloads may name (null: none) */
     static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos,
             dev.arrayd.server.regions.RegionTable regions) {
+        return batch(commands, call, maxInlineBytes, callDeadlineNanos, regions, null);
+    }
+
+    /** @param downloadArrays where inline downloads' arrays come from (null: new ones) */
+    static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos,
+            dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays) {
         if (commands.size() > MAX_BATCH_COMMANDS) {
             throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands.size()
                     + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
@@ -60,7 +67,8 @@ final class CommandDecoder {
         List<CommandSpec> specs = new ArrayList<>(commands.size());
         for (int i = 0; i < commands.size(); i++) {
             try {
-                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes, regions), callDeadlineNanos));
+                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes, regions, downloadArrays),
+                        callDeadlineNanos));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
@@ -74,6 +82,11 @@ final class CommandDecoder {
     }
 
     static CommandSpec command(Command c, Call call, long maxInlineBytes, dev.arrayd.server.regions.RegionTable regions) {
+        return command(c, call, maxInlineBytes, regions, null);
+    }
+
+    private static CommandSpec command(Command c, Call call, long maxInlineBytes,
+            dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays) {
         long event = Wire.newEvent(c.getEvent(), "event");
         if (event == 0 && call != Call.SUBMIT) {
             throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
@@ -140,7 +153,8 @@ final class CommandDecoder {
                 var d = c.getDownload();
                 // the size is checked against the limit once resolved (0 means "to the end")
                 yield new CommandSpec.DownloadOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
-                        Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes, null, d.getWholePadded());
+                        Wire.size(d.getSizeBytes(), "download.size_bytes"), maxInlineBytes, null, d.getWholePadded(),
+                        downloadArrays);
             }
             case HOST_WRITTEN -> new CommandSpec.HostWrittenOp(c.getHostWritten().getBuffer());
             case KIND_NOT_SET -> throw ArraydException.invalid("kind: unset (expected: launch, copy, fill, upload, download"

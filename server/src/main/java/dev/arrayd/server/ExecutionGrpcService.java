@@ -35,9 +35,12 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     private final SessionRegistry sessions;
     private final Admission admission;
     private final CompletionLinger linger;
+    private final DownloadArrays downloadArrays;
 
-    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission, CompletionLinger linger) {
+    ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission, CompletionLinger linger,
+            DownloadArrays downloadArrays) {
         this.linger = linger;
+        this.downloadArrays = downloadArrays;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.admission = admission;
@@ -45,7 +48,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
 
     @Override
     public StreamObserver<ExecuteRequest> execute(StreamObserver<ExecuteResponse> out) {
-        return new SessionStreamHandler(scheduler, sessions, out, admission, linger);
+        return new SessionStreamHandler(scheduler, sessions, out, admission, linger, downloadArrays);
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.arrayd.server;
 
 import com.google.protobuf.UnsafeByteOperations;
-import dev.arrayd.devices.api.support.ByteArrayPool;
 import dev.arrayd.proto.v1.ReadBufferResponse;
 import dev.arrayd.scheduler.Event;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -41,15 +40,14 @@ final class ReadBufferSender {
 
     /**
      * As {@link #sendWhenDone(List, long, int, Runnable)} for one window downloaded into {@code into}, an array of
-     * {@code pool}: its first {@code bytes} bytes are sent, and it goes back to the pool once they are (a message's
-     * bytes are copied as it is sent) or the call ends.
+     * {@code arrays}: its first {@code bytes} bytes are sent, and it goes back once they are or the call ends.
      */
-    void sendWhenDone(Event window, byte[] into, int bytes, ByteArrayPool pool, long offset, int chunk,
+    void sendWhenDone(Event window, byte[] into, int bytes, DownloadArrays arrays, long offset, int chunk,
             Runnable downloaded) {
-        sendWhenDone(List.of(window), into, bytes, pool, offset, chunk, downloaded);
+        sendWhenDone(List.of(window), into, bytes, arrays, offset, chunk, downloaded);
     }
 
-    private void sendWhenDone(List<Event> windows, byte[] into, int bytes, ByteArrayPool pool, long offset, int chunk,
+    private void sendWhenDone(List<Event> windows, byte[] into, int bytes, DownloadArrays arrays, long offset, int chunk,
             Runnable downloaded) {
         windows.getLast().onDone(last -> {
             downloaded.run();
@@ -58,7 +56,7 @@ final class ReadBufferSender {
                     send(windows, into, bytes, offset, chunk);
                 } finally {
                     if (into != null) {
-                        pool.give(into); // (the download is done, and every message sent copied its bytes)
+                        arrays.sent(into); // (the download is done, and every message is sent)
                     }
                 }
             });

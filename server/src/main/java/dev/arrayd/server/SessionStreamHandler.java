@@ -20,6 +20,7 @@ import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -72,6 +73,10 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private final SessionRegistry sessions;
     private final Admission admission;
     private final CompletionLinger linger;
+    /** Where downloads' arrays come from, and go back to once their last byte is sent. */
+    private final DownloadArrays downloadArrays;
+    /** Arrays whose last bytes the message being built carries (draining thread only). */
+    private final ArrayList<byte[]> sentWhole = new ArrayList<>();
     /** How long completions may wait to leave together (Attach.completion_linger_us); 0 = not at all. */
     private volatile long lingerNanos;
     /** Whether successes without data go packed (Attach.packed_successes). */
@@ -103,8 +108,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private boolean closed;                // only the draining thread touches it
 
     SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
-            Admission admission, CompletionLinger linger) {
+            Admission admission, CompletionLinger linger, DownloadArrays downloadArrays) {
         this.linger = linger;
+        this.downloadArrays = downloadArrays;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.admission = admission;
@@ -236,7 +242,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         try {
             List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
-                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions);
+                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions, downloadArrays);
             if (specs.size() == 1) {
                 CommandSpec only = specs.getFirst();
                 submitCounted(1, () -> scheduler.submit(s, only, this)); // (no list of one event)
@@ -414,6 +420,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private void sendCompletions() {
         long budget = messageBytes - MESSAGE_MARGIN;
         boolean packed = packSuccesses;
+        sentWhole.clear(); // (left by a send that threw: not known to be copied, so not given back)
         Completions.Builder batch = Completions.newBuilder();
         long size = 0;
         long data = 0;
@@ -453,6 +460,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 data += left;
                 n++;
                 finished++;
+                if (bytes != null) {
+                    sentWhole.add(bytes);
+                }
                 if (splitting != null) {
                     splitting = null;
                 } else {
@@ -476,6 +486,10 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             break; // the message is full
         }
         out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
+        for (byte[] a : sentWhole) {
+            downloadArrays.sent(a); // the transport copied the message: the arrays' bytes are sent
+        }
+        sentWhole.clear();
         unanswered.addAndGet(-finished);
         queuedData.addAndGet(-data);
     }
