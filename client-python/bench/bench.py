@@ -7,7 +7,7 @@ runs it in rounds beside the Java client and writes the table and plot):
   ``--part transfers`` the rest: the Java side measures client-java's rate around the first);
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
   array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
-  a new array, then into that one), each timed after one untimed transfer each way;
+  a new array, then into that one), timed after 64 MiB each way untimed;
 - same host (``--unix``): the same arrays through the session's staging region (the download into a new array, and
   again into that array: ``numpy(out=)``), a region's upload / download (timed after one of each), and a NumPy
   memcpy of the same size.
@@ -140,12 +140,17 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
             target[offset:offset + len(chunk)] = chunk
             offset += len(chunk)
 
-    # one of each first, untimed: a process's first large transfer each way grows its allocators and the daemon's
-    # (a first download also fills the arrays the daemon keeps for downloads), whichever side comes first
-    buf.write(data).wait()
-    sink(chunks(), metadata=client._metadata)
-    buf.numpy()
-    source_into(np.empty(size, dtype=np.uint8))
+    # 64 MiB each way first, untimed: a process's first large transfer each way grows its allocators and the
+    # daemon's (a first download also fills the arrays the daemon keeps for downloads), whichever side comes first.
+    # (Not the whole size: more memory churned here slows the new arrays of the same-host figures after it.)
+    warm = min(size, 64 << 20)
+    s.upload(buf, data[:warm]).wait()
+    sink((diag.SinkRequest(data=view[start:start + _session.UPLOAD_CHUNK].tobytes())
+          for start in range(0, warm, _session.UPLOAD_CHUNK)), metadata=client._metadata)
+    for e in s.download(buf, size_bytes=warm):
+        e.wait()
+    for _ in source(diag.SourceRequest(total_bytes=warm, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
+        pass
     out = {}
     t0 = time.perf_counter()
     buf.write(data).wait()
