@@ -217,10 +217,11 @@ final class PythonScenario implements Scenario {
                 client and by client-java (the Python client's rate against the mean of client-java's just before \
                 and just after it; the Python process's CPU time per launch meanwhile is `launch_cpu_us` in \
                 python.csv, a median of %.1f µs here);
-                - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream) and \
-                `Buffer.numpy` (Download commands of 8 MiB; into a new array, then again into that array with \
-                `numpy(out=)`) against raw grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB \
-                messages) and from `Source` (4 MiB, its largest; into a new array, then into that one);
+                - **transfers:** %d MiB with `Buffer.write` (Upload commands of 1 MiB on the session stream, one \
+                per message) and `Buffer.numpy` (Download commands of 8 MiB, eight outstanding, their data in \
+                messages of 2 MiB; into a new array, then again into that array with `numpy(out=)`) against raw \
+                grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB messages) and from `Source` \
+                (2 MiB messages; into a new array, then into that one), after 64 MiB each way untimed;
                 - **same host:** over the daemon's Unix socket, the same arrays through the session's 64 MiB \
                 staging region (what `write` and `numpy` do there, after one warm-up write that maps it; the \
                 download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
