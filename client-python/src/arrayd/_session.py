@@ -26,7 +26,7 @@ UPLOAD_CHUNK = 1 << 20
 REPLAY_IDS_FROM = 1 << 61
 #: Bytes of an upload's batch messages outstanding at most: past them, :meth:`Session.upload` waits for the oldest.
 UPLOAD_WINDOW_BYTES = 32 << 20
-#: Bytes of one download command (its completion comes back in pieces of at most 8 MiB).
+#: Bytes of one download command (its data comes back in pieces of at most the stream's ``ATTACH_MAX_RECEIVE``).
 DOWNLOAD_CHUNK = 8 << 20
 #: Download commands of one :meth:`Session.read` outstanding at most: past them, it waits for the oldest. The daemon
 #: keeps this many arrays of ``DOWNLOAD_CHUNK`` bytes for completions' data, and reuses them only when they come back.

@@ -6,7 +6,8 @@ import java.util.function.IntFunction;
 /**
  * The arrays inline downloads copy their bytes into (session-stream completions, {@code ReadBuffer} windows), used
  * again once their bytes are sent. A new 8 MiB array costs the JVM a pass of zeroing, heap regions of its own and a
- * collection when dropped; the daemon's copy into it runs at about half the speed of its copy into a warm one.
+ * collection when dropped, and a copy into it runs at a fraction of the speed of a copy into a kept one (2-9 against
+ * 16 GB/s on the 2-core VM of docs/benchmarks.md).
  *
  * <p>Reuse is safe only on a transport that copies a message's bytes into its own buffers while the message is sent
  * (Netty does, inside {@code onNext}): one that hands the message object itself to the receiver (the in-process
