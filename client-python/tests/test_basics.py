@@ -76,6 +76,30 @@ def test_reads_from_two_sessions_at_once_each_get_their_own_bytes(daemon, monkey
         assert not failures, failures[0]
 
 
+def test_downloads_past_the_daemons_download_memory_are_refused_and_reads_go_on():
+    """A batch of downloads that would hold more of the daemon's heap than its transfer-memory is refused
+    (RESOURCE_EXHAUSTED) instead of growing the heap until the daemon ends. Reads larger than that memory still work:
+    the daemon reads a stream's next downloads only as the earlier ones' data is sent."""
+    from conftest import Daemon
+    from arrayd.v1 import execution_pb2
+    d = Daemon("--transfer-memory", "48MiB")
+    try:
+        with arrayd.connect(d.target) as client, client.session() as s:
+            data = np.random.default_rng(4).integers(0, 256, 128 << 20, dtype=np.uint8)
+            buf = s.array(data)
+            np.testing.assert_array_equal(buf.numpy(), data)
+            greedy = s.submit([execution_pb2.Command(download=execution_pb2.Download(
+                buffer=buf.id, offset_bytes=i << 23, size_bytes=8 << 20)) for i in range(16)])  # 128 MiB, one batch
+            with pytest.raises(arrayd.ResourceExhausted, match="transfer-memory of 50331648 bytes"):
+                greedy[0].wait()
+            assert all(e.failed() for e in greedy)
+            out = np.zeros_like(data)
+            buf.numpy(out=out)
+            np.testing.assert_array_equal(out, data)
+    finally:
+        d.stop()
+
+
 def test_numpy_reads_into_an_existing_array(target):
     data = np.arange(10 * 1024 * 1024, dtype=np.float32).reshape(1024, -1)  # 40 MiB: staging halves on unix://
     with arrayd.connect(target) as client, client.session() as s:

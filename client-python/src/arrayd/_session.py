@@ -380,10 +380,23 @@ class Session:
         commands = [self._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
             buffer=buffer.id, offset_bytes=offset_bytes + start, size_bytes=min(DOWNLOAD_CHUNK, size - start),
             whole_padded=whole_padded)) for start in starts]
-        if _into is None:
-            return self._submit(commands)
         # the bytes go straight into the destination as they arrive (registered before the commands are sent)
-        return self._submit(commands, into=[_into[start:start + DOWNLOAD_CHUNK] for start in starts])
+        into = None if _into is None else [_into[start:start + DOWNLOAD_CHUNK] for start in starts]
+        if self._recording is not None:
+            return self._submit(commands, into=into)
+        # each in a batch message of its own: the daemon holds a batch's downloads in its memory from the moment it
+        # reads the batch (it refuses one that does not fit its download-memory), and reads no more of the stream
+        # while the session holds 64 MiB of them, so the later ones are read as the earlier ones' data is sent
+        events: list[Event] = []
+        for i, c in enumerate(commands):
+            c.event = self._next_id()
+            e = Event(c.event)
+            if into is not None:
+                e._into = into[i]
+            body = c.SerializeToString()
+            self._stream.submit_batch([e], functools.partial(_wire.batch_from_parts, commands=[([body], len(body))]))
+            events.append(e)
+        return events
 
     def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = (), out: np.ndarray | None = None) -> np.ndarray:
         """The buffer's contents as a new NumPy array of its dtype and shape, or in ``out`` (see

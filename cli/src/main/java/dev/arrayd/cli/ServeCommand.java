@@ -145,6 +145,7 @@ final class ServeCommand implements Callable<Integer> {
                 cfg.get(ArraydConfig.CPU_VECTOR_BITS), cfg.get(ArraydConfig.CPU_LANES), cfg.get(ArraydConfig.JIT_NICE), cfg.get(ArraydConfig.METRICS_BIND),
                 cfg.get(ArraydConfig.METRICS_KERNEL_LIMIT), cfg.get(ArraydConfig.TRACING),
                 cfg.get(ArraydConfig.UDS), cfg.get(ArraydConfig.REGION_MEMORY), cfg.get(ArraydConfig.PEERS),
-                cfg.get(ArraydConfig.PEER_TOKEN_FILE), cfg.get(ArraydConfig.PEER_TLS_CA), cfg.get(ArraydConfig.PEER_BULK_PORT));
+                cfg.get(ArraydConfig.PEER_TOKEN_FILE), cfg.get(ArraydConfig.PEER_TLS_CA), cfg.get(ArraydConfig.PEER_BULK_PORT),
+                cfg.get(ArraydConfig.TRANSFER_MEMORY));
     }
 }

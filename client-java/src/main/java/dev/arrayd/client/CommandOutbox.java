@@ -47,7 +47,14 @@ import java.util.function.LongFunction;
 final class CommandOutbox {
 
     static final int MAX_BATCH_COMMANDS = 512;
+    /**
+     * A batch is cut before its commands' bytes pass this, counting an inline download as the bytes it names (a read's
+     * chunks do): the daemon holds a batch's downloads in its memory from the moment it reads the batch, and reads no
+     * more of the stream while the session holds 64 MiB of them, so a read of many chunks goes in many batches, read
+     * as the earlier chunks' data is sent.
+     */
     static final int MAX_BATCH_BYTES = 1 << 20;
+    private static final long MAX_INLINE_DOWNLOAD = 16 << 20;
     /** Commands in flight from which a lone command may wait for others to join its batch. */
     static final int COALESCE_IN_FLIGHT = 64;
     /** The longest a command waits to be sent for others to join its batch. */
@@ -298,7 +305,7 @@ final class CommandOutbox {
                 continue;
             }
             if (e instanceof CommandEntry c) {
-                int size = c.command.getSerializedSize() + 8;
+                int size = c.command.getSerializedSize() + 8 + inlineDownloadBytes(c.command);
                 if (batch != null
                         && (batchEvents.size() == MAX_BATCH_COMMANDS || batchBytes + size > MAX_BATCH_BYTES)) {
                     sendBatch(batch, batchEvents);
@@ -383,5 +390,14 @@ final class CommandOutbox {
         } else if (e instanceof CallEntry call) {
             call.call.fail(status);
         }
+    }
+
+    /** The bytes an inline download (no region) names, for cutting batches; 0 for other commands. */
+    static int inlineDownloadBytes(Command c) {
+        if (!c.hasDownload() || c.getDownload().hasIntoRegion()) {
+            return 0;
+        }
+        long size = c.getDownload().getSizeBytes(); // (0: to the end, at most the daemon's largest inline download)
+        return (int) (size < 0 || size > MAX_INLINE_DOWNLOAD ? MAX_INLINE_DOWNLOAD : size);
     }
 }

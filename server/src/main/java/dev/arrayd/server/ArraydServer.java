@@ -52,6 +52,7 @@ public final class ArraydServer implements AutoCloseable {
     private final CompletionLinger completionLinger = new CompletionLinger();
     /** Reused only on Netty, which copies a message's bytes as it is sent (see {@link DownloadArrays}). */
     private final DownloadArrays downloadArrays;
+    private final TransferMemory transferMemory;
     private final Server server;
     private final ArraydMetrics metrics;
     private final dev.arrayd.server.tracing.Tracing tracing;
@@ -127,6 +128,7 @@ public final class ArraydServer implements AutoCloseable {
         });
         InetSocketAddress address = new InetSocketAddress(bindAddress, options.port());
         this.downloadArrays = transport == null ? DownloadArrays.reused() : DownloadArrays.fresh();
+        this.transferMemory = new TransferMemory(options.transferMemoryBytes());
         ServerBuilder<?> builder;
         if (transport != null) {
             builder = transport.apply(address);
@@ -256,6 +258,11 @@ public final class ArraydServer implements AutoCloseable {
         return new ArraydServer(options, security, Clock.SYSTEM, null);
     }
 
+    /** The heap budget of downloads not yet sent (tests check that every download gives back what it held). */
+    TransferMemory transferMemory() {
+        return transferMemory;
+    }
+
     /** The services the daemon serves, as registered (tests enumerate their methods). */
     java.util.List<ServerServiceDefinition> services() {
         return server.getServices();
@@ -333,11 +340,12 @@ public final class ArraydServer implements AutoCloseable {
                 .addService(RequestParser.strict(new DeviceGrpcService(scheduler, backends::statuses).bindService()))
                 .addService(RequestParser.strict(new SessionGrpcService(sessions, options.leaseMillis()).bindService()))
                 .addService(RequestParser.strict(new BufferGrpcService(scheduler, sessions, options.maxMessageBytes(),
-                        downloadArrays)
+                        downloadArrays, transferMemory)
                         .bindService()))
                 .addService(RequestParser.strict(new KernelGrpcService(scheduler, sessions, compileExecutor).bindService()))
                 .addService(RequestParser.strict(new ExecutionGrpcService(scheduler, sessions,
-                        new Admission(security.sessionMaxInFlight()), completionLinger, downloadArrays).bindService()))
+                        new Admission(security.sessionMaxInFlight()), completionLinger, downloadArrays, transferMemory)
+                        .bindService()))
                 .addService(RequestParser.strict(new SharingGrpcService(scheduler, sessions).bindService()))
                 .addService(RequestParser.strict(new RegionGrpcService(sessions).bindService()))
                 .addService(RequestParser.strict(new DiagnosticsGrpcService().bindService()))

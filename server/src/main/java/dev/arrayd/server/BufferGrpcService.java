@@ -42,12 +42,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
     private final int maxChunk;
     /** Reads up to {@link DownloadArrays#WINDOW_BYTES} (a peer's fetch reads pieces of it) download into these. */
     private final DownloadArrays arrays;
+    /** What a read holds in the heap until its call ends. */
+    private final TransferMemory memory;
     /** Where a buffer may start inside a region: the devices' base alignment (launches use it in place). */
     static final long HOST_REGION_ALIGNMENT = 64;
 
-    BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes, DownloadArrays arrays) {
+    BufferGrpcService(Scheduler scheduler, SessionRegistry sessions, int maxMessageBytes, DownloadArrays arrays,
+            TransferMemory memory) {
         this.scheduler = scheduler;
         this.arrays = arrays;
+        this.memory = memory;
         this.sessions = sessions;
         this.maxChunk = Math.max(4096, maxMessageBytes - 4096);
     }
@@ -344,6 +348,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
         InFlightCall quota;
         byte[] into = null;
         int intoBytes = 0;
+        long held = 0;
         try {
             SessionLease l = sessions.lease(req.getSession());
             Session s = l.session;
@@ -364,6 +369,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             List<CommandSpec> specs = new ArrayList<>();
             long[] waits = Wire.events(req.getWaitEventsList(), "wait_events");
             long deadline = Calls.deadlineNanos();
+            memory.hold(size, "ReadBuffer"); // until the call ends (its windows are downloaded at once)
+            held = size;
             if (size > 0 && size <= DownloadArrays.WINDOW_BYTES) {
                 // one window, into an array of the pool
                 intoBytes = (int) size;
@@ -396,13 +403,16 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             if (into != null && windows == null) {
                 arrays.sent(into); // (nothing was submitted into it)
             }
+            memory.release(held);
             Calls.fail(out, e);
             return;
         }
+        long release = held;
         if (into != null) {
-            sender.sendWhenDone(windows.getFirst(), into, intoBytes, arrays, offset, chunk, quota::release);
+            sender.sendWhenDone(windows.getFirst(), into, intoBytes, arrays, offset, chunk, quota::release,
+                    () -> memory.release(release));
         } else {
-            sender.sendWhenDone(windows, offset, chunk, quota::release);
+            sender.sendWhenDone(windows, offset, chunk, quota::release, () -> memory.release(release));
         }
     }
 

@@ -36,11 +36,13 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     private final Admission admission;
     private final CompletionLinger linger;
     private final DownloadArrays downloadArrays;
+    private final TransferMemory transferMemory;
 
     ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission, CompletionLinger linger,
-            DownloadArrays downloadArrays) {
+            DownloadArrays downloadArrays, TransferMemory transferMemory) {
         this.linger = linger;
         this.downloadArrays = downloadArrays;
+        this.transferMemory = transferMemory;
         this.scheduler = scheduler;
         this.sessions = sessions;
         this.admission = admission;
@@ -48,7 +50,7 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
 
     @Override
     public StreamObserver<ExecuteRequest> execute(StreamObserver<ExecuteResponse> out) {
-        return new SessionStreamHandler(scheduler, sessions, out, admission, linger, downloadArrays);
+        return new SessionStreamHandler(scheduler, sessions, out, admission, linger, downloadArrays, transferMemory);
     }
 
     /**

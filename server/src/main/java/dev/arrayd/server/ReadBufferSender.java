@@ -32,10 +32,11 @@ final class ReadBufferSender {
     /**
      * Once the last of {@code windows} is done (they complete in order: one stream), runs {@code downloaded}, then
      * sends each window's bytes (its result) from {@code offset} in chunks of at most {@code chunk} bytes and
-     * completes the call; or fails it with the first failed window's cause.
+     * completes the call; or fails it with the first failed window's cause. Runs {@code finished} once nothing
+     * more is sent (the windows' bytes are no longer needed).
      */
-    void sendWhenDone(List<Event> windows, long offset, int chunk, Runnable downloaded) {
-        sendWhenDone(windows, null, 0, null, offset, chunk, downloaded);
+    void sendWhenDone(List<Event> windows, long offset, int chunk, Runnable downloaded, Runnable finished) {
+        sendWhenDone(windows, null, 0, null, offset, chunk, downloaded, finished);
     }
 
     /**
@@ -43,31 +44,45 @@ final class ReadBufferSender {
      * {@code arrays}: its first {@code bytes} bytes are sent, and it goes back once they are or the call ends.
      */
     void sendWhenDone(Event window, byte[] into, int bytes, DownloadArrays arrays, long offset, int chunk,
-            Runnable downloaded) {
-        sendWhenDone(List.of(window), into, bytes, arrays, offset, chunk, downloaded);
+            Runnable downloaded, Runnable finished) {
+        sendWhenDone(List.of(window), into, bytes, arrays, offset, chunk, downloaded, finished);
     }
 
     private void sendWhenDone(List<Event> windows, byte[] into, int bytes, DownloadArrays arrays, long offset, int chunk,
-            Runnable downloaded) {
+            Runnable downloaded, Runnable finished) {
         windows.getLast().onDone(last -> {
             downloaded.run();
             Thread.ofVirtual().name("arrayd-read-buffer").start(() -> {
-                try {
-                    send(windows, into, bytes, offset, chunk);
-                } finally {
-                    if (into != null) {
-                        arrays.sent(into); // (the download is done, and every message is sent)
+                // before the call ends (a client's next call may count on it), or when sending stops otherwise
+                Runnable done = new Runnable() {
+                    private boolean ran;
+
+                    @Override
+                    public void run() {
+                        if (!ran) {
+                            ran = true;
+                            if (into != null) {
+                                arrays.sent(into); // (the download is done, and every message is sent)
+                            }
+                            finished.run();
+                        }
                     }
+                };
+                try {
+                    send(windows, into, bytes, offset, chunk, done);
+                } finally {
+                    done.run();
                 }
             });
         });
     }
 
-    private void send(List<Event> windows, byte[] into, int bytes, long offset, int chunk) {
+    private void send(List<Event> windows, byte[] into, int bytes, long offset, int chunk, Runnable done) {
         try {
             long at = offset;
             for (Event w : windows) {
                 if (w.isFailed()) {
+                    done.run();
                     Calls.fail(out, w.failure());
                     return;
                 }
@@ -86,10 +101,12 @@ final class ReadBufferSender {
                 }
                 at += length;
             }
+            done.run();
             if (!out.isCancelled()) {
                 out.onCompleted();
             }
         } catch (RuntimeException e) {
+            done.run();
             Calls.fail(out, e);
         }
     }

@@ -41,6 +41,8 @@ import java.nio.file.Path;
  * @param peerTlsCa         PEM CA certificates to trust when connecting to the peers with TLS (null = plaintext)
  * @param peerBulkPort      TCP port of the bulk port peers read buffers through (0 = any free port; -1 = none);
  *                          never opened while the gRPC port serves TLS
+ * @param transferMemoryBytes most bytes of downloads not yet sent the daemon holds in its heap (0 = half of the
+ *                          largest heap, at least 64 MiB); see {@link TransferMemory}
  *
  * <p>Every field is a key of {@link dev.arrayd.server.config.ArraydConfig}, which documents it.
  */
@@ -48,7 +50,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         long leaseMillis, int maxMessageBytes, long cpuMemoryBytes, Path portFile, long fastPathNanos, int metricsPort,
         int metricsClientLimit, long shutdownGraceMillis, Path cacheDir, long compileCacheMaxBytes, int cpuThreads, int cpuNice,
         int cpuVectorBits, boolean cpuLanes, int jitNice, String metricsBind, int metricsKernelLimit, boolean tracing, Path uds, long regionMemoryBytes,
-        String peers, Path peerTokenFile, Path peerTlsCa, int peerBulkPort) {
+        String peers, Path peerTokenFile, Path peerTlsCa, int peerBulkPort, long transferMemoryBytes) {
 
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 7700;
@@ -66,7 +68,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
                 DEFAULT_MAX_MESSAGE_BYTES, 0, null, SchedulerConfig.DEFAULT_FAST_PATH_NANOS, DEFAULT_METRICS_PORT,
                 DEFAULT_METRICS_CLIENT_LIMIT, DEFAULT_SHUTDOWN_GRACE_MILLIS, null,
                 dev.arrayd.devices.cpu.CpuOptions.DEFAULT_CACHE_MAX_BYTES, 0, dev.arrayd.devices.cpu.CpuOptions.DEFAULT_COMPUTE_NICE,
-                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, true, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null, 0);
+                dev.arrayd.devices.cpu.CpuOptions.DEFAULT_VECTOR_BITS, true, DEFAULT_JIT_NICE, "", 0, false, null, 0, "", null, null, 0, 0);
     }
 
     /**
@@ -112,6 +114,10 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
 
     public ServerOptions withRegionMemoryBytes(long bytes) {
         return with(b -> b.regionMemoryBytes = bytes);
+    }
+
+    public ServerOptions withTransferMemoryBytes(long bytes) {
+        return with(b -> b.transferMemoryBytes = bytes);
     }
 
     /** Where /metrics listens: {@code metricsBind}, or the gRPC {@code bind} address when that is empty. */
@@ -213,6 +219,7 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
         Path peerTokenFile;
         Path peerTlsCa;
         int peerBulkPort;
+        long transferMemoryBytes;
 
         Copy(ServerOptions o) {
             bind = o.bind;
@@ -244,10 +251,12 @@ public record ServerOptions(String bind, int port, String devices, boolean allow
             peerTokenFile = o.peerTokenFile;
             peerTlsCa = o.peerTlsCa;
             peerBulkPort = o.peerBulkPort;
+            transferMemoryBytes = o.transferMemoryBytes;
         }
 
         ServerOptions build() {
-            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, cpuLanes, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa, peerBulkPort);
+            return new ServerOptions(bind, port, devices, allowNativeSource, insecure, leaseMillis, maxMessageBytes, cpuMemoryBytes, portFile, fastPathNanos, metricsPort, metricsClientLimit, shutdownGraceMillis, cacheDir, compileCacheMaxBytes, cpuThreads, cpuNice, cpuVectorBits, cpuLanes, jitNice, metricsBind, metricsKernelLimit, tracing, uds, regionMemoryBytes, peers, peerTokenFile, peerTlsCa, peerBulkPort,
+                    transferMemoryBytes);
         }
     }
 }

@@ -36,11 +36,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p><b>Backpressure.</b> The stream reads with manual flow control: one request message at a time,
  * and the next only while (a) fewer than {@code maxInFlight} of its commands are unanswered
  * (submitted, and their completion not yet handed to the transport), (b) the transport is ready
- * to send ({@code isReady}: the client reads what we send), and (c) few control replies wait. When
+ * to send ({@code isReady}: the client reads what we send), (c) few control replies wait, and (d) its
+ * inline transfers hold less than 64 MiB (or half the {@link TransferMemory}, if less). When
  * one of them fails the stream stops reading; gRPC's flow control then stops the client's writes
  * (its outbox grows on its side, not ours). Completions are only handed to the transport while it
  * is ready, so what the daemon holds per stream is bounded by {@code maxInFlight} completions plus
- * one transport window, however slowly the client reads.
+ * one transport window, however slowly the client reads. A batch whose inline transfers do not fit
+ * what is left of the daemon's {@link TransferMemory} is refused whole (RESOURCE_EXHAUSTED): one
+ * batch could otherwise carry thousands of downloads, whose data would all be in the heap at once.
  *
  * <p><b>Cancel.</b> A half-close finishes the stream after the completions of its commands; a cancel
  * (the client's, a deadline's or a broken connection's) cancels the session's pending commands (see
@@ -61,10 +64,16 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     /** The smallest piece a download's data is cut into at the end of a message (else it starts the next). */
     private static final int MIN_PIECE = 16 << 10;
 
-    /** Downloaded bytes waiting to be sent beyond which the stream stops reading. */
-    private static final long MAX_QUEUED_DATA_BYTES = 64L << 20;
-    /** Downloaded bytes in completions not yet handed to the transport. */
-    private final AtomicLong queuedData = new AtomicLong();
+    /** Bytes of transfer data this stream holds beyond which it stops reading (or half the transfer memory, if less). */
+    private static final long MAX_HELD_DATA_BYTES = 64L << 20;
+    /**
+     * Bytes of this stream's inline transfers: uploads from their batch until their command is done, downloads from
+     * their submission until their data is handed to the transport.
+     */
+    private final AtomicLong heldData = new AtomicLong();
+    /** The bytes each of those transfers holds of {@link #memory}, by event id. */
+    private final java.util.concurrent.ConcurrentHashMap<Long, Long> holds = new java.util.concurrent.ConcurrentHashMap<>();
+    private final TransferMemory memory;
 
     /** Control replies (pongs, rejections) queued beyond which the stream stops reading. */
     private static final int MAX_CONTROL_QUEUED = 64;
@@ -75,8 +84,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private final CompletionLinger linger;
     /** Where downloads' arrays come from, and go back to once their last byte is sent. */
     private final DownloadArrays downloadArrays;
-    /** Arrays whose last bytes the message being built carries (draining thread only). */
-    private final ArrayList<byte[]> sentWhole = new ArrayList<>();
+    /** Downloads whose last bytes the message being built carries (draining thread only). */
+    private final ArrayList<Event> sentWhole = new ArrayList<>();
     /** How long completions may wait to leave together (Attach.completion_linger_us); 0 = not at all. */
     private volatile long lingerNanos;
     /** Whether successes without data go packed (Attach.packed_successes). */
@@ -108,8 +117,9 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private boolean closed;                // only the draining thread touches it
 
     SessionStreamHandler(Scheduler scheduler, SessionRegistry sessions, StreamObserver<ExecuteResponse> out,
-            Admission admission, CompletionLinger linger, DownloadArrays downloadArrays) {
+            Admission admission, CompletionLinger linger, DownloadArrays downloadArrays, TransferMemory memory) {
         this.linger = linger;
+        this.memory = memory;
         this.downloadArrays = downloadArrays;
         this.scheduler = scheduler;
         this.sessions = sessions;
@@ -133,7 +143,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     /** Requests the next message if the stream may read (see the class comment); from any thread. */
     private void maybeRequest() {
         if (!requested.get() && !cancelled && terminal == null && unanswered.get() < maxInFlight
-                && queuedData.get() < MAX_QUEUED_DATA_BYTES && control.size() < MAX_CONTROL_QUEUED && out.isReady() && requested.compareAndSet(false, true)) {
+                && heldData.get() < Math.min(MAX_HELD_DATA_BYTES, memory.limit() / 2) && control.size() < MAX_CONTROL_QUEUED && out.isReady() && requested.compareAndSet(false, true)) {
             out.request(1);
         }
     }
@@ -243,14 +253,81 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         try {
             List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
                     scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions, downloadArrays);
-            if (specs.size() == 1) {
-                CommandSpec only = specs.getFirst();
-                submitCounted(1, () -> scheduler.submit(s, only, this)); // (no list of one event)
-            } else {
-                submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
+            long held = hold(specs);
+            try {
+                if (specs.size() == 1) {
+                    CommandSpec only = specs.getFirst();
+                    submitCounted(1, () -> scheduler.submit(s, only, this)); // (no list of one event)
+                } else {
+                    submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
+                }
+            } catch (RuntimeException e) {
+                if (held > 0) {
+                    specs.forEach(spec -> release(spec.event())); // nothing of the batch was submitted
+                }
+                throw e;
             }
         } catch (RuntimeException e) {
             reject(batch.getBatchId(), e);
+        }
+    }
+
+    /**
+     * Takes what the batch's inline transfers hold of the daemon's {@link TransferMemory} before they are submitted
+     * (an upload its data, in the heap since the batch was read; a download its size, or the largest inline download
+     * when it reads to the end); refuses the batch when they do not fit. Each is given back when its command is done
+     * (an upload), its data has been handed to the transport or its command failed (a download), or the stream ended.
+     * Returns the bytes taken.
+     */
+    private long hold(List<CommandSpec> specs) {
+        long total = 0;
+        for (CommandSpec spec : specs) {
+            total += heldBy(spec);
+        }
+        if (total == 0) {
+            return 0;
+        }
+        memory.hold(total, "batch");
+        heldData.addAndGet(total);
+        for (CommandSpec spec : specs) {
+            long bytes = heldBy(spec);
+            if (bytes > 0) {
+                Long before = holds.put(spec.event(), bytes);
+                if (before != null) { // (an id the batch repeats, or one still pending: its command is refused)
+                    memory.release(before);
+                    heldData.addAndGet(-before);
+                }
+            }
+        }
+        if (cancelled || closed) {
+            releaseAll(); // (the stream ended meanwhile: its drain may have given back what it held already)
+        }
+        return total;
+    }
+
+    /** What a command holds of the heap until it is done or sent (0 for all but inline transfers). */
+    private static long heldBy(CommandSpec spec) {
+        return switch (spec.op()) {
+            case CommandSpec.DownloadOp d when d.into() == null ->
+                    d.sizeBytes() > 0 ? Math.min(d.sizeBytes(), d.maxBytes()) : d.maxBytes();
+            case CommandSpec.UploadOp u when !u.data().isNative() -> u.data().byteSize(); // (not a region's)
+            default -> 0;
+        };
+    }
+
+    /** Gives back what the transfer of event {@code id} holds, if anything (once). */
+    private void release(long id) {
+        Long bytes = holds.remove(id);
+        if (bytes != null) {
+            memory.release(bytes);
+            heldData.addAndGet(-bytes);
+        }
+    }
+
+    /** Gives back everything this stream holds (it sends nothing more). */
+    private void releaseAll() {
+        for (Long id : holds.keySet()) {
+            release(id);
         }
     }
 
@@ -320,8 +397,17 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     @Override
     public void onEvent(Event event) {
         lease.commandDone();
-        if (event.result() instanceof byte[] data) {
-            queuedData.addAndGet(data.length);
+        if (!holds.isEmpty() || event.result() instanceof byte[]) {
+            byte[] data = event.state() == dev.arrayd.scheduler.EventState.SUCCEEDED
+                    && event.result() instanceof byte[] d ? d : null;
+            if (data == null || data.length == 0) {
+                release(event.id()); // no data of it will be sent
+            } else if (!holds.containsKey(event.id())) {
+                // a graph replay's download: its data exists already, and the stream stops reading until it is sent
+                memory.holdAnyway(data.length);
+                heldData.addAndGet(data.length);
+                holds.put(event.id(), (long) data.length);
+            }
         }
         completed.add(event);
         inFlight.decrementAndGet();
@@ -377,6 +463,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                 control.clear();
                 completed.clear();
                 splitting = null;
+                releaseAll();
             } else {
                 ExecuteResponse c;
                 while (out.isReady() && (c = control.poll()) != null) {
@@ -423,7 +510,6 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         sentWhole.clear(); // (left by a send that threw: not known to be copied, so not given back)
         Completions.Builder batch = Completions.newBuilder();
         long size = 0;
-        long data = 0;
         int n = 0;
         int finished = 0;
         while (n < MAX_PER_MESSAGE) {
@@ -457,11 +543,10 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
                         .setData(UnsafeByteOperations.unsafeWrap(bytes, (int) offset, (int) left)).setDataOffset(offset)
                         .build());
                 size += headBytes + left;
-                data += left;
                 n++;
                 finished++;
                 if (bytes != null) {
-                    sentWhole.add(bytes);
+                    sentWhole.add(e);
                 }
                 if (splitting != null) {
                     splitting = null;
@@ -476,7 +561,6 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             long piece = Math.max(room, 1);
             batch.addCompletions(head.toBuilder().setData(UnsafeByteOperations.unsafeWrap(bytes, (int) offset, (int) piece))
                     .setDataOffset(offset).setMoreData(true).build());
-            data += piece;
             n++;
             if (splitting == null) {
                 completed.poll();
@@ -485,13 +569,15 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             splitOffset = offset + piece;
             break; // the message is full
         }
+        for (Event e : sentWhole) {
+            release(e.id()); // before the client can see the completion and send more
+        }
         out.onNext(ExecuteResponse.newBuilder().setCompletions(batch).build());
-        for (byte[] a : sentWhole) {
-            downloadArrays.sent(a); // the transport copied the message: the arrays' bytes are sent
+        for (Event e : sentWhole) {
+            downloadArrays.sent((byte[]) e.result()); // the transport copied the message: the array's bytes are sent
         }
         sentWhole.clear();
         unanswered.addAndGet(-finished);
-        queuedData.addAndGet(-data);
     }
 
     @Override

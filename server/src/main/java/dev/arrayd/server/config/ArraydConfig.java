@@ -39,6 +39,15 @@ public final class ArraydConfig {
                     + "memory limit). Region pages are the daemon's memory: keep this within what its limit holds "
                     + "beside the devices' `cpu-memory`.");
 
+    public static final ConfigKey<Long> TRANSFER_MEMORY = new ConfigKey<>("transfer-memory", "bytes", "0",
+            Parsers.bytes(0, Long.MAX_VALUE), "bytes, e.g. 256MiB, or 0",
+            "Most bytes of transfer data the daemon holds in its heap: a session stream's inline uploads from "
+                    + "their batch until they have run, its inline downloads from their submission until their data "
+                    + "is sent, and ReadBuffer calls until they end. A batch or ReadBuffer call that would hold more "
+                    + "is RESOURCE_EXHAUSTED (a session stream stops reading at 64 MiB of its own first, or half of "
+                    + "this if less). 0 = half of the JVM's largest heap, at least 64 MiB. Keep it within the heap "
+                    + "(`-Xmx`).");
+
     public static final ConfigKey<String> TARGET = new ConfigKey<>("target", "host:port", "", Parsers.text(true),
             "host:port, e.g. 127.0.0.1:7700, or empty", "host:port to listen on; when set it overrides `bind` and `port`.");
 
@@ -224,7 +233,7 @@ public final class ArraydConfig {
             "Least severe level logged by arrayd (gRPC's own logs stay at warn).");
 
     /** Every key, in the order `config --print` and the docs list them. */
-    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, PEER_BULK_PORT, ALLOW_NATIVE_SOURCE, INSECURE,
+    public static final List<ConfigKey<?>> ALL = List.of(BIND, PORT, UDS, REGION_MEMORY, TRANSFER_MEMORY, TARGET, DEVICES, PEERS, PEER_TOKEN_FILE, PEER_TLS_CA, PEER_BULK_PORT, ALLOW_NATIVE_SOURCE, INSECURE,
             CPU_MEMORY, CPU_THREADS, CPU_NICE, CPU_VECTOR_BITS, CPU_LANES, JIT_NICE, CACHE_DIR, COMPILE_CACHE_MAX_BYTES, MAX_MESSAGE_BYTES, FAST_PATH_MICROS, PORT_FILE, SESSION_LEASE, METRICS_PORT, METRICS_BIND, METRICS_KERNEL_LIMIT, TRACING,
             METRICS_CLIENT_LIMIT, SHUTDOWN_GRACE, LOG_FORMAT, LOG_LEVEL, AUTH_TOKENS, TLS_CERT, TLS_KEY, TLS_CLIENT_CA,
             TENANT_QUOTAS, SESSION_MAX_INFLIGHT);
