@@ -11,7 +11,6 @@ import com.google.protobuf.ByteString;
 import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.Command;
-import dev.arrayd.proto.v1.CommandBatch;
 import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.EventState;
@@ -38,8 +37,9 @@ class SessionStreamTest {
     ServerFixture f;
     String session;
     long vadd;
-    final LinkedBlockingQueue<ExecuteResponse> responses = new LinkedBlockingQueue<>();
-    final CompletableFuture<Status> ended = new CompletableFuture<>();
+    SessionStreamProbe probe;
+    LinkedBlockingQueue<ExecuteResponse> responses;
+    CompletableFuture<Status> ended;
     StreamObserver<ExecuteRequest> requests;
 
     @BeforeEach
@@ -47,22 +47,10 @@ class SessionStreamTest {
         f = new ServerFixture(true);
         session = f.openSession();
         vadd = f.kernels.compile(Protos.compile(session, Protos.VADD, Protos.VADD_SIG)).getModules(0).getKernels(0).getKernel();
-        requests = f.execAsync.execute(new StreamObserver<>() {
-            @Override
-            public void onNext(ExecuteResponse r) {
-                responses.add(r);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                ended.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                ended.complete(Status.OK);
-            }
-        });
+        probe = new SessionStreamProbe(f);
+        responses = probe.responses;
+        ended = probe.ended;
+        requests = probe.requests;
     }
 
     @AfterEach
@@ -73,35 +61,20 @@ class SessionStreamTest {
     }
 
     private ExecuteResponse next() throws InterruptedException {
-        ExecuteResponse r = responses.poll(10, TimeUnit.SECONDS);
-        if (r == null) {
-            throw new AssertionError("no response within 10 s");
-        }
-        return r;
+        return probe.next();
     }
 
     private void attach() throws InterruptedException {
-        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)).build());
-        assertEquals(session, next().getAttached().getSession());
+        probe.attach(session);
     }
 
     private void send(long batchId, Command... cmds) {
-        CommandBatch.Builder b = CommandBatch.newBuilder().setBatchId(batchId);
-        for (Command c : cmds) {
-            b.addCommands(c);
-        }
-        requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
+        probe.send(batchId, cmds);
     }
 
     /** Collects completions until every listed event has been answered. */
     private List<EventCompletion> completions(int count) throws InterruptedException {
-        List<EventCompletion> out = new ArrayList<>();
-        while (out.size() < count) {
-            ExecuteResponse r = next();
-            assertTrue(r.hasCompletions(), r.toString());
-            out.addAll(r.getCompletions().getCompletionsList());
-        }
-        return out;
+        return probe.completions(count);
     }
 
     private static ByteString floats(float... v) {

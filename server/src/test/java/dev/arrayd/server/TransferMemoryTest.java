@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.BufferInfo;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.CommandBatch;
@@ -17,12 +16,7 @@ import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.ReadBufferRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.StreamObserver;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,9 +35,7 @@ class TransferMemoryTest {
     ServerFixture f;
     String session;
     BufferInfo buffer;
-    final LinkedBlockingQueue<ExecuteResponse> responses = new LinkedBlockingQueue<>();
-    final CompletableFuture<Status> ended = new CompletableFuture<>();
-    StreamObserver<ExecuteRequest> requests;
+    SessionStreamProbe stream;
     long nextEvent = 1;
 
     @BeforeEach
@@ -52,39 +44,18 @@ class TransferMemoryTest {
                 .withTransferMemoryBytes(BUDGET));
         session = f.openSession();
         buffer = f.buffers.createBuffer(f32(session, QUARTER / 4)).getBuffer();
-        requests = f.execAsync.execute(new StreamObserver<>() {
-            @Override
-            public void onNext(ExecuteResponse r) {
-                responses.add(r);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                ended.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                ended.complete(Status.OK);
-            }
-        });
-        requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)).build());
-        assertEquals(session, next().getAttached().getSession());
+        stream = new SessionStreamProbe(f);
+        stream.attach(session);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        requests.onCompleted();
-        ended.get(10, TimeUnit.SECONDS);
+        stream.close();
         f.close();
     }
 
     private ExecuteResponse next() throws InterruptedException {
-        ExecuteResponse r = responses.poll(10, TimeUnit.SECONDS);
-        if (r == null) {
-            throw new AssertionError("no response within 10 s");
-        }
-        return r;
+        return stream.next();
     }
 
     /** A batch of {@code n} downloads of the whole buffer, each with {@code deadlineSeconds} (0: none). */
@@ -98,17 +69,11 @@ class TransferMemoryTest {
             }
             b.addCommands(c);
         }
-        requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
+        stream.requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
     }
 
     private List<EventCompletion> completions(int count) throws InterruptedException {
-        List<EventCompletion> out = new ArrayList<>();
-        while (out.size() < count) {
-            ExecuteResponse r = next();
-            assertTrue(r.hasCompletions(), r.toString());
-            out.addAll(r.getCompletions().getCompletionsList());
-        }
-        return out;
+        return stream.completions(count);
     }
 
     @Test
@@ -138,7 +103,7 @@ class TransferMemoryTest {
                 b.addCommands(Command.newBuilder().setEvent(nextEvent++).setUpload(dev.arrayd.proto.v1.Upload
                         .newBuilder().setBuffer(buffer.getBuffer()).setData(data)));
             }
-            requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
+            stream.requests.onNext(ExecuteRequest.newBuilder().setBatch(b).build());
             if (round == 0) {
                 ExecuteResponse r = next();
                 assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), r.getRejected().getCode(), r.toString());
