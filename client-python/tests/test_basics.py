@@ -76,7 +76,7 @@ def test_reads_from_two_sessions_at_once_each_get_their_own_bytes(daemon, monkey
         assert not failures, failures[0]
 
 
-def test_downloads_past_the_daemons_download_memory_are_refused_and_reads_go_on():
+def test_downloads_past_the_daemons_transfer_memory_are_refused_and_reads_go_on():
     """A batch of downloads that would hold more of the daemon's heap than its transfer-memory is refused
     (RESOURCE_EXHAUSTED) instead of growing the heap until the daemon ends. Reads larger than that memory still work:
     the daemon reads a stream's next downloads only as the earlier ones' data is sent."""

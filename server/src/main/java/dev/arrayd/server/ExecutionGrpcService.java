@@ -67,7 +67,24 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.SUBMIT,
                     scheduler.config().maxInlineBytes(), Calls.deadlineNanos(), l.regions);
             admission.checkSession(l);
-            return answer(admission.admit(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone())));
+            // its inline uploads' data stays in the heap until they have run: held until all of its commands are done
+            long held = specs.stream().mapToLong(TransferMemory::heldBy).sum();
+            if (held == 0) {
+                return answer(admission.admit(l, specs.size(), () -> scheduler.submit(s, specs, e -> l.commandDone())));
+            }
+            transferMemory.hold(held, "Submit");
+            AtomicInteger left = new AtomicInteger(specs.size());
+            try {
+                return answer(admission.admit(l, specs.size(), () -> scheduler.submit(s, specs, e -> {
+                    l.commandDone();
+                    if (left.decrementAndGet() == 0) {
+                        transferMemory.release(held);
+                    }
+                })));
+            } catch (RuntimeException e) {
+                transferMemory.release(held); // nothing was submitted
+                throw e;
+            }
         });
     }
 

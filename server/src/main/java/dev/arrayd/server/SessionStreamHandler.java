@@ -282,7 +282,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
     private long hold(List<CommandSpec> specs) {
         long total = 0;
         for (CommandSpec spec : specs) {
-            total += heldBy(spec);
+            total += TransferMemory.heldBy(spec);
         }
         if (total == 0) {
             return 0;
@@ -290,7 +290,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         memory.hold(total, "batch");
         heldData.addAndGet(total);
         for (CommandSpec spec : specs) {
-            long bytes = heldBy(spec);
+            long bytes = TransferMemory.heldBy(spec);
             if (bytes > 0) {
                 Long before = holds.put(spec.event(), bytes);
                 if (before != null) { // (an id the batch repeats, or one still pending: its command is refused)
@@ -303,16 +303,6 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             releaseAll(); // (the stream ended meanwhile: its drain may have given back what it held already)
         }
         return total;
-    }
-
-    /** What a command holds of the heap until it is done or sent (0 for all but inline transfers). */
-    private static long heldBy(CommandSpec spec) {
-        return switch (spec.op()) {
-            case CommandSpec.DownloadOp d when d.into() == null ->
-                    d.sizeBytes() > 0 ? Math.min(d.sizeBytes(), d.maxBytes()) : d.maxBytes();
-            case CommandSpec.UploadOp u when !u.data().isNative() -> u.data().byteSize(); // (not a region's)
-            default -> 0;
-        };
     }
 
     /** Gives back what the transfer of event {@code id} holds, if anything (once). */

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The daemon's budget for transfer data in its heap: the bytes of a session stream's inline uploads from the moment
  * their batch is read until their command is done, of its inline downloads (no region) from their submission until
- * their data is handed to the transport or their command fails, and of {@code ReadBuffer} calls until they end. A
+ * their data is handed to the transport or their command fails, of a unary {@code Submit}'s inline uploads until
+ * all of its commands are done, and of {@code ReadBuffer} calls until they end. A
  * batch or call that would take the daemon past it is refused with RESOURCE_EXHAUSTED: without it one client queueing
  * many large transfers at once could exhaust the heap and end the daemon for every tenant. A session stream stops
  * reading well before (at 64 MiB of its own, or half the budget if less), so a client that reads what it downloads
@@ -27,6 +28,20 @@ final class TransferMemory {
             throw new IllegalArgumentException("transfer-memory: " + limit + " (expected: >= 0, 0 = automatic)");
         }
         this.limit = limit > 0 ? limit : Math.max(MIN_AUTOMATIC_BYTES, Runtime.getRuntime().maxMemory() / 2);
+    }
+
+    /**
+     * What a command holds of the heap until it is done (an upload) or its data is sent (a download): an inline
+     * upload's data, an inline download's size (the largest inline download when it reads to the end); 0 for
+     * other commands and for transfers through a region.
+     */
+    static long heldBy(dev.arrayd.scheduler.CommandSpec spec) {
+        return switch (spec.op()) {
+            case dev.arrayd.scheduler.CommandSpec.DownloadOp d when d.into() == null ->
+                    d.sizeBytes() > 0 ? Math.min(d.sizeBytes(), d.maxBytes()) : d.maxBytes();
+            case dev.arrayd.scheduler.CommandSpec.UploadOp u when !u.data().isNative() -> u.data().byteSize();
+            default -> 0;
+        };
     }
 
     /** Takes {@code bytes} of the budget, or refuses them (nothing taken) with RESOURCE_EXHAUSTED naming {@code what}. */

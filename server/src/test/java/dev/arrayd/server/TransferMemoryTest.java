@@ -115,6 +115,31 @@ class TransferMemoryTest {
     }
 
     @Test
+    void aUnarySubmitOfUploadsOverTheBudgetIsRefusedAndOneWithinGivesItsBackOnceItsCommandsAreDone() throws Exception {
+        com.google.protobuf.ByteString data = com.google.protobuf.ByteString.copyFrom(new byte[QUARTER]);
+        for (int round = 0; round < 21; round++) {
+            int n = round == 0 ? 5 : 4;
+            var req = dev.arrayd.proto.v1.SubmitRequest.newBuilder().setSession(session);
+            for (int i = 0; i < n; i++) {
+                req.addCommands(Command.newBuilder().setUpload(dev.arrayd.proto.v1.Upload.newBuilder()
+                        .setBuffer(buffer.getBuffer()).setData(data)));
+            }
+            if (round == 0) {
+                StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> f.exec.submit(req.build()));
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+                assertTrue(e.getStatus().getDescription().startsWith("Submit: " + 5 * QUARTER + " bytes of transfer data"),
+                        e.getStatus().getDescription());
+                continue;
+            }
+            var events = f.exec.submit(req.build()).getEventsList();
+            var waited = f.exec.waitEvents(dev.arrayd.proto.v1.WaitEventsRequest.newBuilder().setSession(session)
+                    .addAllEvents(events).build());
+            assertTrue(waited.getCompletionsList().stream()
+                    .allMatch(c -> c.getState() == EventState.EVENT_STATE_SUCCEEDED), waited::toString);
+        }
+    }
+
+    @Test
     void downloadsThatFailGiveTheirsBack() throws Exception {
         for (int round = 0; round < 20; round++) {
             downloads(1 + round, 4, 1); // a deadline long passed: each fails instead of running
