@@ -229,6 +229,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
             private long held;
             private long limit = -1;
             private InFlightCall quota;
+            /** What the chunks hold of the daemon's transfer-memory (given back once, when the call ends). */
+            private final java.util.concurrent.atomic.AtomicLong inMemory = new java.util.concurrent.atomic.AtomicLong();
 
             @Override
             public void onNext(WriteBufferRequest c) {
@@ -246,6 +248,8 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                         limit = addressableBytes(scheduler.buffer(l.session, c.getBuffer()), c.getWholePadded());
                         quota = InFlightCall.reserve(l, "WriteBuffer");
                     }
+                    memory.hold(c.getData().size(), "WriteBuffer");
+                    inMemory.addAndGet(c.getData().size());
                 } catch (RuntimeException e) {
                     fail(e);
                     return;
@@ -322,6 +326,7 @@ final class BufferGrpcService extends BufferServiceGrpc.BufferServiceImplBase {
                 if (quota != null) {
                     quota.release();
                 }
+                memory.release(inMemory.getAndSet(0));
             }
         };
     }

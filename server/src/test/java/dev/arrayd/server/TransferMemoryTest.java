@@ -140,6 +140,45 @@ class TransferMemoryTest {
     }
 
     @Test
+    void aWriteBufferOverTheBudgetIsRefusedAndOneWithinGivesItsBackWhenItEnds() throws Exception {
+        BufferInfo large = f.buffers.createBuffer(f32(session, 2 * BUDGET / 4)).getBuffer();
+        com.google.protobuf.ByteString data = com.google.protobuf.ByteString.copyFrom(new byte[QUARTER]);
+        for (int round = 0; round < 11; round++) {
+            int n = round == 0 ? 5 : 4;
+            var answer = new java.util.concurrent.CompletableFuture<dev.arrayd.proto.v1.WriteBufferResponse>();
+            var call = f.buffersAsync.writeBuffer(new io.grpc.stub.StreamObserver<>() {
+                @Override
+                public void onNext(dev.arrayd.proto.v1.WriteBufferResponse r) {
+                    answer.complete(r);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    answer.completeExceptionally(t);
+                }
+
+                @Override
+                public void onCompleted() {}
+            });
+            for (int i = 0; i < n; i++) {
+                call.onNext(dev.arrayd.proto.v1.WriteBufferRequest.newBuilder().setSession(session)
+                        .setBuffer(large.getBuffer()).setOffsetBytes((long) i * QUARTER).setData(data).build());
+            }
+            call.onCompleted();
+            if (round == 0) {
+                var e = assertThrows(java.util.concurrent.ExecutionException.class,
+                        () -> answer.get(10, java.util.concurrent.TimeUnit.SECONDS));
+                Status s = Status.fromThrowable(e.getCause());
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, s.getCode());
+                assertTrue(s.getDescription().startsWith("WriteBuffer: " + QUARTER + " bytes of transfer data"),
+                        s.getDescription());
+                continue;
+            }
+            assertEquals(BUDGET, answer.get(10, java.util.concurrent.TimeUnit.SECONDS).getBytesWritten());
+        }
+    }
+
+    @Test
     void downloadsThatFailGiveTheirsBack() throws Exception {
         for (int round = 0; round < 20; round++) {
             downloads(1 + round, 4, 1); // a deadline long passed: each fails instead of running
