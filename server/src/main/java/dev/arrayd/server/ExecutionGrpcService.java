@@ -37,6 +37,8 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
     private final CompletionLinger linger;
     private final DownloadArrays downloadArrays;
     private final TransferMemory transferMemory;
+    /** The bytes of uploads each recorded graph keeps in the heap, by graph handle (held until it goes). */
+    private final java.util.concurrent.ConcurrentHashMap<Long, Long> graphUploads = new java.util.concurrent.ConcurrentHashMap<>();
 
     ExecutionGrpcService(Scheduler scheduler, SessionRegistry sessions, Admission admission, CompletionLinger linger,
             DownloadArrays downloadArrays, TransferMemory transferMemory) {
@@ -104,7 +106,24 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             SessionLease l = sessions.lease(req.getSession());
             List<CommandSpec> specs = CommandDecoder.batch(req.getCommandsList(), CommandDecoder.Call.GRAPH,
                     scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE);
-            var g = scheduler.recordGraph(l.session, specs);
+            // its uploads' data (copied out of the request) stays in the heap for as long as the graph lives
+            long held = specs.stream().filter(c -> c.op() instanceof CommandSpec.UploadOp)
+                    .mapToLong(TransferMemory::heldBy).sum();
+            if (held > 0) {
+                transferMemory.hold(held, "RecordGraph");
+            }
+            dev.arrayd.scheduler.Graph g;
+            try {
+                g = scheduler.recordGraph(l.session, specs);
+            } catch (RuntimeException e) {
+                transferMemory.release(held);
+                throw e;
+            }
+            if (held > 0) {
+                long handle = g.handle();
+                graphUploads.put(handle, held);
+                l.session.onClose(() -> graphGone(handle)); // (at once if the session closed meanwhile)
+            }
             return dev.arrayd.proto.v1.RecordGraphResponse.newBuilder().setGraph(g.handle()).setCommands(g.size()).build();
         });
     }
@@ -129,8 +148,17 @@ final class ExecutionGrpcService extends ExecutionServiceGrpc.ExecutionServiceIm
             StreamObserver<dev.arrayd.proto.v1.DestroyGraphResponse> out) {
         Calls.unary(out, () -> {
             scheduler.destroyGraph(sessions.session(req.getSession()), req.getGraph());
+            graphGone(req.getGraph());
             return dev.arrayd.proto.v1.DestroyGraphResponse.getDefaultInstance();
         });
+    }
+
+    /** A graph was destroyed, or its session closed: what its uploads held of the transfer memory goes back (once). */
+    private void graphGone(long handle) {
+        Long bytes = graphUploads.remove(handle);
+        if (bytes != null) {
+            transferMemory.release(bytes);
+        }
     }
 
     /**

@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The daemon's budget for transfer data in its heap: the bytes of a session stream's inline uploads from the moment
  * their batch is read until their command is done, of its inline downloads (no region) from their submission until
  * their data is handed to the transport or their command fails, of a unary {@code Submit}'s inline uploads until
- * all of its commands are done, and of {@code WriteBuffer} and {@code ReadBuffer} calls until they end. A
+ * all of its commands are done, of a recorded graph's uploads until it is destroyed or its session ends, and of
+ * {@code WriteBuffer} and {@code ReadBuffer} calls until they end. A
  * batch or call that would take the daemon past it is refused with RESOURCE_EXHAUSTED: without it one client queueing
  * many large transfers at once could exhaust the heap and end the daemon for every tenant. A session stream stops
  * reading well before (at 64 MiB of its own, or half the budget if less), so a client that reads what it downloads

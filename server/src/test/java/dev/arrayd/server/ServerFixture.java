@@ -66,11 +66,11 @@ final class ServerFixture implements AutoCloseable {
             }
             assertEquals(0, d.pool().usedBytes(), d.id() + ": bytes still allocated after every session closed");
         }
-        // and every download gave back the download memory it held (its data sent, its command failed, its call ended)
+        // and every transfer gave back the transfer memory it held (it ran, its data was sent, its call or graph ended)
         while (server.transferMemory().held() != 0 && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        assertEquals(0, server.transferMemory().held(), "download memory still held after every session closed");
+        assertEquals(0, server.transferMemory().held(), "transfer memory still held after every session closed");
         channel.shutdownNow();
         server.close();
         assertEquals(true, channel.awaitTermination(5, TimeUnit.SECONDS), "channel terminated");

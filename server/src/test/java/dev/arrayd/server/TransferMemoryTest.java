@@ -179,6 +179,30 @@ class TransferMemoryTest {
     }
 
     @Test
+    void aGraphsUploadsHoldTheirsUntilTheGraphIsDestroyedOrItsSessionCloses() {
+        com.google.protobuf.ByteString data = com.google.protobuf.ByteString.copyFrom(new byte[QUARTER]);
+        for (int round = 0; round < 12; round++) {
+            int n = round == 0 ? 5 : 4;
+            var req = dev.arrayd.proto.v1.RecordGraphRequest.newBuilder().setSession(session);
+            for (int i = 0; i < n; i++) {
+                req.addCommands(Command.newBuilder().setEvent(i + 1).setUpload(dev.arrayd.proto.v1.Upload.newBuilder()
+                        .setBuffer(buffer.getBuffer()).setData(data)));
+            }
+            if (round == 0) {
+                StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> f.exec.recordGraph(req.build()));
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+                assertTrue(e.getStatus().getDescription().startsWith("RecordGraph: " + 5 * QUARTER), e.getStatus().getDescription());
+                continue;
+            }
+            long graph = f.exec.recordGraph(req.build()).getGraph();
+            if (round < 11) { // the last one stays: its session's close gives it back (the fixture checks)
+                f.exec.destroyGraph(dev.arrayd.proto.v1.DestroyGraphRequest.newBuilder().setSession(session)
+                        .setGraph(graph).build());
+            }
+        }
+    }
+
+    @Test
     void downloadsThatFailGiveTheirsBack() throws Exception {
         for (int round = 0; round < 20; round++) {
             downloads(1 + round, 4, 1); // a deadline long passed: each fails instead of running

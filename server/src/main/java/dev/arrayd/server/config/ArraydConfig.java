@@ -43,8 +43,9 @@ public final class ArraydConfig {
             Parsers.bytes(0, Long.MAX_VALUE), "bytes, e.g. 256MiB, or 0",
             "Most bytes of transfer data the daemon holds in its heap: a session stream's inline uploads from "
                     + "their batch until they have run, its inline downloads from their submission until their data "
-                    + "is sent, a unary Submit's inline uploads until its commands are done, and WriteBuffer / "
-                    + "ReadBuffer calls until they end. A batch or call that would hold more "
+                    + "is sent, a unary Submit's inline uploads until its commands are done, a recorded graph's "
+                    + "uploads until it is destroyed, and WriteBuffer / ReadBuffer calls until they end. A batch or "
+                    + "call that would hold more "
                     + "is RESOURCE_EXHAUSTED (a session stream stops reading at 64 MiB of its own first, or half of "
                     + "this if less). 0 = half of the JVM's largest heap, at least 64 MiB. Keep it within the heap "
                     + "(`-Xmx`).");
