@@ -385,7 +385,7 @@ class Session:
         if self._recording is not None:
             return self._submit(commands, into=into)
         # each in a batch message of its own: the daemon holds a batch's downloads in its memory from the moment it
-        # reads the batch (it refuses one that does not fit its download-memory), and reads no more of the stream
+        # reads the batch (it refuses one that does not fit its transfer-memory), and reads no more of the stream
         # while the session holds 64 MiB of them, so the later ones are read as the earlier ones' data is sent
         events: list[Event] = []
         for i, c in enumerate(commands):

@@ -235,23 +235,10 @@ class SessionStreamTest {
         assertTrue(s.getDescription().contains("send attach first"), s.toString());
         requests = new NoopObserver();
 
-        CompletableFuture<Status> ended2 = new CompletableFuture<>();
-        StreamObserver<ExecuteRequest> other = f.execAsync.execute(new StreamObserver<>() {
-            @Override
-            public void onNext(ExecuteResponse r) {}
-
-            @Override
-            public void onError(Throwable t) {
-                ended2.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                ended2.complete(Status.OK);
-            }
-        });
-        other.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession("no-such-session")).build());
-        assertEquals(Status.Code.NOT_FOUND, ended2.get(10, TimeUnit.SECONDS).getCode());
+        SessionStreamProbe other = new SessionStreamProbe(f);
+        other.requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession("no-such-session"))
+                .build());
+        assertEquals(Status.Code.NOT_FOUND, other.ended.get(10, TimeUnit.SECONDS).getCode());
     }
 
     private void attachLingering(int micros) throws InterruptedException {
