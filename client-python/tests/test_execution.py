@@ -237,28 +237,30 @@ def test_a_large_write_keeps_its_place_among_queued_commands(session):
         data[:] = data_copy
 
 
-def test_a_write_larger_than_its_window_waits_for_its_oldest_batches_and_stays_whole(session, monkeypatch):
-    """Past UPLOAD_WINDOW_BYTES of unsent batch messages, write() waits for the oldest batch before it builds more:
-    with a window of nothing it waits after every batch, and the bytes still arrive whole and in order."""
-    from arrayd import _session
-    monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
-    k = session.compile(K.add_scalar)["add_scalar"]
-    n = 5 << 20  # 20 MiB of f32: twenty batch messages
-    data = np.random.default_rng(5).standard_normal(n).astype(np.float32)
-    x = session.array(np.zeros(n, dtype=np.float32))
-    before = k(n, x, 1.0, n)
-    last = x.write(data)
-    after = k(n, x, 2.0, n)
-    after.wait()
-    assert before.done() and last.done()
-    np.testing.assert_array_equal(x.numpy(), data + np.float32(2))
+def test_a_large_write_returns_while_the_daemon_waits_for_this_process_to_read(session):
+    """The daemon reads no more of the stream while this process does not read what it sent. A write whose messages
+    the request side builds as gRPC takes them waits for them to be built; behind downloads whose data nobody reads
+    yet, that needs the background reader to read meanwhile, or the write would wait forever."""
+    n = 16 << 20  # 64 MiB of f32: eight downloads of 8 MiB
+    big = session.array(np.arange(n, dtype=np.float32))
+    downloads = session.download(big)  # their data comes back with nobody reading it
+    m = 4 << 20  # 16 MiB of f32: sixteen batch messages
+    data = np.random.default_rng(7).standard_normal(m).astype(np.float32)
+    y = session.array(np.zeros(m, dtype=np.float32))
+    written: list = []
+    thread = threading.Thread(target=lambda: written.append(y.write(data)), daemon=True)
+    thread.start()
+    thread.join(60)
+    assert written, "write() did not return"
+    written[0].wait()
+    np.testing.assert_array_equal(y.numpy(), data)
+    got = b"".join(e.result() for e in downloads)
+    np.testing.assert_array_equal(np.frombuffer(got, dtype=np.float32), np.arange(n, dtype=np.float32))
 
 
-def test_a_large_write_from_a_done_callback_does_not_wait_for_its_own_reader(session, monkeypatch):
-    """A done callback runs on the thread that reads the stream: a write there must not wait for its batches to
-    complete (only that thread would read their completions)."""
-    from arrayd import _session
-    monkeypatch.setattr(_session, "UPLOAD_WINDOW_BYTES", 0)
+def test_a_large_write_from_a_done_callback_does_not_wait_for_its_own_reader(session):
+    """A done callback runs on the thread that reads the stream: a write there must not wait for anything that only
+    that thread would read (it builds its messages itself and returns)."""
     n = 5 << 20  # 20 MiB of f32: twenty batch messages
     data = np.arange(n, dtype=np.float32)
     x = session.empty(4, np.float32)

@@ -24,8 +24,6 @@ UPLOAD_CHUNK = 1 << 20
 #: The first event id of graph replays: their blocks of consecutive ids come from here up, the other commands' ids
 #: from 1 up (the daemon takes ids below 2^62), so drawing an id needs no lock against a replay taking a block.
 REPLAY_IDS_FROM = 1 << 61
-#: Bytes of an upload's batch messages outstanding at most: past them, :meth:`Session.upload` waits for the oldest.
-UPLOAD_WINDOW_BYTES = 32 << 20
 #: Bytes of one download command (its data comes back in pieces of at most the stream's ``ATTACH_MAX_RECEIVE``).
 DOWNLOAD_CHUNK = 8 << 20
 #: Download commands of one :meth:`Session.read` outstanding at most: past them, it waits for the oldest. The daemon
@@ -336,18 +334,15 @@ class Session:
                                                           data=view[start:start + UPLOAD_CHUNK].tobytes()))
                 commands.append(head)
             return self._submit(commands)[-1]
-        # whole batch messages built here: the bytes go from the array into the message once, before this returns
-        # (the caller may change the array then), and the batches keep their place among the session's commands.
-        # Each part waits for the one before it, so the event returned fails when any part failed.
-        # At most UPLOAD_WINDOW_BYTES of them are outstanding: past that, this waits for the oldest to complete, so a
-        # large upload reuses the memory of the messages already sent instead of making the whole array's worth of
-        # new ones (new pages cost more than the copy into them)
+        # batch messages of at most MAX_BATCH_BYTES, built by the stream's request side as gRPC takes them: the bytes
+        # go from the array into a message once, on the thread that sends it, before this returns (the caller may
+        # change the array then), and the messages keep their place among the session's commands. Each part waits
+        # for the one before it, so the event returned fails when any part failed
         last = None
+        batches: list = []
         group: list = []
         events: list[Event] = []
         size = 0
-        window: collections.deque = collections.deque()  # (last event, bytes) of the batches submitted, oldest first
-        in_window = 0
         for start in range(0, max(1, len(view)), UPLOAD_CHUNK):
             head = self._command(wait_for=wait_for if last is None else (last,), stream=stream)
             event = Event(self._next_id())
@@ -355,19 +350,14 @@ class Session:
             command = _wire.upload_parts(head.SerializeToString(), buffer.id, offset_bytes + start,
                                          view[start:start + UPLOAD_CHUNK])
             if group and size + command[1] > MAX_BATCH_BYTES:
-                self._stream.submit_batch(events, functools.partial(_wire.batch_from_parts, commands=group))
-                window.append((events[-1], size))
-                in_window += size
-                while in_window > UPLOAD_WINDOW_BYTES:
-                    oldest, n = window.popleft()
-                    self._stream.settle(oldest)
-                    in_window -= n
+                batches.append((events, group))
                 group, events, size = [], [], 0
             group.append(command)
             events.append(event)
             size += command[1]
             last = event
-        self._stream.submit_batch(events, functools.partial(_wire.batch_from_parts, commands=group))
+        batches.append((events, group))
+        self._stream.submit_parts(batches)
         return last
 
     def download(self, buffer: Buffer, *, offset_bytes: int = 0, size_bytes: int = 0, wait_for: Iterable[Event] = (),

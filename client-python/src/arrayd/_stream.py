@@ -46,6 +46,20 @@ COALESCE_SECONDS = 1e-3
 _STATE_FAILED = common_pb2.EVENT_STATE_FAILED
 #: Queued by a thread that waits for an event not sent yet: a batch waiting for more goes at once.
 _FLUSH = ("flush",)
+#: A thread waiting for its messages to be built (:meth:`SessionStream.submit_parts`) that sees none built for this
+#: long has the background reader read the stream meanwhile.
+_STALL_SECONDS = 0.02
+
+
+class _Parts:
+    """Batch messages :meth:`SessionStream.submit_parts` queued, built by the request side."""
+
+    __slots__ = ("batches", "built", "done")
+
+    def __init__(self, batches: list[tuple[list, list]]):
+        self.batches = batches
+        self.built = 0  # messages built so far
+        self.done = threading.Event()  # set once the last one is built
 
 
 class Event:
@@ -230,6 +244,7 @@ class SessionStream:
         self._reader = 0       # which thread was the reader last (threading.get_ident())
         self._sleepers = 0     # threads in _wait that sleep because another thread reads
         self._watched = 0      # pending events the background reader must complete (see Event._watched)
+        self._draining = 0     # threads waiting for their messages to be built that need the background reader
         self._ended = False    # the call ended: every pending event has failed
         self._background: threading.Thread | None = None
         self._gates: set[threading.Event] = set()  # barriers queued, not passed yet (see barrier)
@@ -263,6 +278,59 @@ class SessionStream:
         it goes out as it is, in its place among the queued commands."""
         if self._register(events):
             self._queue.put(("batch", build(batch_id=self._track(events))))
+
+    def submit_parts(self, batches: list[tuple[list[Event], list]]) -> None:
+        """Queues batch messages given as parts (``(events, commands)`` for ``_wire.batch_from_parts``: the commands
+        view the caller's bytes), one after another in their place among the queued commands, and returns once every
+        one of them is built: the caller may change its bytes then. The request side builds each as gRPC takes the one
+        before it, so the bytes are copied once, on the thread that sends them, and only a message or two exist at a
+        time whatever the total. On the thread reading completions (a done callback), and for a single message, they
+        are built here instead, all before this returns."""
+        if not self._register([e for events, _ in batches for e in events]):
+            return
+        with self._lock:
+            here = self._reads_here()
+        if here or len(batches) == 1:
+            for events, commands in batches:
+                self._queue.put(("batch", _wire.batch_from_parts(self._track(events), commands)))
+            return
+        job = _Parts(batches)
+        self._queue.put(("parts", job))
+        self._await_built(job)
+
+    def _await_built(self, job: "_Parts") -> None:
+        """Returns once ``job``'s messages are built, or the call ended (then its events fail with the stream's
+        end). If none is built for a while, the daemon may be waiting for this process to read what it sent (it
+        reads no more of the stream meanwhile) while no thread reads: the background reader then reads until the
+        job is built."""
+        built = -1
+        draining = False
+        try:
+            while not job.done.wait(_STALL_SECONDS):
+                if self._call.done():
+                    return
+                if job.built == built and not draining:
+                    draining = True
+                    with self._lock:
+                        self._draining += 1
+                        self._start_background()
+                        self._changed.notify_all()
+                built = job.built
+        finally:
+            if draining:
+                with self._lock:
+                    self._draining -= 1
+
+    def _build(self, job: "_Parts") -> Iterator[bytes]:
+        """(The request side.) ``job``'s messages, built one at a time as gRPC takes them."""
+        last = len(job.batches) - 1
+        for i, (events, commands) in enumerate(job.batches):
+            message = _wire.batch_from_parts(self._track(events), commands)
+            job.built = i + 1
+            if i == last:
+                job.batches = ()  # (the caller's bytes are not referenced once all are built)
+                job.done.set()
+            yield message
 
     def replay(self, request, events: list[Event]) -> None:
         """Queues a graph replay (its events, from ``first_event`` on, complete like commands)."""
@@ -342,16 +410,6 @@ class SessionStream:
                 self._reader = threading.get_ident()
             self._read_one()
 
-    def settle(self, event: Event) -> None:
-        """Returns once ``event`` completed, failed, or the stream ended, reading the stream while no other thread
-        does; raises nothing (its outcome stays on the event). Called by the reader itself (a done callback),
-        returns at once: it cannot wait for what only it would read."""
-        with self._lock:
-            if self._reads_here():
-                return
-        if event._state == Event._PENDING and event._stream is self:
-            self._wait(event)
-
     def _flush_for(self, event: Event) -> None:
         """Someone waits for ``event``: if it is not sent yet, its batch goes without waiting for more."""
         if event._batch == 0 and event._state == Event._PENDING:
@@ -378,7 +436,8 @@ class SessionStream:
     def _read_in_background(self) -> None:
         while True:
             with self._lock:
-                self._changed.wait_for(lambda: self._ended or (not self._reading and (self._watched or self._closed)))
+                self._changed.wait_for(lambda: self._ended or (not self._reading and (
+                    self._watched or self._draining or self._closed)))
                 if self._ended:
                     return
                 self._reading = True
@@ -415,6 +474,9 @@ class SessionStream:
                     continue
                 elif kind == "batch":
                     yield item[1]
+                    continue
+                elif kind == "parts":
+                    yield from self._build(item[1])
                     continue
                 elif kind == "barrier":  # (everything yielded before has been sent: gRPC asks for more only then)
                     self._pass(item[1])
@@ -455,7 +517,7 @@ class SessionStream:
                     count += 1
                 elif nxt is _FLUSH:
                     break
-                elif nxt[0] in ("replay", "batch", "barrier"):
+                elif nxt[0] in ("replay", "batch", "parts", "barrier"):
                     held = nxt
                 else:
                     carry.extend(zip(nxt[0], nxt[1]))
@@ -505,7 +567,8 @@ class SessionStream:
         finally:
             with self._lock:
                 self._reading = False
-                if self._sleepers or (self._background is not None and (self._watched or self._closed)):
+                if self._sleepers or (self._background is not None and (
+                        self._watched or self._draining or self._closed)):
                     self._changed.notify_all()
 
     def _handle(self, raw: bytes) -> None:

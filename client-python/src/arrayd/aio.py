@@ -11,8 +11,8 @@ Two kinds of calls, as in the synchronous client:
   ``set_value``, a graph's ``replay``, a region's ``upload`` / ``download``) are plain methods: they queue the
   command and return its :class:`~arrayd.Event` at once; ``await event`` waits for it without blocking the loop;
 - **calls that wait for the daemon** (creating buffers, streams, regions and graphs, compiling, reading, destroying,
-  ``upload`` and ``write``, whose large arrays wait for room among the parts in flight) are coroutines, run on a
-  worker thread (:func:`asyncio.to_thread`).
+  ``upload`` and ``write``, whose large arrays wait until their messages are built as gRPC sends them) are
+  coroutines, run on a worker thread (:func:`asyncio.to_thread`).
 
 Handles are wrappers of the synchronous ones (``.sync``); either may be passed where a buffer, stream or kernel is
 expected. Cancelling a task that awaits an event stops the wait, not the command: ``await session.cancel(event)``
