@@ -60,9 +60,11 @@ final class TransferScenario implements Scenario {
 
     static final int DEFAULT_ROUNDS = 8;
     static final int DEFAULT_WARMUP = 3;
-    /** Chunk sizes of client-java's write and read paths; the anchors use the same. */
+    /** Chunk sizes of client-java's write and read paths; the Sink anchor uses the same. */
     static final int UPLOAD_CHUNK = Session.MAX_UPLOAD_BYTES;
-    static final int DOWNLOAD_CHUNK = 4 << 20;
+    static final int DOWNLOAD_CHUNK = 8 << 20;
+    /** The Source anchor's chunks: its largest. */
+    static final int SOURCE_CHUNK = 4 << 20;
 
     static final String UPLOAD = "upload";
     static final String SINK = "sink";
@@ -161,7 +163,7 @@ final class TransferScenario implements Scenario {
                     throw new IllegalStateException("read " + b.remaining() + " bytes (expected: " + size + ")");
                 }
             });
-            methods.put(SOURCE, () -> raw.source(back, DOWNLOAD_CHUNK).get());
+            methods.put(SOURCE, () -> raw.source(back, SOURCE_CHUNK).get());
             methods.put(MEMCPY_IN, () -> MemorySegment.copy(MemorySegment.ofArray(data), 0, offHeap, 0, size));
             methods.put(MEMCPY_OUT, () -> MemorySegment.copy(offHeap, 0, MemorySegment.ofArray(back), 0, size));
             MappedRegion region = null;
@@ -382,8 +384,8 @@ final class TransferScenario implements Scenario {
                 - **sink (anchor):** a raw generated stub streams the same array in %d MiB `SinkRequest`s to \
                 `DiagnosticsService.Sink`, which drops them, until its summary arrives;
                 - **download:** `Session.read(buffer)` (Download commands of %d MiB, reassembled into one array);
-                - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (with flow control) that the \
-                client copies into one array;
+                - **source (anchor):** `DiagnosticsService.Source` streams %d MiB chunks (its largest; with flow \
+                control) that the client copies into one array;
                 - **memcpy:** `MemorySegment.copy` between a heap array and off-heap memory in the benchmark's JVM, \
                 on one thread (the ceiling of a one-thread copy here).%s
 
@@ -394,7 +396,7 @@ final class TransferScenario implements Scenario {
                 %s
                 ![transfer bandwidth](transfer.png)
                 """, rounds, size >> 20, warmup, UPLOAD_CHUNK >> 20, UPLOAD_CHUNK >> 20, DOWNLOAD_CHUNK >> 20,
-                DOWNLOAD_CHUNK >> 20, regions ? "\n- **region upload / download:** a second client, connected to the daemon's "
+                SOURCE_CHUNK >> 20, regions ? "\n- **region upload / download:** a second client, connected to the daemon's "
                         + "Unix socket, uploads the same bytes from a shared-memory region it has mapped "
                         + "(`Session.upload(buffer, 0, region, 0, size)`: the daemon copies them from the region into the "
                         + "buffer on its device) and downloads them into it (`Session.download(buffer, 0, 0, region, 0)`), "

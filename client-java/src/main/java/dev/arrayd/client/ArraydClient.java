@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * daemon thread that sends the sessions' lease pings.
  *
  * <p><b>Defaults.</b> Plaintext ({@link Builder#tls} for TLS); maximum message size 64 MiB in both
- * directions (bulk data travels in Upload commands of 1 MiB and Download commands of 4 MiB, and the
+ * directions (bulk data travels in Upload commands of 1 MiB and Download commands of 8 MiB, and the
  * daemon closes a completions message once it carries 8 MiB of data, so at least 16 MiB is required);
  * no bearer token; close timeout 10 s.
  */

@@ -18,7 +18,8 @@ import java.util.concurrent.CompletableFuture;
  */
 final class BufferBytes {
 
-    private static final int READ_CHUNK_BYTES = 4 << 20;
+    /** Bytes of one Download command of a read: the size of the arrays the daemon keeps for downloads' data. */
+    private static final int READ_CHUNK_BYTES = 8 << 20;
     private static final int MAX_READ_BYTES = Integer.MAX_VALUE - 8;
 
     private final SessionImpl session;

@@ -95,7 +95,7 @@ public interface Session extends AutoCloseable {
     Event write(BufferHandle buffer, long[] data);
 
     /**
-     * Reads the whole buffer with Download commands of at most 4 MiB on the session stream, so the
+     * Reads the whole buffer with Download commands of at most 8 MiB on the session stream, so the
      * read sees every command called before it; the result is little-endian, position 0.
      */
     CompletableFuture<ByteBuffer> read(BufferHandle buffer);

@@ -105,12 +105,12 @@ class CommandOutboxTest {
         RecordingWire wire = new RecordingWire();
         CommandOutbox outbox = new CommandOutbox(wire, new EventTable());
         var chunk = Command.newBuilder().setDownload(dev.arrayd.proto.v1.Download.newBuilder().setBuffer(1)
-                .setSizeBytes(4 << 20));
+                .setSizeBytes(8 << 20));
         var small = Command.newBuilder().setDownload(dev.arrayd.proto.v1.Download.newBuilder().setBuffer(1)
                 .setSizeBytes(1024));
         outbox.submitAll(List.of(chunk.clone(), chunk.clone(), chunk.clone()));
         assertEquals(List.of(1, 1, 1), wire.sent.stream().map(r -> r.getBatch().getCommandsCount()).toList(),
-                "each 4 MiB download alone: the daemon holds a batch's downloads from the moment it reads it");
+                "each 8 MiB download alone: the daemon holds a batch's downloads from the moment it reads it");
         wire.sent.clear();
         outbox.submitAll(List.of(small.clone(), small.clone(), small.clone()));
         assertEquals(List.of(3), wire.sent.stream().map(r -> r.getBatch().getCommandsCount()).toList());
