@@ -157,10 +157,20 @@ _CONTINUED = [bytes((i | 0x80,)) for i in range(128)]
 
 def framed_with_event(event: int, command: bytes) -> bytes:
     """``framed`` of a serialized ``Command`` with its ``event`` set (``command`` has none: fields may come in any
-    order): a launch's path, so the usual case (an event id of three varint bytes, a short command) is spelled out."""
-    if 0x4000 <= event < 0x200000 and len(command) < 0x7C:
-        return b"".join((_COMMAND, _SMALL[len(command) + 4], _EVENT, _CONTINUED[event & 0x7F],
-                         _CONTINUED[event >> 7 & 0x7F], _SMALL[event >> 14], command))
+    order): a launch's path, so the usual case (an event id of up to four varint bytes, below 2^28, and a short
+    command) is spelled out."""
+    if event < 0x10000000 and len(command) < 0x7B:  # (the frame's length then fits one byte)
+        if event >= 0x200000:
+            return b"".join((_COMMAND, _SMALL[len(command) + 5], _EVENT, _CONTINUED[event & 0x7F],
+                             _CONTINUED[event >> 7 & 0x7F], _CONTINUED[event >> 14 & 0x7F], _SMALL[event >> 21],
+                             command))
+        if event >= 0x4000:
+            return b"".join((_COMMAND, _SMALL[len(command) + 4], _EVENT, _CONTINUED[event & 0x7F],
+                             _CONTINUED[event >> 7 & 0x7F], _SMALL[event >> 14], command))
+        if event >= 0x80:
+            return b"".join((_COMMAND, _SMALL[len(command) + 3], _EVENT, _CONTINUED[event & 0x7F], _SMALL[event >> 7],
+                             command))
+        return b"".join((_COMMAND, _SMALL[len(command) + 2], _EVENT, _SMALL[event], command))
     command = _EVENT + varint(event) + command
     return _COMMAND + varint(len(command)) + command
 
