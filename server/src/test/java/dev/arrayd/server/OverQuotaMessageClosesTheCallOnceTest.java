@@ -4,19 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
-import dev.arrayd.proto.v1.Attach;
 import dev.arrayd.proto.v1.CloseSessionRequest;
 import dev.arrayd.proto.v1.Command;
-import dev.arrayd.proto.v1.CommandBatch;
-import dev.arrayd.proto.v1.ExecuteRequest;
-import dev.arrayd.proto.v1.ExecuteResponse;
 import dev.arrayd.proto.v1.KeepAliveRequest;
 import dev.arrayd.proto.v1.SubmitRequest;
 import dev.arrayd.proto.v1.Upload;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.StreamObserver;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -55,25 +49,10 @@ class OverQuotaMessageClosesTheCallOnceTest {
 
     @Test
     void aSessionStreamEndedByTheQuotaLetsGoOfItsSession() throws Exception {
-        CompletableFuture<Status> end = new CompletableFuture<>();
-        StreamObserver<ExecuteRequest> out = alice.execAsync.execute(new StreamObserver<>() {
-            @Override
-            public void onNext(ExecuteResponse r) { }
-
-            @Override
-            public void onError(Throwable t) {
-                end.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                end.complete(Status.OK);
-            }
-        });
-        out.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession(session)).build());
-        out.onNext(ExecuteRequest.newBuilder().setBatch(CommandBatch.newBuilder().setBatchId(1).addCommands(tooBig()))
-                .build());
-        Status s = end.get(30, TimeUnit.SECONDS);
+        SessionStreamProbe stream = new SessionStreamProbe(alice.execAsync);
+        stream.attach(session);
+        stream.send(1, tooBig());
+        Status s = stream.ended.get(30, TimeUnit.SECONDS);
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, s.getCode());
         assertTrue(s.getDescription().startsWith("tenant alice: message size quota 2097152 bytes exceeded"),
                 s.getDescription());

@@ -9,6 +9,7 @@ import dev.arrayd.proto.v1.CommandBatch;
 import dev.arrayd.proto.v1.EventCompletion;
 import dev.arrayd.proto.v1.ExecuteRequest;
 import dev.arrayd.proto.v1.ExecuteResponse;
+import dev.arrayd.proto.v1.ExecutionServiceGrpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-/** A session stream of a {@link ServerFixture}'s daemon that a test writes to and reads from. */
+/** A session stream of a test's daemon that the test writes to and reads from. */
 final class SessionStreamProbe {
 
     final LinkedBlockingQueue<ExecuteResponse> responses = new LinkedBlockingQueue<>();
@@ -25,8 +26,8 @@ final class SessionStreamProbe {
     final CompletableFuture<Status> ended = new CompletableFuture<>();
     final StreamObserver<ExecuteRequest> requests;
 
-    SessionStreamProbe(ServerFixture f) {
-        requests = f.execAsync.execute(new StreamObserver<>() {
+    SessionStreamProbe(ExecutionServiceGrpc.ExecutionServiceStub exec) {
+        requests = exec.execute(new StreamObserver<>() {
             @Override
             public void onNext(ExecuteResponse r) {
                 responses.add(r);

@@ -47,7 +47,7 @@ class SessionStreamTest {
         f = new ServerFixture(true);
         session = f.openSession();
         vadd = f.kernels.compile(Protos.compile(session, Protos.VADD, Protos.VADD_SIG)).getModules(0).getKernels(0).getKernel();
-        probe = new SessionStreamProbe(f);
+        probe = new SessionStreamProbe(f.execAsync);
         responses = probe.responses;
         ended = probe.ended;
         requests = probe.requests;
@@ -235,7 +235,7 @@ class SessionStreamTest {
         assertTrue(s.getDescription().contains("send attach first"), s.toString());
         requests = new NoopObserver();
 
-        SessionStreamProbe other = new SessionStreamProbe(f);
+        SessionStreamProbe other = new SessionStreamProbe(f.execAsync);
         other.requests.onNext(ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession("no-such-session"))
                 .build());
         assertEquals(Status.Code.NOT_FOUND, other.ended.get(10, TimeUnit.SECONDS).getCode());

@@ -44,7 +44,7 @@ class TransferMemoryTest {
                 .withTransferMemoryBytes(BUDGET));
         session = f.openSession();
         buffer = f.buffers.createBuffer(f32(session, QUARTER / 4)).getBuffer();
-        stream = new SessionStreamProbe(f);
+        stream = new SessionStreamProbe(f.execAsync);
         stream.attach(session);
     }
 
