@@ -23,8 +23,13 @@ record ClContext(int index, ClPlatform platform, cl_context context, List<cl_dev
     static ClContext create(int index, ClPlatform platform, List<cl_device_id> devices) {
         cl_context_properties properties = new cl_context_properties();
         properties.addProperty(CL.CL_CONTEXT_PLATFORM, platform.id());
-        cl_context context = CL.clCreateContext(properties, devices.size(), devices.toArray(cl_device_id[]::new),
-                null, null, null);
+        cl_context context;
+        try {
+            context = CL.clCreateContext(properties, devices.size(), devices.toArray(cl_device_id[]::new),
+                    null, null, null);
+        } finally {
+            DriverSignals.restore();
+        }
         return new ClContext(index, platform, context, devices);
     }
 

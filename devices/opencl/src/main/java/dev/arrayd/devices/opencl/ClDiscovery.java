@@ -32,6 +32,15 @@ final class ClDiscovery {
      * @throws CLException when clGetPlatformIDs fails, e.g. {@link #CL_PLATFORM_NOT_FOUND_KHR}
      */
     static List<ClPlatform> platforms() {
+        DriverSignals.taken();
+        try {
+            return query();
+        } finally {
+            DriverSignals.restore(); // (PoCL installs LLVM's signal handlers as it initializes its devices)
+        }
+    }
+
+    private static List<ClPlatform> query() {
         int[] count = new int[1];
         CL.clGetPlatformIDs(0, null, count);
         cl_platform_id[] ids = new cl_platform_id[count[0]];

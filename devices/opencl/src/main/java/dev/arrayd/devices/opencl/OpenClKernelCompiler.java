@@ -305,7 +305,11 @@ final class OpenClKernelCompiler implements KernelCompiler {
         final int abandoned = 2;
         AtomicInteger state = new AtomicInteger(running);
         FutureTask<Void> task = new FutureTask<>(() -> {
-            CL.clBuildProgram(program, ids.length, ids, options, null, null);
+            try {
+                CL.clBuildProgram(program, ids.length, ids, options, null, null);
+            } finally {
+                DriverSignals.restore(); // (a driver's compiler may install handlers of its own)
+            }
             return null;
         });
         Thread.ofPlatform().name("arrayd-opencl-build").daemon().start(() -> {

@@ -119,6 +119,22 @@ class OpenClBackendTest {
     }
 
     @Test
+    void theJvmKeepsItsSignalHandlersAfterTheDriverInitializedAndBuilt() {
+        OpenClBackend b = available(OpenClOptions.defaults());
+        List<Device> devices = b.openDevices(0);
+        try (KernelModule module = b.openClCompiler().compile(vaddSource())) {
+            vaddOn(devices.getFirst(), module.kernels().getFirst());
+        }
+        // PoCL's CPU driver installs LLVM's handlers over the JVM's as it initializes its devices; it leaves SIGPIPE
+        // alone, which the JVM handles with the same function as SIGSEGV, SIGBUS and SIGILL
+        var now = dev.arrayd.devices.api.support.SignalActions.take().orElseThrow();
+        long jvm = now.handler(13); // SIGPIPE
+        for (int sig : new int[] {11, 7, 4}) { // SIGSEGV, SIGBUS, SIGILL
+            assertEquals(jvm, now.handler(sig), "signal " + sig + "'s handler is the JVM's again");
+        }
+    }
+
+    @Test
     void aSecondCompileOfTheSameSourceUsesTheCachedBinaries() {
         OpenClBackend b = available(OpenClOptions.defaults());
         List<Device> devices = b.openDevices(0);
