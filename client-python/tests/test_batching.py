@@ -133,9 +133,7 @@ def test_watching_an_unsent_event_sends_its_batch_at_once(stream, watch):
 
 
 def _submit_one(s: SessionStream, event_id: int) -> Event:
-    event = Event(event_id)
-    s.submit_one(_wire.framed(execution_pb2.Command(event=event_id).SerializeToString()), event)
-    return event
+    return s.submit_command(event_id, execution_pb2.Command(stream=5).SerializeToString())
 
 
 def test_commands_queued_one_at_a_time_and_in_lists_go_out_in_order(stream):

@@ -250,13 +250,14 @@ class Kernel:
                  device: str = "", wait_for: Iterable["Event"] = (), stream: "Stream | None" = None,
                  deadline: float | None = None, priority: str | None = None) -> "Event":
         """Launches it: ``kernel(n, a, b, c, n)`` is ``session.launch(kernel, n, a, b, c, n)`` (the same options)."""
-        s = self.session
-        if wait_for or stream is not None or deadline is not None or priority is not None:
-            return s._launch(self, global_size, args, local_size, device, wait_for, stream, deadline, priority)
-        # no options (the loop of a pipelined program): straight to the stream
-        body = self._encoded_again(global_size, args, local_size, device)
-        return s._submit_launch(body if body is not None else s._encode_launch(self, global_size, args, local_size,
-                                                                               device))
+        memo = self._last
+        if memo is not None and memo[2] is global_size and memo[1] == device and local_size is None and not wait_for \
+                and stream is None and deadline is None and priority is None:
+            last = memo[0]
+            if last is args or (len(last) == len(args) and all(map(is_, last, args))):
+                # the loop of a pipelined program: the same launch again, straight to the stream
+                return self.session._submit_launch(memo[3])
+        return self.session._launch(self, global_size, args, local_size, device, wait_for, stream, deadline, priority)
 
     def _encoded_again(self, global_size: Any, args: tuple, local_size: Sequence[int] | None,
                        device: str) -> bytes | None:

@@ -521,10 +521,7 @@ class Session:
         """An encoded launch (without its event) onto the session stream, or into the graph being recorded."""
         if self._recording is not None:
             return self._submit([_Encoded(body)])[0]
-        event_id = next(self._ids)
-        event = Event(event_id)
-        self._stream.submit_one(_wire.framed_with_event(event_id, body), event)
-        return event
+        return self._stream.submit_command(next(self._ids), body)
 
     def _encode_launch(self, kernel: Kernel, global_size: Any, args: tuple, local_size: Sequence[int] | None,
                        device: str) -> bytes:

@@ -78,7 +78,7 @@ class Event:
     _PENDING, _SUCCEEDED, _FAILED = 0, 1, 2
     _lock = threading.Lock()  # guards the rare slow path (a waiter or a callback arriving while pending)
 
-    def __init__(self, event_id: int):
+    def __init__(self, event_id: int, stream: "SessionStream | None" = None):
         self.id = event_id
         self._state = Event._PENDING
         self._value: Any = None
@@ -87,7 +87,7 @@ class Event:
         self._pieces: list[bytes] | None = None
         self._batch = 0
         self._into: memoryview | None = None  # a download's destination: its pieces are copied there as they come
-        self._stream: SessionStream | None = None  # the stream that completes it, while pending
+        self._stream = stream  # the stream that completes it, while pending (set when it is submitted)
         self._watched = False  # counted in its stream's events the background reader completes
         #: seconds the command ran on its device (set when it succeeded; 0 when unknown)
         self.device_time = 0.0
@@ -266,18 +266,20 @@ class SessionStream:
         if self._register(events):
             self._queue.put((commands, events))
 
-    def submit_one(self, command: bytes, event: Event) -> None:
-        """Queues one serialized ``Command`` (its event id set, framed) and its event: a launch's path, without the lock
-        :meth:`submit` takes. The event is tracked first and the stream's state read after, so that a stream ending
-        meanwhile either finds it tracked (and fails it) or is seen ended here (see :meth:`_end`)."""
-        event._stream = self
-        self._pending[event.id] = event
+    def submit_command(self, event_id: int, body: bytes) -> Event:
+        """Queues one serialized ``Command`` without its event (``body``; framed here with ``event_id``) and returns
+        its new event: a launch's path, without the lock :meth:`submit` takes. The event is tracked first and the
+        stream's state read after, so that a stream ending meanwhile either finds it tracked (and fails it) or is seen
+        ended here (see :meth:`_end`)."""
+        event = Event(event_id, self)
+        self._pending[event_id] = event
         if self._failure is not None or self._closed:
             with self._lock:
                 self._forget((event,))
             self._register([event])  # fails it, as for any command submitted once the stream is closed or broken
-            return
-        self._queue.put((command, event))
+            return event
+        self._queue.put((_wire.framed_with_event(event_id, body), event))
+        return event
 
     def submit_batch(self, events: list[Event], build: Callable[..., bytes]) -> None:
         """Queues a whole batch message, ``build(batch_id=…)``, made now (its commands carry ``events``' ids):
@@ -471,7 +473,7 @@ class SessionStream:
                     if item is _FLUSH:
                         continue  # (nothing waits to be sent)
                 kind = item[0]
-                if kind.__class__ is bytes:  # one command (submit_one)
+                if kind.__class__ is bytes:  # one command (submit_command)
                     carry.append(item)
                 elif kind == "replay":
                     _, request, events = item
@@ -611,32 +613,42 @@ class SessionStream:
         # reader completes events, so the success is written without the lock (see Event._finish)
         succeeded, waiting = Event._SUCCEEDED, Event._PENDING
         get, add = pending.get, done.append
-        for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
-            event = get(event_id)
-            if event is None:
-                continue
-            if not GIL:
-                event.device_time = nanos / 1e9  # (without the GIL the ordering above is not promised: the lock)
-                event._finish(succeeded, None)
-            elif event._state == waiting:
-                event.device_time = nanos / 1e9
-                event._state = succeeded
-                event._stream = None
-                if event._waiter is not None or event._callbacks is not None:
-                    event._wake()
-            add(event)
+        if GIL:
+            for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
+                event = get(event_id)
+                if event is None:
+                    continue
+                if event._state == waiting:
+                    event.device_time = nanos / 1e9
+                    event._state = succeeded
+                    event._stream = None
+                    if event._waiter is not None or event._callbacks is not None:
+                        event._wake()
+                add(event)
+        else:  # (without the GIL the ordering above is not promised: the lock)
+            for event_id, nanos in zip(completions.succeeded, completions.succeeded_device_nanos):
+                event = get(event_id)
+                if event is not None:
+                    event.device_time = nanos / 1e9
+                    event._finish(succeeded, None)
+                    add(event)
         if not done:
             return
-        with self._lock:  # once per message: forgotten after they completed, as a thread that sees one done expects
-            self._forget(done)
-            batch_id, count = 0, 0  # a run of events of one batch (the usual case) is counted off its batch at once
+        # once per message, under the lock: forgotten after they completed (as a thread that sees one done expects),
+        # and counted off their batches, a run of events of one batch (the usual case) at once
+        with self._lock:
+            pop, watched = pending.pop, 0
+            batch_id, count = 0, 0
             for event in done:
+                if pop(event.id, None) is event and event._watched:
+                    watched += 1
                 if event._batch != batch_id:
                     if count:
                         self._count_off(batch_id, count)
                     batch_id, count = event._batch, 0
                 count += 1
             self._count_off(batch_id, count)
+            self._watched -= watched
 
     def _count_off(self, batch_id: int, count: int) -> None:
         """(Under the lock.) ``count`` events of batch ``batch_id`` completed; its entry goes with its last."""

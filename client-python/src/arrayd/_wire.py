@@ -153,6 +153,9 @@ def command_head(wait_events, stream: int, priority: int, deadline: bytes | None
 
 
 _CONTINUED = [bytes((i | 0x80,)) for i in range(128)]
+#: ``_FRAMEDk[n]``: the start of a framed command of ``n`` bytes (below 0x7B) that gains an event id of ``k`` varint
+#: bytes: the field's key, its length (one byte) and the event's key (see :func:`framed_with_event`)
+_FRAMED1, _FRAMED2, _FRAMED3, _FRAMED4 = ([_COMMAND + _SMALL[n + 1 + k] + _EVENT for n in range(0x7B)] for k in range(1, 5))
 
 
 def framed_with_event(event: int, command: bytes) -> bytes:
@@ -161,16 +164,14 @@ def framed_with_event(event: int, command: bytes) -> bytes:
     command) is spelled out."""
     if event < 0x10000000 and len(command) < 0x7B:  # (the frame's length then fits one byte)
         if event >= 0x200000:
-            return b"".join((_COMMAND, _SMALL[len(command) + 5], _EVENT, _CONTINUED[event & 0x7F],
-                             _CONTINUED[event >> 7 & 0x7F], _CONTINUED[event >> 14 & 0x7F], _SMALL[event >> 21],
-                             command))
+            return b"".join((_FRAMED4[len(command)], _CONTINUED[event & 0x7F], _CONTINUED[event >> 7 & 0x7F],
+                             _CONTINUED[event >> 14 & 0x7F], _SMALL[event >> 21], command))
         if event >= 0x4000:
-            return b"".join((_COMMAND, _SMALL[len(command) + 4], _EVENT, _CONTINUED[event & 0x7F],
-                             _CONTINUED[event >> 7 & 0x7F], _SMALL[event >> 14], command))
+            return b"".join((_FRAMED3[len(command)], _CONTINUED[event & 0x7F], _CONTINUED[event >> 7 & 0x7F],
+                             _SMALL[event >> 14], command))
         if event >= 0x80:
-            return b"".join((_COMMAND, _SMALL[len(command) + 3], _EVENT, _CONTINUED[event & 0x7F], _SMALL[event >> 7],
-                             command))
-        return b"".join((_COMMAND, _SMALL[len(command) + 2], _EVENT, _SMALL[event], command))
+            return b"".join((_FRAMED2[len(command)], _CONTINUED[event & 0x7F], _SMALL[event >> 7], command))
+        return b"".join((_FRAMED1[len(command)], _SMALL[event], command))
     command = _EVENT + varint(event) + command
     return _COMMAND + varint(len(command)) + command
 
