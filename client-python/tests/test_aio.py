@@ -11,7 +11,7 @@ import pytest
 import arrayd
 import arrayd.aio
 import kernels as K
-from arrayd import _client, _stream
+from arrayd import _client, _event
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def off_loop(monkeypatch):
     """Records the threads every unary daemon call and every blocking event wait ran on; the test asserts the
     loop's thread is not among them."""
     threads: list[int] = []
-    unary, wait = _client.Client._unary, _stream.Event.wait
+    unary, wait = _client.Client._unary, _event.Event.wait
 
     def recording_unary(self, *args, **kw):
         threads.append(threading.get_ident())
@@ -30,7 +30,7 @@ def off_loop(monkeypatch):
         return wait(self, *args, **kw)
 
     monkeypatch.setattr(_client.Client, "_unary", recording_unary)
-    monkeypatch.setattr(_stream.Event, "wait", recording_wait)
+    monkeypatch.setattr(_event.Event, "wait", recording_wait)
     return threads
 
 
@@ -214,7 +214,7 @@ def test_events_are_awaitable_without_importing_the_asyncio_module():
     import subprocess
     import sys
     code = ("import asyncio, sys, arrayd\n"
-            "from arrayd._stream import Event\n"
+            "from arrayd._event import Event\n"
             "assert 'arrayd.aio' not in sys.modules\n"
             "e = Event(1)\n"
             "e._finish(Event._SUCCEEDED, b'xy')\n"

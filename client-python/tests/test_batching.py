@@ -6,7 +6,8 @@ import threading
 import pytest
 
 from arrayd import ArraydError, _stream, _wire
-from arrayd._stream import Event, SessionStream
+from arrayd._event import Event
+from arrayd._stream import SessionStream
 from arrayd.v1 import execution_pb2
 
 #: Longer than any test waits: a batch that coalesces never goes out by the timer here.

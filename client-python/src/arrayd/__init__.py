@@ -30,8 +30,9 @@ from ._errors import (AlreadyExists, ArraydError, Cancelled, CompileError, Deadl
                       Internal, InvalidArgument, NotFound, OutOfRange, PermissionDenied, ResourceExhausted,
                       Unauthenticated, Unavailable)
 from ._regions import Region
-from ._session import Graph, GraphRecorder, Session
-from ._stream import Event
+from ._event import Event
+from ._graphs import Graph, GraphRecorder
+from ._session import Session
 from .ir import kernel
 
 __version__ = "0.1.0"

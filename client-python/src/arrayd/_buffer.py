@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 
 from . import _dtypes, _wire
+from ._convert import scalar
 from ._errors import ArraydError
 from .v1 import execution_pb2
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._stream import Event
+    from ._event import Event
 
 
 class _MergeBuffer:
@@ -224,7 +225,6 @@ class Kernel:
     def encoded_arguments(self, args: Sequence[Any]) -> bytes:
         """``args`` as the encoded ``Launch.args`` (buffers, numbers converted to their parameter's dtype,
         :data:`MERGE_BUFFER`, :class:`BufferRange` s), checked against the parameters."""
-        from ._session import _scalar
         if len(args) != len(self.params):
             raise TypeError(f"{self.name}: {len(args)} arguments (expected: {len(self.params)})")
         out = []
@@ -243,7 +243,7 @@ class Kernel:
             else:
                 if isinstance(a, Buffer):
                     raise TypeError(f"{self.name}: argument {i}: a Buffer (expected: a {dtype} scalar)")
-                out.append(_wire.message_arg(2, _scalar(a, dtype, f"{self.name}: argument {i}").SerializeToString()))
+                out.append(_wire.message_arg(2, scalar(a, dtype, f"{self.name}: argument {i}").SerializeToString()))
         return b"".join(out)
 
     def __call__(self, global_size: int | Sequence[int], *args: Any, local_size: Sequence[int] | None = None,

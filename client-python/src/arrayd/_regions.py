@@ -12,12 +12,13 @@ import numpy as np
 
 from . import _dtypes
 from ._buffer import Buffer
+from ._convert import mode_value
 from ._errors import FailedPrecondition
-from .v1 import buffers_pb2, common_pb2, execution_pb2, regions_pb2
+from .v1 import buffers_pb2, execution_pb2, regions_pb2
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._stream import Event
+    from ._event import Event
 
 
 class Region:
@@ -59,11 +60,10 @@ class Region:
                mode: str = "hosted_changed_on_devices", device: str = "", label: str = "") -> Buffer:
         """A hosted buffer that lives in this region from ``offset`` (a multiple of 64): the region's bytes are
         its contents; the CPU device launches on them in place; ``numpy()`` of it is a view of them."""
-        from ._session import _mode
         dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
         name = _dtypes.name_of(dtype)
         s = self.session
-        req = buffers_pb2.CreateBufferRequest(session=s.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=_mode(mode),
+        req = buffers_pb2.CreateBufferRequest(session=s.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=mode_value(mode),
                                               device=device, label=label, host_region=self._slice(offset, 0))
         s.collect()
         info = s._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer

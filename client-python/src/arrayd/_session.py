@@ -6,18 +6,21 @@ import functools
 import itertools
 import logging
 import threading
-import time
 import weakref
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from google.protobuf import duration_pb2, timestamp_pb2
+from google.protobuf import duration_pb2
 
 from . import _dtypes, _wire
 from ._buffer import MERGE_BUFFER, Buffer, Kernel, Stream
+from ._convert import (access_value, deadline_timestamp, merge_value, mode_value, padding_pairs, priority_value,
+                       scalar)
 from ._errors import ArraydError, CompileError, InvalidArgument, NotFound
-from ._stream import GIL, MAX_BATCH_BYTES, Event, SessionStream
-from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, regions_pb2, sessions_pb2)
+from ._event import Event
+from ._graphs import GraphRecorder
+from ._stream import GIL, MAX_BATCH_BYTES, SessionStream
+from .v1 import (buffers_pb2, common_pb2, devices_pb2, execution_pb2, kernels_pb2, sessions_pb2)
 
 #: Bytes of one inline upload command (the daemon's limit for data inside a batch).
 UPLOAD_CHUNK = 1 << 20
@@ -36,39 +39,12 @@ MAX_COMPLETION_LINGER = 0.01
 #: A session's completion linger unless it says otherwise (seconds; see :meth:`arrayd.Client.session`).
 DEFAULT_COMPLETION_LINGER = 200e-6
 
-_MODES = {
-    "device": common_pb2.MEMORY_MODE_DEVICE,
-    "hosted_constant": common_pb2.MEMORY_MODE_HOSTED_CONSTANT,
-    "hosted_changed_on_devices": common_pb2.MEMORY_MODE_HOSTED_CHANGED_ON_DEVICES,
-    "hosted_volatile": common_pb2.MEMORY_MODE_HOSTED_VOLATILE,
-    "local": common_pb2.MEMORY_MODE_LOCAL,
-}
-_MERGE = {None: execution_pb2.MERGE_MODE_UNSPECIFIED, "copy": execution_pb2.MERGE_MODE_COPY,
-          "streaming": execution_pb2.MERGE_MODE_STREAMING}
-
-
-def _mode(mode: str) -> int:
-    try:
-        return _MODES[mode.lower()]
-    except (KeyError, AttributeError):
-        raise ValueError(f"mode: {mode!r} (expected: one of {', '.join(_MODES)})") from None
 
 
 _U64 = 1 << 64
 #: Argument types whose objects never change: a launch repeated with the same objects reuses its encoding.
 _MEMO_TYPES = frozenset({Buffer, int, float, bool, np.float32, np.float64, np.int32, np.int64, np.uint8,
                          np.float16})
-
-_PRIORITIES = {None: execution_pb2.PRIORITY_UNSPECIFIED, "low": execution_pb2.PRIORITY_LOW,
-               "normal": execution_pb2.PRIORITY_NORMAL, "high": execution_pb2.PRIORITY_HIGH}
-
-
-def _priority(priority: str | None) -> int:
-    try:
-        return _PRIORITIES[priority]
-    except (KeyError, TypeError):
-        raise ValueError(f"priority: {priority!r} (expected: low, normal or high)") from None
-
 
 class _LockedCount:
     """An ``itertools.count`` whose ``next`` takes a lock: event ids where threads may draw them at once."""
@@ -80,15 +56,6 @@ class _LockedCount:
     def __next__(self) -> int:
         with self._lock:
             return next(self._count)
-
-
-def _deadline(deadline: float | None) -> timestamp_pb2.Timestamp | None:
-    """A deadline in seconds from now as the wire's absolute Timestamp."""
-    if deadline is None:
-        return None
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int((time.time() + deadline) * 1e9))
-    return ts
 
 
 class Session:
@@ -189,11 +156,11 @@ class Session:
     def _command(self, *, wait_for: Iterable[Event] = (), stream: Stream | None = None,
                  deadline: float | None = None, priority: str | None = None, **kind) -> execution_pb2.Command:
         c = execution_pb2.Command(wait_events=[e.id for e in wait_for], stream=stream.id if stream else 0, **kind)
-        ts = _deadline(deadline)
+        ts = deadline_timestamp(deadline)
         if ts is not None:
             c.deadline.CopyFrom(ts)
         if priority is not None:
-            c.priority = _priority(priority)
+            c.priority = priority_value(priority)
         return c
 
     def _submit(self, commands: list, into: list[memoryview] | None = None) -> list[Event]:
@@ -247,13 +214,13 @@ class Session:
         fills and copies address the interior ``shape`` unless they pass ``whole_padded=True``."""
         dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
         name = _dtypes.name_of(dtype)
-        pads = _padding(padding, len(dims))
-        req = buffers_pb2.CreateBufferRequest(session=self.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=_mode(mode),
+        pads = padding_pairs(padding, len(dims))
+        req = buffers_pb2.CreateBufferRequest(session=self.id, dtype=_dtypes.wire(name), dims=dims, memory_mode=mode_value(mode),
                                               device=device, label=label,
                                               sharing=common_pb2.SHARING_PER_STREAM if per_stream else common_pb2.SHARING_SHARED,
                                               padding=[buffers_pb2.AxisPadding(left=l, right=r) for l, r in pads or ()])
         if pad_value is not None:
-            req.padding_value.CopyFrom(_scalar(pad_value, name, "pad_value"))
+            req.padding_value.CopyFrom(scalar(pad_value, name, "pad_value"))
         self.collect()
         info = self._client._unary("BufferService", "CreateBuffer", req, buffers_pb2.CreateBufferResponse).buffer
         return self._adopt(Buffer(self, info.buffer, name, tuple(dims), info.device, mode, padding=pads))
@@ -417,7 +384,7 @@ class Session:
         """Sets ``count`` elements (0: to the end) from ``offset`` to ``value`` (of a padded buffer's interior, or of
         its whole padded array with ``whole_padded``)."""
         return self._submit([self._command(wait_for=wait_for, stream=stream, fill=execution_pb2.Fill(
-            buffer=buffer.id, value=_scalar(value, "f32" if buffer.dtype in ("f16", "bf16") else buffer.dtype, "fill.value"),
+            buffer=buffer.id, value=scalar(value, "f32" if buffer.dtype in ("f16", "bf16") else buffer.dtype, "fill.value"),
             offset_elements=offset, count_elements=count, whole_padded=whole_padded))])[0]
 
     def copy(self, src: Buffer, dst: Buffer | None = None, *, src_offset_bytes: int = 0, dst_offset_bytes: int = 0,
@@ -428,7 +395,7 @@ class Session:
         ``merge="copy"|"streaming"`` fills the merge buffer of ``stream``."""
         return self._submit([self._command(wait_for=wait_for, stream=stream, copy=execution_pb2.Copy(
             src=src.id, dst=dst.id if dst is not None else 0, src_offset_bytes=src_offset_bytes,
-            dst_offset_bytes=dst_offset_bytes, size_bytes=size_bytes, device=device, merge=_MERGE[merge],
+            dst_offset_bytes=dst_offset_bytes, size_bytes=size_bytes, device=device, merge=merge_value(merge),
             src_stream=src_stream.id if src_stream else 0, whole_padded=whole_padded))])[0]
 
     def destroy(self, buffer: Buffer) -> None:
@@ -480,7 +447,7 @@ class Session:
             for p in ps:
                 if p[1] == "buffer":
                     sig.params.add(name=p[0], buffer=kernels_pb2.BufferParam(
-                        dtype=_dtypes.wire(p[2]), access=_access(p[3] if len(p) > 3 else "read_write")))
+                        dtype=_dtypes.wire(p[2]), access=access_value(p[3] if len(p) > 3 else "read_write")))
                     plist.append(("buffer", _dtypes.name_of(p[2])))
                 else:
                     sig.params.add(name=p[0], scalar=kernels_pb2.ScalarParam(dtype=_dtypes.wire(p[2])))
@@ -512,8 +479,8 @@ class Session:
         if body is None:
             body = self._encode_launch(kernel, global_size, args, local_size, device)
         if wait_for or stream is not None or deadline is not None or priority is not None:
-            ts = _deadline(deadline)
-            body = _wire.command_head([e.id for e in wait_for], stream.id if stream else 0, _priority(priority),
+            ts = deadline_timestamp(deadline)
+            body = _wire.command_head([e.id for e in wait_for], stream.id if stream else 0, priority_value(priority),
                                       ts.SerializeToString() if ts is not None else None) + body
         return self._submit_launch(body)
 
@@ -603,95 +570,3 @@ class _Encoded:
 
     def __init__(self, body: bytes):
         self.body = body
-
-
-class GraphRecorder:
-    """Records the commands issued in a ``with`` block into a graph (see :meth:`Session.record`)."""
-
-    def __init__(self, session: Session):
-        self._session = session
-        self.graph: Graph | None = None
-
-    def __enter__(self) -> "GraphRecorder":
-        if self._session._recording is not None:
-            raise RuntimeError("already recording a graph")
-        self._session._recording = []
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        commands = self._session._recording
-        buffers, self._session._recorded_buffers = self._session._recorded_buffers, []
-        self._session._recording = None
-        if exc_type is not None:
-            return
-        s = self._session
-        r = s._ordered_unary("ExecutionService", "RecordGraph",
-                             execution_pb2.RecordGraphRequest(session=s.id, commands=commands),
-                             execution_pb2.RecordGraphResponse)
-        self.graph = Graph(s, r.graph, r.commands, buffers)
-
-
-class Graph:
-    """A recorded graph: :meth:`replay` runs its commands again (with other buffers and scalars if asked)."""
-
-    def __init__(self, session: Session, graph_id: int, size: int, buffers: Sequence[Buffer] = ()):
-        self._session = session
-        self.id = graph_id
-        self.size = size
-        self._buffers = list(buffers)  # the buffers its commands name, alive while it is
-
-    def replay(self, *, rebind: dict | None = None, scalars: Iterable[tuple[int, int, Any, str]] = (),
-               wait_for: Iterable[Event] = (), deadline: float | None = None) -> list[Event]:
-        """Runs the graph's commands; their events, in order. ``rebind``: ``{old_buffer: new_buffer}``;
-        ``scalars``: ``(command, arg, value, dtype)`` new scalar arguments."""
-        s = self._session
-        n = self.size
-        first = s._ids_for(n)
-        req = execution_pb2.ReplayGraphRequest(graph=self.id, first_event=first, wait_events=[e.id for e in wait_for])
-        for old, new in (rebind or {}).items():
-            req.rebind.add(**{"from": old.id, "to": new.id})
-        for command, arg, value, dtype in scalars:
-            req.scalars.add(command=command, arg=arg, value=_scalar(value, _dtypes.name_of(dtype), "scalars"))
-        ts = _deadline(deadline)
-        if ts is not None:
-            req.deadline.CopyFrom(ts)
-        events = [Event(first + i) for i in range(n)]
-        s._stream.replay(req, events)
-        return events
-
-    def destroy(self) -> None:
-        s = self._session
-        s._ordered_unary("ExecutionService", "DestroyGraph", execution_pb2.DestroyGraphRequest(session=s.id, graph=self.id),
-                         execution_pb2.DestroyGraphResponse)
-
-
-def _access(a: str) -> int:
-    return {"read": common_pb2.ACCESS_READ, "write": common_pb2.ACCESS_WRITE,
-            "read_write": common_pb2.ACCESS_READ_WRITE}[a.lower()]
-
-
-def _padding(padding: Any, rank: int) -> tuple[tuple[int, int], ...] | None:
-    """``n`` (both sides of every axis) or one ``(left, right)`` pair per axis, as pairs; None for no padding."""
-    if padding is None:
-        return None
-    if isinstance(padding, (int, np.integer)):
-        return tuple((int(padding), int(padding)) for _ in range(rank))
-    pairs = tuple((int(l), int(r)) for l, r in padding)
-    if len(pairs) != rank:
-        raise ValueError(f"padding: {len(pairs)} pairs (expected: {rank}, one (left, right) pair per axis)")
-    return pairs
-
-
-def _scalar(value: Any, dtype: str, what: str) -> common_pb2.Scalar:
-    """``value`` as a wire scalar of ``dtype``, refusing what does not fit (naming ``what``)."""
-    if dtype in ("f32", "f16", "bf16"):
-        return common_pb2.Scalar(f32=float(value))
-    if dtype == "f64":
-        return common_pb2.Scalar(f64=float(value))
-    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
-        raise TypeError(f"{what}: {value!r} (expected: an integer for {dtype})")
-    v = int(value)
-    bounds = {"i32": (-2 ** 31, 2 ** 31 - 1), "i64": (-2 ** 63, 2 ** 63 - 1), "u8": (0, 255)}[dtype]
-    if not bounds[0] <= v <= bounds[1]:
-        raise ValueError(f"{what}: {v} (expected: {bounds[0]} to {bounds[1]} for {dtype})")
-    return common_pb2.Scalar(**{dtype: v})

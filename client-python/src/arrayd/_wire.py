@@ -7,8 +7,6 @@ download's bytes are copied once, into their destination. ``tests/test_wire.py``
 decoder against the generated message classes."""
 from __future__ import annotations
 
-from .v1 import execution_pb2
-
 _VARINT = 0
 _LEN = 2
 

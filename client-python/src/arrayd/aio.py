@@ -29,8 +29,9 @@ from . import _client
 from ._buffer import Buffer, BufferRange, Kernel, Stream
 from ._client import Device
 from ._regions import Region
-from ._session import Graph, GraphRecorder, Session
-from ._stream import Event
+from ._event import Event
+from ._graphs import Graph, GraphRecorder
+from ._session import Session
 
 __all__ = ["connect", "wait", "AsyncClient", "AsyncSession", "AsyncBuffer", "AsyncKernel", "AsyncStream",
            "AsyncRegion", "AsyncGraph", "AsyncGraphRecorder"]
