@@ -19,6 +19,8 @@ _MODES = {
 }
 _MERGE_MODES = {None: execution_pb2.MERGE_MODE_UNSPECIFIED, "copy": execution_pb2.MERGE_MODE_COPY,
                 "streaming": execution_pb2.MERGE_MODE_STREAMING}
+_PRIORITIES = {None: execution_pb2.PRIORITY_UNSPECIFIED, "low": execution_pb2.PRIORITY_LOW,
+               "normal": execution_pb2.PRIORITY_NORMAL, "high": execution_pb2.PRIORITY_HIGH}
 _ACCESSES = {"read": common_pb2.ACCESS_READ, "write": common_pb2.ACCESS_WRITE, "read_write": common_pb2.ACCESS_READ_WRITE}
 
 
@@ -28,10 +30,6 @@ def mode_value(mode: str) -> int:
         return _MODES[mode.lower()]
     except (KeyError, AttributeError):
         raise ValueError(f"mode: {mode!r} (expected: one of {', '.join(_MODES)})") from None
-
-
-_PRIORITIES = {None: execution_pb2.PRIORITY_UNSPECIFIED, "low": execution_pb2.PRIORITY_LOW,
-               "normal": execution_pb2.PRIORITY_NORMAL, "high": execution_pb2.PRIORITY_HIGH}
 
 
 def priority_value(priority: str | None) -> int:

@@ -39,8 +39,6 @@ MAX_COMPLETION_LINGER = 0.01
 #: A session's completion linger unless it says otherwise (seconds; see :meth:`arrayd.Client.session`).
 DEFAULT_COMPLETION_LINGER = 200e-6
 
-
-
 _U64 = 1 << 64
 #: Argument types whose objects never change: a launch repeated with the same objects reuses its encoding.
 _MEMO_TYPES = frozenset({Buffer, int, float, bool, np.float32, np.float64, np.int32, np.int64, np.uint8,

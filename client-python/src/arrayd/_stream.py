@@ -20,7 +20,6 @@ from ._errors import ArraydError, error, from_rpc
 from ._event import Event
 from .v1 import execution_pb2
 
-
 #: Whether this interpreter runs with the GIL (a free-threaded build may run without it): the hot paths that
 #: rely on its ordering of one thread's steps against another's take a lock without it.
 GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
