@@ -252,3 +252,14 @@ def test_a_graph_keeps_the_buffers_its_commands_name(session):
     x.write(np.full(4, 3, dtype=np.float32))
     session.wait(*rec.graph.replay())
     np.testing.assert_array_equal(out.numpy(), [3] * 4)
+
+
+def test_commands_submitted_as_messages_signal_the_event_ids_the_session_gives_them(session):
+    from arrayd.v1 import common_pb2, execution_pb2
+    buf = session.empty(4, np.float32)
+    ids = [session.fill(buf, 0).wait().id]
+    mine = execution_pb2.Command(event=ids[0], fill=execution_pb2.Fill(buffer=buf.id, value=common_pb2.Scalar(f32=2.5)))
+    (event,) = session.submit([mine])  # its own event id (a used one) is replaced by a new one
+    assert event.id > ids[0] and mine.event == ids[0]
+    event.wait(30)
+    np.testing.assert_array_equal(buf.numpy(), np.full(4, 2.5, np.float32))

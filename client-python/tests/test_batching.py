@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from arrayd import ArraydError, _stream, _wire
+from arrayd import ArraydError, _stream
 from arrayd._event import Event
 from arrayd._stream import SessionStream
 from arrayd.v1 import execution_pb2
@@ -65,7 +65,7 @@ def stream(monkeypatch):
 
 def _submit(s: SessionStream, first: int, count: int) -> list[Event]:
     events = [Event(i) for i in range(first, first + count)]
-    s.submit([_wire.framed(execution_pb2.Command(event=e.id).SerializeToString()) for e in events], events)
+    s.submit([execution_pb2.Command(stream=7).SerializeToString() for _ in events], events)
     return events
 
 

@@ -174,20 +174,20 @@ class Session:
                 events.append(Event(c.event))
             return events
         events = []
-        wire = []
+        bodies = []  # (without their events: the request side frames each with its event's id)
         for c in commands:
             if isinstance(c, _Encoded):
-                event = self._next_id()
-                events.append(Event(event))
-                wire.append(_wire.framed_with_event(event, c.body))
+                events.append(Event(self._next_id()))
+                bodies.append(c.body)
             else:
+                c.event = 0
+                bodies.append(c.SerializeToString())
                 c.event = self._next_id()
                 events.append(Event(c.event))
-                wire.append(_wire.framed(c.SerializeToString()))
         if into is not None:
             for e, dest in zip(events, into):
                 e._into = dest
-        self._stream.submit(wire, events)
+        self._stream.submit(bodies, events)
         return events
 
     def _keep_for_graph(self, command: execution_pb2.Command) -> None:
