@@ -33,8 +33,6 @@ def test_framed_commands_and_their_batch_parse_as_the_generated_classes_build_th
         commands.append(c)
         framed.append(_wire.framed_with_event(event, body))
         assert execution_pb2.CommandBatch.FromString(framed[-1]).commands[0] == c
-        framed.append(_wire.framed(c.SerializeToString()))
-        commands.append(c)
     batch = execution_pb2.ExecuteRequest.FromString(_wire.batch_request(event, framed)).batch
     assert batch.batch_id == event and list(batch.commands) == commands
 

@@ -48,14 +48,9 @@ _UPLOAD_DATA = key(3, _LEN)
 
 def batch_request(batch_id: int, commands: list[bytes]) -> bytes:
     """The bytes of ``ExecuteRequest{batch: CommandBatch{batch_id, commands}}`` from commands already framed as
-    ``CommandBatch.commands`` fields (:func:`framed`, :func:`framed_with_event`)."""
+    ``CommandBatch.commands`` fields (:func:`framed_with_event`)."""
     head = _BATCH_ID + varint(batch_id)
     return b"".join([_BATCH, varint(len(head) + sum(map(len, commands))), head, *commands])
-
-
-def framed(command: bytes) -> bytes:
-    """A serialized ``Command`` as a ``CommandBatch.commands`` field: its key and length, then its bytes."""
-    return _COMMAND + varint(len(command)) + command
 
 
 def upload_parts(head: bytes, buffer: int, offset: int, data: memoryview) -> tuple[list, int]:
@@ -157,7 +152,8 @@ _FRAMED1, _FRAMED2, _FRAMED3, _FRAMED4 = ([_COMMAND + _SMALL[n + 1 + k] + _EVENT
 
 
 def framed_with_event(event: int, command: bytes) -> bytes:
-    """``framed`` of a serialized ``Command`` with its ``event`` set (``command`` has none: fields may come in any
+    """A serialized ``Command`` as a ``CommandBatch.commands`` field (its key and length, then its bytes) with its
+    ``event`` set (``command`` has none: fields may come in any
     order): a launch's path, so the usual case (an event id of up to four varint bytes, below 2^28, and a short
     command) is spelled out."""
     if event < 0x10000000 and len(command) < 0x7B:  # (the frame's length then fits one byte)
