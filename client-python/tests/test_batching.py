@@ -164,6 +164,26 @@ def test_commands_queued_together_go_in_batches_of_at_most_half_of_those_unanswe
     assert first.events() == list(range(41, 191)) and second.events() == list(range(191, 301))
 
 
+def test_a_batch_is_cut_at_its_byte_limit_and_at_its_command_limit_the_rest_going_in_the_next(stream):
+    s, channel = stream
+    big = execution_pb2.Command(upload=execution_pb2.Upload(buffer=1, data=b"x" * (600 << 10))).SerializeToString()
+    events = [Event(i) for i in (1, 2, 3)]
+    s.submit([big] * 3, events)  # two of them pass MAX_BATCH_BYTES: one a batch
+    pulls = []
+    for _ in range(3):
+        pulls.append(_Pull(channel.requests))
+        assert pulls[-1].done_within(10)
+    assert [p.events() for p in pulls] == [[1], [2], [3]]
+    many = [Event(i) for i in range(4, 4 + _stream.MAX_BATCH + 476)]
+    s.submit([execution_pb2.Command(stream=7).SerializeToString()] * len(many), many)  # one list: carried at once
+    first = _Pull(channel.requests)
+    assert first.done_within(10)
+    second = _Pull(channel.requests)
+    assert second.done_within(10)
+    assert first.events() == [e.id for e in many[:_stream.MAX_BATCH]]
+    assert second.events() == [e.id for e in many[_stream.MAX_BATCH:]]
+
+
 def test_a_command_queued_alone_after_a_close_fails_at_once(stream):
     s, channel = stream
     s.close(timeout=0)  # (the fake call ends only with the test: the close does not wait for it)

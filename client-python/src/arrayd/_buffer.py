@@ -255,14 +255,15 @@ class Kernel:
                 and stream is None and deadline is None and priority is None:
             last = memo[0]
             if last is args or (len(last) == len(args) and all(map(is_, last, args))):
-                # the loop of a pipelined program: the same launch again, straight to the stream
+                # the loop of a pipelined program: the same launch again, straight to the stream (this is
+                # _encoded_again's check, inlined: the call would cost 0.2 us of a launch's 0.7 us here)
                 return self.session._submit_launch(memo[3])
         return self.session._launch(self, global_size, args, local_size, device, wait_for, stream, deadline, priority)
 
     def _encoded_again(self, global_size: Any, args: tuple, local_size: Sequence[int] | None,
                        device: str) -> bytes | None:
         """The last launch's encoding (``Session._encode_launch`` keeps it) when this one launches the same objects
-        the same way, else None."""
+        the same way, else None. (:meth:`__call__` makes the same check inline for a call without options.)"""
         memo = self._last
         if memo is not None and memo[2] is global_size and local_size is None and memo[1] == device:
             last = memo[0]
