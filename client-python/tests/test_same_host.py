@@ -248,3 +248,138 @@ def test_random_programs_over_region_buffers_and_two_devices_match_numpy(unix_se
         s.destroy(buf)
     for r in regions + [scratch]:
         r.close()
+
+
+# -- the staging ring ----------------------------------------------------------------------------------------
+
+needs_ring = pytest.mark.skipif(not __import__("arrayd._regions", fromlist=["_"])._RING_ORDERED,
+                                reason="the staging ring needs x86-64 here (its counts are plain loads and stores)")
+
+
+@pytest.fixture
+def staged(monkeypatch):
+    """Counts the staging region's ring and halves transfers."""
+    import collections
+    from arrayd import _regions
+    calls = collections.Counter()
+    for name in ("_ring_download", "_ring_upload", "_halves_download", "_halves_upload"):
+        def counted(self, *a, _orig=getattr(_regions.Staging, name), _name=name, **kw):
+            calls[_name] += 1
+            return _orig(self, *a, **kw)
+        monkeypatch.setattr(_regions.Staging, name, counted)
+    return calls
+
+
+@needs_ring
+def test_large_transfers_of_a_cpu_buffer_stream_through_the_ring(unix_session, staged):
+    from arrayd import _regions
+    s = unix_session
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, 5 * _regions.RING_SLOT_BYTES + 12345, dtype=np.uint8)  # a last piece in part
+    buf = s.array(data, device="cpu:1")
+    np.testing.assert_array_equal(buf.numpy(), data)
+    part = rng.integers(0, 256, 3 * _regions.RING_SLOT_BYTES + 7, dtype=np.uint8)
+    s.upload(buf, part, offset_bytes=1001).wait()
+    expected = data.copy()
+    expected[1001:1001 + len(part)] = part
+    out = np.zeros_like(data)
+    assert buf.numpy(out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    big = rng.standard_normal(3 * _regions.RING_SLOTS * _regions.RING_SLOT_BYTES // 4).astype(np.float32)  # round the ring 3x
+    b2 = s.array(big, device="cpu:0")
+    np.testing.assert_array_equal(b2.numpy(), big)
+    assert staged == {"_ring_upload": 3, "_ring_download": 3}
+
+
+@needs_ring
+def test_ring_transfers_are_ordered_with_the_commands_around_them(unix_session, staged):
+    """The ring's stream is not the one the other commands take: hazards order them across streams."""
+    s = unix_session
+    k = s.compile(K.add_scalar)
+    n = 3 << 20
+    x = s.empty(n, np.float32, device="cpu:0")
+    s.fill(x, 3.0)
+    np.testing.assert_array_equal(x.numpy(), np.full(n, 3.0, np.float32))  # after the fill
+    ones = np.ones(n, np.float32)
+    x.write(ones)
+    k["add_scalar"](n, x, 2.0, n)  # after the write
+    y = s.empty(n, np.float32, device="cpu:1")
+    s.copy(x, y)
+    x.write(ones * 7)  # after the launch and the copy read x
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 3.0, np.float32))
+    np.testing.assert_array_equal(x.numpy(), np.full(n, 7.0, np.float32))
+    assert staged == {"_ring_upload": 2, "_ring_download": 3}
+
+
+def test_padded_buffers_and_named_streams_take_the_staging_halves(unix_session, staged):
+    s = unix_session
+    data = np.arange(600 * 1024, dtype=np.float32).reshape(600, 1024)
+    padded = s.array(data, padding=[(1, 1), (0, 0)], pad_value=-1.0)
+    np.testing.assert_array_equal(padded.numpy(), data)
+    plain = s.empty(data.shape, np.float32, device="cpu:0")
+    s.upload(plain, data * 2, stream=s.stream("cpu:0")).wait()
+    np.testing.assert_array_equal(plain.numpy(), data * 2)
+    assert staged["_halves_upload"] == 2 and staged["_halves_download"] == 1
+
+
+@needs_ring
+def test_a_client_that_stops_emptying_the_ring_fails_that_transfer_alone(daemon, unix_session):
+    """A ring transfer holds only the session's own ring stream while it waits: the session's other commands
+    and other clients go on; after 5 s without the client's count moving it fails with DEADLINE_EXCEEDED, and
+    the next staged transfer works."""
+    from arrayd import _regions
+    from arrayd.v1 import execution_pb2
+    s = unix_session
+    data = np.random.default_rng(4).integers(0, 256, 16 * _regions.RING_SLOT_BYTES, dtype=np.uint8)
+    buf = s.array(data, device="cpu:0")
+    staging = s._staging_area()
+    ring_stream = staging._ring_stream(buf)
+    stalled = s._submit([s._command(stream=ring_stream, download=execution_pb2.Download(
+        buffer=buf.id, into_ring=staging._start_ring(0)))])[0]  # never emptied
+    other = s.array(np.zeros(1000, np.float32), device="cpu:0")
+    for i in range(10):
+        s.fill(other, float(i)).wait()
+    np.testing.assert_array_equal(other.numpy(), np.full(1000, 9.0, np.float32))
+    with arrayd.connect(daemon.target) as c2, c2.session("bystander") as s2:
+        b2 = s2.array(np.arange(1000, dtype=np.float32))
+        s2.fill(b2, 5.0).wait()
+        np.testing.assert_array_equal(b2.numpy(), np.full(1000, 5.0, np.float32))
+    with pytest.raises(arrayd.DeadlineExceeded, match=r"consumed count stayed at 0 for 5000 ms \(expected: at least 1 "
+                                                      r"for piece 8 of 16\)"):
+        stalled.wait()
+    np.testing.assert_array_equal(buf.numpy(), data)
+
+
+@needs_ring
+def test_ring_transfers_with_a_bad_ring_or_stream_are_refused_naming_it(unix_session):
+    from arrayd import _regions
+    from arrayd.v1 import execution_pb2, regions_pb2
+    s = unix_session
+    buf = s.array(np.zeros(3 << 20, np.uint8), device="cpu:0")
+    staging = s._staging_area()
+    ring_stream = staging._ring_stream(buf)
+    region = staging.region
+
+    def download(ring, stream=ring_stream):
+        return s._submit([s._command(stream=stream, download=execution_pb2.Download(buffer=buf.id, into_ring=ring))])[0]
+
+    with pytest.raises(arrayd.InvalidArgument, match=r"download.into_ring.slots: 1 \(expected: 2 to 64\)"):
+        download(regions_pb2.RegionRing(region=region.id, slot_bytes=4096, slots=1)).wait()
+    with pytest.raises(arrayd.InvalidArgument, match=r"download.into_ring.slot_bytes: 1000 \(expected: a multiple of 64"):
+        download(regions_pb2.RegionRing(region=region.id, slot_bytes=1000, slots=2)).wait()
+    with pytest.raises(arrayd.InvalidArgument, match=r"download.into_ring.offset_bytes: 8 \(expected: a multiple of 64\)"):
+        download(regions_pb2.RegionRing(region=region.id, offset_bytes=8, slot_bytes=4096, slots=2)).wait()
+    with pytest.raises(arrayd.OutOfRange, match=r"download.into_ring"):
+        download(regions_pb2.RegionRing(region=region.id, slot_bytes=64 << 20, slots=2)).wait()
+    with pytest.raises(arrayd.InvalidArgument, match=r"download.into_ring: on the default stream"):
+        download(regions_pb2.RegionRing(region=region.id, slot_bytes=4096, slots=2), stream=None).wait()
+    with pytest.raises(arrayd.InvalidArgument, match=r"upload: from_ring with data \(3 bytes\) \(expected: one of them\)"):
+        s._submit([s._command(stream=ring_stream, upload=execution_pb2.Upload(
+            buffer=buf.id, data=b"abc", from_ring=regions_pb2.RegionRing(region=region.id, slot_bytes=4096, slots=2,
+                                                                         size_bytes=3)))])[0].wait()
+    padded = s.array(np.zeros((6, 4), np.float32), padding=[(1, 1), (0, 0)], device="cpu:0")
+    with pytest.raises(arrayd.InvalidArgument, match=r"download.into_ring: the interior of buffer 0x[0-9a-f]+ "
+                                                     r"f32\[6, 4\] pad \[\(1,1\), \(0,0\)\] on cpu:0, which is padded"):
+        s._submit([s._command(stream=ring_stream, download=execution_pb2.Download(
+            buffer=padded.id, into_ring=regions_pb2.RegionRing(region=region.id, slot_bytes=4096, slots=2)))])[0].wait()
+    assert _regions.RING_SLOTS * _regions.RING_SLOT_BYTES + 128 <= region.size

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import mmap
 import os
+import platform
 import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -13,7 +15,7 @@ import numpy as np
 from . import _dtypes
 from ._buffer import Buffer
 from ._convert import mode_value
-from ._errors import FailedPrecondition
+from ._errors import ArraydError, FailedPrecondition
 from .v1 import buffers_pb2, execution_pb2, regions_pb2
 
 if TYPE_CHECKING:
@@ -111,15 +113,30 @@ class Region:
         return f"Region(0x{self.id:x}, {self.size} bytes)"
 
 
+#: The ring a staged transfer streams through where it can (see Staging): slots small enough to stay in the
+#: cache between the daemon's copy and this process's, enough of them that neither side waits for the other.
+RING_SLOT_BYTES = 1 << 20
+RING_SLOTS = 8
+_FILLED, _CONSUMED = 0, 8  # the ring's counts, as int64 indexes into it (bytes 0 and 64)
+_RING_HEADER = 128
+#: The ring's counts are plain loads and stores: ordered with the slots' bytes on x86-64 (TSO) only.
+_RING_ORDERED = platform.machine().lower() in ("x86_64", "amd64")
+
+
 class Staging:
-    """The staging region of a session over the Unix socket: large array transfers copy through its two
-    halves (this process fills or empties one while the daemon copies the other) instead of crossing the
-    socket."""
+    """The staging region of a session over the Unix socket: large array transfers copy through it instead of
+    crossing the socket. A contiguous transfer with a buffer on a device whose streams copy host memory
+    themselves (a cpu device) streams through a ring of small slots while the daemon copies into or out of the
+    other slots (one command, counts in shared memory, no message per slot). Others copy through its two halves:
+    this process fills or empties one while the daemon copies the other."""
 
     def __init__(self, region: Region):
         self.region = region
         self._half = region.size // 2
         self._lock = threading.Lock()
+        self._ring_streams: dict[str, Any] = {}  # a buffer's device -> the session's ring stream there, or None
+        self._counts = np.ndarray((_CONSUMED + 1,), dtype=np.int64, buffer=region._mm, offset=0)
+        self._unfinished = None  # a ring transfer an exception left running
 
     @classmethod
     def open(cls, session: "Session", nbytes: int) -> "Staging | None":
@@ -130,50 +147,153 @@ class Staging:
 
     def upload(self, buffer: Buffer, data: memoryview, offset: int, wait_for: list, stream) -> "Event":
         src = np.frombuffer(data, dtype=np.uint8)
-        view = self.region.ndarray(np.uint8)
         with self._lock:
-            in_use: list = [None, None]
-            last = None
-            for i, start in enumerate(range(0, len(src), self._half)):
-                half = i % 2
-                if in_use[half] is not None:
-                    in_use[half].wait()
-                n = min(self._half, len(src) - start)
-                view[half * self._half:half * self._half + n] = src[start:start + n]
-                last = self.region.upload(buffer, region_offset=half * self._half, size_bytes=n, buffer_offset=offset + start,
-                                          wait_for=wait_for if i == 0 else (), stream=stream)
-                in_use[half] = last
-            for e in in_use:
+            ring = self._ring_stream(buffer) if stream is None else None
+            if ring is not None:
+                e = self._ring_upload(buffer, src, offset, wait_for, ring)
                 if e is not None:
-                    e.wait()
-            return last
+                    return e
+            return self._halves_upload(buffer, src, offset, wait_for, stream)
 
     def download(self, buffer: Buffer, out: np.ndarray, wait_for: list) -> None:
+        with self._lock:
+            ring = self._ring_stream(buffer)
+            if ring is None or not self._ring_download(buffer, out, wait_for, ring):
+                self._halves_download(buffer, out, wait_for)
+
+    def _ring_stream(self, buffer: Buffer):
+        """(Under the lock.) The stream ring transfers with ``buffer`` run on, or None where they cannot."""
+        if not _RING_ORDERED or buffer.padding is not None:
+            return None
+        if buffer.device not in self._ring_streams:
+            try:
+                self._ring_streams[buffer.device] = self.region.session.stream(buffer.device)
+            except ArraydError:
+                self._ring_streams[buffer.device] = None
+        return self._ring_streams[buffer.device]
+
+    def _refused(self, buffer: Buffer, e: "Event", moved: bool) -> bool:
+        """(The ring's command failed.) True when the daemon refused the ring for the buffer's device before
+        anything moved: the halves take this and later transfers there. Else raises the command's error."""
+        if not moved and isinstance(e.exception(), FailedPrecondition):
+            self._ring_streams[buffer.device] = None
+            return True
+        e.wait()
+        return False
+
+    def _await(self, index: int, at_least: int, e: "Event") -> bool:
+        """Waits for the daemon's count at ``index`` to reach ``at_least``; False when its command ended first
+        (failed: it completes only after its last slot). Polls without sleeping for about a millisecond, then
+        every 100 us (the command may wait for others first)."""
+        counts = self._counts
+        polls = 0
+        while counts[index] < at_least:
+            polls += 1
+            # sleep(0) lets the session's threads run (they send the command and read its completion)
+            time.sleep(0 if polls < 1024 else 1e-4)
+            if polls % 64 == 0 and e.done():
+                return counts[index] >= at_least
+        return True
+
+    def _start_ring(self, size: int) -> regions_pb2.RegionRing:
+        """The ring, its counts zeroed, once the daemon is done with it (a transfer left by an exception ends
+        when the daemon gives up waiting for this process: 5 s)."""
+        if self._unfinished is not None:
+            try:
+                self._unfinished.wait()
+            except ArraydError:
+                pass
+            self._unfinished = None
+        self._counts[_FILLED] = 0
+        self._counts[_CONSUMED] = 0
+        return regions_pb2.RegionRing(region=self.region.id, offset_bytes=0, slot_bytes=RING_SLOT_BYTES,
+                                      slots=RING_SLOTS, size_bytes=size)
+
+    def _ring_download(self, buffer: Buffer, out: np.ndarray, wait_for: list, stream) -> bool:
+        size = buffer.nbytes
+        s = self.region.session
+        e = s._submit([s._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
+            buffer=buffer.id, size_bytes=size, into_ring=self._start_ring(size)))])[0]
+        e.done()  # sends it now, and completes it in the background should it fail
+        view = self.region.ndarray(np.uint8)
+        try:
+            for k, start in enumerate(range(0, size, RING_SLOT_BYTES)):
+                if not self._await(_FILLED, k + 1, e):
+                    return not self._refused(buffer, e, k > 0)
+                slot = _RING_HEADER + (k % RING_SLOTS) * RING_SLOT_BYTES
+                n = min(RING_SLOT_BYTES, size - start)
+                out[start:start + n] = view[slot:slot + n]
+                self._counts[_CONSUMED] = k + 1
+        except BaseException:
+            self._unfinished = e
+            raise
+        e.wait()
+        return True
+
+    def _ring_upload(self, buffer: Buffer, src: np.ndarray, offset: int, wait_for: list, stream) -> "Event | None":
+        size = len(src)
+        s = self.region.session
+        e = s._submit([s._command(wait_for=wait_for, stream=stream, upload=execution_pb2.Upload(
+            buffer=buffer.id, offset_bytes=offset, from_ring=self._start_ring(size)))])[0]
+        e.done()
+        view = self.region.ndarray(np.uint8)
+        try:
+            for k, start in enumerate(range(0, size, RING_SLOT_BYTES)):
+                if not self._await(_CONSUMED, k + 1 - RING_SLOTS, e):
+                    return None if self._refused(buffer, e, k > 0) else e
+                slot = _RING_HEADER + (k % RING_SLOTS) * RING_SLOT_BYTES
+                n = min(RING_SLOT_BYTES, size - start)
+                view[slot:slot + n] = src[start:start + n]
+                self._counts[_FILLED] = k + 1
+        except BaseException:
+            self._unfinished = e
+            raise
+        return e.wait()
+
+    def _halves_upload(self, buffer: Buffer, src: np.ndarray, offset: int, wait_for: list, stream) -> "Event":
+        view = self.region.ndarray(np.uint8)
+        in_use: list = [None, None]
+        last = None
+        for i, start in enumerate(range(0, len(src), self._half)):
+            half = i % 2
+            if in_use[half] is not None:
+                in_use[half].wait()
+            n = min(self._half, len(src) - start)
+            view[half * self._half:half * self._half + n] = src[start:start + n]
+            last = self.region.upload(buffer, region_offset=half * self._half, size_bytes=n, buffer_offset=offset + start,
+                                      wait_for=wait_for if i == 0 else (), stream=stream)
+            in_use[half] = last
+        for e in in_use:
+            if e is not None:
+                e.wait()
+        return last
+
+    def _halves_download(self, buffer: Buffer, out: np.ndarray, wait_for: list) -> None:
         view = self.region.ndarray(np.uint8)
         starts = list(range(0, buffer.nbytes, self._half))
-        with self._lock:
-            in_flight: list = []  # (event, half, start, n): at most two, one per half
+        in_flight: list = []  # (event, half, start, n): at most two, one per half
 
-            def submit(i: int) -> None:
-                start = starts[i]
-                n = min(self._half, buffer.nbytes - start)
-                half = i % 2
-                e = self.region.download(buffer, region_offset=half * self._half, buffer_offset=start, size_bytes=n,
-                                         wait_for=wait_for if i == 0 else ())
-                in_flight.append((e, half, start, n))
+        def submit(i: int) -> None:
+            start = starts[i]
+            n = min(self._half, buffer.nbytes - start)
+            half = i % 2
+            e = self.region.download(buffer, region_offset=half * self._half, buffer_offset=start, size_bytes=n,
+                                     wait_for=wait_for if i == 0 else ())
+            in_flight.append((e, half, start, n))
 
-            for i in range(min(2, len(starts))):
-                submit(i)
-            nxt = len(in_flight)
-            while in_flight:
-                e, half, start, n = in_flight.pop(0)
-                e.wait()
-                out[start:start + n] = view[half * self._half:half * self._half + n]
-                if nxt < len(starts):  # this half is free again: the daemon fills it while the other is copied out
-                    submit(nxt)
-                    nxt += 1
+        for i in range(min(2, len(starts))):
+            submit(i)
+        nxt = len(in_flight)
+        while in_flight:
+            e, half, start, n = in_flight.pop(0)
+            e.wait()
+            out[start:start + n] = view[half * self._half:half * self._half + n]
+            if nxt < len(starts):  # this half is free again: the daemon fills it while the other is copied out
+                submit(nxt)
+                nxt += 1
 
     def close(self) -> None:
+        self._counts = None  # (a view of the mapping: it would keep it from closing)
         try:
             self.region.close()
         except Exception:

@@ -33,6 +33,7 @@ public enum CommandKind {
             case DeviceCommand.Fill f -> FILL;
             case DeviceCommand.Upload u -> UPLOAD;
             case DeviceCommand.Download d -> DOWNLOAD;
+            case DeviceCommand.RingTransfer r -> r.intoRef() ? UPLOAD : DOWNLOAD;
             case DeviceCommand.Sequence s -> of(s.parts().get(0));
         };
     }

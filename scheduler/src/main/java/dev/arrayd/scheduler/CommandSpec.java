@@ -1,6 +1,7 @@
 package dev.arrayd.scheduler;
 
 import dev.arrayd.devices.api.KernelArg;
+import dev.arrayd.devices.api.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
@@ -142,6 +143,17 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
             this(buffer, offsetBytes, sizeBytes, maxBytes, null, false);
         }
     }
+
+    /**
+     * Streams {@code sizeBytes} between the buffer at {@code offsetBytes} and a client's {@link SlotRing}: an upload
+     * (into the buffer) when {@code upload}, else a download. Runs only on a stream the session created, on a device
+     * that {@linkplain dev.arrayd.devices.api.Device#streamsThroughRings streams through rings}.
+     *
+     * @param sizeBytes   0 for a download: to the end of the buffer
+     * @param wholePadded offsets into a padded buffer's whole padded array (its interior is refused: not contiguous)
+     */
+    public record RingOp(long buffer, long offsetBytes, long sizeBytes, SlotRing ring, boolean upload, boolean wholePadded)
+            implements Op {}
 
     /**
      * The client wrote the host memory {@code buffer} lives in ({@link HostMemory}): that memory becomes its

@@ -4,6 +4,7 @@ import dev.arrayd.devices.api.DeviceCommand;
 import dev.arrayd.devices.api.Kernel;
 import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
+import dev.arrayd.devices.api.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.function.IntFunction;
 
@@ -154,6 +155,14 @@ sealed interface CommandTemplate {
             }
             byte[] out = arrays == null ? new byte[(int) size] : arrays.apply((int) size);
             return new Built(new DeviceCommand.Download(slice(buffers[0], offset, size), MemorySegment.ofArray(out)), out);
+        }
+    }
+
+    /** {@code size} bytes from {@code offset} through a client's ring: into the buffer when {@code upload}. */
+    record RingTransfer(long offset, long size, SlotRing ring, boolean upload) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            return new Built(new DeviceCommand.RingTransfer(slice(buffers[0], offset, size), ring, upload), null);
         }
     }
 

@@ -39,6 +39,7 @@ final class CommandValidator {
             case CommandSpec.UploadOp u -> upload(s, spec, u, into);
             case CommandSpec.DownloadOp d -> download(s, spec, d, into);
             case CommandSpec.HostWrittenOp h -> hostWritten(s, spec, h, into);
+            case CommandSpec.RingOp r -> ring(s, spec, r, into);
         };
     }
 
@@ -200,6 +201,42 @@ final class CommandValidator {
         Stream stream = streamOn(s, spec, null, b, "host_written");
         return into.set(spec, stream, new CommandTemplate.HostWritten(), new Buffer[] {b}, new boolean[] {false},
                 new boolean[] {true}, new boolean[] {true}, null, 0, null);
+    }
+
+    /**
+     * A transfer through a client's ring: contiguous bytes only, on a stream the session created on a device that
+     * streams through rings (it holds its stream while it waits for the client, so never a shared one).
+     */
+    private Prepared ring(Session s, CommandSpec spec, CommandSpec.RingOp r, Prepared into) {
+        String what = r.upload() ? "upload.from_ring" : "download.into_ring";
+        Buffer v = r.upload() ? s.writableBuffer(r.buffer(), "upload.buffer") : s.buffer(r.buffer(), "download.buffer");
+        Buffer b = v.storage();
+        Layout layout = addressed(v, r.wholePadded());
+        if (layout.isPadded()) {
+            throw ArraydException.invalid(what + ": the interior of " + v + ", which is padded (expected: whole_padded, "
+                    + "or a region slice, which reaches an interior)");
+        }
+        int width = b.dtype().byteSize();
+        long bytes = layout.elements() * width;
+        long size = r.sizeBytes() == 0 ? bytes - Math.min(r.offsetBytes(), bytes) : r.sizeBytes();
+        if (r.upload() && (r.offsetBytes() % width != 0 || size % width != 0)) {
+            throw ArraydException.invalid(what + ": " + size + " bytes at offset " + r.offsetBytes() + " (expected: whole "
+                    + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + v + ")");
+        }
+        checkRange(what, v, r.offsetBytes(), size, layout);
+        if (spec.stream() == 0) {
+            throw ArraydException.invalid(what + ": on the default stream (expected: a stream the session created; a "
+                    + "ring transfer holds its stream while it waits for the client)");
+        }
+        Stream stream = streamOn(s, spec, null, b, what);
+        if (stream.kind() != StreamKind.DEDICATED || !stream.device().device().streamsThroughRings()) {
+            throw new ArraydException(ErrorCode.FAILED_PRECONDITION, what + ": " + stream + " (expected: a stream of the "
+                    + "session's own on a device whose streams copy host memory themselves, such as a cpu device)");
+        }
+        boolean whole = r.upload() && r.offsetBytes() == 0 && size == b.sizeBytes();
+        return into.set(spec, stream, new CommandTemplate.RingTransfer(r.offsetBytes(), size, r.ring(), r.upload()),
+                new Buffer[] {b}, new boolean[] {!r.upload()}, new boolean[] {r.upload()}, new boolean[] {whole}, null, size,
+                null);
     }
 
     private Prepared download(Session s, CommandSpec spec, CommandSpec.DownloadOp d, Prepared into) {

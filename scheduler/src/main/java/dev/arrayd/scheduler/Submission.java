@@ -616,8 +616,8 @@ final class Submission {
     private byte inlineWhen(Prepared p) {
         SchedulerConfig config = ctx.config();
         long bound = config.fastPathNanos();
-        if (bound == 0) {
-            return Command.INLINE_NEVER;
+        if (bound == 0 || p.template() instanceof CommandTemplate.RingTransfer) {
+            return Command.INLINE_NEVER; // (a ring transfer waits for its client: never on the submitting thread)
         }
         if (p.kernel() != null) {
             double nanos = p.kernel().cost().estimateNanos(p.size());

@@ -2,8 +2,10 @@ package dev.arrayd.server;
 
 import dev.arrayd.devices.api.ArraydException;
 import dev.arrayd.devices.api.ErrorCode;
+import dev.arrayd.devices.api.SlotRing;
 import dev.arrayd.proto.v1.Arg;
 import dev.arrayd.proto.v1.Command;
+import dev.arrayd.proto.v1.RegionRing;
 import dev.arrayd.proto.v1.ReplayGraphRequest;
 import dev.arrayd.scheduler.CommandSpec;
 import dev.arrayd.scheduler.GraphReplay;
@@ -111,6 +113,20 @@ final class CommandDecoder {
             }
             case UPLOAD -> {
                 var u = c.getUpload();
+                if (u.hasFromRing()) {
+                    if (!u.getData().isEmpty() || u.hasFromRegion()) {
+                        throw ArraydException.invalid("upload: from_ring with " + (u.hasFromRegion() ? "from_region"
+                                : "data (" + u.getData().size() + " bytes)") + " (expected: one of them)");
+                    }
+                    var r = u.getFromRing();
+                    if (r.getSizeBytes() == 0) {
+                        throw ArraydException.invalid("upload.from_ring.size_bytes: 0 (expected: > 0)");
+                    }
+                    yield new CommandSpec.RingOp(u.getBuffer(), Wire.size(u.getOffsetBytes(), "upload.offset_bytes"),
+                            Wire.size(r.getSizeBytes(), "upload.from_ring.size_bytes"),
+                            ring(regions(regions, call, "upload.from_ring"), r, "upload.from_ring"), true,
+                            u.getWholePadded());
+                }
                 if (u.hasFromRegion()) {
                     if (!u.getData().isEmpty()) {
                         throw ArraydException.invalid("upload: both data (" + u.getData().size() + " bytes) and "
@@ -136,6 +152,16 @@ final class CommandDecoder {
                         u.getWholePadded());
             }
             case DOWNLOAD -> {
+                if (c.getDownload().hasIntoRing()) {
+                    var d = c.getDownload();
+                    if (d.hasIntoRegion()) {
+                        throw ArraydException.invalid("download: both into_region and into_ring (expected: one of them)");
+                    }
+                    yield new CommandSpec.RingOp(d.getBuffer(), Wire.size(d.getOffsetBytes(), "download.offset_bytes"),
+                            Wire.size(d.getSizeBytes(), "download.size_bytes"),
+                            ring(regions(regions, call, "download.into_ring"), d.getIntoRing(), "download.into_ring"),
+                            false, d.getWholePadded());
+                }
                 if (c.getDownload().hasIntoRegion()) {
                     var d = c.getDownload();
                     var r = d.getIntoRegion();
@@ -163,6 +189,26 @@ final class CommandDecoder {
         return new CommandSpec(event, Wire.events(c.getWaitEventsList(), "wait_events"), c.getStream(), op,
                 CommandSpec.deadlineFromUnixNanos(ProtoTime.unixNanos(c.hasDeadline(), c.getDeadline(), "deadline")),
                 Priority.fromWire(c.getPriorityValue()));
+    }
+
+    /** The ring a transfer names, its geometry checked and its bytes inside its region. */
+    private static SlotRing ring(dev.arrayd.server.regions.RegionTable regions, RegionRing r, String field) {
+        if (r.getOffsetBytes() % 64 != 0) {
+            throw ArraydException.invalid(field + ".offset_bytes: " + Long.toUnsignedString(r.getOffsetBytes())
+                    + " (expected: a multiple of 64)");
+        }
+        long slotBytes = r.getSlotBytes();
+        if (slotBytes < SlotRing.MIN_SLOT_BYTES || slotBytes > SlotRing.MAX_SLOT_BYTES || slotBytes % 64 != 0) {
+            throw ArraydException.invalid(field + ".slot_bytes: " + Long.toUnsignedString(slotBytes) + " (expected: a "
+                    + "multiple of 64 from " + SlotRing.MIN_SLOT_BYTES + " to " + SlotRing.MAX_SLOT_BYTES + ")");
+        }
+        if (r.getSlots() < SlotRing.MIN_SLOTS || r.getSlots() > SlotRing.MAX_SLOTS) {
+            throw ArraydException.invalid(field + ".slots: " + Integer.toUnsignedString(r.getSlots()) + " (expected: "
+                    + SlotRing.MIN_SLOTS + " to " + SlotRing.MAX_SLOTS + ")");
+        }
+        MemorySegment bytes = regions.slice(r.getRegion(), r.getOffsetBytes(), SlotRing.bytesFor(slotBytes, r.getSlots()),
+                field);
+        return new SlotRing(bytes, slotBytes, r.getSlots(), SlotRing.DEFAULT_STALL_NANOS);
     }
 
     /** The session's regions for a command that names one; refused in graphs and where there are none. */

@@ -43,6 +43,14 @@ public interface Device extends AutoCloseable {
     }
 
     /**
+     * Whether this device's streams run {@link DeviceCommand.RingTransfer}s: its memory is host memory its stream
+     * workers copy themselves. False (the default) makes the scheduler refuse such transfers on it.
+     */
+    default boolean streamsThroughRings() {
+        return false;
+    }
+
+    /**
      * Nanoseconds per byte of moving data from host memory into this device, where the device knows it better
      * than the scheduler's assumption (a peer's device: measured over the network when the link opened); NaN
      * (the default) for the scheduler's own figure. Placement counts transfers with it.

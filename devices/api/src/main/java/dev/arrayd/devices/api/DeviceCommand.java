@@ -22,6 +22,21 @@ public sealed interface DeviceCommand {
     /** Device to host. */
     record Download(MemRef src, MemorySegment dst) implements DeviceCommand {}
 
+    /**
+     * Streams bytes between {@code ref} and a client through a {@link SlotRing}: into {@code ref} (an upload,
+     * the daemon the ring's consumer) when {@code intoRef}, else out of it (a download, the producer). It waits
+     * for the client inside the command, so the scheduler sends it only to a stream of the client's own, on a
+     * device whose {@link Device#streamsThroughRings} is true.
+     */
+    record RingTransfer(MemRef ref, SlotRing ring, boolean intoRef) implements DeviceCommand {
+
+        /** The refusal of a device that does not stream through rings (the scheduler does not send it one). */
+        public static ArraydException unsupportedOn(DeviceId device) {
+            return new ArraydException(ErrorCode.UNIMPLEMENTED, "ring transfer on " + device
+                    + " (not supported: its streams do not copy host memory themselves)");
+        }
+    }
+
     /** Within one device (both refs belong to it). */
     record Copy(MemRef src, MemRef dst) implements DeviceCommand {}
 

@@ -125,6 +125,12 @@ final class CpuDevice extends AbstractDevice<CpuStream, Slab> {
         return src instanceof CpuDevice other && other != this && other.owner == owner;
     }
 
+    /** True: a stream's worker copies between its slabs and a client's ring itself. */
+    @Override
+    public boolean streamsThroughRings() {
+        return true;
+    }
+
     @Override
     protected CpuStream makeStream(String name) {
         return new CpuStream(this, name);

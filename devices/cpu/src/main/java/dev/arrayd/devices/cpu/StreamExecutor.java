@@ -50,6 +50,14 @@ final class StreamExecutor implements AutoCloseable {
                 checkSameSize(download.dst().byteSize(), "dst", src.byteSize(), "src " + download.src());
                 copy(src, download.dst());
             }
+            case DeviceCommand.RingTransfer ring -> {
+                MemorySegment bytes = device.segment(ring.ref(), "ref");
+                if (ring.intoRef()) {
+                    ring.ring().drain(bytes);
+                } else {
+                    ring.ring().fill(bytes);
+                }
+            }
             case DeviceCommand.Copy copy -> {
                 MemorySegment src = device.segment(copy.src(), "src");
                 MemorySegment dst = device.segment(copy.dst(), "dst");

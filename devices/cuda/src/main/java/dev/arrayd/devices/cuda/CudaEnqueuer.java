@@ -271,6 +271,7 @@ final class CudaEnqueuer {
             }
             case DeviceCommand.Fill fill -> fill(f, fill);
             case DeviceCommand.PeerCopy peer -> peerCopy(f, peer);
+            case DeviceCommand.RingTransfer ring -> throw DeviceCommand.RingTransfer.unsupportedOn(device.id());
             case DeviceCommand.Sequence seq -> throw new IllegalStateException("a sequence is submitted part by part");
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }

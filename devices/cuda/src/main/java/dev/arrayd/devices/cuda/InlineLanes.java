@@ -38,6 +38,7 @@ final class InlineLanes {
             case DeviceCommand.Upload u -> u.dst().bytes() <= chunkBytes ? 1 : -1;
             case DeviceCommand.Download d -> d.src().bytes() <= chunkBytes ? 1 : -1;
             case DeviceCommand.PeerCopy p -> -1;
+            case DeviceCommand.RingTransfer r -> -1;
             case DeviceCommand.Sequence s -> -1;
             case null -> -1;
         };

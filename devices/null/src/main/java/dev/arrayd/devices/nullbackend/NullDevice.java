@@ -254,6 +254,7 @@ public final class NullDevice extends AbstractDevice<NativeStream, NullSlab> {
                 }
             }
             case DeviceCommand.Fill f -> fill(f);
+            case DeviceCommand.RingTransfer ring -> throw DeviceCommand.RingTransfer.unsupportedOn(id());
             case DeviceCommand.Sequence seq -> {
                 for (int i = 0; i < seq.parts().size(); i++) {
                     execute(seq.part(i));

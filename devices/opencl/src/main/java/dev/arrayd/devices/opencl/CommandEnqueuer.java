@@ -51,6 +51,7 @@ final class CommandEnqueuer {
             case DeviceCommand.Fill fill -> fill(f, fill);
             case DeviceCommand.PeerCopy peer -> throw new ArraydException(dev.arrayd.devices.api.ErrorCode.UNIMPLEMENTED, "peer copy to " + device.id() + " (not supported)");
             case DeviceCommand.Sequence seq -> throw new IllegalStateException("a sequence is submitted part by part");
+            case DeviceCommand.RingTransfer ring -> throw DeviceCommand.RingTransfer.unsupportedOn(device.id());
             case null -> throw ArraydException.invalid("command: null (expected: a DeviceCommand)");
         }
     }

@@ -107,6 +107,7 @@ final class PeerCommands {
                         pc.src().bytes(), options()));
             }
             case DeviceCommand.Fill f -> fill(f);
+            case DeviceCommand.RingTransfer ring -> throw DeviceCommand.RingTransfer.unsupportedOn(device.id());
             case DeviceCommand.Sequence seq -> {
                 for (int i = 0; i < seq.parts().size(); i++) {
                     send(seq.part(i));
