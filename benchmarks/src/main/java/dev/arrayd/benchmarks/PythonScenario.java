@@ -223,7 +223,8 @@ final class PythonScenario implements Scenario {
                 grpcio streaming of the same bytes to `DiagnosticsService.Sink` (1 MiB messages) and from `Source` \
                 (2 MiB messages; into a new array, then into that one), after 64 MiB each way untimed;
                 - **same host:** over the daemon's Unix socket, the same arrays through the session's 64 MiB \
-                staging region (what `write` and `numpy` do there, after one warm-up write that maps it; the \
+                staging region (what `write` and `numpy` do there, after one warm-up write that maps it: a buffer \
+                on cpu:0 streams through its ring of eight 1 MiB slots; the \
                 download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
                 as the memcpy anchor's are) and \
                 through a region of their size (`Region.upload` / `download`; filling it is not timed, and one \
