@@ -12,6 +12,9 @@ runs it in rounds beside the Java client and writes the table and plot):
   again into that array: ``numpy(out=)``), a region's upload / download (timed after one of each), and a NumPy
   memcpy of the same size.
 
+Each transfer figure but a region's is the median of ``PAIRS`` transfers alternating with its anchor's (a new array
+each time, the one before freed first).
+
 Progress goes to stderr; the last line of stdout is a JSON object of the figures.
 """
 from __future__ import annotations
@@ -117,6 +120,26 @@ def throughput(client: arrayd.Client, s: arrayd.Session, n: int, window: int) ->
     return {"launches_per_s": rate, "launch_cpu_us": (time.process_time() - cpu0) / n * 1e6}
 
 
+#: Each transfer figure is the median of this many transfers, alternating with its anchor's (the VM's speed,
+#: and the cost of first touching a new array's pages, move by up to 3x from one transfer to the next).
+PAIRS = 3
+
+
+def alternate(size: int, first, second, pairs: int = PAIRS, second_rates: list | None = None) -> tuple[float, float]:
+    """Times ``first`` and ``second`` (each moving ``size`` bytes) ``pairs`` times each, alternating which goes
+    first (first, second; second, first; ...): the median rate of each in MB/s (``second``'s rates are also
+    added to ``second_rates``)."""
+    rates: tuple[list, list] = ([], [])
+    for i in range(pairs):
+        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+            t0 = time.perf_counter()
+            (first, second)[which]()
+            rates[which].append(size / (time.perf_counter() - t0) / 1e6)
+    if second_rates is not None:
+        second_rates.extend(rates[1])
+    return statistics.median(rates[0]), statistics.median(rates[1])
+
+
 def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
     size = mib << 20
     data = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
@@ -152,30 +175,28 @@ def transfer_tcp(client: arrayd.Client, s: arrayd.Session, mib: int) -> dict:
     for _ in source(diag.SourceRequest(total_bytes=warm, chunk_bytes=SOURCE_CHUNK), metadata=client._metadata):
         pass
     out = {}
-    t0 = time.perf_counter()
-    buf.write(data).wait()
-    out["upload_MBps"] = size / (time.perf_counter() - t0) / 1e6
-    t0 = time.perf_counter()
-    sink(chunks(), metadata=client._metadata)
-    out["sink_MBps"] = size / (time.perf_counter() - t0) / 1e6
-    t0 = time.perf_counter()
-    back = buf.numpy()
-    out["download_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    arrays: dict = {}
+
+    def download_new() -> None:
+        arrays.pop("back", None)  # the one before is freed first, as in a loop that reads into new arrays
+        arrays["back"] = buf.numpy()
+
+    def source_new() -> None:
+        arrays.pop("target", None)
+        arrays["target"] = np.empty(size, dtype=np.uint8)
+        source_into(arrays["target"])
+
+    out["upload_MBps"], out["sink_MBps"] = alternate(size, lambda: buf.write(data).wait(),
+                                                     lambda: sink(chunks(), metadata=client._metadata))
+    out["download_MBps"], out["source_MBps"] = alternate(size, download_new, source_new)
+    back, target = arrays["back"], arrays["target"]
     if not np.array_equal(back, data):
         raise SystemExit("the download differs from the upload")
-    t0 = time.perf_counter()
-    target = np.empty(size, dtype=np.uint8)
-    source_into(target)
-    out["source_MBps"] = size / (time.perf_counter() - t0) / 1e6
     # the same again into the arrays that exist now (their pages touched): what a loop reading into one array pays
-    t0 = time.perf_counter()
-    buf.numpy(out=back)
-    out["download_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    out["download_out_MBps"], out["source_out_MBps"] = alternate(size, lambda: buf.numpy(out=back),
+                                                                 lambda: source_into(target))
     if not np.array_equal(back, data):
         raise SystemExit("the download into an existing array differs from the upload")
-    t0 = time.perf_counter()
-    source_into(target)
-    out["source_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
     s.destroy(buf)
     return out
 
@@ -184,21 +205,31 @@ def same_host(unix_target: str, mib: int) -> dict:
     size = mib << 20
     data = np.random.default_rng(1).integers(0, 256, size, dtype=np.uint8)
     out = {}
+    dst = np.empty_like(data)
+    np.copyto(dst, data)  # first touch of the memcpy anchor's pages
+    memcpy_rates: list = []
+
+    def memcpy() -> None:
+        np.copyto(dst, data)
+
     with arrayd.connect(unix_target) as client, client.session("bench-python-shm") as s:
         buf = s.empty(size, np.uint8, device=cpu_device(client))
         buf.write(data).wait()  # warm-up: the session maps its staging region on its first large transfer
-        t0 = time.perf_counter()
-        buf.write(data).wait()
-        out["staged_upload_MBps"] = size / (time.perf_counter() - t0) / 1e6
-        t0 = time.perf_counter()
-        back = buf.numpy()
-        out["staged_download_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        arrays: dict = {}
+
+        def download_new() -> None:
+            arrays.pop("back", None)  # the one before is freed first, as in a loop that reads into new arrays
+            arrays["back"] = buf.numpy()
+
+        out["staged_upload_MBps"] = alternate(size, lambda: buf.write(data).wait(), memcpy,
+                                              second_rates=memcpy_rates)[0]
+        out["staged_download_MBps"] = alternate(size, download_new, memcpy, second_rates=memcpy_rates)[0]
+        back = arrays["back"]
         if not np.array_equal(back, data):
             raise SystemExit("the staged download differs from the upload")
         back[:] = 0  # read again into the same array (its pages touched, as the memcpy anchor's are)
-        t0 = time.perf_counter()
-        buf.numpy(out=back)
-        out["staged_download_out_MBps"] = size / (time.perf_counter() - t0) / 1e6
+        out["staged_download_out_MBps"] = alternate(size, lambda: buf.numpy(out=back), memcpy,
+                                                    second_rates=memcpy_rates)[0]
         if not np.array_equal(back, data):
             raise SystemExit("the staged download into an existing array differs from the upload")
         with s.region(size) as r:
@@ -214,11 +245,7 @@ def same_host(unix_target: str, mib: int) -> dict:
             r.download(buf).wait()
             out["region_download_MBps"] = size / (time.perf_counter() - t0) / 1e6
         s.destroy(buf)
-    dst = np.empty_like(data)
-    np.copyto(dst, data)  # first touch of the pages
-    t0 = time.perf_counter()
-    np.copyto(dst, data)
-    out["memcpy_MBps"] = size / (time.perf_counter() - t0) / 1e6
+    out["memcpy_MBps"] = statistics.median(memcpy_rates)
     return out
 
 

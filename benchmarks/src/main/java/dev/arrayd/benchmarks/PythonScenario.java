@@ -231,7 +231,10 @@ final class PythonScenario implements Scenario {
                 transfer each way goes first, untimed, so that the daemon has touched the region's pages as the \
                 memcpy anchor's destination is touched), against a NumPy memcpy of the same size.
 
-                The table gives each figure's median over the rounds; each ratio is the median of the rounds' \
+                In a round each transfer figure but a region's is the median of three transfers that alternate with \
+                three of its anchor (A B, B A, A B), each into a new array where it reads into one (the one before \
+                freed first): the VM's speed, and what first touching a new array's pages costs, move by up to 3× \
+                from one transfer to the next. The table gives each figure's median over the rounds; each ratio is the median of the rounds' \
                 ratios (a figure against its anchor of the same round: the VM's speed moves between rounds).
 
                 | figure | Python client | anchor | ratio | goal |

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A ring of slots in memory shared with a client, through which one large transfer streams while both sides
- * copy at once: a slot of a few hundred KiB stays in the cache between the producer's copy into it and the
+ * copy at once: a slot of a megabyte or so stays in the cache between the producer's copy into it and the
  * consumer's copy out of it, so the bytes cross main memory about as often as in one memcpy.
  *
  * <p>Layout from the ring's start (64-byte aligned): the producer's count of slots filled (a native-order
