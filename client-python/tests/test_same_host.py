@@ -383,3 +383,27 @@ def test_ring_transfers_with_a_bad_ring_or_stream_are_refused_naming_it(unix_ses
         s._submit([s._command(stream=ring_stream, download=execution_pb2.Download(
             buffer=padded.id, into_ring=regions_pb2.RegionRing(region=region.id, slot_bytes=4096, slots=2)))])[0].wait()
     assert _regions.RING_SLOTS * _regions.RING_SLOT_BYTES + 128 <= region.size
+
+
+@needs_ring
+def test_a_ring_transfer_left_by_an_exception_does_not_spoil_the_next(unix_session, monkeypatch):
+    """The program's thread stops emptying the ring (an exception mid-transfer): the next staged transfer waits
+    until the daemon has given the left one up (5 s), so that its counts start from zero, then moves its bytes."""
+    from arrayd import _regions
+    s = unix_session
+    data = np.random.default_rng(5).integers(0, 256, 12 * _regions.RING_SLOT_BYTES, dtype=np.uint8)
+    buf = s.array(data, device="cpu:0")
+    real = _regions.Staging._await
+
+    def interrupted(self, index, at_least, e):
+        if index == _regions._FILLED and at_least == 4:
+            raise KeyboardInterrupt("stopped mid-transfer")
+        return real(self, index, at_least, e)
+
+    monkeypatch.setattr(_regions.Staging, "_await", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        buf.numpy()
+    monkeypatch.setattr(_regions.Staging, "_await", real)
+    other = np.random.default_rng(6).integers(0, 256, len(data), dtype=np.uint8)
+    buf.write(other)
+    np.testing.assert_array_equal(buf.numpy(), other)
