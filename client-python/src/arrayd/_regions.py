@@ -214,41 +214,39 @@ class Staging:
         s = self.region.session
         e = s._submit([s._command(wait_for=wait_for, stream=stream, download=execution_pb2.Download(
             buffer=buffer.id, size_bytes=size, into_ring=self._start_ring(size)))])[0]
-        e.done()  # sends it now, and completes it in the background should it fail
-        view = self.region.ndarray(np.uint8)
-        try:
-            for k, start in enumerate(range(0, size, RING_SLOT_BYTES)):
-                if not self._await(_FILLED, k + 1, e):
-                    return not self._refused(buffer, e, k > 0)
-                slot = _RING_HEADER + (k % RING_SLOTS) * RING_SLOT_BYTES
-                n = min(RING_SLOT_BYTES, size - start)
-                out[start:start + n] = view[slot:slot + n]
-                self._counts[_CONSUMED] = k + 1
-        except BaseException:
-            self._unfinished = e
-            raise
-        e.wait()
-        return True
+        return self._move_pieces(buffer, e, out, size, download=True)
 
     def _ring_upload(self, buffer: Buffer, src: np.ndarray, offset: int, wait_for: list, stream) -> "Event | None":
         size = len(src)
         s = self.region.session
         e = s._submit([s._command(wait_for=wait_for, stream=stream, upload=execution_pb2.Upload(
             buffer=buffer.id, offset_bytes=offset, from_ring=self._start_ring(size)))])[0]
-        e.done()
+        return e if self._move_pieces(buffer, e, src, size, download=False) else None
+
+    def _move_pieces(self, buffer: Buffer, e: "Event", array: np.ndarray, size: int, *, download: bool) -> bool:
+        """This process's side of the ring transfer ``e``: empties each piece into ``array`` once the daemon has
+        filled it (a download), or fills it from ``array`` once the daemon has emptied its slot (an upload), and
+        publishes its count. True once the command succeeded; False when the daemon refused the ring for the
+        buffer's device before anything moved; else raises the command's error."""
+        e.done()  # sends it now, and completes it in the background should it fail
         view = self.region.ndarray(np.uint8)
+        theirs, ours, lag = (_FILLED, _CONSUMED, 0) if download else (_CONSUMED, _FILLED, RING_SLOTS)
         try:
             for k, start in enumerate(range(0, size, RING_SLOT_BYTES)):
-                if not self._await(_CONSUMED, k + 1 - RING_SLOTS, e):
-                    return None if self._refused(buffer, e, k > 0) else e
+                if not self._await(theirs, k + 1 - lag, e):
+                    return not self._refused(buffer, e, k > 0)
                 slot = _RING_HEADER + (k % RING_SLOTS) * RING_SLOT_BYTES
                 n = min(RING_SLOT_BYTES, size - start)
-                view[slot:slot + n] = src[start:start + n]
-                self._counts[_FILLED] = k + 1
+                if download:
+                    array[start:start + n] = view[slot:slot + n]
+                else:
+                    view[slot:slot + n] = array[start:start + n]
+                self._counts[ours] = k + 1
         except BaseException:
             self._unfinished = e
             raise
-        return e.wait()
+        e.wait()
+        return True
 
     def _halves_upload(self, buffer: Buffer, src: np.ndarray, offset: int, wait_for: list, stream) -> "Event":
         view = self.region.ndarray(np.uint8)
