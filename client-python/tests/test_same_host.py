@@ -407,3 +407,28 @@ def test_a_ring_transfer_left_by_an_exception_does_not_spoil_the_next(unix_sessi
     other = np.random.default_rng(6).integers(0, 256, len(data), dtype=np.uint8)
     buf.write(other)
     np.testing.assert_array_equal(buf.numpy(), other)
+
+
+def test_a_device_whose_streams_do_not_copy_host_memory_takes_the_halves(staged):
+    """OpenCL devices (PoCL) refuse ring transfers: the first staged transfer with one learns it from the
+    refusal, before any byte moved, and it and every later one there go through the staging halves."""
+    from conftest import Daemon
+    d = Daemon("--devices", "cpu,opencl")
+    try:
+        with arrayd.connect(d.unix) as client, client.session() as s:
+            devices = [dev.id for dev in s.devices()]
+            if "opencl:0" not in devices:
+                pytest.skip(f"no OpenCL device here (devices: {devices}; install PoCL: pocl-opencl-icd)")
+            rng = np.random.default_rng(7)
+            small = rng.integers(0, 256, 6 << 20, dtype=np.uint8)  # fewer pieces than the ring has slots
+            b = s.array(small, device="opencl:0")
+            np.testing.assert_array_equal(b.numpy(), small)
+            large = rng.integers(0, 256, 40 << 20, dtype=np.uint8)
+            c = s.array(large, device="opencl:0")
+            np.testing.assert_array_equal(c.numpy(), large)
+            assert staged == {"_ring_upload": 1, "_halves_upload": 2, "_halves_download": 2}
+            on_cpu = s.array(small, device="cpu:0")  # the cpu device still streams through the ring
+            np.testing.assert_array_equal(on_cpu.numpy(), small)
+            assert staged["_ring_upload"] == 2 and staged["_ring_download"] == 1
+    finally:
+        d.stop()

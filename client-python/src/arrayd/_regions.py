@@ -173,9 +173,11 @@ class Staging:
         return self._ring_streams[buffer.device]
 
     def _refused(self, buffer: Buffer, e: "Event", moved: bool) -> bool:
-        """(The ring's command failed.) True when the daemon refused the ring for the buffer's device before
-        anything moved: the halves take this and later transfers there. Else raises the command's error."""
-        if not moved and isinstance(e.exception(), FailedPrecondition):
+        """(The ring's command failed; ``moved``: the daemon took part.) True when the daemon refused the ring for
+        the buffer's device before anything moved: the halves take this and later transfers there. Else raises
+        the command's error."""
+        error = e.exception()
+        if not moved and isinstance(error, FailedPrecondition) and "_ring" in str(error):
             self._ring_streams[buffer.device] = None
             return True
         e.wait()
@@ -234,7 +236,7 @@ class Staging:
         try:
             for k, start in enumerate(range(0, size, RING_SLOT_BYTES)):
                 if not self._await(theirs, k + 1 - lag, e):
-                    return not self._refused(buffer, e, k > 0)
+                    return not self._refused(buffer, e, self._counts[theirs] > 0)
                 slot = _RING_HEADER + (k % RING_SLOTS) * RING_SLOT_BYTES
                 n = min(RING_SLOT_BYTES, size - start)
                 if download:
@@ -245,7 +247,10 @@ class Staging:
         except BaseException:
             self._unfinished = e
             raise
-        e.wait()
+        try:
+            e.wait()
+        except FailedPrecondition:  # (an upload of at most RING_SLOTS pieces waits for nothing before this)
+            return not self._refused(buffer, e, self._counts[theirs] > 0)
         return True
 
     def _halves_upload(self, buffer: Buffer, src: np.ndarray, offset: int, wait_for: list, stream) -> "Event":
