@@ -1,10 +1,12 @@
 """Same host (the daemon's Unix socket): regions mapped here, NumPy views over them, buffers living in them
-computed in place, __array_interface__ / __dlpack__, and what is refused over TCP."""
+computed in place, __array_interface__ / __dlpack__, what is refused over TCP, and the staging region's ring
+and halves."""
 import numpy as np
 import pytest
 
 import arrayd
 import kernels as K
+from arrayd import _regions
 
 
 def test_a_region_is_shared_memory_with_the_daemon(unix_session):
@@ -252,7 +254,7 @@ def test_random_programs_over_region_buffers_and_two_devices_match_numpy(unix_se
 
 # -- the staging ring ----------------------------------------------------------------------------------------
 
-needs_ring = pytest.mark.skipif(not __import__("arrayd._regions", fromlist=["_"])._RING_ORDERED,
+needs_ring = pytest.mark.skipif(not _regions._RING_ORDERED,
                                 reason="the staging ring needs x86-64 here (its counts are plain loads and stores)")
 
 
@@ -260,7 +262,6 @@ needs_ring = pytest.mark.skipif(not __import__("arrayd._regions", fromlist=["_"]
 def staged(monkeypatch):
     """Counts the staging region's ring and halves transfers."""
     import collections
-    from arrayd import _regions
     calls = collections.Counter()
     for name in ("_ring_download", "_ring_upload", "_halves_download", "_halves_upload"):
         def counted(self, *a, _orig=getattr(_regions.Staging, name), _name=name, **kw):
@@ -272,7 +273,6 @@ def staged(monkeypatch):
 
 @needs_ring
 def test_large_transfers_of_a_cpu_buffer_stream_through_the_ring(unix_session, staged):
-    from arrayd import _regions
     s = unix_session
     rng = np.random.default_rng(3)
     data = rng.integers(0, 256, 5 * _regions.RING_SLOT_BYTES + 12345, dtype=np.uint8)  # a last piece in part
@@ -327,7 +327,6 @@ def test_a_client_that_stops_emptying_the_ring_fails_that_transfer_alone(daemon,
     """A ring transfer holds only the session's own ring stream while it waits: the session's other commands
     and other clients go on; after 5 s without the client's count moving it fails with DEADLINE_EXCEEDED, and
     the next staged transfer works."""
-    from arrayd import _regions
     from arrayd.v1 import execution_pb2
     s = unix_session
     data = np.random.default_rng(4).integers(0, 256, 16 * _regions.RING_SLOT_BYTES, dtype=np.uint8)
@@ -352,7 +351,6 @@ def test_a_client_that_stops_emptying_the_ring_fails_that_transfer_alone(daemon,
 
 @needs_ring
 def test_ring_transfers_with_a_bad_ring_or_stream_are_refused_naming_it(unix_session):
-    from arrayd import _regions
     from arrayd.v1 import execution_pb2, regions_pb2
     s = unix_session
     buf = s.array(np.zeros(3 << 20, np.uint8), device="cpu:0")
@@ -389,7 +387,6 @@ def test_ring_transfers_with_a_bad_ring_or_stream_are_refused_naming_it(unix_ses
 def test_a_ring_transfer_left_by_an_exception_does_not_spoil_the_next(unix_session, monkeypatch):
     """The program's thread stops emptying the ring (an exception mid-transfer): the next staged transfer waits
     until the daemon has given the left one up (5 s), so that its counts start from zero, then moves its bytes."""
-    from arrayd import _regions
     s = unix_session
     data = np.random.default_rng(5).integers(0, 256, 12 * _regions.RING_SLOT_BYTES, dtype=np.uint8)
     buf = s.array(data, device="cpu:0")
