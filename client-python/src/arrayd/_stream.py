@@ -480,8 +480,8 @@ class SessionStream:
                     add(event)
         if not done:
             return
-        # once per message, under the lock: forgotten after they completed (as a thread that sees one done expects),
-        # and counted off their batches, a run of events of one batch (the usual case) at once
+        # once per message, under the lock: forgotten after they completed (as a thread that sees one done expects;
+        # _forget's loop, merged into this one), and counted off their batches, a run of one batch at once
         with self._lock:
             pop, watched = pending.pop, 0
             batch_id, count = 0, 0

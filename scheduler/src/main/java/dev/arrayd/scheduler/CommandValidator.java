@@ -174,10 +174,7 @@ final class CommandValidator {
         Buffer b = v.storage();
         MemorySegment data = u.data();
         int width = b.dtype().byteSize();
-        if (u.offsetBytes() % width != 0 || data.byteSize() % width != 0) {
-            throw ArraydException.invalid("upload: " + data.byteSize() + " bytes at offset " + u.offsetBytes()
-                    + " (expected: whole " + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + v + ")");
-        }
+        wholeElements("upload", v, u.offsetBytes(), data.byteSize());
         Layout layout = addressed(v, u.wholePadded());
         checkRange("upload", v, u.offsetBytes(), data.byteSize(), layout);
         Stream stream = streamOn(s, spec, inPlace(spec, b, data), b, "upload");
@@ -219,9 +216,8 @@ final class CommandValidator {
         int width = b.dtype().byteSize();
         long bytes = layout.elements() * width;
         long size = r.sizeBytes() == 0 ? bytes - Math.min(r.offsetBytes(), bytes) : r.sizeBytes();
-        if (r.upload() && (r.offsetBytes() % width != 0 || size % width != 0)) {
-            throw ArraydException.invalid(what + ": " + size + " bytes at offset " + r.offsetBytes() + " (expected: whole "
-                    + b.dtype().wireName() + " elements, multiples of " + width + " bytes, for " + v + ")");
+        if (r.upload()) {
+            wholeElements(what, v, r.offsetBytes(), size);
         }
         checkRange(what, v, r.offsetBytes(), size, layout);
         if (spec.stream() == 0) {
@@ -310,6 +306,15 @@ final class CommandValidator {
             throw ArraydException.invalid("stream: " + st + " (" + b + "'s dtype is not supported there)");
         }
         return st;
+    }
+
+    /** A write of {@code size} bytes at {@code offset} covers whole elements of {@code v}'s dtype. */
+    private static void wholeElements(String what, Buffer v, long offset, long size) {
+        int width = v.storage().dtype().byteSize();
+        if (offset % width != 0 || size % width != 0) {
+            throw ArraydException.invalid(what + ": " + size + " bytes at offset " + offset + " (expected: whole "
+                    + v.storage().dtype().wireName() + " elements, multiples of " + width + " bytes, for " + v + ")");
+        }
     }
 
     /** {@code [offset, +size)} within the bytes {@code layout} addresses of {@code b} (its interior, or all of it). */

@@ -198,14 +198,7 @@ final class CommandDecoder {
                     + " (expected: a multiple of 64)");
         }
         long slotBytes = r.getSlotBytes();
-        if (slotBytes < SlotRing.MIN_SLOT_BYTES || slotBytes > SlotRing.MAX_SLOT_BYTES || slotBytes % 64 != 0) {
-            throw ArraydException.invalid(field + ".slot_bytes: " + Long.toUnsignedString(slotBytes) + " (expected: a "
-                    + "multiple of 64 from " + SlotRing.MIN_SLOT_BYTES + " to " + SlotRing.MAX_SLOT_BYTES + ")");
-        }
-        if (r.getSlots() < SlotRing.MIN_SLOTS || r.getSlots() > SlotRing.MAX_SLOTS) {
-            throw ArraydException.invalid(field + ".slots: " + Integer.toUnsignedString(r.getSlots()) + " (expected: "
-                    + SlotRing.MIN_SLOTS + " to " + SlotRing.MAX_SLOTS + ")");
-        }
+        SlotRing.checkGeometry(slotBytes, r.getSlots(), field); // (before the size it implies is computed)
         MemorySegment bytes = regions.slice(r.getRegion(), r.getOffsetBytes(), SlotRing.bytesFor(slotBytes, r.getSlots()),
                 field);
         return new SlotRing(bytes, slotBytes, r.getSlots(), SlotRing.DEFAULT_STALL_NANOS);

@@ -49,13 +49,7 @@ public final class SlotRing {
      * @throws ArraydException INVALID_ARGUMENT for a geometry outside the bounds above, naming it
      */
     public SlotRing(MemorySegment memory, long slotBytes, int slots, long stallNanos) {
-        if (slots < MIN_SLOTS || slots > MAX_SLOTS) {
-            throw ArraydException.invalid("ring.slots: " + slots + " (expected: " + MIN_SLOTS + " to " + MAX_SLOTS + ")");
-        }
-        if (slotBytes < MIN_SLOT_BYTES || slotBytes > MAX_SLOT_BYTES || slotBytes % 64 != 0) {
-            throw ArraydException.invalid("ring.slot_bytes: " + slotBytes + " (expected: a multiple of 64 from "
-                    + MIN_SLOT_BYTES + " to " + MAX_SLOT_BYTES + ")");
-        }
+        checkGeometry(slotBytes, slots, "ring");
         if (memory.byteSize() < bytesFor(slotBytes, slots) || memory.address() % 64 != 0) {
             throw ArraydException.invalid("ring: " + memory.byteSize() + " bytes at an address " + memory.address() % 64
                     + " past a multiple of 64 (expected: " + bytesFor(slotBytes, slots) + ", 64-byte aligned)");
@@ -67,6 +61,21 @@ public final class SlotRing {
         this.slotBytes = slotBytes;
         this.slots = slots;
         this.stallNanos = stallNanos;
+    }
+
+    /**
+     * Refuses a geometry outside the bounds above (as unsigned wire values), naming {@code field}'s
+     * {@code .slot_bytes} or {@code .slots}: INVALID_ARGUMENT. Within them, {@link #bytesFor} cannot overflow.
+     */
+    public static void checkGeometry(long slotBytes, int slots, String field) {
+        if (slotBytes < MIN_SLOT_BYTES || slotBytes > MAX_SLOT_BYTES || slotBytes % 64 != 0) {
+            throw ArraydException.invalid(field + ".slot_bytes: " + Long.toUnsignedString(slotBytes) + " (expected: a "
+                    + "multiple of 64 from " + MIN_SLOT_BYTES + " to " + MAX_SLOT_BYTES + ")");
+        }
+        if (slots < MIN_SLOTS || slots > MAX_SLOTS) {
+            throw ArraydException.invalid(field + ".slots: " + Integer.toUnsignedString(slots) + " (expected: "
+                    + MIN_SLOTS + " to " + MAX_SLOTS + ")");
+        }
     }
 
     /** The bytes a ring of {@code slots} slots of {@code slotBytes} takes, its counts included. */
