@@ -51,7 +51,8 @@ import picocli.CommandLine.Spec;
                         + "last line of stdout is: RESULT transfer upload_MBps=.. sink_MBps=.. upload_ratio=.. "
                         + "download_MBps=.. source_MBps=.. download_ratio=.. memcpy_MBps=..",
                 "When the daemon listens on a Unix socket (the one the benchmark starts does) it also moves the bytes "
-                        + "through shared-memory regions (region_upload / region_download), and times buffers that live "
+                        + "through shared-memory regions (region_upload / region_download) and through Session.write / "
+                        + "read over the socket (staged_write / staged_read), and times buffers that live "
                         + "in a region made current for a launch without a copy (zero_copy.csv, zero_copy.png; "
                         + "zero_copy_* fields on the RESULT line).",
                 "--iterations is the number of rounds (default " + TransferScenario.DEFAULT_ROUNDS + "), --warmup the "
@@ -74,6 +75,8 @@ final class TransferScenario implements Scenario {
     static final String MEMCPY_OUT = "memcpy_out";
     static final String REGION_UPLOAD = "region_upload";
     static final String REGION_DOWNLOAD = "region_download";
+    static final String STAGED_WRITE = "staged_write";
+    static final String STAGED_READ = "staged_read";
     static final List<String> TCP_METHODS = List.of(UPLOAD, SINK, DOWNLOAD, SOURCE, MEMCPY_IN, MEMCPY_OUT);
     /** Prefix of the zero-copy methods: a buffer living in a region made current for a launch, per size. */
     static final String ZERO_COPY = "zero_copy_";
@@ -126,7 +129,7 @@ final class TransferScenario implements Scenario {
         List<String> methodNames = new ArrayList<>(TCP_METHODS);
         List<Long> zeroSizes = new ArrayList<>();
         if (regions) {
-            methodNames.addAll(List.of(REGION_UPLOAD, REGION_DOWNLOAD));
+            methodNames.addAll(List.of(REGION_UPLOAD, REGION_DOWNLOAD, STAGED_WRITE, STAGED_READ));
             for (long z : ZERO_COPY_SIZES) {
                 if (z < size && z % 4 == 0) {
                     zeroSizes.add(z);
@@ -168,6 +171,7 @@ final class TransferScenario implements Scenario {
             methods.put(MEMCPY_OUT, () -> MemorySegment.copy(offHeap, 0, MemorySegment.ofArray(back), 0, size));
             MappedRegion region = null;
             BufferHandle regionBuffer = null;
+            BufferHandle stagedBuffer = null;
             MappedRegion zeroRegion = null;
             Map<String, Transfer> zeroMethods = new LinkedHashMap<>();
             if (regions) {
@@ -182,6 +186,17 @@ final class TransferScenario implements Scenario {
                         .future().get());
                 region = rg;
                 regionBuffer = rb;
+                // what write and read do over the socket by themselves: through the session's staging region
+                BufferHandle sb = unixSession.createBuffer(DType.U8, new long[] {size},
+                        BufferOptions.defaults().device(device)).get(30, TimeUnit.SECONDS);
+                methods.put(STAGED_WRITE, () -> unixSession.write(sb, data).future().get());
+                methods.put(STAGED_READ, () -> {
+                    ByteBuffer b = unixSession.read(sb).get();
+                    if (b.remaining() != size) {
+                        throw new IllegalStateException("read " + b.remaining() + " bytes (expected: " + size + ")");
+                    }
+                });
+                stagedBuffer = sb;
                 if (!zeroSizes.isEmpty()) {
                     zeroRegion = zeroCopy(unixSession, device, size, zeroSizes, zeroMethods, progress);
                 }
@@ -212,6 +227,10 @@ final class TransferScenario implements Scenario {
                         || MemorySegment.mismatch(region.segment(), 0, size, MemorySegment.ofArray(data), 0, size) != -1) {
                     throw new IllegalStateException("the bytes through the region differ from what was written");
                 }
+                ByteBuffer staged = unixSession.read(stagedBuffer).get(60, TimeUnit.SECONDS);
+                if (!staged.equals(ByteBuffer.wrap(data))) {
+                    throw new IllegalStateException("the bytes written and read over the socket differ");
+                }
             }
             if (zeroRegion != null && !(zeroRegion.segment().get(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0) > 0)) {
                 throw new IllegalStateException("the launches on buffers living in a region did not write the region");
@@ -240,8 +259,9 @@ final class TransferScenario implements Scenario {
                 progress.line(String.format(Locale.ROOT, "transfer: round %d/%d: upload %.0f MB/s (sink %.0f), download "
                         + "%.0f MB/s (source %.0f), memcpy %.0f MB/s%s", r + 1, rounds, mbps.get(UPLOAD)[r],
                         mbps.get(SINK)[r], mbps.get(DOWNLOAD)[r], mbps.get(SOURCE)[r], mbps.get(MEMCPY_IN)[r],
-                        regions ? String.format(Locale.ROOT, "; through a region: upload %.0f MB/s, download %.0f MB/s",
-                                mbps.get(REGION_UPLOAD)[r], mbps.get(REGION_DOWNLOAD)[r]) : ""));
+                        regions ? String.format(Locale.ROOT, "; through a region: upload %.0f MB/s, download %.0f MB/s; "
+                                + "write %.0f MB/s, read %.0f MB/s over the socket", mbps.get(REGION_UPLOAD)[r],
+                                mbps.get(REGION_DOWNLOAD)[r], mbps.get(STAGED_WRITE)[r], mbps.get(STAGED_READ)[r]) : ""));
             }
             progress.update("transfer: closing");
             if (zeroRegion != null) {
@@ -250,6 +270,7 @@ final class TransferScenario implements Scenario {
             session.destroy(buffer).get(30, TimeUnit.SECONDS);
             if (region != null) {
                 unixSession.destroy(regionBuffer).get(30, TimeUnit.SECONDS);
+                unixSession.destroy(stagedBuffer).get(30, TimeUnit.SECONDS);
                 region.close();
             }
         }
@@ -275,8 +296,8 @@ final class TransferScenario implements Scenario {
                 String anchor = switch (m) {
                     case UPLOAD -> SINK;
                     case DOWNLOAD -> SOURCE;
-                    case REGION_UPLOAD -> MEMCPY_IN;
-                    case REGION_DOWNLOAD -> MEMCPY_OUT;
+                    case REGION_UPLOAD, STAGED_WRITE -> MEMCPY_IN;
+                    case REGION_DOWNLOAD, STAGED_READ -> MEMCPY_OUT;
                     default -> "";
                 };
                 w.write(String.format(Locale.ROOT, "%s,%d,%.1f,%.1f,%.1f,%s,%s%n", m, rounds, med.get(m),
@@ -347,6 +368,7 @@ final class TransferScenario implements Scenario {
                 .add("raw gRPC streaming (Sink / Source)", List.of(med.get(SINK), med.get(SOURCE)));
         if (regions) {
             chart.add("client-java through a shared-memory region", List.of(med.get(REGION_UPLOAD), med.get(REGION_DOWNLOAD)));
+            chart.add("client-java write / read over the Unix socket", List.of(med.get(STAGED_WRITE), med.get(STAGED_READ)));
         }
         chart.add("in-process memcpy", List.of(med.get(MEMCPY_IN), med.get(MEMCPY_OUT)))
                 .writePng(ctx.outDir().resolve("transfer.png"));
@@ -358,7 +380,11 @@ final class TransferScenario implements Scenario {
                         + "region_upload_of_tcp=%.1f region_download_MBps=%.0f region_download_of_memcpy=%.3f "
                         + "region_download_of_tcp=%.1f", med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
                         med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
-                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "")
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD))
+                        + String.format(Locale.ROOT, " staged_write_MBps=%.0f staged_write_of_memcpy=%.3f "
+                        + "staged_read_MBps=%.0f staged_read_of_memcpy=%.3f", med.get(STAGED_WRITE),
+                        med.get(STAGED_WRITE) / med.get(MEMCPY_IN), med.get(STAGED_READ),
+                        med.get(STAGED_READ) / med.get(MEMCPY_OUT)) : "")
                 + zeroResult;
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "transfer: %s daemon at %s, device %s, %d rounds of %d bytes",
@@ -401,7 +427,11 @@ final class TransferScenario implements Scenario {
                         + "(`Session.upload(buffer, 0, region, 0, size)`: the daemon copies them from the region into the "
                         + "buffer on its device) and downloads them into it (`Session.download(buffer, 0, 0, region, 0)`), "
                         + "each until its event completes. Filling the region is the application's own write and is not "
-                        + "timed." : "",
+                        + "timed.\n- **write / read over the socket:** that client's `Session.write(buffer, byte[])` and "
+                        + "`Session.read(buffer)` (into a new array) on another buffer, through its session's 16 MiB staging "
+                        + "region: a transfer that fits a free part of it copies through that part, a larger one (as at 64 "
+                        + "MiB) streams through a ring of eight 1 MiB slots in it, one command whatever its size."
+                        : "",
                 med.get(UPLOAD), med.get(SINK), upRatio, med.get(MEMCPY_IN), med.get(DOWNLOAD),
                 med.get(SOURCE), downRatio, med.get(MEMCPY_OUT), regions ? String.format(Locale.ROOT, """
 
@@ -409,9 +439,14 @@ final class TransferScenario implements Scenario {
                 | --- | --- | --- | --- |
                 | upload (host → device) | %.0f | **%.2f** | **%.1f×** |
                 | download (device → host) | %.0f | **%.2f** | **%.1f×** |
+                | `Session.write` over the socket | %.0f | **%.2f** | **%.1f×** |
+                | `Session.read` over the socket | %.0f | **%.2f** | **%.1f×** |
                 """, med.get(REGION_UPLOAD), med.get(REGION_UPLOAD) / med.get(MEMCPY_IN),
                         med.get(REGION_UPLOAD) / med.get(UPLOAD), med.get(REGION_DOWNLOAD),
-                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD)) : "")
+                        med.get(REGION_DOWNLOAD) / med.get(MEMCPY_OUT), med.get(REGION_DOWNLOAD) / med.get(DOWNLOAD),
+                        med.get(STAGED_WRITE), med.get(STAGED_WRITE) / med.get(MEMCPY_IN),
+                        med.get(STAGED_WRITE) / med.get(UPLOAD), med.get(STAGED_READ),
+                        med.get(STAGED_READ) / med.get(MEMCPY_OUT), med.get(STAGED_READ) / med.get(DOWNLOAD)) : "")
                 + zeroSection;
         return new Report(lines, result, section);
     }

@@ -6,9 +6,16 @@ import dev.arrayd.proto.v1.Download;
 import dev.arrayd.proto.v1.Upload;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import dev.arrayd.proto.v1.GetDeviceRequest;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 /**
  * A session's writes and reads of buffer bytes ({@link Session#write}, {@link Session#read}): through a free slot
@@ -25,6 +32,8 @@ final class BufferBytes {
     private final SessionImpl session;
     /** The staging region over the daemon's Unix socket, or null (TCP, or regions turned off). */
     private volatile StagingArea staging;
+    /** Per device: the stream of this session ring transfers run on, or empty where there are none. */
+    private final Map<String, Optional<StreamHandle>> ringStreams = new HashMap<>();
 
     BufferBytes(SessionImpl session) {
         this.session = session;
@@ -45,36 +54,107 @@ final class BufferBytes {
     }
 
     /**
-     * Writes go through a free slot of the staging region when there is one (one Upload from it), else over
+     * Writes go through a free slot of the staging region when there is one (one Upload from it); a write
+     * larger than any free slot streams through a ring in the region when the buffer's device takes ring
+     * transfers (this call returns once the daemon has taken all but the ring's last slots); else they go over
      * the session stream as Upload commands of at most {@link Session#MAX_UPLOAD_BYTES}, each waiting on the one
-     * before it: either way they are ordered with every other command of the session exactly as they were
-     * called, and a failed chunk fails the rest.
+     * before it. Either way they are ordered with every other command of the session on the buffer exactly as
+     * they were called, and a failed chunk fails the rest.
      */
     Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
         StagingArea st = staging;
         int total = data.remaining();
-        long at;
         if (st != null && total > 0 && !session.isClosing()) {
             BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
-        }
-        if (st != null && total > 0 && !session.isClosing() && (at = st.allocate(total)) >= 0) {
-            // through the shared-memory region: one copy into it, an upload the daemon reads from it
-            java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofBuffer(data), 0,
-                    st.region.segment(), at, total);
-            Event e;
-            try {
-                e = session.upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
-            } catch (RuntimeException ex) {
-                st.release(at, total);
-                throw ex;
+            long at = st.allocate(total);
+            if (at >= 0) {
+                // through the shared-memory region: one copy into it, an upload the daemon reads from it
+                MemorySegment.copy(MemorySegment.ofBuffer(data), 0, st.region.segment(), at, total);
+                Event e;
+                try {
+                    e = session.upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
+                } catch (RuntimeException ex) {
+                    st.release(at, total);
+                    throw ex;
+                }
+                e.future().whenComplete((r, err) -> st.release(at, total));
+                return e;
             }
-            e.future().whenComplete((r, err) -> st.release(at, total));
-            return e;
+            Event e = ringWrite(st, buffer, offsetBytes, data);
+            if (e != null) {
+                return e;
+            }
         }
         // copy: the caller may reuse its buffer as soon as we return
         ByteBuffer copy = ByteBuffer.allocate(data.remaining());
         copy.put(data.duplicate()).flip();
         return writeOwned(buffer, offsetBytes, copy);
+    }
+
+    /** A write through a ring ({@link StagingRing}), or null where there can be none (the caller sends commands). */
+    private Event ringWrite(StagingArea st, BufferHandle buffer, long offsetBytes, ByteBuffer data) {
+        StreamHandle stream = ringStream(buffer);
+        if (stream == null) {
+            return null;
+        }
+        StagingRing ring = takeRing(st);
+        if (ring == null) {
+            return null;
+        }
+        long size = data.remaining();
+        Event e;
+        try {
+            e = session.submit(Command.newBuilder().setUpload(Upload.newBuilder().setBuffer(buffer.id())
+                    .setOffsetBytes(offsetBytes).setFromRing(ring.message(size))), List.of(), stream.id());
+        } catch (RuntimeException ex) {
+            st.release(ring.offset(), ring.byteSize());
+            throw ex;
+        }
+        // the ring is the daemon's until its command ends, whatever this side does
+        e.future().whenComplete((r, err) -> st.release(ring.offset(), ring.byteSize()));
+        ring.fill(MemorySegment.ofBuffer(data), e.future()); // (when it stops early, the event says why)
+        return e;
+    }
+
+    /** A ring in a free part of the staging region, its counts zeroed; null when no part is large enough now. */
+    private static StagingRing takeRing(StagingArea st) {
+        for (long slotBytes : StagingRing.SLOT_BYTES) {
+            long at = st.allocate(StagingRing.bytesFor(slotBytes));
+            if (at >= 0) {
+                return StagingRing.at(st.region, at, slotBytes);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The stream of this session that ring transfers with {@code buffer} run on (one per device, created on the
+     * first), or null where they cannot: a padded buffer, a device without ring transfers, or a thread that
+     * handles the session's responses (see {@link SessionStreamObserver#onResponseThread}).
+     */
+    private StreamHandle ringStream(BufferHandle buffer) {
+        if (buffer.padding() != null || SessionStreamObserver.onResponseThread()) {
+            return null;
+        }
+        synchronized (ringStreams) {
+            Optional<StreamHandle> stream = ringStreams.get(buffer.device());
+            if (stream == null) {
+                try {
+                    CompletableFuture<DeviceInfo> info = new CompletableFuture<>();
+                    session.stubs().devices().getDevice(GetDeviceRequest.newBuilder().setDevice(buffer.device()).build(),
+                            new FutureObserver<>(info, r -> Protos.device(r.getDevice())));
+                    stream = info.get().ringTransfers()
+                            ? Optional.of(session.createStream(buffer.device()).get()) : Optional.empty();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null; // (not remembered: a later transfer asks again)
+                } catch (ExecutionException e) {
+                    stream = Optional.empty(); // (the commands' path then, for this session)
+                }
+                ringStreams.put(buffer.device(), stream);
+            }
+            return stream.orElse(null);
+        }
     }
 
     /** Like write, for a buffer nobody else touches afterwards: it is sent without copying. */
@@ -109,32 +189,16 @@ final class BufferBytes {
             return CompletableFuture.completedFuture(ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN));
         }
         StagingArea st = staging;
-        long slot;
-        if (st != null && !session.isClosing() && (slot = st.allocate(sizeBytes)) >= 0) {
-            // through the shared-memory region: the daemon downloads into it, one copy out of it
-            long at = slot;
-            Event e;
-            try {
-                e = session.download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults());
-            } catch (RuntimeException ex) {
-                st.release(at, sizeBytes);
-                throw ex;
+        if (st != null && !session.isClosing()) {
+            long slot = st.allocate(sizeBytes);
+            if (slot >= 0) {
+                // through the shared-memory region: the daemon downloads into it, one copy out of it
+                return slotRead(st, slot, buffer, offsetBytes, sizeBytes);
             }
-            return e.future()
-                    .handle((r, err) -> {
-                        try {
-                            if (err != null) {
-                                throw err instanceof java.util.concurrent.CompletionException c ? c
-                                        : new java.util.concurrent.CompletionException(err);
-                            }
-                            byte[] out = new byte[(int) sizeBytes];
-                            java.lang.foreign.MemorySegment.copy(st.region.segment(), at,
-                                    java.lang.foreign.MemorySegment.ofArray(out), 0, sizeBytes);
-                            return ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
-                        } finally {
-                            st.release(at, sizeBytes);
-                        }
-                    });
+            CompletableFuture<ByteBuffer> viaRing = ringRead(st, buffer, offsetBytes, sizeBytes);
+            if (viaRing != null) {
+                return viaRing;
+            }
         }
         // Reads go over the session stream as Download commands, so they see every command called
         // before them; the chunks are reassembled into one array.
@@ -154,4 +218,77 @@ final class BufferBytes {
                 .thenApply(v -> ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
     }
 
+    private CompletableFuture<ByteBuffer> slotRead(StagingArea st, long at, BufferHandle buffer, long offsetBytes,
+            long sizeBytes) {
+        Event e;
+        try {
+            e = session.download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults());
+        } catch (RuntimeException ex) {
+            st.release(at, sizeBytes);
+            throw ex;
+        }
+        return e.future()
+                .handle((r, err) -> {
+                    try {
+                        if (err != null) {
+                            throw err instanceof CompletionException c ? c : new CompletionException(err);
+                        }
+                        byte[] out = new byte[(int) sizeBytes];
+                        MemorySegment.copy(st.region.segment(), at, MemorySegment.ofArray(out), 0, sizeBytes);
+                        return ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+                    } finally {
+                        st.release(at, sizeBytes);
+                    }
+                });
+    }
+
+    /**
+     * A read through a ring ({@link StagingRing}), emptied into a new array by a virtual thread of its own as the
+     * daemon fills it; null where there can be none (the caller sends commands).
+     */
+    private CompletableFuture<ByteBuffer> ringRead(StagingArea st, BufferHandle buffer, long offsetBytes,
+            long sizeBytes) {
+        StreamHandle stream = ringStream(buffer);
+        if (stream == null) {
+            return null;
+        }
+        StagingRing ring = takeRing(st);
+        if (ring == null) {
+            return null;
+        }
+        Event e;
+        try {
+            e = session.submit(Command.newBuilder().setDownload(Download.newBuilder().setBuffer(buffer.id())
+                    .setOffsetBytes(offsetBytes).setSizeBytes(sizeBytes).setIntoRing(ring.message(sizeBytes))),
+                    List.of(), stream.id());
+        } catch (RuntimeException ex) {
+            st.release(ring.offset(), ring.byteSize());
+            throw ex;
+        }
+        byte[] out = new byte[(int) sizeBytes];
+        CompletableFuture<ByteBuffer> result = new CompletableFuture<>();
+        Thread.ofVirtual().name("arrayd-ring-read-" + e.id()).start(() -> {
+            boolean all;
+            try {
+                all = ring.drain(MemorySegment.ofArray(out), e.future());
+            } catch (RuntimeException closed) { // (the session closed meanwhile, unmapping the region)
+                e.future().whenComplete((r, err) -> st.release(ring.offset(), ring.byteSize()));
+                result.completeExceptionally(closed);
+                return;
+            }
+            // the ring is given back once the daemon's command has ended and this side is done with it
+            e.future().whenComplete((r, err) -> {
+                st.release(ring.offset(), ring.byteSize());
+                if (err != null) {
+                    result.completeExceptionally(err);
+                } else if (!all) {
+                    result.completeExceptionally(new IllegalStateException("read of buffer " + buffer.id()
+                            + ": interrupted while emptying the staging region's ring"));
+                } else {
+                    result.complete(ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+                }
+            });
+        });
+        return result;
+    }
 }

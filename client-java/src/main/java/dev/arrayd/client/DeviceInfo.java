@@ -23,6 +23,9 @@ import java.util.Objects;
  * @param unifiedMemory      whether device memory is host memory
  * @param dialects           kernel dialects the device compiles
  * @param maxGridDims        maximum number of launch grid dimensions
+ * @param ringTransfers      whether the device's buffers take ring transfers: {@link Session#write} and
+ *                           {@link Session#read} over a Unix socket stream larger arrays through the session's
+ *                           staging region then (see {@code docs/api.md}, "Transfers through a ring")
  */
 public record DeviceInfo(
         String id,
@@ -40,7 +43,8 @@ public record DeviceInfo(
         int suggestedStreams,
         boolean unifiedMemory,
         List<Dialect> dialects,
-        int maxGridDims) {
+        int maxGridDims,
+        boolean ringTransfers) {
     public DeviceInfo {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(backend, "backend");

@@ -114,7 +114,8 @@ final class Protos {
         return new DeviceInfo(d.getId(), d.getBackend(), d.getName(), d.getMemoryBytes(),
                 d.getMemoryBudgetBytes(), d.getMemoryUsedBytes(), d.getComputeUnits(), d.getMaxWorkGroupSize(),
                 d.getMaxWorkItemSizesList(), d.getLocalMemoryBytes(), d.getBaseAlignmentBytes(), dtypes,
-                d.getSuggestedStreams(), d.getUnifiedMemory(), dialects, d.getMaxGridDims());
+                d.getSuggestedStreams(), d.getUnifiedMemory(), dialects, d.getMaxGridDims(),
+                d.getRingTransfers());
     }
 
     static BackendInfo backend(dev.arrayd.proto.v1.BackendInfo b) {

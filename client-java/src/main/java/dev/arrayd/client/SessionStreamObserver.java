@@ -22,8 +22,28 @@ final class SessionStreamObserver implements ClientResponseObserver<ExecuteReque
         session.streamStarted(requestStream);
     }
 
+    /**
+     * Whether this thread is handling the session stream's responses (completing events, so running code the
+     * program chained to them): such a thread must not wait for the daemon to take part in a transfer, as a
+     * ring transfer does, since the daemon may wait for it to read responses first.
+     */
+    static boolean onResponseThread() {
+        return HANDLING.get() != null;
+    }
+
+    private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
+
     @Override
     public void onNext(ExecuteResponse response) {
+        HANDLING.set(Boolean.TRUE);
+        try {
+            handle(response);
+        } finally {
+            HANDLING.remove();
+        }
+    }
+
+    private void handle(ExecuteResponse response) {
         switch (response.getMsgCase()) {
             case ATTACHED -> session.attachedNow();
             case COMPLETIONS -> {

@@ -216,7 +216,7 @@ class RegionsTest {
                 BufferHandle big = s.createBuffer(DType.F32, 3 * n).get(60, TimeUnit.SECONDS);
                 float[] three = new float[3 * n];
                 System.arraycopy(in, 0, three, n, n);
-                s.write(big, three).future().get(60, TimeUnit.SECONDS);       // 12 MiB: no slot, the session stream
+                s.write(big, three).future().get(60, TimeUnit.SECONDS);       // 12 MiB: no slot, a ring
                 assertArrayEquals(three, s.readFloats(big).get(60, TimeUnit.SECONDS));
             }
             try (ArraydClient c = ArraydClient.builder().target("unix://" + sock).regions(false).build();

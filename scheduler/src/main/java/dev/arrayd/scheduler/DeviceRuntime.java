@@ -120,6 +120,11 @@ public final class DeviceRuntime {
         return device;
     }
 
+    /** Whether ring transfers run on this device's buffers ({@link Device#streamsThroughRings()}). */
+    public boolean streamsThroughRings() {
+        return device.streamsThroughRings();
+    }
+
     /**
      * Queue depth: commands submitted to streams of this kind on this device that have not finished
      * (waiting for dependencies, queued, or running).

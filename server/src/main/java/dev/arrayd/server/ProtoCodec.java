@@ -239,7 +239,8 @@ final class ProtoCodec {
                 .setBaseAlignmentBytes(info.baseAlignment())
                 .setSuggestedStreams(info.suggestedStreams())
                 .setUnifiedMemory(info.unifiedMemory())
-                .setMaxGridDims(info.maxGridDims());
+                .setMaxGridDims(info.maxGridDims())
+                .setRingTransfers(d.streamsThroughRings());
         info.dtypes().stream().sorted().forEach(t -> b.addDtypes(dtype(t)));
         info.dialects().stream().sorted().forEach(t -> b.addDialects(dialect(t)));
         return b.build();
