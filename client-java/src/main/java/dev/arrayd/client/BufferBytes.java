@@ -3,11 +3,11 @@ package dev.arrayd.client;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.arrayd.proto.v1.Command;
 import dev.arrayd.proto.v1.Download;
+import dev.arrayd.proto.v1.GetDeviceRequest;
 import dev.arrayd.proto.v1.Upload;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import dev.arrayd.proto.v1.GetDeviceRequest;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,9 +19,10 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * A session's writes and reads of buffer bytes ({@link Session#write}, {@link Session#read}): through a free slot
- * of the session's staging region (a daemon on this host, over its Unix socket) when there is one, else as
- * Upload and Download commands on the session stream, in chunks. Either way they are ordered with every other
- * command of the session exactly as they were called.
+ * of the session's staging region (a daemon on this host, over its Unix socket) when there is one, else through
+ * a ring in it ({@link StagingRing}) when the buffer's device takes ring transfers, else as Upload and Download
+ * commands on the session stream, in chunks. Either way they are ordered with every other command of the
+ * session on the buffer exactly as they were called.
  */
 final class BufferBytes {
 

@@ -11,6 +11,9 @@ import io.grpc.stub.ClientResponseObserver;
 /** Receives a session's stream: attached, completions, rejections, pongs; its end ends the session's commands. */
 final class SessionStreamObserver implements ClientResponseObserver<ExecuteRequest, ExecuteResponse> {
 
+    /** Set while a thread handles a response (see {@link #onResponseThread}). */
+    private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
+
     private final SessionImpl session;
 
     SessionStreamObserver(SessionImpl session) {
@@ -30,8 +33,6 @@ final class SessionStreamObserver implements ClientResponseObserver<ExecuteReque
     static boolean onResponseThread() {
         return HANDLING.get() != null;
     }
-
-    private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
 
     @Override
     public void onNext(ExecuteResponse response) {
