@@ -27,11 +27,15 @@ class TransferScenarioTest {
                 + " region_upload_MBps=" + n + " region_upload_of_memcpy=" + r + " region_upload_of_tcp=\\d+\\.\\d"
                 + " region_download_MBps=" + n + " region_download_of_memcpy=" + r
                 + " region_download_of_tcp=\\d+\\.\\d"
+                // and Session.write / read over the socket (through the staging region)
+                + " staged_write_MBps=" + n + " staged_write_of_memcpy=" + r + " staged_read_MBps=" + n
+                + " staged_read_of_memcpy=" + r
                 // and a buffer living in a region (1 MiB: the sizes up to --size that hold whole f32s)
                 + " zero_copy_us_1MiB=\\d+\\.\\d zero_copy_growth=1\\.00"
                 + " zero_copy_download_us=\\d+\\.\\d region_upload_us=\\d+\\.\\d", "transfer.png", "zero_copy.png");
         List<String> methods = new java.util.ArrayList<>(TransferScenario.TCP_METHODS);
-        methods.addAll(List.of(TransferScenario.REGION_UPLOAD, TransferScenario.REGION_DOWNLOAD));
+        methods.addAll(List.of(TransferScenario.REGION_UPLOAD, TransferScenario.REGION_DOWNLOAD,
+                TransferScenario.STAGED_WRITE, TransferScenario.STAGED_READ));
         List<String[]> rows = BenchRun.csv(results.resolve("transfer.csv"), "method,round,bytes,MBps", 4);
         assertEquals(2 * methods.size(), rows.size());
         for (String[] row : rows) {
@@ -44,6 +48,8 @@ class TransferScenarioTest {
         assertEquals(methods, summary.stream().map(s -> s[0]).toList());
         assertEquals("sink", summary.getFirst()[5]);
         assertEquals("memcpy_in", summary.get(methods.indexOf(TransferScenario.REGION_UPLOAD))[5]);
+        assertEquals("memcpy_in", summary.get(methods.indexOf(TransferScenario.STAGED_WRITE))[5]);
+        assertEquals("memcpy_out", summary.get(methods.indexOf(TransferScenario.STAGED_READ))[5]);
         List<String[]> zero = BenchRun.csv(results.resolve("zero_copy.csv"), "method,bytes,rounds,median_us,min_us,max_us", 6);
         assertEquals(List.of("host_written+launch", "download_into_itself"), zero.stream().map(z -> z[0]).toList());
         for (String[] z : zero) {

@@ -117,6 +117,16 @@ final class BufferBytes {
         return e;
     }
 
+    /**
+     * Whether this thread is one of the gRPC transport's event loops. The client's own channel runs every
+     * callback there (its events' completions, so code the program chains to them), and the same thread sends
+     * what the client submits: waiting there for the daemon to take part in a ring transfer would wait for a
+     * command that thread never gets to send.
+     */
+    private static boolean onTransportThread() {
+        return Thread.currentThread() instanceof io.grpc.netty.shaded.io.netty.util.concurrent.FastThreadLocalThread;
+    }
+
     /** A ring in a free part of the staging region, its counts zeroed; null when no part is large enough now. */
     private static StagingRing takeRing(StagingArea st) {
         for (long slotBytes : StagingRing.SLOT_BYTES) {
@@ -130,11 +140,11 @@ final class BufferBytes {
 
     /**
      * The stream of this session that ring transfers with {@code buffer} run on (one per device, created on the
-     * first), or null where they cannot: a padded buffer, a device without ring transfers, or a thread that
-     * handles the session's responses (see {@link SessionStreamObserver#onResponseThread}).
+     * first), or null where they cannot: a padded buffer, a device without ring transfers, or a thread of the
+     * gRPC transport (see {@link #onTransportThread}).
      */
     private StreamHandle ringStream(BufferHandle buffer) {
-        if (buffer.padding() != null || SessionStreamObserver.onResponseThread()) {
+        if (buffer.padding() != null || onTransportThread()) {
             return null;
         }
         synchronized (ringStreams) {

@@ -11,9 +11,6 @@ import io.grpc.stub.ClientResponseObserver;
 /** Receives a session's stream: attached, completions, rejections, pongs; its end ends the session's commands. */
 final class SessionStreamObserver implements ClientResponseObserver<ExecuteRequest, ExecuteResponse> {
 
-    /** Set while a thread handles a response (see {@link #onResponseThread}). */
-    private static final ThreadLocal<Boolean> HANDLING = new ThreadLocal<>();
-
     private final SessionImpl session;
 
     SessionStreamObserver(SessionImpl session) {
@@ -25,26 +22,8 @@ final class SessionStreamObserver implements ClientResponseObserver<ExecuteReque
         session.streamStarted(requestStream);
     }
 
-    /**
-     * Whether this thread is handling the session stream's responses (completing events, so running code the
-     * program chained to them): such a thread must not wait for the daemon to take part in a transfer, as a
-     * ring transfer does, since the daemon may wait for it to read responses first.
-     */
-    static boolean onResponseThread() {
-        return HANDLING.get() != null;
-    }
-
     @Override
     public void onNext(ExecuteResponse response) {
-        HANDLING.set(Boolean.TRUE);
-        try {
-            handle(response);
-        } finally {
-            HANDLING.remove();
-        }
-    }
-
-    private void handle(ExecuteResponse response) {
         switch (response.getMsgCase()) {
             case ATTACHED -> session.attachedNow();
             case COMPLETIONS -> {

@@ -87,8 +87,9 @@ class StagingRingTest {
                     assertArrayEquals(data, bytes(written.get(60, TimeUnit.SECONDS)));
                     assertAll(refilled.get(60, TimeUnit.SECONDS), -1f);
 
-                    // a write made by a callback on the thread that completes the session's events takes the session
-                    // stream's commands: that thread must not wait for the daemon (who may wait for it to read answers)
+                    // a write made by a callback on the thread that completes the session's events (the transport's,
+                    // which also sends what the client submits) takes the session stream's commands: waiting there for
+                    // the daemon to take the ring's slots would wait for a command that thread never sends
                     double before = commands(mp, "upload");
                     Thread test = Thread.currentThread();
                     CompletableFuture<Thread> ran = new CompletableFuture<>();
