@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 
 /**
  * A session's writes and reads of buffer bytes ({@link Session#write}, {@link Session#read}): through a free slot
@@ -94,6 +95,27 @@ final class BufferBytes {
 
     /** A write through a ring ({@link StagingRing}), or null where there can be none (the caller sends commands). */
     private Event ringWrite(StagingArea st, BufferHandle buffer, long offsetBytes, ByteBuffer data) {
+        long size = data.remaining();
+        RingTransfer t = submitRing(st, buffer, ring -> Command.newBuilder().setUpload(Upload.newBuilder()
+                .setBuffer(buffer.id()).setOffsetBytes(offsetBytes).setFromRing(ring.message(size))));
+        if (t == null) {
+            return null;
+        }
+        // the ring is the daemon's until its command ends, whatever this side does
+        t.event().future().whenComplete((r, err) -> st.release(t.ring().offset(), t.ring().byteSize()));
+        t.ring().fill(MemorySegment.ofBuffer(data), t.event().future()); // (when it stops early, the event says why)
+        return t.event();
+    }
+
+    /** A ring transfer's ring and the event of its command. */
+    private record RingTransfer(StagingRing ring, Event event) {}
+
+    /**
+     * Takes a ring in the staging region and submits the transfer {@code command} builds for it on the ring
+     * stream of {@code buffer}'s device; null where there can be no ring transfer now (nothing taken).
+     */
+    private RingTransfer submitRing(StagingArea st, BufferHandle buffer,
+            Function<StagingRing, Command.Builder> command) {
         StreamHandle stream = ringStream(buffer);
         if (stream == null) {
             return null;
@@ -102,19 +124,12 @@ final class BufferBytes {
         if (ring == null) {
             return null;
         }
-        long size = data.remaining();
-        Event e;
         try {
-            e = session.submit(Command.newBuilder().setUpload(Upload.newBuilder().setBuffer(buffer.id())
-                    .setOffsetBytes(offsetBytes).setFromRing(ring.message(size))), List.of(), stream.id());
+            return new RingTransfer(ring, session.submit(command.apply(ring), List.of(), stream.id()));
         } catch (RuntimeException ex) {
             st.release(ring.offset(), ring.byteSize());
             throw ex;
         }
-        // the ring is the daemon's until its command ends, whatever this side does
-        e.future().whenComplete((r, err) -> st.release(ring.offset(), ring.byteSize()));
-        ring.fill(MemorySegment.ofBuffer(data), e.future()); // (when it stops early, the event says why)
-        return e;
     }
 
     /**
@@ -259,23 +274,14 @@ final class BufferBytes {
      */
     private CompletableFuture<ByteBuffer> ringRead(StagingArea st, BufferHandle buffer, long offsetBytes,
             long sizeBytes) {
-        StreamHandle stream = ringStream(buffer);
-        if (stream == null) {
+        RingTransfer t = submitRing(st, buffer, ring -> Command.newBuilder().setDownload(Download.newBuilder()
+                .setBuffer(buffer.id()).setOffsetBytes(offsetBytes).setSizeBytes(sizeBytes)
+                .setIntoRing(ring.message(sizeBytes))));
+        if (t == null) {
             return null;
         }
-        StagingRing ring = takeRing(st);
-        if (ring == null) {
-            return null;
-        }
-        Event e;
-        try {
-            e = session.submit(Command.newBuilder().setDownload(Download.newBuilder().setBuffer(buffer.id())
-                    .setOffsetBytes(offsetBytes).setSizeBytes(sizeBytes).setIntoRing(ring.message(sizeBytes))),
-                    List.of(), stream.id());
-        } catch (RuntimeException ex) {
-            st.release(ring.offset(), ring.byteSize());
-            throw ex;
-        }
+        StagingRing ring = t.ring();
+        Event e = t.event();
         byte[] out = new byte[(int) sizeBytes];
         CompletableFuture<ByteBuffer> result = new CompletableFuture<>();
         Thread.ofVirtual().name("arrayd-ring-read-" + e.id()).start(() -> {
