@@ -96,11 +96,6 @@ record StagingRing(MemorySegment memory, long region, long offset, long slotByte
         return true;
     }
 
-    /** The daemon's count: slots it filled (a download) or emptied (an upload). */
-    long daemonCount(boolean download) {
-        return (long) COUNT.getAcquire(memory, download ? 0L : CONSUMED_OFFSET);
-    }
-
     private long pieces(long size) {
         return (size + slotBytes - 1) / slotBytes;
     }
