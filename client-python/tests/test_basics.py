@@ -13,6 +13,7 @@ def test_devices_are_listed(daemon):
     assert [d.id for d in devices] == ["cpu:0", "cpu:1"]
     assert devices[0].backend == "cpu" and devices[0].unified_memory
     assert "f32" in devices[0].dtypes and "bf16" in devices[0].dtypes
+    assert all(d.ring_transfers for d in devices)  # cpu devices copy host memory themselves
 
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.float16]

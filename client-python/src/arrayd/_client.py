@@ -39,6 +39,9 @@ class Device:
     dtypes: tuple[str, ...]
     #: buffers start at multiples of this; a launch's byte ranges (:class:`BufferRange`) too
     base_alignment_bytes: int = 1
+    #: its buffers take ring transfers: large writes and reads over the Unix socket stream through the
+    #: staging region's ring (a cpu device)
+    ring_transfers: bool = False
 
 
 def _pem(value: bytes | str | None) -> bytes | None:
@@ -108,7 +111,8 @@ class Client:
         """The daemon's devices, in the order it numbers them."""
         r = self._unary("DeviceService", "ListDevices", devices_pb2.ListDevicesRequest(), devices_pb2.ListDevicesResponse)
         return [Device(d.id, d.backend, d.name, d.memory_bytes, d.compute_units, d.unified_memory,
-                       tuple(name_of_wire(t) for t in d.dtypes), d.base_alignment_bytes) for d in r.devices]
+                       tuple(name_of_wire(t) for t in d.dtypes), d.base_alignment_bytes, d.ring_transfers)
+                for d in r.devices]
 
     def session(self, name: str = "python", *, lease: float | None = None,
                 completion_linger: float | None = None) -> "Session":
