@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A session's writes and reads of buffer bytes ({@link Session#write}, {@link Session#read}): through a free slot
@@ -64,28 +65,9 @@ final class BufferBytes {
      * they were called, and a failed chunk fails the rest.
      */
     Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data) {
-        StagingArea st = staging;
-        int total = data.remaining();
-        if (st != null && total > 0 && !session.isClosing()) {
-            BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
-            long at = st.allocate(total);
-            if (at >= 0) {
-                // through the shared-memory region: one copy into it, an upload the daemon reads from it
-                MemorySegment.copy(MemorySegment.ofBuffer(data), 0, st.region.segment(), at, total);
-                Event e;
-                try {
-                    e = session.upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
-                } catch (RuntimeException ex) {
-                    st.release(at, total);
-                    throw ex;
-                }
-                e.future().whenComplete((r, err) -> st.release(at, total));
-                return e;
-            }
-            Event e = ringWrite(st, buffer, offsetBytes, data);
-            if (e != null) {
-                return e;
-            }
+        Event e = writeStaged(buffer, offsetBytes, MemorySegment.ofBuffer(data));
+        if (e != null) {
+            return e;
         }
         // copy: the caller may reuse its buffer as soon as we return
         ByteBuffer copy = ByteBuffer.allocate(data.remaining());
@@ -93,9 +75,44 @@ final class BufferBytes {
         return writeOwned(buffer, offsetBytes, copy);
     }
 
+    /**
+     * Writes a Java array of numbers from the buffer's start, as {@link #write}: through the staging region or a
+     * ring straight from the array when its bytes are the buffer's already (this machine is little-endian),
+     * else as commands carrying {@code littleEndian}'s bytes.
+     */
+    Event writeArray(BufferHandle buffer, MemorySegment array, Supplier<ByteBuffer> littleEndian) {
+        Event e = TypedArrays.LITTLE_ENDIAN_HERE ? writeStaged(buffer, 0, array) : null;
+        return e != null ? e : writeOwned(buffer, 0, littleEndian.get());
+    }
+
+    /** A write through a free slot of the staging region or a ring in it; null when neither can take it now. */
+    private Event writeStaged(BufferHandle buffer, long offsetBytes, MemorySegment data) {
+        StagingArea st = staging;
+        long total = data.byteSize();
+        if (st == null || total == 0 || session.isClosing()) {
+            return null;
+        }
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "data", total); // before a slot is taken
+        long at = st.allocate(total);
+        if (at < 0) {
+            return ringWrite(st, buffer, offsetBytes, data);
+        }
+        // through the shared-memory region: one copy into it, an upload the daemon reads from it
+        MemorySegment.copy(data, 0, st.region.segment(), at, total);
+        Event e;
+        try {
+            e = session.upload(buffer, offsetBytes, st.region, at, total, CommandOptions.defaults());
+        } catch (RuntimeException ex) {
+            st.release(at, total);
+            throw ex;
+        }
+        e.future().whenComplete((r, err) -> st.release(at, total));
+        return e;
+    }
+
     /** A write through a ring ({@link StagingRing}), or null where there can be none (the caller sends commands). */
-    private Event ringWrite(StagingArea st, BufferHandle buffer, long offsetBytes, ByteBuffer data) {
-        long size = data.remaining();
+    private Event ringWrite(StagingArea st, BufferHandle buffer, long offsetBytes, MemorySegment data) {
+        long size = data.byteSize();
         RingTransfer t = submitRing(st, buffer, ring -> Command.newBuilder().setUpload(Upload.newBuilder()
                 .setBuffer(buffer.id()).setOffsetBytes(offsetBytes).setFromRing(ring.message(size))));
         if (t == null) {
@@ -103,7 +120,7 @@ final class BufferBytes {
         }
         // the ring is the daemon's until its command ends, whatever this side does
         t.event().future().whenComplete((r, err) -> st.release(t.ring().offset(), t.ring().byteSize()));
-        t.ring().fill(MemorySegment.ofBuffer(data), t.event().future()); // (when it stops early, the event says why)
+        t.ring().fill(data, t.event().future()); // (when it stops early, the event says why)
         return t.event();
     }
 
@@ -211,41 +228,52 @@ final class BufferBytes {
             throw new IllegalArgumentException("sizeBytes: " + sizeBytes + " (expected: <= " + MAX_READ_BYTES
                     + " to fit one array; read buffer " + buffer.id() + " in ranges)");
         }
+        byte[] out = new byte[(int) sizeBytes];
+        return readInto(buffer, offsetBytes, sizeBytes, MemorySegment.ofArray(out))
+                .thenApply(v -> ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+    }
+
+    /**
+     * Reads {@code sizeBytes} from {@code offsetBytes} into {@code out} (memory of this read's own, such as a new
+     * array): through a free slot of the staging region, or a ring in it, or as Download commands of at most
+     * {@value #READ_CHUNK_BYTES} bytes on the session stream; in every case the read sees every command called
+     * before it. Completes once every byte is in {@code out}.
+     */
+    CompletableFuture<Void> readInto(BufferHandle buffer, long offsetBytes, long sizeBytes, MemorySegment out) {
+        session.checkOpen();
+        BufferChecks.range(buffer, "offsetBytes", offsetBytes, "sizeBytes", sizeBytes);
         if (sizeBytes == 0) {
-            return CompletableFuture.completedFuture(ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN));
+            return CompletableFuture.completedFuture(null);
         }
         StagingArea st = staging;
         if (st != null && !session.isClosing()) {
             long slot = st.allocate(sizeBytes);
             if (slot >= 0) {
                 // through the shared-memory region: the daemon downloads into it, one copy out of it
-                return slotRead(st, slot, buffer, offsetBytes, sizeBytes);
+                return slotRead(st, slot, buffer, offsetBytes, out);
             }
-            CompletableFuture<ByteBuffer> viaRing = ringRead(st, buffer, offsetBytes, sizeBytes);
+            CompletableFuture<Void> viaRing = ringRead(st, buffer, offsetBytes, out);
             if (viaRing != null) {
                 return viaRing;
             }
         }
-        // Reads go over the session stream as Download commands, so they see every command called
-        // before them; the chunks are reassembled into one array.
-        byte[] out = new byte[(int) sizeBytes];
         List<CompletableFuture<EventResult>> parts = new ArrayList<>();
         for (long pos = 0; pos < sizeBytes; pos += READ_CHUNK_BYTES) {
             long len = Math.min(READ_CHUNK_BYTES, sizeBytes - pos);
-            int at = (int) pos;
+            long at = pos;
             Command.Builder cmd = Command.newBuilder().setDownload(Download.newBuilder()
                     .setBuffer(buffer.id()).setOffsetBytes(offsetBytes + pos).setSizeBytes(len));
             parts.add(session.submit(cmd, List.of(), 0).future().thenApply(r -> {
-                r.data().get(out, at, (int) len);
+                MemorySegment.copy(MemorySegment.ofBuffer(r.data()), 0, out, at, len);
                 return r;
             }));
         }
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(v -> ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<ByteBuffer> slotRead(StagingArea st, long at, BufferHandle buffer, long offsetBytes,
-            long sizeBytes) {
+    private CompletableFuture<Void> slotRead(StagingArea st, long at, BufferHandle buffer, long offsetBytes,
+            MemorySegment out) {
+        long sizeBytes = out.byteSize();
         Event e;
         try {
             e = session.download(buffer, offsetBytes, sizeBytes, st.region, at, CommandOptions.defaults());
@@ -259,9 +287,8 @@ final class BufferBytes {
                         if (err != null) {
                             throw err instanceof CompletionException c ? c : new CompletionException(err);
                         }
-                        byte[] out = new byte[(int) sizeBytes];
-                        MemorySegment.copy(st.region.segment(), at, MemorySegment.ofArray(out), 0, sizeBytes);
-                        return ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+                        MemorySegment.copy(st.region.segment(), at, out, 0, sizeBytes);
+                        return null;
                     } finally {
                         st.release(at, sizeBytes);
                     }
@@ -269,11 +296,11 @@ final class BufferBytes {
     }
 
     /**
-     * A read through a ring ({@link StagingRing}), emptied into a new array by a virtual thread of its own as the
+     * A read through a ring ({@link StagingRing}), emptied into {@code out} by a virtual thread of its own as the
      * daemon fills it; null where there can be none (the caller sends commands).
      */
-    private CompletableFuture<ByteBuffer> ringRead(StagingArea st, BufferHandle buffer, long offsetBytes,
-            long sizeBytes) {
+    private CompletableFuture<Void> ringRead(StagingArea st, BufferHandle buffer, long offsetBytes, MemorySegment out) {
+        long sizeBytes = out.byteSize();
         RingTransfer t = submitRing(st, buffer, ring -> Command.newBuilder().setDownload(Download.newBuilder()
                 .setBuffer(buffer.id()).setOffsetBytes(offsetBytes).setSizeBytes(sizeBytes)
                 .setIntoRing(ring.message(sizeBytes))));
@@ -282,12 +309,11 @@ final class BufferBytes {
         }
         StagingRing ring = t.ring();
         Event e = t.event();
-        byte[] out = new byte[(int) sizeBytes];
-        CompletableFuture<ByteBuffer> result = new CompletableFuture<>();
+        CompletableFuture<Void> result = new CompletableFuture<>();
         Thread.ofVirtual().name("arrayd-ring-read-" + e.id()).start(() -> {
             boolean all;
             try {
-                all = ring.drain(MemorySegment.ofArray(out), e.future());
+                all = ring.drain(out, e.future());
             } catch (RuntimeException closed) { // (the session closed meanwhile, unmapping the region)
                 e.future().whenComplete((r, err) -> st.release(ring.offset(), ring.byteSize()));
                 result.completeExceptionally(closed);
@@ -302,7 +328,7 @@ final class BufferBytes {
                     result.completeExceptionally(new IllegalStateException("read of buffer " + buffer.id()
                             + ": interrupted while emptying the staging region's ring"));
                 } else {
-                    result.complete(ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+                    result.complete(null);
                 }
             });
         });

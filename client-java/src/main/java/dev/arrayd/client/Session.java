@@ -69,10 +69,14 @@ public interface Session extends AutoCloseable {
 
     /**
      * Writes the remaining bytes of {@code data} (taken as they are, little-endian for arrays of numbers)
-     * into {@code buffer} at {@code offsetBytes}. The bytes are copied, then sent over the session
-     * stream as Upload commands of at most 1 MiB, each waiting on the one before: the write is ordered
-     * with every other command of this session exactly as called, and the returned event (the last
-     * chunk's) fails if any chunk fails.
+     * into {@code buffer} at {@code offsetBytes}. Over TCP the bytes are copied, then sent over the session
+     * stream as Upload commands of at most 1 MiB, each waiting on the one before, and the returned event is
+     * the last chunk's (it fails if any chunk fails). Over a Unix socket they are copied into the session's
+     * staging region when a free part of it holds them (one Upload), else streamed through a ring in it when
+     * the buffer's device takes ring transfers (one Upload; this call then returns once the daemon has taken
+     * all but the ring's last slots), else sent as over TCP. Either way the write is ordered with every
+     * other command of this session on the buffer exactly as called, and {@code data} may change once this
+     * returns.
      */
     Event write(BufferHandle buffer, long offsetBytes, ByteBuffer data);
 
@@ -95,8 +99,9 @@ public interface Session extends AutoCloseable {
     Event write(BufferHandle buffer, long[] data);
 
     /**
-     * Reads the whole buffer with Download commands of at most 8 MiB on the session stream, so the
-     * read sees every command called before it; the result is little-endian, position 0.
+     * Reads the whole buffer, seeing every command called before it: through the session's staging region or a
+     * ring in it over a Unix socket (as {@link #write}), else with Download commands of at most 8 MiB on the
+     * session stream. The result is a new little-endian buffer, position 0.
      */
     CompletableFuture<ByteBuffer> read(BufferHandle buffer);
 

@@ -21,6 +21,7 @@ import dev.arrayd.proto.v1.ExecuteRequest;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -219,25 +220,25 @@ final class SessionImpl implements Session {
     @Override
     public Event write(BufferHandle buffer, float[] data) {
         BufferChecks.dtype(buffer, DType.F32, "data", "float[" + data.length + "]");
-        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeArray(buffer, MemorySegment.ofArray(data), () -> TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, double[] data) {
         BufferChecks.dtype(buffer, DType.F64, "data", "double[" + data.length + "]");
-        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeArray(buffer, MemorySegment.ofArray(data), () -> TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, int[] data) {
         BufferChecks.dtype(buffer, DType.I32, "data", "int[" + data.length + "]");
-        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeArray(buffer, MemorySegment.ofArray(data), () -> TypedArrays.bytes(data));
     }
 
     @Override
     public Event write(BufferHandle buffer, long[] data) {
         BufferChecks.dtype(buffer, DType.I64, "data", "long[" + data.length + "]");
-        return bytes.writeOwned(buffer, 0, TypedArrays.bytes(data));
+        return bytes.writeArray(buffer, MemorySegment.ofArray(data), () -> TypedArrays.bytes(data));
     }
 
     @Override
@@ -258,25 +259,41 @@ final class SessionImpl implements Session {
     @Override
     public CompletableFuture<float[]> readFloats(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.F32, "buffer", "readFloats");
-        return read(buffer).thenApply(TypedArrays::floats);
+        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
+            return read(buffer).thenApply(TypedArrays::floats);
+        }
+        float[] out = new float[TypedArrays.count(buffer, 4)];
+        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
     }
 
     @Override
     public CompletableFuture<double[]> readDoubles(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.F64, "buffer", "readDoubles");
-        return read(buffer).thenApply(TypedArrays::doubles);
+        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
+            return read(buffer).thenApply(TypedArrays::doubles);
+        }
+        double[] out = new double[TypedArrays.count(buffer, 8)];
+        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
     }
 
     @Override
     public CompletableFuture<int[]> readInts(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.I32, "buffer", "readInts");
-        return read(buffer).thenApply(TypedArrays::ints);
+        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
+            return read(buffer).thenApply(TypedArrays::ints);
+        }
+        int[] out = new int[TypedArrays.count(buffer, 4)];
+        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
     }
 
     @Override
     public CompletableFuture<long[]> readLongs(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.I64, "buffer", "readLongs");
-        return read(buffer).thenApply(TypedArrays::longs);
+        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
+            return read(buffer).thenApply(TypedArrays::longs);
+        }
+        long[] out = new long[TypedArrays.count(buffer, 8)];
+        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
     }
 
     // ---- kernels ----

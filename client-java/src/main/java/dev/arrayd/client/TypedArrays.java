@@ -6,6 +6,9 @@ import java.nio.ByteOrder;
 /** Java arrays to and from the little-endian bytes of a buffer's elements (what writes send and reads return). */
 final class TypedArrays {
 
+    /** Whether a Java array of numbers holds its elements as a buffer does (little-endian): true on x86-64, arm64. */
+    static final boolean LITTLE_ENDIAN_HERE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
     private TypedArrays() {}
 
     static ByteBuffer bytes(float[] data) {
@@ -38,6 +41,16 @@ final class TypedArrays {
                     + Integer.MAX_VALUE / width + " per call; write a range)");
         }
         return ByteBuffer.allocate(count * width).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** The elements of {@code buffer}, of {@code width} bytes each, as the length of one Java array. */
+    static int count(BufferHandle buffer, int width) {
+        long n = buffer.dataBytes() / width;
+        if (n > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("buffer " + buffer.id() + ": " + n + " elements (expected: at most "
+                    + (Integer.MAX_VALUE - 8) + " to fit one array; read it in ranges)");
+        }
+        return (int) n;
     }
 
     /** The elements of a little-endian buffer (read from its position to its limit). */

@@ -65,6 +65,27 @@ class StagingRingTest {
                             && commands(mp, "download") == downloads + 1), () -> "uploads " + uploads + " -> "
                             + commands(mp, "upload") + ", downloads " + downloads + " -> " + commands(mp, "download"));
 
+                    // arrays of numbers go straight from and into the Java array, one command each way too
+                    float[] floats = new float[(9 << 20) + 3];
+                    for (int i = 0; i < floats.length; i++) {
+                        floats[i] = random.nextFloat() - 0.5f;
+                    }
+                    long[] longs = new long[(5 << 20) + 1];
+                    for (int i = 0; i < longs.length; i++) {
+                        longs[i] = random.nextLong();
+                    }
+                    BufferHandle fb = s.createBuffer(DType.F32, floats.length).get(60, TimeUnit.SECONDS);
+                    BufferHandle lb = s.createBuffer(DType.I64, longs.length).get(60, TimeUnit.SECONDS);
+                    double typedUp = commands(mp, "upload");
+                    double typedDown = commands(mp, "download");
+                    s.write(fb, floats);
+                    s.write(lb, longs);
+                    assertArrayEquals(floats, s.readFloats(fb).get(60, TimeUnit.SECONDS));
+                    assertArrayEquals(longs, s.readLongs(lb).get(60, TimeUnit.SECONDS));
+                    assertTrue(Tenancy.await(java.time.Duration.ofSeconds(10), () -> commands(mp, "upload") == typedUp + 2
+                            && commands(mp, "download") == typedDown + 2), () -> "uploads " + typedUp + " -> "
+                            + commands(mp, "upload") + ", downloads " + typedDown + " -> " + commands(mp, "download"));
+
                     // at an offset, and a range read back
                     byte[] part = new byte[(17 << 20) + 4 * 5];
                     random.nextBytes(part);
