@@ -298,16 +298,17 @@ def test_ring_transfers_are_ordered_with_the_commands_around_them(unix_session, 
     k = s.compile(K.add_scalar)
     n = 3 << 20
     x = s.empty(n, np.float32, device="cpu:0")
+    out = np.empty(n, np.float32)  # (reads into it take the ring; new arrays of a size read again, the pool)
     s.fill(x, 3.0)
-    np.testing.assert_array_equal(x.numpy(), np.full(n, 3.0, np.float32))  # after the fill
+    np.testing.assert_array_equal(x.numpy(out=out), np.full(n, 3.0, np.float32))  # after the fill
     ones = np.ones(n, np.float32)
     x.write(ones)
     k["add_scalar"](n, x, 2.0, n)  # after the write
     y = s.empty(n, np.float32, device="cpu:1")
     s.copy(x, y)
     x.write(ones * 7)  # after the launch and the copy read x
-    np.testing.assert_array_equal(y.numpy(), np.full(n, 3.0, np.float32))
-    np.testing.assert_array_equal(x.numpy(), np.full(n, 7.0, np.float32))
+    np.testing.assert_array_equal(y.numpy(out=out), np.full(n, 3.0, np.float32))
+    np.testing.assert_array_equal(x.numpy(out=out), np.full(n, 7.0, np.float32))
     assert staged == {"_ring_upload": 2, "_ring_download": 3}
 
 
@@ -431,3 +432,79 @@ def test_a_device_whose_streams_do_not_copy_host_memory_takes_the_halves(staged)
             assert staged["_ring_upload"] == 2 and staged["_ring_download"] == 1
     finally:
         d.stop()
+
+
+def _pool_region_made(s):
+    """Waits for the region the pool is making in the background (started by a second read of a size)."""
+    maker = s._pool._maker
+    if maker is not None:
+        maker.join(timeout=60)
+    assert s._pool.created >= 1
+
+
+def test_new_arrays_of_a_size_read_again_come_from_a_region_of_the_pool(unix_session):
+    """A size read once reads into fresh memory; read again, it gets a region of its own in the background, and
+    later new arrays of it are that region's memory, downloaded into by the daemon, the region reused once the
+    arrays over it are gone."""
+    s = unix_session
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((3 << 20) + 5).astype(np.float32)  # 12 MiB and 20 bytes
+    buf = s.array(data, device="cpu:0")
+    np.testing.assert_array_equal(buf.numpy(), data)   # read once: fresh memory, no region made
+    assert s._pool.created == 0 and s._pool.hits == 0
+    np.testing.assert_array_equal(buf.numpy(), data)   # read again: its region is made meanwhile
+    _pool_region_made(s)
+    first = buf.numpy()
+    np.testing.assert_array_equal(first, data)
+    assert s._pool.hits == 1 and first.flags.writeable and first.shape == data.shape
+    first[0] = 42.0                                     # an ordinary array of this process: writable, its own
+    np.testing.assert_array_equal(buf.numpy(out=np.empty_like(data)), data)
+    del first
+    again = buf.numpy()                                 # the region came back: the same memory, new contents
+    np.testing.assert_array_equal(again, data)
+    assert s._pool.hits == 2 and s._pool.created == 1
+
+
+def test_a_view_keeps_its_region_from_the_next_new_array(unix_session):
+    s = unix_session
+    rng = np.random.default_rng(12)
+    data = rng.integers(0, 1 << 30, (9 << 20) // 4, dtype=np.int32)
+    buf = s.array(data, device="cpu:0")
+    buf.numpy(), buf.numpy()
+    _pool_region_made(s)
+    whole = buf.numpy()
+    tail = whole[1000:][::3]                            # a view of a view: it alone holds the memory now
+    del whole
+    buf.write(-data)
+    other = buf.numpy()                                 # not the region under tail: it is not free
+    np.testing.assert_array_equal(other, -data)
+    np.testing.assert_array_equal(tail, data[1000:][::3])
+    assert not np.shares_memory(other, tail)
+
+
+def test_a_new_array_from_the_pool_outlives_its_session(daemon):
+    data = np.arange((10 << 20) // 8, dtype=np.float64)
+    with arrayd.connect(daemon.unix) as client:
+        with client.session() as s:
+            buf = s.array(data, device="cpu:1")
+            buf.numpy(), buf.numpy()
+            _pool_region_made(s)
+            kept = buf.numpy()
+            assert s._pool.hits == 1
+        np.testing.assert_array_equal(kept, data)      # the session and its regions are gone; the mapping stays
+        kept[:] = 1.0
+
+
+def test_reads_go_on_without_the_pool_when_the_daemon_refuses_it_a_region(unix_session, monkeypatch):
+    s = unix_session
+    data = np.arange(3 << 20, dtype=np.float32)
+    buf = s.array(data, device="cpu:0")  # (the session's staging region is made here, before the refusals)
+
+    def refused(session, nbytes):
+        raise arrayd.ResourceExhausted(_regions._code("RESOURCE_EXHAUSTED"), "tenant: memory quota (test)")
+    monkeypatch.setattr(_regions.Region, "create", staticmethod(refused))
+    for _ in range(3):
+        if s._pool._maker is not None:
+            s._pool._maker.join(timeout=60)
+        np.testing.assert_array_equal(buf.numpy(), data)
+    assert s._pool.created == 0 and s._pool.hits == 0

@@ -2,12 +2,14 @@
 maps, NumPy views over them, and buffers that live in them (zero copy on the CPU device)."""
 from __future__ import annotations
 
+import collections
 import mmap
 import os
 import platform
 import socket
 import threading
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -111,6 +113,117 @@ class Region:
 
     def __repr__(self) -> str:
         return f"Region(0x{self.id:x}, {self.size} bytes)"
+
+
+#: The most bytes of regions the pool keeps for reuse once the arrays in them are gone, and the most regions.
+POOL_IDLE_BYTES = 512 << 20
+POOL_IDLE_REGIONS = 4
+
+
+class ArrayPool:
+    """New arrays that the daemon downloads into directly, each in a region of its own mapped here, which goes
+    back to the pool once no array (nor view) uses its memory, for the next new array of about its size. A new
+    array's pages are then mapped and touched already, where fresh memory costs the kernel's zeroing and a
+    fault per page on first touch, about as much as the copy itself.
+
+    A region is made only for a size read before without one, in the background, so that a read of a size read
+    once goes as it would without the pool (through the staging region's ring into fresh memory) and leaves
+    nothing behind; a size read in a loop gets its region from its second read on. Idle regions count in the
+    tenant's memory quota like any region: the pool keeps at most ``POOL_IDLE_REGIONS`` of them,
+    ``POOL_IDLE_BYTES`` in all, and destroys the others."""
+
+    def __init__(self, session: "Session"):
+        self._session = session
+        self._idle: list[Region] = []
+        self._returned: collections.deque = collections.deque()  # appended by finalizers: no lock, no call
+        self._missed: set[int] = set()  # sizes read without a region
+        self._lock = threading.Lock()
+        self._maker: threading.Thread | None = None  # the thread making a region, if any
+        self._closed = False
+        self.created = 0  # regions made, and reads served from the pool (for tests)
+        self.hits = 0
+
+    def read(self, buffer: Buffer, wait_for: list) -> "np.ndarray | None":
+        """``buffer``'s contents as a new array in a region of the pool, or None when no idle region fits it
+        now: the caller reads into memory of its own."""
+        n = buffer.nbytes
+        region = self._take(n)
+        if region is None:
+            return None
+        try:
+            region.download(buffer, size_bytes=n, wait_for=wait_for).wait()
+        except BaseException:
+            self._discard(region)  # (the daemon may still write into it: destroyed, freed once its command ends)
+            raise
+        self.hits += 1
+        # every array over these bytes, views of views included, has this one as its base (the first array of the
+        # chain that NumPy keeps): once it is gone, so are they, and the region can take another new array
+        flat = np.frombuffer(region._mm, dtype=buffer.numpy_dtype, count=n // buffer.numpy_dtype.itemsize)
+        weakref.finalize(flat, self._returned.append, region)
+        return flat.reshape(buffer.shape)
+
+    def _take(self, n: int) -> "Region | None":
+        with self._lock:
+            while self._returned:
+                self._idle.append(self._returned.popleft())
+            fits = [r for r in self._idle if n <= r.size <= 2 * n]
+            region = min(fits, key=lambda r: r.size) if fits else None
+            if region is not None:
+                self._idle.remove(region)
+            elif n in self._missed and self._maker is None and not self._closed:
+                self._maker = threading.Thread(target=self._make, args=(n,), name="arrayd-array-pool", daemon=True)
+                self._maker.start()
+            else:
+                if len(self._missed) >= 64:
+                    self._missed.clear()
+                self._missed.add(n)
+            extra = self._trim()
+        for r in extra:
+            self._discard(r)
+        return region
+
+    def _make(self, n: int) -> None:
+        """(The maker thread.) A region of ``n`` bytes for the pool; none when the daemon refuses it (a full
+        quota, no region memory left): that size keeps reading into fresh memory."""
+        try:
+            region = Region.create(self._session, n)
+        except Exception:
+            region = None
+        with self._lock:
+            self._maker = None
+            self._missed.discard(n)
+            if region is not None and not self._closed:
+                self.created += 1
+                self._idle.append(region)
+                region = None
+        if region is not None:  # (the session closed meanwhile, freeing it in the daemon)
+            region._mm.close()
+
+    def _trim(self) -> list:
+        """(Under the lock.) Takes the idle regions past the pool's limits out of it, the largest first."""
+        self._idle.sort(key=lambda r: r.size)
+        extra = []
+        while self._idle and (len(self._idle) > POOL_IDLE_REGIONS or sum(r.size for r in self._idle) > POOL_IDLE_BYTES):
+            extra.append(self._idle.pop())
+        return extra
+
+    def _discard(self, region: Region) -> None:
+        try:
+            region.close()
+        except Exception:
+            pass  # (the session is gone: so is the region)
+
+    def close(self) -> None:
+        """The session is closing (which frees its regions in the daemon): unmaps the idle regions here."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle + list(self._returned), []
+            self._returned.clear()
+        for r in idle:
+            try:
+                r._mm.close()
+            except BufferError:
+                pass
 
 
 #: The ring a staged transfer streams through where it can (see Staging): slots small enough to stay in the

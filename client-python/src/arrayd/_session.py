@@ -32,6 +32,8 @@ DOWNLOAD_CHUNK = 8 << 20
 #: Download commands of one :meth:`Session.read` outstanding at most: past them, it waits for the oldest. The daemon
 #: keeps this many arrays of ``DOWNLOAD_CHUNK`` bytes for completions' data, and reuses them only when they come back.
 DOWNLOAD_WINDOW = 8
+#: New arrays of at least this many bytes that reads return come from the session's pool of regions (unix:// only).
+POOL_MIN_BYTES = 8 << 20
 #: Bytes of the staging region a session over the Unix socket maps for its first large array transfer.
 STAGING_BYTES = 64 << 20
 #: The longest completion linger the daemon accepts (seconds).
@@ -88,6 +90,7 @@ class Session:
         self._recorded_buffers: list[Buffer] = []  # what the graph being recorded names (kept for the graph)
         self._staging = None
         self._staging_tried = not client._regions  # made on the first large transfer (over unix:// only)
+        self._pool = None  # new arrays in regions (made with the staging region)
 
     # -- lifetime
     def close(self) -> None:
@@ -98,6 +101,8 @@ class Session:
         self._stream.close()
         if self._staging is not None:
             self._staging.close()
+        if self._pool is not None:
+            self._pool.close()
         try:
             self._client._unary("SessionService", "CloseSession", sessions_pb2.CloseSessionRequest(session=self.id),
                                 sessions_pb2.CloseSessionResponse)
@@ -116,8 +121,10 @@ class Session:
         """The session's staging region, made on first use; None without one (TCP, or the daemon refused it)."""
         if not self._staging_tried:
             self._staging_tried = True
-            from ._regions import Staging
+            from ._regions import ArrayPool, Staging
             self._staging = Staging.open(self, STAGING_BYTES)
+            if self._staging is not None:
+                self._pool = ArrayPool(self)
         return self._staging
 
     def _keep_alive(self) -> None:
@@ -357,6 +364,11 @@ class Session:
         """The buffer's contents as a new NumPy array of its dtype and shape, or in ``out`` (see
         :meth:`Buffer.numpy`)."""
         if out is None:
+            if buffer.nbytes >= POOL_MIN_BYTES and self._staging_area() is not None:
+                # a new array the daemon downloads into directly, in a region of the session's pool
+                pooled = self._pool.read(buffer, list(wait_for))
+                if pooled is not None:
+                    return pooled
             out = np.empty(buffer.shape, dtype=buffer.numpy_dtype)
         else:
             buffer._check_out(out)

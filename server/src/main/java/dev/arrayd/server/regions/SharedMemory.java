@@ -97,6 +97,8 @@ public final class SharedMemory implements AutoCloseable {
         try (FileChannel ch = FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
             seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+            // its pages entered in this mapping now, once: the first transfer through it does not fault page by page
+            seg.load();
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw e;
