@@ -8,9 +8,9 @@ runs it in rounds beside the Java client and writes the table and plot):
 - transfer: ``--mib`` MiB up (``Buffer.write``) and down (``Buffer.numpy``, into a new array, then again into that
   array with ``out=``) over TCP vs raw grpcio byte streaming of the same bytes (DiagnosticsService.Sink / Source, into
   a new array, then into that one), timed after 64 MiB each way untimed;
-- same host (``--unix``): the same arrays through the session's staging region (the download into a new array, and
-  again into that array: ``numpy(out=)``), a region's upload / download (timed after one of each), and a NumPy
-  memcpy of the same size.
+- same host (``--unix``): the same arrays through the session's staging region (the download into a new array, from
+  the session's pool of regions once the size has been read twice untimed, and again into that array:
+  ``numpy(out=)``), a region's upload / download (timed after one of each), and a NumPy memcpy of the same size.
 
 Each transfer figure but a region's is the median of ``PAIRS`` transfers alternating with its anchor's (a new array
 each time, the one before freed first).
@@ -215,6 +215,11 @@ def same_host(unix_target: str, mib: int) -> dict:
     with arrayd.connect(unix_target) as client, client.session("bench-python-shm") as s:
         buf = s.empty(size, np.uint8, device=cpu_device(client))
         buf.write(data).wait()  # warm-up: the session maps its staging region on its first large transfer
+        # and reads the size twice: the second read has the session's pool make a region for new arrays of it,
+        # which the reads into new arrays below take, as in a loop that reads into new arrays
+        buf.numpy(), buf.numpy()
+        if s._pool is not None and s._pool._maker is not None:
+            s._pool._maker.join()
         arrays: dict = {}
 
         def download_new() -> None:

@@ -228,7 +228,8 @@ final class PythonScenario implements Scenario {
                 download into a new array, then again into that array with `numpy(out=)`, whose pages are touched \
                 as the memcpy anchor's are; a new array of a size the session has read before comes from its pool \
                 of regions instead, which the daemon downloads into directly, the region of the array before \
-                taken again once that array is freed, as in the rounds below) and \
+                taken again once that array is freed: the size is read twice, untimed, first, as a loop that \
+                reads into new arrays would have) and \
                 through a region of their size (`Region.upload` / `download`; filling it is not timed, and one \
                 transfer each way goes first, untimed, so that the daemon has touched the region's pages as the \
                 memcpy anchor's destination is touched), against a NumPy memcpy of the same size.
