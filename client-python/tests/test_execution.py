@@ -51,6 +51,27 @@ def test_a_recorded_graph_replays_with_new_buffers_and_scalars(session):
     g.destroy()
 
 
+def test_waiting_inside_a_recording_raises_at_once(session):
+    """Recorded commands do not run until a replay: a read, or a wait on a recorded command's event, inside the
+    recording raises instead of waiting for ever; the recording itself goes on."""
+    k = session.compile(K.add_scalar)["add_scalar"]
+    x = session.array(np.ones(4, dtype=np.float32))
+    with session.record() as rec:
+        e = k(4, x, 1.0, 4)
+        with pytest.raises(RuntimeError, match="recorded into a graph, not run"):
+            e.wait()
+        assert e.done() and e.failed()
+        with pytest.raises(RuntimeError, match="inside a graph recording"):
+            x.numpy()
+        with pytest.raises(RuntimeError, match="recorded into a graph, not run"):
+            x.write(np.zeros(4, dtype=np.float32)).wait()
+        k(4, x, 1.0, 4, wait_for=[e])
+    assert rec.graph.size == 3
+    rec.graph.replay()[-1].wait()
+    np.testing.assert_array_equal(x.numpy(), [1, 1, 1, 1])  # 1 + 1, then the recorded write of zeros, then + 1
+    rec.graph.destroy()
+
+
 def test_a_gradient_merges_through_a_streams_merge_buffer(session):
     acc = arrayd.kernel(_acc, name="acc")
     k = session.compile(acc)["acc"]

@@ -41,6 +41,16 @@ class Event:
         #: seconds the command ran on its device (set when it succeeded; 0 when unknown)
         self.device_time = 0.0
 
+    @classmethod
+    def placeholder(cls, event_id: int) -> "Event":
+        """The event of a command recorded into a graph, not run: later recorded commands may wait on it, and
+        waiting on it here raises at once (it would never complete)."""
+        e = cls(event_id)
+        e._state = Event._FAILED
+        e._value = RuntimeError(f"event {event_id}: a command recorded into a graph, not run (recorded commands run "
+                                "when the graph is replayed: graph.replay() returns their events)")
+        return e
+
     def wait(self, timeout: float | None = None) -> "Event":
         """Blocks until the command completed; raises its error if it failed."""
         if self._state == Event._PENDING:

@@ -178,7 +178,7 @@ class Session:
                 self._keep_for_graph(c)
                 self._recording.append(c)
                 c.event = len(self._recording)
-                events.append(Event(c.event))
+                events.append(Event.placeholder(c.event))
             return events
         events = []
         bodies = []  # (without their events: the request side frames each with its event's id)
@@ -363,6 +363,10 @@ class Session:
     def read(self, buffer: Buffer, *, wait_for: Iterable[Event] = (), out: np.ndarray | None = None) -> np.ndarray:
         """The buffer's contents as a new NumPy array of its dtype and shape, or in ``out`` (see
         :meth:`Buffer.numpy`)."""
+        if self._recording is not None:
+            raise RuntimeError(f"read of buffer 0x{buffer.id:x}: inside a graph recording, whose commands are recorded, "
+                               "not run (read it after the recording, or record a download: its event carries the "
+                               "bytes when the graph is replayed)")
         if out is None:
             if buffer.nbytes >= POOL_MIN_BYTES and self._staging_area() is not None:
                 # a new array the daemon downloads into directly, in a region of the session's pool
