@@ -41,6 +41,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /** The {@link Session} implementation: one {@code Execute} stream, its outbox and its event table. */
 final class SessionImpl implements Session {
@@ -259,41 +260,38 @@ final class SessionImpl implements Session {
     @Override
     public CompletableFuture<float[]> readFloats(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.F32, "buffer", "readFloats");
-        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
-            return read(buffer).thenApply(TypedArrays::floats);
-        }
-        float[] out = new float[TypedArrays.count(buffer, 4)];
-        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
+        return readArray(buffer, Float.BYTES, float[]::new, MemorySegment::ofArray, TypedArrays::floats);
     }
 
     @Override
     public CompletableFuture<double[]> readDoubles(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.F64, "buffer", "readDoubles");
-        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
-            return read(buffer).thenApply(TypedArrays::doubles);
-        }
-        double[] out = new double[TypedArrays.count(buffer, 8)];
-        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
+        return readArray(buffer, Double.BYTES, double[]::new, MemorySegment::ofArray, TypedArrays::doubles);
     }
 
     @Override
     public CompletableFuture<int[]> readInts(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.I32, "buffer", "readInts");
-        if (!TypedArrays.LITTLE_ENDIAN_HERE) {
-            return read(buffer).thenApply(TypedArrays::ints);
-        }
-        int[] out = new int[TypedArrays.count(buffer, 4)];
-        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
+        return readArray(buffer, Integer.BYTES, int[]::new, MemorySegment::ofArray, TypedArrays::ints);
     }
 
     @Override
     public CompletableFuture<long[]> readLongs(BufferHandle buffer) {
         BufferChecks.dtype(buffer, DType.I64, "buffer", "readLongs");
+        return readArray(buffer, Long.BYTES, long[]::new, MemorySegment::ofArray, TypedArrays::longs);
+    }
+
+    /**
+     * The whole buffer as a new Java array of numbers ({@code width} bytes each): read straight into the array
+     * where its bytes are the buffer's already (this machine is little-endian), else from the little-endian bytes.
+     */
+    private <A> CompletableFuture<A> readArray(BufferHandle buffer, int width, IntFunction<A> allocate,
+            Function<A, MemorySegment> memory, Function<ByteBuffer, A> fromBytes) {
         if (!TypedArrays.LITTLE_ENDIAN_HERE) {
-            return read(buffer).thenApply(TypedArrays::longs);
+            return read(buffer).thenApply(fromBytes);
         }
-        long[] out = new long[TypedArrays.count(buffer, 8)];
-        return bytes.readInto(buffer, 0, buffer.dataBytes(), MemorySegment.ofArray(out)).thenApply(v -> out);
+        A out = allocate.apply(TypedArrays.count(buffer, width));
+        return bytes.readInto(buffer, 0, buffer.dataBytes(), memory.apply(out)).thenApply(v -> out);
     }
 
     // ---- kernels ----
