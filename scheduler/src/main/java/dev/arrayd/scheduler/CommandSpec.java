@@ -120,6 +120,41 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
     }
 
     /**
+     * An upload whose bytes lie in several segments, in order (a request's receive buffers): a device whose
+     * memory the host addresses (one that {@linkplain dev.arrayd.devices.api.Device#streamsThroughRings streams
+     * through rings}) copies each piece where it goes; for any other device, or a padded buffer's interior, the
+     * pieces are first gathered into one array. Every piece must stay valid until the command's event completes.
+     *
+     * @param sizeBytes   the pieces' bytes in all
+     * @param wholePadded as for {@link UploadOp}
+     */
+    public record ScatteredUploadOp(long buffer, long offsetBytes, List<MemorySegment> pieces, long sizeBytes,
+            boolean wholePadded) implements Op {
+
+        public ScatteredUploadOp {
+            pieces = List.copyOf(pieces);
+            long n = 0;
+            for (MemorySegment p : pieces) {
+                n += p.byteSize();
+            }
+            if (n != sizeBytes) {
+                throw new IllegalArgumentException("pieces of " + n + " bytes in all, said to be " + sizeBytes);
+            }
+        }
+
+        /** The pieces copied into one array of their own. */
+        public MemorySegment gathered() {
+            MemorySegment all = MemorySegment.ofArray(new byte[Math.toIntExact(sizeBytes)]);
+            long at = 0;
+            for (MemorySegment p : pieces) {
+                MemorySegment.copy(p, 0, all, at, p.byteSize());
+                at += p.byteSize();
+            }
+            return all;
+        }
+    }
+
+    /**
      * @param maxBytes    most bytes this command may read (inline downloads are bounded by the message size)
      * @param wholePadded offsets into a padded buffer's whole padded array; false = into its interior
      * @param into     where the bytes go (a shared-memory region's slice, at most {@code maxBytes} long); null

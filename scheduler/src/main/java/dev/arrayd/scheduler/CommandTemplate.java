@@ -6,6 +6,8 @@ import dev.arrayd.devices.api.KernelArg;
 import dev.arrayd.devices.api.MemRef;
 import dev.arrayd.devices.api.SlotRing;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.IntFunction;
 
 /**
@@ -140,6 +142,20 @@ sealed interface CommandTemplate {
         @Override
         public Built build(MemRef[] buffers) {
             return new Built(new DeviceCommand.Upload(data, slice(buffers[0], offset, data.byteSize())), null);
+        }
+    }
+
+    /** Bytes in pieces, in order, written from {@code offset}: one upload per piece, as one sequence. */
+    record ScatteredUpload(List<MemorySegment> pieces, long offset) implements CommandTemplate {
+        @Override
+        public Built build(MemRef[] buffers) {
+            List<DeviceCommand> parts = new ArrayList<>(pieces.size());
+            long at = offset;
+            for (MemorySegment p : pieces) {
+                parts.add(new DeviceCommand.Upload(p, slice(buffers[0], at, p.byteSize())));
+                at += p.byteSize();
+            }
+            return new Built(parts.size() == 1 ? parts.getFirst() : new DeviceCommand.Sequence(parts), null);
         }
     }
 

@@ -37,6 +37,7 @@ final class CommandValidator {
             case CommandSpec.CopyOp c -> copy(s, spec, c, merges, into);
             case CommandSpec.FillOp f -> fill(s, spec, f, into);
             case CommandSpec.UploadOp u -> upload(s, spec, u, into);
+            case CommandSpec.ScatteredUploadOp u -> scatteredUpload(s, spec, u, into);
             case CommandSpec.DownloadOp d -> download(s, spec, d, into);
             case CommandSpec.HostWrittenOp h -> hostWritten(s, spec, h, into);
             case CommandSpec.RingOp r -> ring(s, spec, r, into);
@@ -187,6 +188,23 @@ final class CommandValidator {
         boolean whole = u.offsetBytes() == 0 && data.byteSize() == b.sizeBytes();
         return into.set(spec, stream, new CommandTemplate.Upload(data, u.offsetBytes()), new Buffer[] {b},
                 new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null, data.byteSize(), null);
+    }
+
+    private Prepared scatteredUpload(Session s, CommandSpec spec, CommandSpec.ScatteredUploadOp u, Prepared into) {
+        Buffer v = s.writableBuffer(u.buffer(), "upload.buffer");
+        Buffer b = v.storage();
+        Layout layout = addressed(v, u.wholePadded());
+        Stream stream = streamOn(s, spec, null, b, "upload");
+        if (layout.isPadded() || !stream.device().device().streamsThroughRings()) {
+            return upload(s, spec, new CommandSpec.UploadOp(u.buffer(), u.offsetBytes(), u.gathered(), u.wholePadded()),
+                    into);
+        }
+        wholeElements("upload", v, u.offsetBytes(), u.sizeBytes());
+        checkRange("upload", v, u.offsetBytes(), u.sizeBytes(), layout);
+        boolean whole = u.offsetBytes() == 0 && u.sizeBytes() == b.sizeBytes();
+        return into.set(spec, stream, new CommandTemplate.ScatteredUpload(u.pieces(), u.offsetBytes()),
+                new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null,
+                u.sizeBytes(), null);
     }
 
     private Prepared hostWritten(Session s, CommandSpec spec, CommandSpec.HostWrittenOp h, Prepared into) {

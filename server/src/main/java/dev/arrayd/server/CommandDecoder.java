@@ -62,6 +62,15 @@ final class CommandDecoder {
     /** @param downloadArrays where inline downloads' arrays come from (null: new ones) */
     static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos,
             dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays) {
+        return batch(commands, call, maxInlineBytes, callDeadlineNanos, regions, downloadArrays, null);
+    }
+
+    /**
+     * @param lifted the request's upload data left in its receive buffers (null: none): the command at index
+     *               {@code i} whose {@code upload.data} was lifted takes {@code lifted.data(i)} as its data
+     */
+    static List<CommandSpec> batch(List<Command> commands, Call call, long maxInlineBytes, long callDeadlineNanos,
+            dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays, LiftedUploads lifted) {
         if (commands.size() > MAX_BATCH_COMMANDS) {
             throw new ArraydException(ErrorCode.RESOURCE_EXHAUSTED, "commands: " + commands.size()
                     + " in one batch (expected: at most " + MAX_BATCH_COMMANDS + ")");
@@ -69,13 +78,21 @@ final class CommandDecoder {
         List<CommandSpec> specs = new ArrayList<>(commands.size());
         for (int i = 0; i < commands.size(); i++) {
             try {
-                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes, regions, downloadArrays),
-                        callDeadlineNanos));
+                specs.add(withDeadline(command(commands.get(i), call, maxInlineBytes, regions, downloadArrays,
+                        lifted == null ? null : lifted.data(i)), callDeadlineNanos));
             } catch (ArraydException e) {
                 throw new ArraydException(e.code(), "commands[" + i + "]: " + e.getMessage(), e);
             }
         }
         return specs;
+    }
+
+    private static long bytes(List<MemorySegment> pieces) {
+        long n = 0;
+        for (MemorySegment p : pieces) {
+            n += p.byteSize();
+        }
+        return n;
     }
 
     /** Decodes one command (errors name its fields, not its place: {@link #batch} adds that). */
@@ -84,11 +101,13 @@ final class CommandDecoder {
     }
 
     static CommandSpec command(Command c, Call call, long maxInlineBytes, dev.arrayd.server.regions.RegionTable regions) {
-        return command(c, call, maxInlineBytes, regions, null);
+        return command(c, call, maxInlineBytes, regions, null, null);
     }
 
+    /** @param liftedData this command's upload data where it was left in the request's receive buffers, or null */
     private static CommandSpec command(Command c, Call call, long maxInlineBytes,
-            dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays) {
+            dev.arrayd.server.regions.RegionTable regions, IntFunction<byte[]> downloadArrays,
+            List<MemorySegment> liftedData) {
         long event = Wire.newEvent(c.getEvent(), "event");
         if (event == 0 && call != Call.SUBMIT) {
             throw ArraydException.invalid("event: 0 (expected: a client-chosen id >= 1 on the session stream)");
@@ -113,10 +132,11 @@ final class CommandDecoder {
             }
             case UPLOAD -> {
                 var u = c.getUpload();
+                long dataBytes = liftedData != null ? bytes(liftedData) : u.getData().size();
                 if (u.hasFromRing()) {
-                    if (!u.getData().isEmpty() || u.hasFromRegion()) {
+                    if (dataBytes != 0 || u.hasFromRegion()) {
                         throw ArraydException.invalid("upload: from_ring with " + (u.hasFromRegion() ? "from_region"
-                                : "data (" + u.getData().size() + " bytes)") + " (expected: one of them)");
+                                : "data (" + dataBytes + " bytes)") + " (expected: one of them)");
                     }
                     var r = u.getFromRing();
                     if (r.getSizeBytes() == 0) {
@@ -128,8 +148,8 @@ final class CommandDecoder {
                             u.getWholePadded());
                 }
                 if (u.hasFromRegion()) {
-                    if (!u.getData().isEmpty()) {
-                        throw ArraydException.invalid("upload: both data (" + u.getData().size() + " bytes) and "
+                    if (dataBytes != 0) {
+                        throw ArraydException.invalid("upload: both data (" + dataBytes + " bytes) and "
                                 + "from_region (expected: one of them)");
                     }
                     var r = u.getFromRegion();
@@ -140,9 +160,13 @@ final class CommandDecoder {
                             regions(regions, call, "upload.from_region").slice(r.getRegion(), r.getOffsetBytes(),
                                     r.getSizeBytes(), "upload.from_region"), u.getWholePadded());
                 }
-                if (u.getData().size() > maxInlineBytes) {
-                    throw ArraydException.invalid("upload.data: " + u.getData().size() + " bytes (expected: at most "
+                if (dataBytes > maxInlineBytes) {
+                    throw ArraydException.invalid("upload.data: " + dataBytes + " bytes (expected: at most "
                             + maxInlineBytes + " inline; use BufferService.WriteBuffer)");
+                }
+                if (liftedData != null) { // (only the session stream lifts data: never a graph's)
+                    yield new CommandSpec.ScatteredUploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(),
+                            "upload.offset_bytes"), liftedData, dataBytes, u.getWholePadded());
                 }
                 // a recorded graph keeps its data: a copy of its own, not a view that would keep the whole request
                 // it came in alive (a request of 256 KiB or more is parsed into one array its fields view)

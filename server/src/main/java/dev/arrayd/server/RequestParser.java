@@ -5,6 +5,9 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Message;
 import com.google.protobuf.UnknownFieldSet;
 import com.google.protobuf.UnsafeByteOperations;
+import dev.arrayd.proto.v1.ExecuteRequest;
+import io.grpc.Detachable;
+import io.grpc.HasByteBuffer;
 import io.grpc.KnownLength;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -20,6 +23,9 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +36,10 @@ import org.slf4j.LoggerFactory;
  * ends its call with UNKNOWN and a logged stack trace. Here, every method of every service parses with a
  * nesting limit of {@value #NESTING_LIMIT} messages, and a request that does not parse is answered
  * INVALID_ARGUMENT, saying what could not be parsed, with one throttled log line.
+ *
+ * <p>A session-stream request with large uploads leaves their data in the transport's receive buffers, where
+ * the upload commands copy it from ({@link LiftedUploads}); other large requests are read into one array of
+ * their own, which their bytes fields view.
  *
  * <p>A request that fails to parse becomes its type's default message carrying the failure in an unknown field
  * ({@value #FAILURE_FIELD}); {@link #interceptor()} answers it before any handler sees it (a client that sends
@@ -173,6 +183,11 @@ final class RequestParser {
         @SuppressWarnings("unchecked")
         public Q parse(InputStream stream) {
             try {
+                if (stream instanceof KnownLength && prototype instanceof ExecuteRequest
+                        && stream.available() >= UploadSkeleton.MIN_LIFTED_BYTES && stream instanceof Detachable
+                        && stream instanceof HasByteBuffer h && h.byteBufferSupported() && stream.markSupported()) {
+                    return (Q) parseLifting((Detachable) stream);
+                }
                 if (stream instanceof KnownLength && stream.available() >= ALIASED_BYTES) {
                     return (Q) parseAliased(stream);
                 }
@@ -196,6 +211,48 @@ final class RequestParser {
             if (stream.readNBytes(bytes, 0, size) != size || stream.read() != -1) {
                 throw new IOException("the request's length changed while it was read");
             }
+            return parseArray(bytes);
+        }
+
+        /**
+         * A session-stream request taken over from the transport, its large uploads' data left in the receive
+         * buffers it arrived in ({@link UploadSkeleton}) and handed to the handler ({@link LiftedUploads#offer});
+         * the rest parsed as usual. A request with nothing to lift is read like any other.
+         */
+        private Message parseLifting(Detachable transport) throws IOException {
+            InputStream held = transport.detach(); // the buffers are ours now: closing it gives them back
+            boolean handedOver = false;
+            try {
+                held.mark(Integer.MAX_VALUE); // what is read stays in its buffers until close
+                List<ByteBuffer> buffers = new ArrayList<>();
+                while (held.available() > 0) {
+                    ByteBuffer b = ((HasByteBuffer) held).getByteBuffer();
+                    if (b == null || !b.hasRemaining()) {
+                        throw new IOException("the request's buffers ended before its length");
+                    }
+                    buffers.add(b.slice());
+                    if (held.skip(b.remaining()) != b.remaining()) {
+                        throw new IOException("the request's length changed while it was read");
+                    }
+                }
+                UploadSkeleton.Split split = UploadSkeleton.split(buffers);
+                if (split == null) {
+                    held.reset();
+                    return parseAliased(held);
+                }
+                Message m = parseArray(split.skeleton());
+                LiftedUploads.offer(m, new LiftedUploads(held, split.data()));
+                handedOver = true;
+                return m;
+            } finally {
+                if (!handedOver) {
+                    held.close();
+                }
+            }
+        }
+
+        /** Parses {@code bytes}, which its bytes fields then view. */
+        private Message parseArray(byte[] bytes) throws IOException {
             // an input over bytes it may treat as immutable: only then do its bytes fields view them
             CodedInputStream in = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput();
             in.enableAliasing(true);

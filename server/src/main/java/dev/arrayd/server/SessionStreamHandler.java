@@ -187,6 +187,17 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
 
     @Override
     public void onNext(ExecuteRequest req) {
+        LiftedUploads lifted = LiftedUploads.take(req); // (this stream's reference: given back below)
+        try {
+            receive(req, lifted);
+        } finally {
+            if (lifted != null) {
+                lifted.release();
+            }
+        }
+    }
+
+    private void receive(ExecuteRequest req, LiftedUploads lifted) {
         requested.set(false);
         if (terminal != null || cancelled) {
             return;
@@ -197,7 +208,7 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         switch (req.getMsgCase()) {
             case ATTACH -> attach(req.getAttach());
-            case BATCH -> batch(req.getBatch());
+            case BATCH -> batch(req.getBatch(), lifted);
             case REPLAY -> replay(req.getReplay());
             case PING -> send(ExecuteResponse.newBuilder().setPong(req.getPing()).build());
             case MSG_NOT_SET -> fail(Status.INVALID_ARGUMENT.withDescription(
@@ -244,7 +255,8 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         send(ExecuteResponse.newBuilder().setAttached(Attached.newBuilder().setSession(token)).build());
     }
 
-    private void batch(CommandBatch batch) {
+    /** @param lifted the batch's upload data left in the request's receive buffers, or null */
+    private void batch(CommandBatch batch, LiftedUploads lifted) {
         Session s = session;
         if (s == null) {
             fail(Status.FAILED_PRECONDITION.withDescription("batch: the stream is not attached (send attach first)"));
@@ -252,14 +264,20 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
         }
         try {
             List<CommandSpec> specs = CommandDecoder.batch(batch.getCommandsList(), CommandDecoder.Call.STREAM,
-                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions, downloadArrays);
+                    scheduler.config().maxInlineBytes(), CommandSpec.NO_DEADLINE, lease.regions, downloadArrays,
+                    lifted);
             long held = hold(specs);
             try {
                 if (specs.size() == 1) {
                     CommandSpec only = specs.getFirst();
-                    submitCounted(1, () -> scheduler.submit(s, only, this)); // (no list of one event)
+                    submitCounted(1, () -> keepUntilDone(lifted, only, scheduler.submit(s, only, this))); // (no list)
                 } else {
-                    submitCounted(specs.size(), () -> scheduler.submit(s, specs, this));
+                    submitCounted(specs.size(), () -> {
+                        List<Event> events = scheduler.submit(s, specs, this);
+                        for (int i = 0; lifted != null && i < specs.size(); i++) {
+                            keepUntilDone(lifted, specs.get(i), events.get(i));
+                        }
+                    });
                 }
             } catch (RuntimeException e) {
                 if (held > 0) {
@@ -269,6 +287,18 @@ final class SessionStreamHandler implements StreamObserver<ExecuteRequest>, Even
             }
         } catch (RuntimeException e) {
             reject(batch.getBatchId(), e);
+        }
+    }
+
+    /**
+     * Keeps the lifted data ({@code lifted}, null: none) in the transport's buffers until {@code spec}'s command,
+     * if it reads it, is done: its event completes once its device has copied the bytes, or once it failed or was
+     * cancelled without reading them.
+     */
+    private static void keepUntilDone(LiftedUploads lifted, CommandSpec spec, Event event) {
+        if (lifted != null && spec.op() instanceof CommandSpec.ScatteredUploadOp) {
+            lifted.retain();
+            event.onDone(e -> lifted.release());
         }
     }
 

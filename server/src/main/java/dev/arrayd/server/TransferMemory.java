@@ -41,6 +41,7 @@ final class TransferMemory {
             case dev.arrayd.scheduler.CommandSpec.DownloadOp d when d.into() == null ->
                     d.sizeBytes() > 0 ? Math.min(d.sizeBytes(), d.maxBytes()) : d.maxBytes();
             case dev.arrayd.scheduler.CommandSpec.UploadOp u when !u.data().isNative() -> u.data().byteSize();
+            case dev.arrayd.scheduler.CommandSpec.ScatteredUploadOp u -> u.sizeBytes(); // (the transport's buffers)
             default -> 0;
         };
     }
