@@ -100,7 +100,7 @@ final class UploadSkeleton {
                 case LEN -> {
                     long length = varint(pos, to);
                     pos += varintSize(length);
-                    if (length > to - pos) {
+                    if (length < 0 || length > to - pos) { // (a varint of 2^63 or more reads negative)
                         throw new Malformed();
                     }
                     if (field == PATH[level]) {

@@ -190,6 +190,15 @@ class UploadSkeletonProperties {
     }
 
     @Test
+    void aLengthOfTwoToTheSixtyThirdOrMoreIsNotSplit() {
+        byte[] huge = {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff,
+                (byte) 0xff, (byte) 0xff, 0x01};
+        // an unknown length-delimited field 9 of that length, before a big upload
+        byte[] command = concat(concat(new byte[] {(byte) ((9 << 3) | 2)}, huge), upload(1, BIG).toByteArray());
+        assertNull(UploadSkeleton.split(cut(field(2, field(2, command)), new Random(6))));
+    }
+
+    @Test
     void otherMessagesAreNotSplit() throws Exception {
         ExecuteRequest attach = ExecuteRequest.newBuilder().setAttach(Attach.newBuilder().setSession("s".repeat(BIG)))
                 .build();
