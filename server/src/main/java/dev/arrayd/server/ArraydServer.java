@@ -133,13 +133,10 @@ public final class ArraydServer implements AutoCloseable {
         if (transport != null) {
             builder = transport.apply(address);
         } else {
-            NettyServerBuilder netty = NettyServerBuilder.forAddress(address)
+            builder = NettyServerBuilder.forAddress(address, ComposingTransport.credentials(
+                            security.tlsCert() != null ? TlsContexts.server(security) : null))
                     .permitKeepAliveTime(10, TimeUnit.SECONDS)
                     .permitKeepAliveWithoutCalls(true);
-            if (security.tlsCert() != null) {
-                netty.sslContext(TlsContexts.server(security));
-            }
-            builder = netty;
         }
         dev.arrayd.server.regions.RegionBroker regions = null;
         if (options.uds() != null) {

@@ -57,7 +57,8 @@ final class UnixSocketListener implements AutoCloseable {
         EventLoopGroup workers = new EpollEventLoopGroup();
         Server server;
         try {
-            server = assemble.apply(NettyServerBuilder.forAddress(new DomainSocketAddress(abs.toString()))
+            server = assemble.apply(NettyServerBuilder.forAddress(new DomainSocketAddress(abs.toString()),
+                            ComposingTransport.credentials(null))
                     .channelType(EpollServerDomainSocketChannel.class)
                     .bossEventLoopGroup(boss)
                     .workerEventLoopGroup(workers)
