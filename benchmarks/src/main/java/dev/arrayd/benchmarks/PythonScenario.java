@@ -238,7 +238,11 @@ final class PythonScenario implements Scenario {
                 three of its anchor (A B, B A, A B), each into a new array where it reads into one (the one before \
                 freed first): the VM's speed, and what first touching a new array's pages costs, move by up to 3× \
                 from one transfer to the next. The table gives each figure's median over the rounds; each ratio is the median of the rounds' \
-                ratios (a figure against its anchor of the same round: the VM's speed moves between rounds).
+                ratios (a figure against its anchor of the same round: the VM's speed moves between rounds). The \
+                Python process runs with glibc's `MALLOC_MMAP_THRESHOLD_=%d` and `MALLOC_TRIM_THRESHOLD_=%d`, so \
+                that the 1 MiB messages of either side reuse their pages rather than have glibc hand them back to \
+                the kernel and fault them in again (which at times ran a transfer or its anchor at a third of its \
+                speed).
 
                 | figure | Python client | anchor | ratio | goal |
                 | --- | --- | --- | --- | --- |
@@ -250,7 +254,7 @@ final class PythonScenario implements Scenario {
                 %s
                 ![the Python client against its anchors](python.png)
                 """, rounds, warm.describe(), device, roundTrips, launches, window, med.get("launch_cpu_us"), sizeMib,
-                med.get("launch_us"), med.get("echo_us"),
+                MALLOC_MMAP_THRESHOLD, MALLOC_TRIM_THRESHOLD, med.get("launch_us"), med.get("echo_us"),
                 launchRatio, med.get("launches_per_s"), med.get("java_launches_per_s"), ofJava, sizeMib,
                 med.get("upload_MBps"), med.get("sink_MBps"), up, sizeMib, med.get("download_MBps"),
                 med.get("source_MBps"), down, sizeMib, med.get("download_out_MBps"), med.get("source_out_MBps"), downOut,
@@ -275,6 +279,11 @@ final class PythonScenario implements Scenario {
      * One run of the Python side ({@code part}: all, launches or transfers); its figures from the JSON object on
      * its last line.
      */
+    /** Allocations from this size on get pages of their own (the NumPy arrays); smaller ones come from the heap. */
+    static final long MALLOC_MMAP_THRESHOLD = 64L << 20;
+    /** Free heap the Python process keeps instead of giving it back to the kernel. */
+    static final long MALLOC_TRIM_THRESHOLD = 1L << 30;
+
     private Map<String, Double> runPython(BenchContext ctx, Path script, String part, int trips, int count, int mib)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(python.toString(), script.toString(), "--target", ctx.target(),
@@ -283,7 +292,13 @@ final class PythonScenario implements Scenario {
         if (ctx.unixSocket() != null) {
             cmd.addAll(List.of("--unix", "unix://" + ctx.unixSocket()));
         }
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        // glibc otherwise hands the pages of freed 1 MiB messages back to the kernel at times, and the next
+        // message faults them in again: a transfer (or its anchor) then runs at a third of its speed, by luck of
+        // the process's history. Kept in the heap, both sides' messages reuse their pages (MALLOC_* of mallopt(3))
+        pb.environment().putIfAbsent("MALLOC_MMAP_THRESHOLD_", Long.toString(MALLOC_MMAP_THRESHOLD));
+        pb.environment().putIfAbsent("MALLOC_TRIM_THRESHOLD_", Long.toString(MALLOC_TRIM_THRESHOLD));
+        Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (p.waitFor() != 0) {
             throw new IllegalStateException("bench.py exited with " + p.exitValue() + ": " + out);
