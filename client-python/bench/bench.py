@@ -218,8 +218,8 @@ def same_host(unix_target: str, mib: int) -> dict:
         # and reads the size twice: the second read has the session's pool make a region for new arrays of it,
         # which the reads into new arrays below take, as in a loop that reads into new arrays
         buf.numpy(), buf.numpy()
-        if s._pool is not None and s._pool._maker is not None:
-            s._pool._maker.join()
+        if s._pool is not None:
+            s._pool.settle()
         arrays: dict = {}
 
         def download_new() -> None:

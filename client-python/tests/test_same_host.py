@@ -436,9 +436,7 @@ def test_a_device_whose_streams_do_not_copy_host_memory_takes_the_halves(staged)
 
 def _pool_region_made(s):
     """Waits for the region the pool is making in the background (started by a second read of a size)."""
-    maker = s._pool._maker
-    if maker is not None:
-        maker.join(timeout=60)
+    s._pool.settle(timeout=60)
     assert s._pool.created >= 1
 
 
@@ -504,7 +502,6 @@ def test_reads_go_on_without_the_pool_when_the_daemon_refuses_it_a_region(unix_s
         raise arrayd.ResourceExhausted(_regions._code("RESOURCE_EXHAUSTED"), "tenant: memory quota (test)")
     monkeypatch.setattr(_regions.Region, "create", staticmethod(refused))
     for _ in range(3):
-        if s._pool._maker is not None:
-            s._pool._maker.join(timeout=60)
+        s._pool.settle(timeout=60)
         np.testing.assert_array_equal(buf.numpy(), data)
     assert s._pool.created == 0 and s._pool.hits == 0

@@ -182,6 +182,13 @@ class ArrayPool:
             self._discard(r)
         return region
 
+    def settle(self, timeout: float | None = None) -> None:
+        """Waits until no region is being made in the background (at most ``timeout`` seconds)."""
+        with self._lock:
+            maker = self._maker
+        if maker is not None:
+            maker.join(timeout)
+
     def _make(self, n: int) -> None:
         """(The maker thread.) A region of ``n`` bytes for the pool; none when the daemon refuses it (a full
         quota, no region memory left): that size keeps reading into fresh memory."""

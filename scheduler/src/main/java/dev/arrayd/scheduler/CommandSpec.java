@@ -125,26 +125,32 @@ public record CommandSpec(long event, long[] waits, long stream, Op op, long dea
      * through rings}) copies each piece where it goes; for any other device, or a padded buffer's interior, the
      * pieces are first gathered into one array. Every piece must stay valid until the command's event completes.
      *
-     * @param sizeBytes   the pieces' bytes in all
      * @param wholePadded as for {@link UploadOp}
      */
-    public record ScatteredUploadOp(long buffer, long offsetBytes, List<MemorySegment> pieces, long sizeBytes,
-            boolean wholePadded) implements Op {
+    public record ScatteredUploadOp(long buffer, long offsetBytes, List<MemorySegment> pieces, boolean wholePadded)
+            implements Op {
 
         public ScatteredUploadOp {
             pieces = List.copyOf(pieces);
+        }
+
+        /** The bytes of {@code pieces} in all. */
+        public static long sizeOf(List<MemorySegment> pieces) {
             long n = 0;
             for (MemorySegment p : pieces) {
                 n += p.byteSize();
             }
-            if (n != sizeBytes) {
-                throw new IllegalArgumentException("pieces of " + n + " bytes in all, said to be " + sizeBytes);
-            }
+            return n;
+        }
+
+        /** The pieces' bytes in all. */
+        public long sizeBytes() {
+            return sizeOf(pieces);
         }
 
         /** The pieces copied into one array of their own. */
         public MemorySegment gathered() {
-            MemorySegment all = MemorySegment.ofArray(new byte[Math.toIntExact(sizeBytes)]);
+            MemorySegment all = MemorySegment.ofArray(new byte[Math.toIntExact(sizeBytes())]);
             long at = 0;
             for (MemorySegment p : pieces) {
                 MemorySegment.copy(p, 0, all, at, p.byteSize());

@@ -199,12 +199,12 @@ final class CommandValidator {
             return upload(s, spec, new CommandSpec.UploadOp(u.buffer(), u.offsetBytes(), u.gathered(), u.wholePadded()),
                     into);
         }
-        wholeElements("upload", v, u.offsetBytes(), u.sizeBytes());
-        checkRange("upload", v, u.offsetBytes(), u.sizeBytes(), layout);
-        boolean whole = u.offsetBytes() == 0 && u.sizeBytes() == b.sizeBytes();
+        long size = u.sizeBytes();
+        wholeElements("upload", v, u.offsetBytes(), size);
+        checkRange("upload", v, u.offsetBytes(), size, layout);
+        boolean whole = u.offsetBytes() == 0 && size == b.sizeBytes();
         return into.set(spec, stream, new CommandTemplate.ScatteredUpload(u.pieces(), u.offsetBytes()),
-                new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null,
-                u.sizeBytes(), null);
+                new Buffer[] {b}, new boolean[] {false}, new boolean[] {true}, new boolean[] {whole}, null, size, null);
     }
 
     private Prepared hostWritten(Session s, CommandSpec spec, CommandSpec.HostWrittenOp h, Prepared into) {

@@ -87,14 +87,6 @@ final class CommandDecoder {
         return specs;
     }
 
-    private static long bytes(List<MemorySegment> pieces) {
-        long n = 0;
-        for (MemorySegment p : pieces) {
-            n += p.byteSize();
-        }
-        return n;
-    }
-
     /** Decodes one command (errors name its fields, not its place: {@link #batch} adds that). */
     static CommandSpec command(Command c, Call call, long maxInlineBytes) {
         return command(c, call, maxInlineBytes, null);
@@ -132,7 +124,7 @@ final class CommandDecoder {
             }
             case UPLOAD -> {
                 var u = c.getUpload();
-                long dataBytes = liftedData != null ? bytes(liftedData) : u.getData().size();
+                long dataBytes = liftedData != null ? CommandSpec.ScatteredUploadOp.sizeOf(liftedData) : u.getData().size();
                 if (u.hasFromRing()) {
                     if (dataBytes != 0 || u.hasFromRegion()) {
                         throw ArraydException.invalid("upload: from_ring with " + (u.hasFromRegion() ? "from_region"
@@ -166,7 +158,7 @@ final class CommandDecoder {
                 }
                 if (liftedData != null) { // (only the session stream lifts data: never a graph's)
                     yield new CommandSpec.ScatteredUploadOp(u.getBuffer(), Wire.size(u.getOffsetBytes(),
-                            "upload.offset_bytes"), liftedData, dataBytes, u.getWholePadded());
+                            "upload.offset_bytes"), liftedData, u.getWholePadded());
                 }
                 // a recorded graph keeps its data: a copy of its own, not a view that would keep the whole request
                 // it came in alive (a request of 256 KiB or more is parsed into one array its fields view)

@@ -1,5 +1,6 @@
 package dev.arrayd.server;
 
+import dev.arrayd.scheduler.CommandSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -38,9 +39,7 @@ final class LiftedUploads {
         this.data = data;
         long n = 0;
         for (List<MemorySegment> pieces : data.values()) {
-            for (MemorySegment p : pieces) {
-                n += p.byteSize();
-            }
+            n += CommandSpec.ScatteredUploadOp.sizeOf(pieces);
         }
         bytes = n;
         HELD.addAndGet(n);

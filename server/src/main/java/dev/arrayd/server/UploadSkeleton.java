@@ -207,11 +207,13 @@ final class UploadSkeleton {
         return b.get(b.position() + (int) (pos - starts[p])) & 0xff;
     }
 
-    /** Copies the request's bytes {@code [from, to)} to {@code out} (null: nothing). */
-    private void copy(long from, long to, ByteArrayOutputStream out) {
-        if (from == to || out == null) {
-            return;
-        }
+    /** What {@link #pieces(long, long, Piece)} hands over: {@code n} bytes of {@code b} from its index {@code at}. */
+    private interface Piece {
+        void accept(ByteBuffer b, int at, int n);
+    }
+
+    /** The request's bytes {@code [from, to)}, piece by piece, in order. */
+    private void pieces(long from, long to, Piece each) {
         int p = piece(from);
         long pos = from;
         while (pos < to) {
@@ -219,35 +221,33 @@ final class UploadSkeleton {
             int at = (int) (pos - starts[p]);
             int n = (int) Math.min(b.remaining() - at, to - pos);
             if (n > 0) {
-                if (b.hasArray()) {
-                    out.write(b.array(), b.arrayOffset() + b.position() + at, n);
-                } else {
-                    byte[] chunk = new byte[n];
-                    b.get(b.position() + at, chunk);
-                    out.write(chunk, 0, n);
-                }
+                each.accept(b, b.position() + at, n);
                 pos += n;
             }
             p++;
         }
     }
 
+    /** Copies the request's bytes {@code [from, to)} to {@code out} (null: nothing). */
+    private void copy(long from, long to, ByteArrayOutputStream out) {
+        if (from == to || out == null) {
+            return;
+        }
+        pieces(from, to, (b, at, n) -> {
+            if (b.hasArray()) {
+                out.write(b.array(), b.arrayOffset() + at, n);
+            } else {
+                byte[] chunk = new byte[n];
+                b.get(at, chunk);
+                out.write(chunk, 0, n);
+            }
+        });
+    }
+
     /** The request's bytes {@code [from, from + length)} as segments over the pieces (nothing copied). */
     private List<MemorySegment> segments(long from, long length) {
         List<MemorySegment> out = new ArrayList<>();
-        int p = piece(from);
-        long pos = from;
-        long to = from + length;
-        while (pos < to) {
-            ByteBuffer b = pieces[p];
-            int at = (int) (pos - starts[p]);
-            int n = (int) Math.min(b.remaining() - at, to - pos);
-            if (n > 0) {
-                out.add(MemorySegment.ofBuffer(b.slice(b.position() + at, n)));
-                pos += n;
-            }
-            p++;
-        }
+        pieces(from, from + length, (b, at, n) -> out.add(MemorySegment.ofBuffer(b.slice(at, n))));
         return out;
     }
 
